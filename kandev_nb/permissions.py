@@ -1,0 +1,267 @@
+"""Permission modes, approval handles and approval policies.
+
+Supervised mode uses the CLI's own ``default`` permission mode with
+``--permission-prompt-tool stdio``: the CLI itself decides which tools are safe (reads
+inside the working directory, anything the user's settings already allow) and sends a
+``can_use_tool`` control_request for the rest. This respects the user's settings and needs
+no hooks; the seed's PreToolUse "ask" hooks produce the same can_use_tool requests with an
+extra round trip per tool (see the wire samples), so we do not register them.
+
+Every can_use_tool becomes an :class:`Approval`: a once-only answer that a button, a policy
+or a timeout can give, from any thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+__all__ = [
+    "MODES",
+    "Approval",
+    "ApprovalPolicy",
+    "Decision",
+    "DecidedBy",
+    "PermissionMode",
+    "Rules",
+    "RootBypassError",
+    "cli_permission_mode",
+]
+
+PermissionMode = Literal["supervised", "plan", "acceptEdits", "autonomous"]
+MODES: tuple[PermissionMode, ...] = ("supervised", "plan", "acceptEdits", "autonomous")
+DecidedBy = Literal["person", "policy", "timeout", "cancelled", "settings"]
+
+_CLI_MODE: dict[str, str] = {
+    "supervised": "default",
+    "plan": "plan",
+    "acceptEdits": "acceptEdits",
+    "autonomous": "bypassPermissions",
+}
+
+
+class RootBypassError(RuntimeError):
+    """Autonomous mode was asked for as root without the explicit opt-in.
+
+    The CLI refuses ``bypassPermissions`` as root unless ``IS_SANDBOX=1`` is set; kandev-nb
+    never sets it on its own.
+    """
+
+
+def cli_permission_mode(mode: str, *, allow_root_bypass: bool = False) -> str:
+    """The CLI's ``--permission-mode`` value for one of our modes.
+
+    Raises:
+        ValueError: `mode` is not one of :data:`MODES`.
+        RootBypassError: `mode` is "autonomous", the process runs as root, and the user did
+            not opt in with ``allow_root_bypass=True`` (``--i-am-sandboxed`` on the magic).
+    """
+    if mode not in _CLI_MODE:
+        raise ValueError(f"unknown permission mode {mode!r}; expected one of {', '.join(MODES)}")
+    if mode == "autonomous" and hasattr(os, "geteuid") and os.geteuid() == 0 and not allow_root_bypass:
+        raise RootBypassError(
+            "Autonomous mode runs every tool without asking, and Claude Code refuses that as root "
+            "unless IS_SANDBOX=1 is set. If this machine is a disposable sandbox, opt in with "
+            "`%%claude --mode autonomous --i-am-sandboxed` (or Session(allow_root_bypass=True)); "
+            "otherwise use --mode acceptEdits or run the kernel as a normal user."
+        )
+    return _CLI_MODE[mode]
+
+
+class Decision(BaseModel):
+    """The answer to one can_use_tool request.
+
+    Serialised to the CLI as ``{"behavior":"allow","updatedInput":...}`` or
+    ``{"behavior":"deny","message":...,"interrupt":...}`` by :meth:`to_wire`.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    behavior: Literal["allow", "deny"]
+    decided_by: DecidedBy
+    updated_input: dict[str, Any] | None = None
+    updated_permissions: list[dict[str, Any]] | None = None
+    message: str = ""
+    interrupt: bool = False
+    waited_ms: int = 0
+
+    def to_wire(self, original_input: dict[str, Any]) -> dict[str, Any]:
+        """The inner control_response payload the CLI accepts (DESIGN.md, wire facts)."""
+        if self.behavior == "allow":
+            out: dict[str, Any] = {
+                "behavior": "allow",
+                "updatedInput": self.updated_input if self.updated_input is not None else original_input,
+            }
+            if self.updated_permissions:
+                out["updatedPermissions"] = self.updated_permissions
+            return out
+        return {"behavior": "deny", "message": self.message or "Denied by the user", "interrupt": self.interrupt}
+
+
+class Approval:
+    """A can_use_tool request that gets exactly one answer.
+
+    `allow`, `deny` and `cancel` may be called from any thread (button callbacks can run on
+    a kernel subshell thread); the first call wins and later calls return False and change
+    nothing. :meth:`wait` resolves on the event loop the approval was created on.
+
+    Attributes:
+        request_id: the control_request's `request_id`.
+        tool_name, tool_input, tool_use_id: from the request's `request` object.
+        suggestions: the CLI's `permission_suggestions` (used for "allow for the session").
+    """
+
+    def __init__(
+        self,
+        request_id: str,
+        tool_name: str,
+        tool_input: dict[str, Any],
+        *,
+        tool_use_id: str | None = None,
+        suggestions: list[dict[str, Any]] | None = None,
+        loop: asyncio.AbstractEventLoop | None = None,
+    ) -> None:
+        self.request_id = request_id
+        self.tool_name = tool_name
+        self.tool_input = tool_input
+        self.tool_use_id = tool_use_id
+        self.suggestions = suggestions or []
+        self.created = time.monotonic()
+        self._loop = loop or asyncio.get_running_loop()
+        self._future: asyncio.Future[Decision] = self._loop.create_future()
+        self._lock = threading.Lock()
+        self._decision: Decision | None = None
+        self._callbacks: list[Callable[[Decision], None]] = []
+
+    @property
+    def decision(self) -> Decision | None:
+        """The decision once made, else None."""
+        return self._decision
+
+    def on_decided(self, callback: Callable[[Decision], None]) -> None:
+        """Call `callback(decision)` once decided (at once if already decided)."""
+        with self._lock:
+            if self._decision is None:
+                self._callbacks.append(callback)
+                return
+            decision = self._decision
+        callback(decision)
+
+    def allow(
+        self, updated_input: dict[str, Any] | None = None, *, always: bool = False, by: DecidedBy = "person"
+    ) -> bool:
+        """Allow the tool, optionally with edited input and for the rest of the session.
+
+        Returns:
+            True if this call decided; False if the request was already answered.
+        """
+        permissions = None
+        if always:
+            permissions = self.suggestions or [
+                {
+                    "type": "addRules",
+                    "rules": [{"toolName": self.tool_name}],
+                    "behavior": "allow",
+                    "destination": "session",
+                }
+            ]
+        return self._decide(
+            Decision(behavior="allow", decided_by=by, updated_input=updated_input, updated_permissions=permissions)
+        )
+
+    def deny(self, message: str = "", *, interrupt: bool = False, by: DecidedBy = "person") -> bool:
+        """Deny the tool; `message` reaches the agent as the reason. Returns True if it decided."""
+        return self._decide(Decision(behavior="deny", decided_by=by, message=message, interrupt=interrupt))
+
+    def cancel(self) -> bool:
+        """The CLI withdrew the request (control_cancel_request); nothing is sent back."""
+        return self._decide(Decision(behavior="deny", decided_by="cancelled", message="cancelled by the CLI"))
+
+    def _decide(self, decision: Decision) -> bool:
+        waited = int((time.monotonic() - self.created) * 1000)
+        decision = decision.model_copy(update={"waited_ms": waited})
+        with self._lock:
+            if self._decision is not None:
+                return False
+            self._decision = decision
+            callbacks, self._callbacks = self._callbacks, []
+        self._loop.call_soon_threadsafe(self._resolve, decision)
+        for callback in callbacks:
+            callback(decision)
+        return True
+
+    def _resolve(self, decision: Decision) -> None:
+        if not self._future.done():
+            self._future.set_result(decision)
+
+    async def wait(self, timeout: float | None = None) -> Decision:
+        """Wait for the decision; after `timeout` seconds deny it with ``decided_by="timeout"``."""
+        try:
+            return await asyncio.wait_for(asyncio.shield(self._future), timeout)
+        except TimeoutError:
+            self.deny(f"No answer within {timeout:g} s; denied by timeout.", by="timeout")
+            return await self._future
+
+
+# -- policies --------------------------------------------------------------------------
+
+PolicyAnswer = Literal["allow", "deny"] | None
+ApprovalPolicy = Callable[[str, dict[str, Any]], PolicyAnswer]
+"""A policy is ``policy(tool_name, tool_input) -> "allow" | "deny" | None`` (None: ask)."""
+
+_EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
+
+
+def _subject(tool_name: str, tool_input: dict[str, Any]) -> str:
+    if tool_name == "Bash":
+        return str(tool_input.get("command", ""))
+    for key in ("file_path", "notebook_path", "path", "url", "pattern", "query"):
+        if isinstance(tool_input.get(key), str):
+            return str(tool_input[key])
+    return ""
+
+
+def _matches(rule: str, tool_name: str, tool_input: dict[str, Any]) -> bool:
+    name, _, rest = rule.partition("(")
+    if not fnmatch.fnmatchcase(tool_name, name.strip()):
+        return False
+    if not rest:
+        return True
+    pattern = rest.removesuffix(")")
+    return fnmatch.fnmatchcase(_subject(tool_name, tool_input), pattern)
+
+
+@dataclass
+class Rules:
+    """A rule-based :data:`ApprovalPolicy`, in the CLI's own rule syntax.
+
+    Rules look like ``"Bash(git status*)"``, ``"Read"``, ``"mcp__kernel__*"``: a tool-name
+    glob, optionally with a glob on the command (Bash), the path (file tools), the URL or the
+    query. Deny rules win over allow rules; `allow_edits_under` allows Edit/Write/NotebookEdit
+    of files below those directories. No match returns None, and a person is asked.
+    """
+
+    allow: Sequence[str] = ()
+    deny: Sequence[str] = ()
+    allow_edits_under: Sequence[str | os.PathLike[str]] = field(default_factory=tuple)
+
+    def __call__(self, tool_name: str, tool_input: dict[str, Any]) -> PolicyAnswer:
+        if any(_matches(rule, tool_name, tool_input) for rule in self.deny):
+            return "deny"
+        if any(_matches(rule, tool_name, tool_input) for rule in self.allow):
+            return "allow"
+        if tool_name in _EDIT_TOOLS and self.allow_edits_under:
+            target = Path(_subject(tool_name, tool_input)).resolve()
+            for root in self.allow_edits_under:
+                if target.is_relative_to(Path(root).resolve()):
+                    return "allow"
+        return None
