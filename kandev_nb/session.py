@@ -1,0 +1,530 @@
+"""A `Session`: one Claude Code conversation, one CLI process at a time, many turns.
+
+>>> session = Session(cwd="project")
+>>> turn = await session.run("Fix the failing test")       # doctest: +SKIP
+>>> async for event in session.stream("And now explain"):  # doctest: +SKIP
+...     print(event.type)
+
+A background reader task owns the CLI's output for the whole life of the process, so
+control_requests are answered even between turns. Each turn's events go to the consumers
+given to :meth:`Session.run` through a fan-out that isolates failures (a broken consumer is
+logged and skipped, it never stops the turn).
+
+Lifecycle (:class:`SessionState`): NEW -> READY (process up, initialize answered) ->
+RUNNING (a turn) -> READY ... -> CLOSED. If the CLI dies, the state returns to NEW and the
+next turn starts a new process with ``--resume <session_id>``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+import logging
+import os
+import time
+from collections.abc import AsyncIterator, Callable, Iterable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from kandev_nb import events as ev
+from kandev_nb.adapter import Adapter
+from kandev_nb.cli import CLIOptions, build_argv, child_env, cli_version, find_cli
+from kandev_nb.control import ControlError, ControlPlane
+from kandev_nb.permissions import Approval, ApprovalPolicy, Decision, cli_permission_mode
+from kandev_nb.protocol import (
+    ControlCancelRequest,
+    ControlRequest,
+    ControlResponse,
+    KeepAlive,
+    parse_line,
+    user_message,
+)
+from kandev_nb.transport import CLIProcessError, LineTooLong, StdioTransport, Transport, TransportClosedError
+from kandev_nb.turn import Turn
+
+__all__ = ["Consumer", "Session", "SessionClosedError", "SessionConfig", "SessionState", "TurnInProgressError"]
+
+log = logging.getLogger("kandev_nb")
+
+Consumer = Callable[[ev.AgentEvent], None]
+"""Anything called with each event of a turn, in order (widgets, the ledger, a list.append)."""
+
+TransportFactory = Callable[[list[str], dict[str, str], str], Transport]
+
+
+class SessionState(enum.Enum):
+    NEW = "new"
+    READY = "ready"
+    RUNNING = "running"
+    CLOSED = "closed"
+
+
+class SessionClosedError(RuntimeError):
+    """The session was closed; make a new one."""
+
+
+class TurnInProgressError(RuntimeError):
+    """A turn is already running in this session; wait for it or interrupt it."""
+
+
+@dataclass
+class SessionConfig:
+    """Everything a session is started with. All fields have defaults.
+
+    Attributes:
+        cwd: the CLI's working directory (default: the current directory).
+        mode: "supervised" (default), "plan", "acceptEdits" or "autonomous".
+        approve: an approval policy ``(tool_name, tool_input) -> "allow"|"deny"|None``.
+        approval_timeout: seconds an approval may wait before it is denied (None: forever).
+        inactivity_timeout: seconds without any CLI message before the turn is interrupted
+            (paused while an approval waits). Default 300.
+        env: extra environment for the CLI (e.g. ANTHROPIC_BASE_URL).
+        cli_path: explicit binary (else KANDEV_CLAUDE_CLI, PATH, the SDK's bundled one).
+        resume, resume_session_at, fork: start from an existing conversation.
+        allow_root_bypass: the explicit opt-in for autonomous mode as root (sets IS_SANDBOX=1).
+        mcp_servers: in-process MCP servers by name, answering `mcp_message` control requests.
+    """
+
+    cwd: str | os.PathLike[str] | None = None
+    mode: str = "supervised"
+    model: str | None = None
+    approve: ApprovalPolicy | None = None
+    approval_timeout: float | None = None
+    inactivity_timeout: float | None = 300.0
+    env: dict[str, str] = field(default_factory=dict)
+    cli_path: str | os.PathLike[str] | None = None
+    resume: str | None = None
+    resume_session_at: str | None = None
+    fork: bool = False
+    max_turns: int | None = None
+    max_budget_usd: float | None = None
+    mcp_config: str | None = None
+    system_prompt: str | None = None
+    append_system_prompt: str | None = None
+    allowed_tools: tuple[str, ...] = ()
+    allow_root_bypass: bool = False
+    include_partial_messages: bool = True
+    initialize_timeout: float = 90.0
+    mcp_servers: dict[str, Any] = field(default_factory=dict)
+
+
+class Session:
+    """One conversation with Claude Code.
+
+    Args:
+        config: a :class:`SessionConfig`; keyword arguments override its fields.
+        transport_factory: ``(argv, env, cwd) -> Transport``; defaults to a
+            :class:`~kandev_nb.transport.StdioTransport`. Tests and the WebSocket transport
+            plug in here.
+        name: a label for the ledger and the widgets ("default" for the magic's session).
+    """
+
+    def __init__(
+        self,
+        config: SessionConfig | None = None,
+        *,
+        transport_factory: TransportFactory | None = None,
+        name: str = "default",
+        **overrides: Any,
+    ) -> None:
+        self.config = replace(config or SessionConfig(), **overrides)
+        cli_permission_mode(self.config.mode, allow_root_bypass=self.config.allow_root_bypass)  # validate early
+        self.name = name
+        self.state = SessionState.NEW
+        self.adapter = Adapter(resumed=bool(self.config.resume))
+        self.transport: Transport | None = None
+        self.control: ControlPlane | None = None
+        self.cli_path: Path | None = None
+        self.cli_version: str | None = None
+        self.commands: tuple[ev.SlashCommand, ...] = ()
+        self.turns: list[Turn] = []
+        self.approvals: dict[str, Approval] = {}
+        self._transport_factory = transport_factory
+        self._reader: asyncio.Task[None] | None = None
+        self._backlog: list[ev.AgentEvent] = []
+        self._queue: asyncio.Queue[ev.AgentEvent] | None = None
+        self._last_activity = time.monotonic()
+        self._approval_tasks: set[asyncio.Task[None]] = set()
+        self._turn_policy: ApprovalPolicy | None = None
+        self._exit_error: ev.Error | None = None
+        self._lock = asyncio.Lock()
+
+    # -- properties -----------------------------------------------------------------------
+
+    @property
+    def session_id(self) -> str | None:
+        """The CLI's session_id (from `system/init` and every later message)."""
+        return self.adapter.session_id or self.config.resume
+
+    @property
+    def cwd(self) -> str:
+        """The working directory the CLI runs in."""
+        return str(Path(self.config.cwd or os.getcwd()).resolve())
+
+    @property
+    def pid(self) -> int | None:
+        """The CLI's process id, if it runs as a local child."""
+        return getattr(self.transport, "pid", None)
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    def _cli_options(self) -> CLIOptions:
+        c = self.config
+        resume = self.adapter.session_id or c.resume
+        return CLIOptions(
+            model=c.model,
+            permission_mode=cli_permission_mode(c.mode, allow_root_bypass=c.allow_root_bypass),
+            resume=resume,
+            resume_session_at=c.resume_session_at if resume == c.resume else None,
+            fork_session=c.fork and resume == c.resume,
+            max_turns=c.max_turns,
+            max_budget_usd=c.max_budget_usd,
+            mcp_config=c.mcp_config,
+            system_prompt=c.system_prompt,
+            append_system_prompt=c.append_system_prompt,
+            allowed_tools=c.allowed_tools,
+            include_partial_messages=c.include_partial_messages,
+        )
+
+    async def start(self) -> None:
+        """Launch the CLI and send `initialize`; no-op if already running.
+
+        Raises:
+            CLINotFoundError: no binary found.
+            CLIProcessError: the CLI exited before answering initialize (with its stderr).
+            SessionClosedError: after :meth:`close`.
+        """
+        if self.state is SessionState.CLOSED:
+            raise SessionClosedError("this session is closed")
+        if self.state is not SessionState.NEW:
+            return
+        self.cli_path = find_cli(self.config.cli_path)
+        self.cli_version = await asyncio.to_thread(cli_version, self.cli_path)
+        if self.adapter.session_id:  # a previous process of this session died: resume it
+            self.adapter.new_process()
+        argv = build_argv(self.cli_path, self._cli_options())
+        extra = dict(self.config.env)
+        if self.config.mode == "autonomous" and self.config.allow_root_bypass:
+            extra["IS_SANDBOX"] = "1"
+        env = child_env(extra)
+        factory = self._transport_factory or (lambda a, e, c: StdioTransport(a, e, c))
+        self.transport = factory(argv, env, self.cwd)
+        self.control = ControlPlane(self.transport.send)
+        self._exit_error = None
+        await self.transport.start()
+        self._reader = asyncio.get_running_loop().create_task(self._read_loop(self.transport, self.control))
+        try:
+            response = await self.control.request("initialize", timeout=self.config.initialize_timeout, hooks=None)
+        except (ConnectionError, ControlError, TimeoutError) as exc:
+            transport = self.transport
+            await self._teardown()
+            code = transport.exit_code
+            raise CLIProcessError(
+                f"Claude Code exited before answering initialize (exit code {code}): {exc}\n{transport.stderr_tail}",
+                code,
+                transport.stderr_tail,
+            ) from exc
+        self.commands = tuple(
+            ev.SlashCommand(name=c.get("name", ""), description=c.get("description", ""),
+                            argument_hint=c.get("argumentHint", ""))
+            for c in response.get("commands") or [] if isinstance(c, dict)
+        )
+        self._backlog.append(ev.AvailableCommands(commands=self.commands))
+        self.state = SessionState.READY
+
+    async def _teardown(self) -> None:
+        transport, self.transport = self.transport, None
+        if transport is not None:
+            await transport.close()
+        if self._reader is not None:
+            self._reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._reader
+            self._reader = None
+        if self.state is not SessionState.CLOSED:
+            self.state = SessionState.NEW
+
+    async def close(self) -> None:
+        """End the CLI (stdin EOF, then TERM, then KILL, bounded) and close the session."""
+        for approval in self.approvals.values():
+            approval.cancel()
+        await self._teardown()
+        self.state = SessionState.CLOSED
+
+    async def __aenter__(self) -> Session:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # -- the reader -----------------------------------------------------------------------
+
+    async def _read_loop(self, transport: Transport, control: ControlPlane) -> None:
+        try:
+            async for line in transport.lines():
+                if isinstance(line, LineTooLong):
+                    self._emit(ev.Unknown(raw={"size": line.size}, reason=f"line of {line.size} bytes over the limit"))
+                    continue
+                msg = parse_line(line)
+                if not isinstance(msg, KeepAlive):
+                    self._last_activity = time.monotonic()
+                match msg:
+                    case ControlResponse():
+                        if not control.handle_response(msg):
+                            self._emit(ev.Unknown(raw=msg.model_dump(), reason="control_response to no request"))
+                    case ControlRequest():
+                        await self._on_control_request(msg, control)
+                    case ControlCancelRequest():
+                        approval = self.approvals.get(msg.request_id)
+                        if approval is not None and approval.cancel():
+                            self._emit(ev.PermissionCancelled(request_id=msg.request_id, session_id=self.session_id))
+                    case _:
+                        for event in self.adapter.handle(msg):
+                            self._emit(event)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a bug of ours must not hang the turn
+            log.exception("kandev_nb reader failed")
+            self._emit(ev.Error(message=f"kandev-nb reader failed: {exc!r}", subtype="reader_error"))
+        code = transport.exit_code
+        control.fail_all(TransportClosedError(f"Claude Code exited (code {code})"))
+        for approval in list(self.approvals.values()):
+            approval.cancel()
+        if self.state is not SessionState.CLOSED and self.transport is transport:
+            self.state = SessionState.NEW
+            self.transport = None
+        if self._queue is not None:
+            stderr = transport.stderr_tail.strip()
+            err = ev.Error(
+                message=f"Claude Code exited mid-turn with exit code {code}" + (f": {stderr[-2000:]}" if stderr else ""),
+                subtype="cli_exited", exit_code=code, stderr=stderr, session_id=self.session_id,
+            )
+            self._emit(err)
+            self._emit(ev.Complete(
+                stats=ev.TurnStats(session_id=self.session_id, result_subtype="cli_exited", is_error=True),
+                last_message_uuid=self.adapter.last_message_uuid, session_id=self.session_id,
+            ))
+
+    def _emit(self, event: ev.AgentEvent) -> None:
+        if self._queue is not None:
+            self._queue.put_nowait(event)
+        else:
+            self._backlog.append(event)
+
+    async def _on_control_request(self, msg: ControlRequest, control: ControlPlane) -> None:
+        request = msg.request
+        subtype = request.get("subtype")
+        try:
+            if subtype == "can_use_tool":
+                self._start_approval(msg.request_id, request, control)
+            elif subtype == "hook_callback":
+                await control.answer(msg.request_id, {})
+            elif subtype == "mcp_message":
+                await self._on_mcp_message(msg.request_id, request, control)
+            else:
+                self._emit(ev.Unknown(raw=msg.model_dump(), reason=f"unsupported control_request {subtype!r}"))
+                await control.answer_error(msg.request_id, f"kandev-nb does not support {subtype!r}")
+        except TransportClosedError:
+            pass
+
+    async def _on_mcp_message(self, request_id: str, request: dict[str, Any], control: ControlPlane) -> None:
+        server = self.config.mcp_servers.get(str(request.get("server_name")))
+        message = request.get("message") or {}
+        if server is None:
+            await control.answer_error(request_id, f"no in-process MCP server named {request.get('server_name')!r}")
+            return
+        reply = await server.handle(message)
+        await control.answer(request_id, {"mcp_response": reply})
+
+    def _start_approval(self, request_id: str, request: dict[str, Any], control: ControlPlane) -> None:
+        tool_name = str(request.get("tool_name") or "unknown")
+        tool_input = request.get("input") if isinstance(request.get("input"), dict) else {}
+        tool_use_id = request.get("tool_use_id")
+        approval = Approval(
+            request_id, tool_name, tool_input, tool_use_id=tool_use_id,
+            suggestions=request.get("permission_suggestions"),
+        )
+        self.approvals[request_id] = approval
+        payload = self.adapter.tool_payload(tool_name, tool_input, tool_use_id)
+        blocked = request.get("blocked_path") or request.get("blocked_paths")
+        event = ev.PermissionRequest(
+            request_id=request_id, tool_name=tool_name, tool_use_id=tool_use_id, input=tool_input,
+            title=str(request.get("description") or request.get("display_name") or tool_name),
+            reason=request.get("decision_reason"), blocked_path=str(blocked) if blocked else None,
+            normalized=payload, approval=approval, session_id=self.session_id,
+        )
+        policy = self._turn_policy or self.config.approve
+        if policy is not None:
+            try:
+                answer = policy(tool_name, tool_input)
+            except Exception as exc:  # noqa: BLE001 - a broken policy asks a person instead
+                log.warning("approval policy raised %r; asking instead", exc)
+                answer = None
+            if answer == "allow":
+                approval.allow(by="policy")
+            elif answer == "deny":
+                approval.deny(f"Denied by the notebook's approval policy for {tool_name}.", by="policy")
+        self._emit(event)
+        task = asyncio.get_running_loop().create_task(self._finish_approval(approval, control))
+        self._approval_tasks.add(task)
+        task.add_done_callback(self._approval_tasks.discard)
+
+    async def _finish_approval(self, approval: Approval, control: ControlPlane) -> None:
+        decision: Decision = await approval.wait(self.config.approval_timeout)
+        self._last_activity = time.monotonic()
+        if decision.decided_by != "cancelled":
+            with contextlib.suppress(TransportClosedError):
+                await control.answer(approval.request_id, decision.to_wire(approval.tool_input))
+        self._emit(ev.PermissionDecided(
+            request_id=approval.request_id, tool_name=approval.tool_name, behavior=decision.behavior,
+            decided_by=decision.decided_by, waited_ms=decision.waited_ms, message=decision.message,
+            session_id=self.session_id,
+        ))
+        self.approvals.pop(approval.request_id, None)
+
+    # -- turns ----------------------------------------------------------------------------
+
+    async def run(
+        self,
+        prompt: str | list[dict[str, Any]],
+        *,
+        consumers: Iterable[Consumer] = (),
+        approve: ApprovalPolicy | None = None,
+        turn: Turn | None = None,
+    ) -> Turn:
+        """Send `prompt` and wait for the turn to end.
+
+        Args:
+            prompt: text, or a list of content blocks (text/image) for the user message.
+            consumers: called with every event in order; exceptions are logged and ignored.
+            approve: an approval policy for this turn only (else the session's).
+            turn: a :class:`Turn` to fill (else a new one).
+
+        Returns:
+            The finished :class:`Turn`. A failed turn is returned too (``turn.error``);
+            a cancelled await (the kernel's interrupt) sends the protocol's `interrupt`,
+            waits for the CLI's interrupted result and returns normally.
+
+        Raises:
+            TurnInProgressError: another turn of this session is running.
+            CLINotFoundError, CLIProcessError: the CLI could not be started.
+        """
+        if self._lock.locked():
+            raise TurnInProgressError("a turn is already running in this session")
+        async with self._lock:
+            await self.start()
+            turn = turn or Turn(prompt=prompt if isinstance(prompt, str) else _text_of(prompt), session_name=self.name)
+            turn.cli_version, turn.cwd = self.cli_version, self.cwd
+            sinks = [turn.add_now, *consumers]
+            self._turn_policy = approve
+            self._queue = asyncio.Queue()
+            for event in self._backlog:
+                self._queue.put_nowait(event)
+            self._backlog.clear()
+            self.state = SessionState.RUNNING
+            self.turns.append(turn)
+            try:
+                assert self.transport is not None
+                try:
+                    await self.transport.send(user_message(prompt, self.session_id or ""))
+                except TransportClosedError:
+                    pass  # the reader reports the exit as this turn's error
+                self._last_activity = time.monotonic()
+                await self._pump(turn, sinks)
+            finally:
+                self._queue = None
+                self._turn_policy = None
+                if self.state is SessionState.RUNNING:
+                    self.state = SessionState.READY
+            return turn
+
+    async def _pump(self, turn: Turn, sinks: list[Consumer]) -> None:
+        assert self._queue is not None
+        interrupted_at: float | None = None
+        while not turn.done:
+            try:
+                event = await asyncio.wait_for(self._queue.get(), 1.0)
+            except TimeoutError:
+                if interrupted_at is not None and time.monotonic() - interrupted_at > 15:
+                    self._dispatch(ev.Error(message="the CLI did not end the turn after an interrupt", subtype="interrupt_timeout"), sinks)
+                    self._dispatch(ev.Complete(stats=ev.TurnStats(session_id=self.session_id, result_subtype="interrupted", is_error=True)), sinks)
+                    await self._teardown()
+                    break
+                limit = self.config.inactivity_timeout
+                idle = time.monotonic() - self._last_activity
+                if limit and interrupted_at is None and not self.approvals and idle > limit:
+                    self._dispatch(ev.Error(
+                        message=f"No message from Claude Code for {idle:.0f} s (limit {limit:g} s); the turn was interrupted.",
+                        subtype="inactivity_timeout"), sinks)
+                    turn.interrupted = True
+                    interrupted_at = time.monotonic()
+                    await self._send_interrupt()
+                continue
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if task is not None:
+                    task.uncancel()
+                if interrupted_at is None:
+                    turn.interrupted = True
+                    interrupted_at = time.monotonic()
+                    for approval in list(self.approvals.values()):
+                        approval.deny("The user interrupted the turn.", interrupt=True)
+                    await self._send_interrupt()
+                continue
+            self._dispatch(event, sinks)
+
+    def _dispatch(self, event: ev.AgentEvent, sinks: list[Consumer]) -> None:
+        for sink in sinks:
+            try:
+                sink(event)
+            except Exception:  # noqa: BLE001 - one broken consumer must not stop the others
+                log.exception("kandev_nb consumer %r failed on %s", sink, event.type)
+
+    async def _send_interrupt(self) -> None:
+        if self.control is None:
+            return
+        with contextlib.suppress(Exception):
+            await self.control.request("interrupt", timeout=10)
+
+    async def interrupt(self) -> None:
+        """Ask the CLI to stop the running turn (the protocol's `interrupt`); the session stays usable."""
+        for turn in self.turns[-1:]:
+            if not turn.done:
+                turn.interrupted = True
+        for approval in list(self.approvals.values()):
+            approval.deny("The user interrupted the turn.", interrupt=True)
+        await self._send_interrupt()
+
+    async def set_mode(self, mode: str) -> None:
+        """Change the permission mode of the live session (control request, no restart).
+
+        Raises:
+            ValueError, RootBypassError: see :func:`kandev_nb.permissions.cli_permission_mode`.
+        """
+        cli_mode = cli_permission_mode(mode, allow_root_bypass=self.config.allow_root_bypass)
+        self.config.mode = mode
+        if self.control is not None and self.state is not SessionState.NEW:
+            await self.control.request("set_permission_mode", mode=cli_mode, timeout=30)
+
+    async def stream(self, prompt: str, **kwargs: Any) -> AsyncIterator[ev.AgentEvent]:
+        """Run a turn and yield its events as they come (the same ones consumers get)."""
+        queue: asyncio.Queue[ev.AgentEvent | None] = asyncio.Queue()
+        consumers = [*kwargs.pop("consumers", ()), queue.put_nowait]
+        task = asyncio.get_running_loop().create_task(self.run(prompt, consumers=consumers, **kwargs))
+        task.add_done_callback(lambda _: queue.put_nowait(None))
+        try:
+            while (event := await queue.get()) is not None:
+                yield event
+            await task
+        finally:
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+
+def _text_of(blocks: list[dict[str, Any]]) -> str:
+    return "\n".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")

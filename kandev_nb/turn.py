@@ -1,0 +1,137 @@
+"""A `Turn`: one prompt and everything the CLI did about it, collected from AgentEvents."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from kandev_nb import events as ev
+
+__all__ = ["ToolRecord", "Turn"]
+
+
+@dataclass
+class ToolRecord:
+    """One tool call of a turn: the call, its latest update, and its approval, if any."""
+
+    call: ev.ToolCall
+    update: ev.ToolUpdate | None = None
+    decision: ev.PermissionDecided | None = None
+    started: float = 0.0
+    ended: float | None = None
+
+    @property
+    def status(self) -> str:
+        """"running", "complete" or "error" (a denied tool ends as "error")."""
+        return self.update.status if self.update else "running"
+
+    @property
+    def duration_ms(self) -> int | None:
+        """Wall time from tool_use to its tool_result, in ms (None while running)."""
+        return None if self.ended is None else int((self.ended - self.started) * 1000)
+
+
+@dataclass
+class Turn:
+    """The record of one turn, built by :meth:`add` from the session's events.
+
+    Attributes:
+        prompt: the text sent.
+        started_at, ended_at: timezone-aware UTC datetimes.
+        events: every event, in order (nothing dropped; `Unknown` ones included).
+        text: the assistant's main-thread answer (message_chunk texts concatenated).
+        reasoning: main-thread thinking text.
+        tools: tool calls by `tool_use_id`, in call order.
+        stats: from the `Complete` event, once the turn is over.
+        error: the `Error` event, if the turn failed.
+        approval_wait_ms: time spent waiting for approvals (sum over requests), ms.
+    """
+
+    prompt: str
+    session_name: str = "default"
+    started_at: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
+    ended_at: dt.datetime | None = None
+    events: list[ev.AgentEvent] = field(default_factory=list)
+    text: str = ""
+    reasoning: str = ""
+    tools: dict[str, ToolRecord] = field(default_factory=dict)
+    stats: ev.TurnStats | None = None
+    error: ev.Error | None = None
+    last_message_uuid: str | None = None
+    session_id: str | None = None
+    cli_version: str | None = None
+    cwd: str | None = None
+    interrupted: bool = False
+    approval_wait_ms: int = 0
+    context: ev.ContextWindow | None = None
+    todos: tuple[Any, ...] = ()
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def done(self) -> bool:
+        """True once the `Complete` event was added."""
+        return self.stats is not None
+
+    def add(self, event: ev.AgentEvent, now: float = 0.0) -> None:
+        """Fold one event into the record."""
+        self.events.append(event)
+        if event.session_id:
+            self.session_id = event.session_id
+        match event:
+            case ev.MessageChunk(parent_tool_use_id=None):
+                self.text += event.text
+            case ev.Reasoning(parent_tool_use_id=None):
+                self.reasoning += event.text
+            case ev.ToolCall():
+                self.tools[event.tool_call_id] = ToolRecord(call=event, started=now)
+            case ev.ToolUpdate():
+                record = self.tools.get(event.tool_call_id)
+                if record is not None:
+                    record.update = event
+                    record.ended = now
+            case ev.PermissionDecided():
+                self.approval_wait_ms += event.waited_ms
+                for record in self.tools.values():
+                    if record.call.tool_name == event.tool_name and record.decision is None:
+                        record.decision = event
+                        break
+            case ev.ContextWindow():
+                self.context = event
+            case ev.Todos():
+                self.todos = event.items
+            case ev.SessionStatus():
+                self.cli_version = event.cli_version or self.cli_version
+                self.cwd = event.cwd or self.cwd
+            case ev.Error():
+                self.error = event
+            case ev.Complete():
+                self.stats = event.stats
+                self.last_message_uuid = event.last_message_uuid
+                self.ended_at = dt.datetime.now(dt.UTC)
+                if event.stats.result_subtype == "error_during_execution" and self.interrupted:
+                    self.error = None if self.error is None else self.error
+
+    def add_now(self, event: ev.AgentEvent) -> None:
+        """:meth:`add` with the current monotonic time (for tool durations)."""
+        self.add(event, time.monotonic())
+
+    def unknown_events(self) -> list[ev.Unknown]:
+        """Messages the adapter did not understand, kept for inspection."""
+        return [e for e in self.events if isinstance(e, ev.Unknown)]
+
+    def _repr_html_(self) -> str:
+        from kandev_nb.widgets.static import render_html  # noqa: PLC0415
+
+        return render_html(self)
+
+    def _repr_markdown_(self) -> str:
+        from kandev_nb.widgets.static import render_markdown  # noqa: PLC0415
+
+        return render_markdown(self)
+
+    def __repr__(self) -> str:
+        state = "done" if self.done else "running"
+        cost = f", ${self.stats.cost_usd:.4f}" if self.stats else ""
+        return f"<Turn {state}{cost}: {self.prompt[:40]!r} -> {len(self.text)} chars, {len(self.tools)} tools>"
