@@ -1,0 +1,348 @@
+"""The `%%claude` cell magic: a shell over :class:`~kandev_nb.session.Session`.
+
+A `%%claude` cell must block until the turn ends (so Run All, nbclient and papermill run in
+order) while button clicks still reach Python. Measured (DESIGN.md): only a cell whose body
+is a top-level ``await`` does both on ipykernel >= 7.4. So `%%claude` is an IPython *input
+transformer* that rewrites the cell into::
+
+    await __import__("kandev_nb.magic").magic.run_cell('<options>', '<prompt>');
+
+The trailing semicolon keeps the Turn out of ``Out[]``; use ``kandev_nb.last_turn()``.
+The kernel's interrupt arrives as CancelledError in that await; the session turns it into
+the protocol's `interrupt` and the CLI process survives for the next cell.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import re
+import warnings
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+
+from kandev_nb.permissions import MODES, ApprovalPolicy
+from kandev_nb.session import Session, SessionConfig
+from kandev_nb.turn import Turn
+
+__all__ = [
+    "NotebookSettings",
+    "PromptError",
+    "claude_help",
+    "configure",
+    "last_turn",
+    "run_cell",
+    "sessions",
+    "settings",
+    "transform_cell",
+]
+
+log = logging.getLogger("kandev_nb")
+
+_CELL = re.compile(r"^%%claude(?:[ \t]+(?P<line>[^\n]*))?[ \t]*(?:\n|$)")
+
+
+@dataclass
+class NotebookSettings:
+    """Notebook-wide defaults for every `%%claude` cell (see :func:`configure`).
+
+    Attributes:
+        mode: default permission mode ("supervised").
+        approval_timeout: seconds an approval card waits before denying (default 300; None
+            waits forever). ``KANDEV_NB_APPROVAL_TIMEOUT`` overrides the default.
+        approve: a notebook-wide approval policy (callable or :class:`~kandev_nb.Rules`).
+        env: extra environment for the CLI (e.g. ANTHROPIC_BASE_URL for the scripted model).
+        cwd: the CLI's working directory (default: the kernel's).
+        cli_path: an explicit `claude` binary.
+        model: default model.
+        budget_usd: notebook-wide spend limit in USD across cells (None: no limit).
+        record: write each turn to the ledger.
+        interpolate: expand ``{name}`` with notebook variables in prompts.
+    """
+
+    mode: str = "supervised"
+    approval_timeout: float | None = field(
+        default_factory=lambda: float(os.environ.get("KANDEV_NB_APPROVAL_TIMEOUT", "300"))
+    )
+    approve: ApprovalPolicy | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    cli_path: str | None = None
+    model: str | None = None
+    budget_usd: float | None = None
+    inactivity_timeout: float | None = 300.0
+    record: bool = True
+    interpolate: bool = True
+    allow_root_bypass: bool = False
+
+
+settings = NotebookSettings()
+sessions: dict[str, Session] = {}
+_turns: list[Turn] = []
+
+
+def configure(**changes: Any) -> NotebookSettings:
+    """Change notebook-wide defaults, e.g. ``configure(mode="acceptEdits", approval_timeout=60)``.
+
+    Changes apply to sessions started afterwards (use ``%%claude --new`` to restart the
+    default one), except `approve` and `approval_timeout`, which apply at once.
+
+    Raises:
+        TypeError: an unknown setting name.
+    """
+    names = {f.name for f in fields(NotebookSettings)}
+    for key, value in changes.items():
+        if key not in names:
+            raise TypeError(f"unknown setting {key!r}; known: {', '.join(sorted(names))}")
+        setattr(settings, key, value)
+    for session in sessions.values():
+        if "approval_timeout" in changes:
+            session.config.approval_timeout = settings.approval_timeout
+        if "approve" in changes:
+            session.config.approve = settings.approve
+    return settings
+
+
+def last_turn() -> Turn | None:
+    """The most recent `%%claude` turn of this kernel (it has a rich display), or None."""
+    return _turns[-1] if _turns else None
+
+
+# -- the transformer -----------------------------------------------------------------------
+
+
+def transform_cell(lines: list[str]) -> list[str]:
+    """IPython cleanup transformer: a `%%claude` cell becomes a top-level await.
+
+    `%%claude?` (help) and cells that only start with `%%claude_...` are left alone.
+    """
+    if not lines or not lines[0].startswith("%%claude"):
+        return lines
+    source = "".join(lines)
+    match = _CELL.match(source)
+    if match is None or (match.group("line") or "").rstrip().endswith("?"):
+        return lines
+    options = (match.group("line") or "").strip()
+    body = source[match.end():]
+    return [f"await __import__('kandev_nb.magic').magic.run_cell({options!r}, {body!r});\n"]
+
+
+# -- options -------------------------------------------------------------------------------
+
+
+@magic_arguments()
+@argument("--mode", choices=MODES, help="permission mode: supervised (default), plan, acceptEdits, autonomous")
+@argument("--model", help="the model for this session (e.g. sonnet, opus)")
+@argument("--new", action="store_true", help="start a fresh session (the old CLI process is closed)")
+@argument("--session", default="default", metavar="NAME", help="a named session; several can run side by side")
+@argument("--resume", metavar="SESSION_ID", help="continue a conversation from another kernel or the terminal")
+@argument("--fork", action="store_true", help="with --resume: branch off without changing the original")
+@argument("--retry", action="store_true", help="after a failed turn: resume at the last good message and send again")
+@argument("--max-turns", type=int, help="maximum API round trips in this session's turns")
+@argument("--cwd", help="working directory of the CLI")
+@argument("--mcp-config", help="MCP servers (JSON text or a file path), as the CLI takes it")
+@argument("--system-prompt", help="replace the system prompt")
+@argument("--append-system-prompt", help="add to the system prompt")
+@argument("--allowed-tools", help="comma-separated tools allowed without asking, e.g. 'Bash(git status*),Read'")
+@argument("--approval-timeout", type=float, metavar="SECONDS", help="deny an unanswered approval after this long")
+@argument("--budget", type=float, metavar="USD", help="maximum spend of this session's CLI in USD")
+@argument("--transport", choices=("stdio", "websocket"), default="stdio", help="how to talk to the CLI")
+@argument("--cli", metavar="PATH", help="the claude binary to use")
+@argument("--no-interpolate", action="store_true", help="send {braces} literally")
+@argument("--quiet", action="store_true", help="no live widgets; only the static rendering at the end")
+@argument("--i-am-sandboxed", action="store_true", help="allow --mode autonomous as root (sets IS_SANDBOX=1)")
+def claude_help(line: str, cell: str | None = None) -> None:
+    """Send the cell's body to Claude Code and show the turn live.
+
+    Consecutive cells continue one conversation in one CLI process. ``{name}`` in the prompt
+    is replaced by the notebook variable `name` (``{{`` for a literal brace). The cell
+    blocks until the turn ends; approvals appear as cards with Allow / Deny buttons.
+    After the cell, ``kandev_nb.runs()`` has one row per turn.
+    """
+
+
+def parse_options(line: str) -> argparse.Namespace:
+    """Parse a `%%claude` option line like IPython's own magics do.
+
+    Raises:
+        UsageError: unknown option or bad value (IPython shows the message, nothing is sent).
+    """
+    return parse_argstring(claude_help, line)
+
+
+class PromptError(ValueError):
+    """The prompt refers to a notebook variable that does not exist."""
+
+
+_FIELD = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\}")
+
+
+def interpolate(prompt: str, namespace: dict[str, Any]) -> str:
+    """Replace ``{name}`` / ``{name.attr}`` with the variable's ``str()``; ``{{``/``}}`` escape.
+
+    Braces around anything that is not a dotted name (JSON, code) are left as they are.
+
+    Raises:
+        PromptError: ``{name}`` names no notebook variable.
+    """
+
+    def replace(match: re.Match[str]) -> str:
+        token = match.group(0)
+        if token == "{{":
+            return "{"
+        if token == "}}":
+            return "}"
+        head, *attrs = match.group(1).split(".")
+        if head not in namespace:
+            raise PromptError(
+                f"{{{match.group(1)}}} in the prompt names no notebook variable {head!r}; "
+                f"write {{{{{match.group(1)}}}}} for literal braces, or use --no-interpolate"
+            )
+        value = namespace[head]
+        for attr in attrs:
+            value = getattr(value, attr)
+        return str(value)
+
+    return _FIELD.sub(replace, prompt)
+
+
+# -- running a cell ------------------------------------------------------------------------
+
+
+def _session_for(args: argparse.Namespace) -> Session:
+    name = args.session
+    existing = sessions.get(name)
+    wants_new = args.new or args.resume is not None or args.cli is not None or args.transport != "stdio"
+    if existing is not None and not wants_new:
+        return existing
+    config = SessionConfig(
+        cwd=args.cwd or settings.cwd,
+        mode=args.mode or settings.mode,
+        model=args.model or settings.model,
+        approve=settings.approve,
+        approval_timeout=args.approval_timeout if args.approval_timeout is not None else settings.approval_timeout,
+        inactivity_timeout=settings.inactivity_timeout,
+        env=dict(settings.env),
+        cli_path=args.cli or settings.cli_path,
+        resume=args.resume,
+        fork=args.fork,
+        max_turns=args.max_turns,
+        max_budget_usd=args.budget,
+        mcp_config=args.mcp_config,
+        system_prompt=args.system_prompt,
+        append_system_prompt=args.append_system_prompt,
+        allowed_tools=tuple(t.strip() for t in (args.allowed_tools or "").split(",") if t.strip()),
+        allow_root_bypass=args.i_am_sandboxed or settings.allow_root_bypass,
+    )
+    factory = None
+    if args.transport == "websocket":
+        from kandev_nb.transport_ws import websocket_transport_factory  # noqa: PLC0415
+
+        factory = websocket_transport_factory()
+    session = Session(config, name=name, transport_factory=factory)
+    if existing is not None:
+        _close_later(existing)
+    sessions[name] = session
+    return session
+
+
+def _close_later(session: Session) -> None:
+    task = asyncio.get_running_loop().create_task(session.close())
+    task.add_done_callback(lambda t: t.exception() if not t.cancelled() else None)
+
+
+def _notebook_path(namespace: dict[str, Any]) -> str | None:
+    for key in ("__vsc_ipynb_file__", "__session__"):
+        if isinstance(namespace.get(key), str):
+            return str(namespace[key])
+    return os.environ.get("JPY_SESSION_NAME")
+
+
+async def run_cell(line: str, body: str) -> Turn | None:
+    """Run one `%%claude` cell: parse options, show the live view, run the turn, record it.
+
+    Returns:
+        The finished :class:`Turn` (also ``kandev_nb.last_turn()``), or None when the options
+        or the prompt were rejected before anything was sent (the error is printed).
+    """
+    from IPython import get_ipython  # noqa: PLC0415
+    from IPython.core.error import UsageError  # noqa: PLC0415
+
+    from kandev_nb.widgets import TurnView  # noqa: PLC0415
+
+    ip = get_ipython()
+    namespace: dict[str, Any] = ip.user_ns if ip is not None else {}
+    try:
+        args = parse_options(line)
+        prompt = body.strip("\n")
+        if not args.no_interpolate and settings.interpolate:
+            prompt = interpolate(prompt, namespace)
+        if not prompt.strip():
+            raise UsageError("the %%claude cell is empty: write the prompt below the %%claude line")
+        if args.mode and args.session in sessions and not args.new and sessions[args.session].config.mode != args.mode:
+            await sessions[args.session].set_mode(args.mode)
+        _check_budget()
+        session = _session_for(args)
+    except (UsageError, PromptError, ValueError, RuntimeError) as exc:
+        print(f"%%claude: {exc}")
+        return None
+
+    view = TurnView(prompt, session_name=session.name, budget_usd=settings.budget_usd,
+                    on_stop=lambda: _interrupt_soon(session))
+    if not args.quiet:
+        view.display()
+    turn = await session.run(prompt, consumers=[view.handle])
+    view.finish(turn)
+    if args.quiet:
+        from IPython.display import display  # noqa: PLC0415
+
+        display(turn)
+    _turns.append(turn)
+    if settings.record:
+        try:
+            from kandev_nb.ledger import default_ledger  # noqa: PLC0415
+
+            default_ledger().record(
+                turn, notebook=_notebook_path(namespace),
+                execution_count=getattr(ip, "execution_count", None),
+            )
+        except Exception as exc:  # noqa: BLE001 - the ledger must never break a cell
+            warnings.warn(f"kandev-nb could not record the turn in the ledger: {exc}", stacklevel=1)
+    return turn
+
+
+def _interrupt_soon(session: Session) -> None:
+    loop = asyncio.get_event_loop()
+    loop.call_soon_threadsafe(lambda: loop.create_task(session.interrupt()))
+
+
+def _check_budget() -> None:
+    if settings.budget_usd is None:
+        return
+    spent = sum(t.stats.cost_usd for t in _turns if t.stats)
+    if spent >= settings.budget_usd:
+        raise RuntimeError(
+            f"the notebook's budget of ${settings.budget_usd:.2f} is spent (${spent:.4f} so far); "
+            "raise it with kandev_nb.configure(budget_usd=...)"
+        )
+
+
+def claude_cell(line: str, cell: str) -> None:
+    """The registered `%%claude` cell magic. It only runs when the transformer did not
+    (e.g. ``%%claude?`` shows this help); a normal `%%claude` cell never reaches it.
+    """
+    print("%%claude cells are run by kandev_nb's input transformer; reload with %reload_ext kandev_nb")
+
+
+claude_cell.__doc__ = claude_help.__doc__
+
+
+def claude_stats(line: str) -> Any:
+    """``%claude_stats``: spend and usage today, in this notebook and by model; top tools."""
+    from kandev_nb.ledger import default_ledger  # noqa: PLC0415
+
+    return default_ledger().summary()

@@ -1,0 +1,36 @@
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.kernel.kernel_harness import KernelHarness
+
+
+@pytest.fixture
+def ledger_path(tmp_path: Path) -> Path:
+    return tmp_path / "ledger.sqlite"
+
+
+@pytest.fixture
+def kernel(claude_workdir: Path, ledger_path: Path) -> Iterator[KernelHarness]:
+    """A real python3 kernel whose ledger is a temporary SQLite file."""
+    env = dict(os.environ)
+    env["KANDEV_NB_LEDGER"] = str(ledger_path)
+    harness = KernelHarness(env=env, cwd=str(claude_workdir))
+    try:
+        yield harness
+    finally:
+        harness.close()
+
+
+def setup_code(claude_env: dict[str, str], cwd: Path, **settings: object) -> str:
+    """The cell a notebook runs first: load the extension, point it at the scripted model."""
+    extra = "".join(f", {k}={v!r}" for k, v in settings.items())
+    return (
+        "%load_ext kandev_nb\n"
+        "import kandev_nb\n"
+        f"kandev_nb.configure(env={claude_env!r}, cwd={str(cwd)!r}{extra})\n"
+    )

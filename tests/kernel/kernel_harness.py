@@ -1,0 +1,162 @@
+"""A real Jupyter kernel driven from a test that plays the frontend.
+
+`KernelHarness.execute` runs a cell and collects its iopub messages; while the cell runs,
+`click(description)` finds a Button widget by its description (from the comm_open /
+comm_msg state updates the kernel sent) and sends the `comm_msg` a browser would send.
+"""
+
+from __future__ import annotations
+
+import queue
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from jupyter_client.manager import KernelManager
+
+
+@dataclass
+class WidgetModel:
+    comm_id: str
+    state: dict[str, Any] = field(default_factory=dict)
+    closed: bool = False
+
+
+@dataclass
+class CellRun:
+    msg_id: str
+    outputs: list[dict[str, Any]] = field(default_factory=list)
+    status: str | None = None
+    error: dict[str, Any] | None = None
+    done: bool = False
+
+    def stdout(self) -> str:
+        return "".join(m["content"]["text"] for m in self.outputs if m["msg_type"] == "stream")
+
+    def data(self, mime: str) -> list[Any]:
+        """Every `mime` payload displayed, updated or returned by the cell, in order."""
+        found = []
+        for m in self.outputs:
+            if m["msg_type"] in ("display_data", "update_display_data", "execute_result"):
+                if mime in m["content"]["data"]:
+                    found.append(m["content"]["data"][mime])
+        return found
+
+
+class KernelHarness:
+    """Start a python3 kernel with `env`, run cells, read widgets, click buttons."""
+
+    def __init__(self, env: dict[str, str], cwd: str) -> None:
+        self.km = KernelManager(kernel_name="python3")
+        self.km.start_kernel(env=env, cwd=cwd)
+        self.kc = self.km.client()
+        self.kc.start_channels()
+        self.kc.wait_for_ready(timeout=60)
+        self.widgets: dict[str, WidgetModel] = {}
+        self.runs: dict[str, CellRun] = {}
+
+    def close(self) -> None:
+        self.kc.stop_channels()
+        self.km.shutdown_kernel(now=False)
+
+    # -- iopub --------------------------------------------------------------------------
+
+    def _pump(self, timeout: float = 0.1) -> None:
+        try:
+            msg = self.kc.get_iopub_msg(timeout=timeout)
+        except queue.Empty:
+            return
+        kind = msg["msg_type"]
+        content = msg["content"]
+        if kind == "comm_open":
+            model = WidgetModel(content["comm_id"], dict(content.get("data", {}).get("state", {})))
+            self.widgets[content["comm_id"]] = model
+        elif kind == "comm_msg":
+            model = self.widgets.get(content["comm_id"])
+            data = content.get("data", {})
+            if model is not None and data.get("method") in ("update", "echo_update"):
+                model.state.update(data.get("state", {}))
+        elif kind == "comm_close":
+            if content["comm_id"] in self.widgets:
+                self.widgets[content["comm_id"]].closed = True
+        parent = msg.get("parent_header", {}).get("msg_id")
+        run = self.runs.get(parent)
+        if run is None:
+            return
+        if kind in ("stream", "display_data", "update_display_data", "execute_result", "error"):
+            run.outputs.append(msg)
+            if kind == "error":
+                run.error = content
+        elif kind == "status" and content["execution_state"] == "idle":
+            run.done = True
+
+    def pump_for(self, seconds: float) -> None:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            self._pump()
+
+    # -- cells --------------------------------------------------------------------------
+
+    def start(self, code: str) -> CellRun:
+        msg_id = self.kc.execute(code)
+        run = CellRun(msg_id)
+        self.runs[msg_id] = run
+        return run
+
+    def wait(self, run: CellRun, timeout: float = 120) -> CellRun:
+        end = time.monotonic() + timeout
+        while not run.done:
+            if time.monotonic() > end:
+                raise TimeoutError(f"cell did not finish in {timeout} s; outputs: {run.outputs[-5:]}")
+            self._pump()
+        reply = self.kc.get_shell_msg(timeout=30)
+        while reply["parent_header"].get("msg_id") != run.msg_id:
+            reply = self.kc.get_shell_msg(timeout=30)
+        run.status = reply["content"]["status"]
+        return run
+
+    def execute(self, code: str, timeout: float = 120) -> CellRun:
+        run = self.wait(self.start(code), timeout)
+        assert run.status == "ok", run.error
+        return run
+
+    def eval(self, expr: str) -> Any:
+        """The value of a Python literal expression evaluated in the kernel."""
+        import ast
+
+        run = self.execute(f"print(repr({expr}))")
+        return ast.literal_eval(run.stdout().strip())
+
+    # -- widgets ------------------------------------------------------------------------
+
+    def find_buttons(self, description: str) -> list[WidgetModel]:
+        return [
+            w for w in self.widgets.values()
+            if w.state.get("_model_name") == "ButtonModel" and w.state.get("description") == description
+            and not w.closed and not w.state.get("disabled")
+        ]
+
+    def wait_for_button(self, description: str, timeout: float = 60) -> WidgetModel:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            buttons = self.find_buttons(description)
+            if buttons:
+                return buttons[-1]
+            self._pump()
+        raise TimeoutError(f"no enabled button {description!r} appeared in {timeout} s")
+
+    def click(self, widget: WidgetModel) -> None:
+        """Send what a browser sends when a Button is clicked."""
+        msg = self.kc.session.msg(
+            "comm_msg", {"comm_id": widget.comm_id, "data": {"method": "custom", "content": {"event": "click"}}}
+        )
+        self.kc.shell_channel.send(msg)
+
+    def widget_texts(self) -> str:
+        """All `value` strings of live HTML/Text widgets and custom models, joined."""
+        parts = []
+        for w in self.widgets.values():
+            for key in ("value", "text", "markdown"):
+                if isinstance(w.state.get(key), str):
+                    parts.append(w.state[key])
+        return "\n".join(parts)
