@@ -1,0 +1,758 @@
+"""The cost ledger: one row per turn, kept in a database, read back as pandas DataFrames.
+
+>>> ledger = RunLedger()                      # SQLite under the user data directory
+>>> ledger_id = ledger.record(turn, notebook="analysis.ipynb", execution_count=7)  # doctest: +SKIP
+>>> ledger.runs(since="2026-01-01")           # doctest: +SKIP
+
+Where it lives (first match wins): the ``url_or_path`` argument of :class:`RunLedger`; the
+``KANDEV_NB_LEDGER`` environment variable; ``platformdirs.user_data_dir("kandev-nb") /
+"ledger.sqlite"``. Either a filesystem path (an SQLite file) or any SQLAlchemy URL
+(``postgresql+psycopg://...`` for a team's shared ledger, ``sqlite:///path``).
+
+Three tables (see :data:`turns_table`, :data:`tool_calls_table`, :data:`model_usage_table`):
+
+* ``turns``: one row per turn: times, notebook and cell, session, prompt, cost (USD),
+  tokens, durations (ms), tool counts, the result's subtype and error, the resume point.
+* ``tool_calls``: one row per tool call of a turn, with its approval decision.
+* ``model_usage``: one row per model used in a turn (the result's ``modelUsage`` deltas).
+
+SQLite is opened in WAL mode with a busy timeout, and each :meth:`RunLedger.record` is one
+``BEGIN IMMEDIATE`` transaction, so several kernels can write to the same file at once and
+a kernel that dies mid-turn loses at most that turn's row. Timestamps are stored in UTC and
+always come back timezone-aware (SQLite stores them as naive UTC text).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+import threading
+from collections import Counter
+from pathlib import Path
+from typing import Any, Final, Self, TypeAlias
+
+import pandas as pd
+import platformdirs
+import sqlalchemy as sa
+from sqlalchemy.engine import URL, Connection, Dialect, Engine
+from sqlalchemy.exc import SQLAlchemyError
+
+from kandev_nb import events as ev
+from kandev_nb._version import __version__
+from kandev_nb.turn import Turn
+
+__all__ = [
+    "ENV_LEDGER",
+    "LedgerError",
+    "RunLedger",
+    "default_ledger",
+    "default_path",
+    "metadata",
+    "model_usage",
+    "model_usage_table",
+    "resolve_url",
+    "runs",
+    "summary",
+    "tool_calls",
+    "tool_calls_table",
+    "turns_table",
+]
+
+ENV_LEDGER: Final = "KANDEV_NB_LEDGER"
+"""Environment variable naming the ledger: a filesystem path or an SQLAlchemy URL."""
+
+BUSY_TIMEOUT_S: Final = 30.0
+"""How long an SQLite writer waits for another writer's lock before failing, in seconds."""
+
+TimeLike: TypeAlias = "dt.datetime | dt.date | pd.Timestamp | str"
+"""A point in time for the filters; naive values are local time (as ``datetime.astimezone``)."""
+
+_UTC = dt.UTC
+_Select: TypeAlias = "sa.Select[*tuple[Any, ...]]"
+_URL_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")
+
+
+class LedgerError(RuntimeError):
+    """The ledger could not be opened, written or read; the cause is ``__cause__``.
+
+    Raised by :meth:`RunLedger.record` when the write fails (disk full, database locked
+    for longer than the busy timeout, server gone) and by the constructor when the schema
+    cannot be created. Nothing was written when it is raised by ``record``.
+
+    Attributes:
+        url: the ledger's URL, with any password masked.
+    """
+
+    def __init__(self, message: str, *, url: str) -> None:
+        super().__init__(message)
+        self.url = url
+
+
+class UTCDateTime(sa.types.TypeDecorator[dt.datetime]):
+    """A timezone-aware UTC datetime on every backend.
+
+    Binds: aware values are converted to UTC; naive ones are taken as UTC already. SQLite
+    gets naive UTC (stored as sortable ISO text); other backends get the aware value
+    (``TIMESTAMP WITH TIME ZONE``). Results always come back aware, in UTC.
+    """
+
+    impl = sa.DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: dt.datetime | None, dialect: Dialect) -> dt.datetime | None:
+        if value is None:
+            return None
+        value = value.replace(tzinfo=_UTC) if value.tzinfo is None else value.astimezone(_UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: dt.datetime | None, dialect: Dialect) -> dt.datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=_UTC) if value.tzinfo is None else value.astimezone(_UTC)
+
+
+metadata = sa.MetaData()
+"""The ledger's schema; ``metadata.create_all(engine)`` is what :class:`RunLedger` runs."""
+
+turns_table = sa.Table(
+    "turns",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("started_at", UTCDateTime, nullable=False, index=True),
+    sa.Column("ended_at", UTCDateTime),
+    sa.Column("notebook", sa.Text, index=True),
+    sa.Column("execution_count", sa.Integer),
+    sa.Column("session_name", sa.String),
+    sa.Column("session_id", sa.String, index=True),
+    sa.Column("cwd", sa.Text),
+    sa.Column("prompt", sa.Text),
+    sa.Column("prompt_chars", sa.Integer),
+    sa.Column("model", sa.String),
+    sa.Column("models", sa.String),
+    sa.Column("cost_usd", sa.Float),
+    sa.Column("total_cost_usd", sa.Float),
+    sa.Column("input_tokens", sa.Integer),
+    sa.Column("output_tokens", sa.Integer),
+    sa.Column("cache_read_input_tokens", sa.Integer),
+    sa.Column("cache_creation_input_tokens", sa.Integer),
+    sa.Column("duration_ms", sa.Integer),
+    sa.Column("duration_api_ms", sa.Integer),
+    sa.Column("approval_wait_ms", sa.Integer),
+    sa.Column("num_turns", sa.Integer),
+    sa.Column("tool_calls", sa.JSON),
+    sa.Column("tool_call_count", sa.Integer),
+    sa.Column("permission_denials", sa.Integer),
+    sa.Column("is_error", sa.Boolean),
+    sa.Column("result_subtype", sa.String),
+    sa.Column("terminal_reason", sa.String),
+    sa.Column("api_error_status", sa.Integer),
+    sa.Column("error", sa.Text),
+    sa.Column("last_message_uuid", sa.String),
+    sa.Column("interrupted", sa.Boolean),
+    sa.Column("cli_version", sa.String),
+    sa.Column("kandev_nb_version", sa.String),
+)
+"""One row per turn. Costs in USD, tokens as counts, durations in ms (see :func:`_turn_row`)."""
+
+tool_calls_table = sa.Table(
+    "tool_calls",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("turn_id", sa.Integer, sa.ForeignKey("turns.id", ondelete="CASCADE"), nullable=False, index=True),
+    sa.Column("seq", sa.Integer, nullable=False),
+    sa.Column("tool_use_id", sa.String),
+    sa.Column("parent_tool_use_id", sa.String),
+    sa.Column("tool_name", sa.String),
+    sa.Column("kind", sa.String),
+    sa.Column("status", sa.String),
+    sa.Column("duration_ms", sa.Integer),
+    sa.Column("decision", sa.String),
+    sa.Column("decided_by", sa.String),
+)
+"""One row per tool call; `decision` is "allow", "deny" or NULL (no approval was asked)."""
+
+model_usage_table = sa.Table(
+    "model_usage",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("turn_id", sa.Integer, sa.ForeignKey("turns.id", ondelete="CASCADE"), nullable=False, index=True),
+    sa.Column("model", sa.String),
+    sa.Column("input_tokens", sa.Integer),
+    sa.Column("output_tokens", sa.Integer),
+    sa.Column("cache_read_input_tokens", sa.Integer),
+    sa.Column("cache_creation_input_tokens", sa.Integer),
+    sa.Column("cost_usd", sa.Float),
+    sa.Column("context_window", sa.Integer),
+)
+"""One row per model per turn (deltas of the CLI's cumulative ``result.modelUsage``)."""
+
+_TS = "datetime64[ns, UTC]"
+_COUNT_COLUMNS = (
+    "input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",
+    "duration_ms", "duration_api_ms", "approval_wait_ms", "num_turns", "tool_call_count",
+    "permission_denials", "api_error_status", "execution_count", "prompt_chars", "context_window",
+    "id", "turn_id", "seq",
+)
+_CATEGORY_COLUMNS = (
+    "model", "result_subtype", "session_name", "terminal_reason", "cli_version", "kandev_nb_version",
+    "tool_name", "kind", "status", "decision", "decided_by",
+)
+_DTYPES: dict[str, str] = {
+    **dict.fromkeys(_COUNT_COLUMNS, "Int64"),
+    **dict.fromkeys(_CATEGORY_COLUMNS, "category"),
+    "started_at": _TS, "ended_at": _TS,
+    "cost_usd": "float64", "total_cost_usd": "float64",
+    "is_error": "boolean", "interrupted": "boolean",
+}
+
+
+# -- where the ledger lives -----------------------------------------------------------------
+
+
+def default_path() -> Path:
+    """The default SQLite file: ``platformdirs.user_data_dir("kandev-nb") / "ledger.sqlite"``."""
+    return Path(platformdirs.user_data_dir("kandev-nb")) / "ledger.sqlite"
+
+
+def resolve_url(url_or_path: str | os.PathLike[str] | URL | None = None) -> URL:
+    """The SQLAlchemy URL of a ledger.
+
+    Args:
+        url_or_path: an SQLAlchemy URL (a string with ``scheme://``, or a ``URL``), or a
+            filesystem path of an SQLite file (``~`` expanded, made absolute). None means
+            the ``KANDEV_NB_LEDGER`` environment variable if set and non-empty, else
+            :func:`default_path`.
+
+    Raises:
+        sqlalchemy.exc.ArgumentError: a string that looks like a URL but is not one.
+    """
+    if url_or_path is None:
+        url_or_path = os.environ.get(ENV_LEDGER) or default_path()
+    if isinstance(url_or_path, URL):
+        return url_or_path
+    text = os.fspath(url_or_path)
+    if _URL_RE.match(text):
+        return sa.make_url(text)
+    return URL.create("sqlite", database=str(Path(text).expanduser().resolve()))
+
+
+def _sqlite_engine(url: URL, busy_timeout_s: float) -> Engine:
+    database = url.database or ""
+    if database and database != ":memory:" and not database.startswith("file:"):
+        Path(database).parent.mkdir(parents=True, exist_ok=True)
+    engine = sa.create_engine(url, connect_args={"timeout": busy_timeout_s})
+
+    @sa.event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None  # the driver must not BEGIN on its own: we do
+        cursor = dbapi_connection.cursor()
+        cursor.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
+        cursor.execute("PRAGMA journal_mode = WAL")
+        cursor.execute("PRAGMA synchronous = NORMAL")
+        cursor.execute("PRAGMA foreign_keys = ON")
+        cursor.close()
+
+    @sa.event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        # A writer takes the write lock at BEGIN (waiting up to the busy timeout), so it can
+        # never fail half-way on a lock upgrade; readers use a plain deferred BEGIN.
+        write = conn.get_execution_options().get("kandev_write", False)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+    return engine
+
+
+# -- turn -> rows ---------------------------------------------------------------------------
+
+
+def _decisions(turn: Turn) -> dict[str, ev.PermissionDecided]:
+    """Approval decisions by `tool_use_id`, matched through the request's `request_id`."""
+    tool_use_of = {
+        e.request_id: e.tool_use_id for e in turn.events if isinstance(e, ev.PermissionRequest) and e.tool_use_id
+    }
+    return {
+        tool_use_of[e.request_id]: e
+        for e in turn.events
+        if isinstance(e, ev.PermissionDecided) and e.request_id in tool_use_of
+    }
+
+
+def _turn_row(turn: Turn, notebook: str | None, execution_count: int | None) -> dict[str, Any]:
+    """The ``turns`` row of `turn`; stats the CLI did not report are NULL."""
+    stats = turn.stats
+    denied = sum(1 for e in turn.events if isinstance(e, ev.PermissionDecided) and e.behavior == "deny")
+    by_tool = Counter(record.call.tool_name for record in turn.tools.values())
+    error = turn.error.message if turn.error else ("\n".join(stats.errors) if stats and stats.errors else None)
+    row: dict[str, Any] = {
+        "started_at": turn.started_at,
+        "ended_at": turn.ended_at,
+        "notebook": notebook,
+        "execution_count": execution_count,
+        "session_name": turn.session_name,
+        "session_id": turn.session_id or (stats.session_id if stats else None),
+        "cwd": turn.cwd,
+        "prompt": turn.prompt,
+        "prompt_chars": len(turn.prompt),
+        "approval_wait_ms": turn.approval_wait_ms,
+        "tool_calls": dict(by_tool),
+        "tool_call_count": len(turn.tools),
+        "permission_denials": len(stats.permission_denials) if stats else denied,
+        "is_error": (stats.is_error if stats else False) or turn.error is not None,
+        "error": error,
+        "last_message_uuid": turn.last_message_uuid,
+        "interrupted": turn.interrupted,
+        "cli_version": turn.cli_version,
+        "kandev_nb_version": __version__,
+    }
+    if stats is None:
+        return row
+    return row | {
+        "model": stats.model,
+        "models": ",".join(sorted(stats.model_usage)) or None,
+        "cost_usd": stats.cost_usd,
+        "total_cost_usd": stats.total_cost_usd,
+        "input_tokens": stats.input_tokens,
+        "output_tokens": stats.output_tokens,
+        "cache_read_input_tokens": stats.cache_read_input_tokens,
+        "cache_creation_input_tokens": stats.cache_creation_input_tokens,
+        "duration_ms": stats.duration_ms,
+        "duration_api_ms": stats.duration_api_ms,
+        "num_turns": stats.num_turns,
+        "result_subtype": stats.result_subtype,
+        "terminal_reason": stats.terminal_reason,
+        "api_error_status": stats.api_error_status,
+    }
+
+
+def _tool_rows(turn: Turn) -> list[dict[str, Any]]:
+    """The ``tool_calls`` rows of `turn` (without `turn_id`), in call order."""
+    decisions = _decisions(turn)
+    rows = []
+    for seq, (tool_use_id, record) in enumerate(turn.tools.items()):
+        decision = decisions.get(tool_use_id) or record.decision
+        payload = record.update.normalized if record.update else record.call.normalized
+        rows.append({
+            "seq": seq,
+            "tool_use_id": tool_use_id,
+            "parent_tool_use_id": record.call.parent_tool_use_id,
+            "tool_name": record.call.tool_name,
+            "kind": payload.kind,
+            "status": record.status,
+            "duration_ms": record.duration_ms,
+            "decision": decision.behavior if decision else None,
+            "decided_by": decision.decided_by if decision else None,
+        })
+    return rows
+
+
+def _usage_rows(turn: Turn) -> list[dict[str, Any]]:
+    """The ``model_usage`` rows of `turn` (without `turn_id`), one per model."""
+    if turn.stats is None:
+        return []
+    return [{"model": model, **usage.model_dump()} for model, usage in sorted(turn.stats.model_usage.items())]
+
+
+# -- reading --------------------------------------------------------------------------------
+
+
+def _utc(value: TimeLike) -> dt.datetime:
+    stamp = pd.Timestamp(value)
+    if stamp is pd.NaT:
+        raise ValueError(f"not a point in time: {value!r}")
+    moment: dt.datetime = stamp.to_pydatetime()
+    if moment.tzinfo is None:
+        moment = moment.astimezone()  # naive means local time
+    return moment.astimezone(_UTC)
+
+
+def _where(
+    stmt: _Select,
+    *,
+    session_id: str | None,
+    notebook: str | os.PathLike[str] | None,
+    since: TimeLike | None,
+    until: TimeLike | None,
+) -> _Select:
+    t = turns_table.c
+    if session_id is not None:
+        stmt = stmt.where(t.session_id == session_id)
+    if notebook is not None:
+        stmt = stmt.where(t.notebook == os.fspath(notebook))
+    if since is not None:
+        stmt = stmt.where(t.started_at >= _utc(since))
+    if until is not None:
+        stmt = stmt.where(t.started_at < _utc(until))
+    return stmt
+
+
+def _typed(frame: pd.DataFrame) -> pd.DataFrame:
+    """Give every known column its ledger dtype (also on an empty frame)."""
+    for column in frame.columns:
+        dtype = _DTYPES.get(str(column))
+        if dtype == _TS:
+            frame[column] = pd.to_datetime(frame[column], utc=True).astype(_TS)
+        elif dtype is not None:
+            frame[column] = frame[column].astype(dtype)
+    return frame
+
+
+class RunLedger:
+    """The ledger of turns, in SQLite or any SQLAlchemy database.
+
+    Args:
+        url_or_path: where it lives; see :func:`resolve_url` (None: ``KANDEV_NB_LEDGER``,
+            else :func:`default_path`). Directories of an SQLite file are created.
+        busy_timeout_s: SQLite only: how long a write waits for another process's lock, s.
+        engine: an existing SQLAlchemy engine to use instead (``url_or_path`` is ignored).
+
+    Raises:
+        LedgerError: the database cannot be opened or its tables cannot be created.
+
+    Attributes:
+        url: the resolved ``sqlalchemy.URL``.
+        engine: the SQLAlchemy engine (for bulk work, e.g. the benchmark's executemany).
+    """
+
+    def __init__(
+        self,
+        url_or_path: str | os.PathLike[str] | URL | None = None,
+        *,
+        busy_timeout_s: float = BUSY_TIMEOUT_S,
+        engine: Engine | None = None,
+    ) -> None:
+        self.url: URL = engine.url if engine is not None else resolve_url(url_or_path)
+        try:
+            if engine is not None:
+                self.engine = engine
+            elif self.url.get_backend_name() == "sqlite":
+                self.engine = _sqlite_engine(self.url, busy_timeout_s)
+            else:
+                self.engine = sa.create_engine(self.url, pool_pre_ping=True)
+            self._writer = self.engine.execution_options(kandev_write=True)
+            metadata.create_all(self._writer)
+        except (SQLAlchemyError, OSError) as exc:
+            raise LedgerError(f"cannot open the ledger at {self}: {exc}", url=str(self)) from exc
+
+    def __str__(self) -> str:
+        return self.url.render_as_string(hide_password=True)
+
+    def __repr__(self) -> str:
+        return f"RunLedger({str(self)!r})"
+
+    def close(self) -> None:
+        """Close every pooled connection; the ledger reopens them if used again."""
+        self.engine.dispose()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- writing ----------------------------------------------------------------------------
+
+    def record(self, turn: Turn, *, notebook: str | os.PathLike[str] | None = None,
+               execution_count: int | None = None) -> int:
+        """Write one turn (its row, its tool calls, its model usage) in one transaction.
+
+        Works for any turn: a failed, interrupted or unfinished one gets a row with what
+        the CLI reported (stats it never sent are NULL). Values come from ``turn.stats``
+        (the `result` message: ``cost_usd`` is this turn's share of the cumulative
+        ``result.total_cost_usd``; tokens from ``result.usage``; ``duration_ms`` and
+        ``duration_api_ms`` from the result), ``turn.tools`` and the turn's approval events.
+        The new id is also stored as ``turn.meta["ledger_id"]``.
+
+        Args:
+            turn: the :class:`~kandev_nb.turn.Turn` to record.
+            notebook: the notebook's path, if known.
+            execution_count: the cell's execution count, if known.
+
+        Returns:
+            The ledger id of the new ``turns`` row.
+
+        Raises:
+            LedgerError: the write failed (disk full, locked for longer than the busy
+                timeout, ...); nothing of this turn was written. The cause is chained.
+        """
+        row = _turn_row(turn, os.fspath(notebook) if notebook is not None else None, execution_count)
+        tools, usage = _tool_rows(turn), _usage_rows(turn)
+        try:
+            with self._writer.begin() as conn:
+                inserted = conn.execute(turns_table.insert(), row).inserted_primary_key
+                assert inserted is not None
+                ledger_id = int(inserted[0])
+                if tools:
+                    conn.execute(tool_calls_table.insert(), [r | {"turn_id": ledger_id} for r in tools])
+                if usage:
+                    conn.execute(model_usage_table.insert(), [r | {"turn_id": ledger_id} for r in usage])
+        except (SQLAlchemyError, OSError) as exc:
+            raise LedgerError(f"could not record the turn in the ledger at {self}: {exc}", url=str(self)) from exc
+        turn.meta["ledger_id"] = ledger_id
+        return ledger_id
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def _read(self, stmt: _Select) -> pd.DataFrame:
+        try:
+            with self.engine.connect() as conn:
+                frame = pd.read_sql(stmt, conn)
+        except (SQLAlchemyError, OSError) as exc:
+            raise LedgerError(f"could not read the ledger at {self}: {exc}", url=str(self)) from exc
+        return _typed(frame)
+
+    def runs(
+        self,
+        *,
+        session_id: str | None = None,
+        notebook: str | os.PathLike[str] | None = None,
+        since: TimeLike | None = None,
+        until: TimeLike | None = None,
+    ) -> pd.DataFrame:
+        """The ``turns`` table as a DataFrame, oldest first, one row per turn.
+
+        Args:
+            session_id: only this CLI session.
+            notebook: only this notebook path (as recorded).
+            since, until: only turns started at or after `since` and before `until`
+                (naive values are local time).
+
+        Returns:
+            One column per ``turns`` column: ``started_at``/``ended_at`` as
+            ``datetime64[ns, UTC]``; ``model``, ``result_subtype``, ``session_name`` and other
+            labels as ``category``; counts, tokens and ms as nullable ``Int64``; ``cost_usd``,
+            ``total_cost_usd`` as ``float64`` USD (NaN when the CLI reported none);
+            ``is_error``, ``interrupted`` as ``boolean``; ``tool_calls`` as dicts
+            ``{tool name: count}``.
+
+        Raises:
+            LedgerError: the database cannot be read.
+        """
+        stmt = _where(sa.select(turns_table), session_id=session_id, notebook=notebook, since=since, until=until)
+        return self._read(stmt.order_by(turns_table.c.id))
+
+    def tool_calls(
+        self,
+        *,
+        session_id: str | None = None,
+        notebook: str | os.PathLike[str] | None = None,
+        since: TimeLike | None = None,
+        until: TimeLike | None = None,
+    ) -> pd.DataFrame:
+        """The ``tool_calls`` table joined with its turn, filtered as :meth:`runs`.
+
+        Returns:
+            Columns ``turn_id``, ``started_at`` (the turn's), ``session_id``, ``notebook``,
+            ``seq`` (0-based order in the turn), ``tool_use_id``, ``parent_tool_use_id``,
+            ``tool_name``, ``kind``, ``status``, ``duration_ms`` (Int64, ms), ``decision``
+            ("allow"/"deny"/NaN) and ``decided_by`` (person/policy/timeout/cancelled).
+
+        Raises:
+            LedgerError: the database cannot be read.
+        """
+        t, c = turns_table.c, tool_calls_table.c
+        stmt = sa.select(
+            c.turn_id, t.started_at, t.session_id, t.notebook, c.seq, c.tool_use_id, c.parent_tool_use_id,
+            c.tool_name, c.kind, c.status, c.duration_ms, c.decision, c.decided_by,
+        ).join_from(tool_calls_table, turns_table, c.turn_id == t.id)
+        stmt = _where(stmt, session_id=session_id, notebook=notebook, since=since, until=until)
+        return self._read(stmt.order_by(c.turn_id, c.seq))
+
+    def model_usage(
+        self,
+        *,
+        session_id: str | None = None,
+        notebook: str | os.PathLike[str] | None = None,
+        since: TimeLike | None = None,
+        until: TimeLike | None = None,
+    ) -> pd.DataFrame:
+        """The ``model_usage`` table joined with its turn, filtered as :meth:`runs`.
+
+        Returns:
+            Columns ``turn_id``, ``started_at``, ``session_id``, ``notebook``, ``model``,
+            the four token counts, ``cost_usd`` (float64 USD) and ``context_window``
+            (tokens; from ``result.modelUsage[model].contextWindow``).
+
+        Raises:
+            LedgerError: the database cannot be read.
+        """
+        t, m = turns_table.c, model_usage_table.c
+        stmt = sa.select(
+            m.turn_id, t.started_at, t.session_id, t.notebook, m.model, m.input_tokens, m.output_tokens,
+            m.cache_read_input_tokens, m.cache_creation_input_tokens, m.cost_usd, m.context_window,
+        ).join_from(model_usage_table, turns_table, m.turn_id == t.id)
+        stmt = _where(stmt, session_id=session_id, notebook=notebook, since=since, until=until)
+        return self._read(stmt.order_by(m.turn_id, m.model))
+
+    # -- summary ----------------------------------------------------------------------------
+
+    def totals(
+        self,
+        *,
+        session_id: str | None = None,
+        notebook: str | os.PathLike[str] | None = None,
+        since: TimeLike | None = None,
+        until: TimeLike | None = None,
+    ) -> dict[str, Any]:
+        """Sums over the turns matching the filters (computed by the database).
+
+        Returns:
+            ``{"turns": int, "cost_usd": float (USD), "input_tokens": int,
+            "output_tokens": int, "tool_calls": int, "errors": int (turns with is_error),
+            "first": datetime | None, "last": datetime | None}`` (UTC start times).
+
+        Raises:
+            LedgerError: the database cannot be read.
+        """
+        t = turns_table.c
+        stmt = sa.select(
+            sa.func.count(t.id),
+            sa.func.coalesce(sa.func.sum(t.cost_usd), 0.0),
+            sa.func.coalesce(sa.func.sum(t.input_tokens), 0),
+            sa.func.coalesce(sa.func.sum(t.output_tokens), 0),
+            sa.func.coalesce(sa.func.sum(t.tool_call_count), 0),
+            sa.func.coalesce(sa.func.sum(sa.case((t.is_error.is_(True), 1), else_=0)), 0),
+            sa.func.min(t.started_at),
+            sa.func.max(t.started_at),
+        )
+        stmt = _where(stmt, session_id=session_id, notebook=notebook, since=since, until=until)
+        try:
+            with self.engine.connect() as conn:
+                values = conn.execute(stmt).one()
+        except (SQLAlchemyError, OSError) as exc:
+            raise LedgerError(f"could not read the ledger at {self}: {exc}", url=str(self)) from exc
+        turns, cost, tokens_in, tokens_out, tools, errors, first, last = values
+        return {
+            "turns": int(turns), "cost_usd": float(cost), "input_tokens": int(tokens_in),
+            "output_tokens": int(tokens_out), "tool_calls": int(tools), "errors": int(errors),
+            "first": first, "last": last,
+        }
+
+    def summary(
+        self,
+        *,
+        notebook: str | os.PathLike[str] | None = None,
+        session_id: str | None = None,
+        since: TimeLike | None = None,
+        top: int = 10,
+    ) -> dict[str, Any]:
+        """A small summary for ``%claude_stats``.
+
+        Args:
+            notebook: also give totals for this notebook.
+            session_id: also give totals for this CLI session.
+            since: the start of the `by_model` and `top_tools` breakdowns (default: all time).
+            top: how many tools `top_tools` lists.
+
+        Returns:
+            ``{"today": totals, "all": totals, "notebook": totals (if asked),
+            "session": totals (if asked), "by_model": DataFrame, "top_tools": DataFrame}``
+            where totals are :meth:`totals` dicts, "today" starts at local midnight,
+            ``by_model`` is indexed by model with columns ``turns``, ``cost_usd`` (USD),
+            ``input_tokens``, ``output_tokens`` (most expensive first), and ``top_tools``
+            is indexed by tool name with ``calls``, ``errors``, ``denied`` and
+            ``mean_duration_ms`` (most called first).
+
+        Raises:
+            LedgerError: the database cannot be read.
+        """
+        midnight = dt.datetime.now().astimezone().replace(hour=0, minute=0, second=0, microsecond=0)
+        out: dict[str, Any] = {"today": self.totals(since=midnight), "all": self.totals()}
+        if notebook is not None:
+            out["notebook"] = self.totals(notebook=notebook)
+        if session_id is not None:
+            out["session"] = self.totals(session_id=session_id)
+        t, m, c = turns_table.c, model_usage_table.c, tool_calls_table.c
+        cost = sa.func.coalesce(sa.func.sum(m.cost_usd), 0.0).label("cost_usd")
+        by_model = sa.select(
+            m.model, sa.func.count(sa.distinct(m.turn_id)).label("turns"), cost,
+            sa.func.sum(m.input_tokens).label("input_tokens"), sa.func.sum(m.output_tokens).label("output_tokens"),
+        ).join_from(model_usage_table, turns_table, m.turn_id == t.id).group_by(m.model).order_by(cost.desc())
+        calls = sa.func.count(c.id).label("calls")
+        tools = sa.select(
+            c.tool_name, calls,
+            sa.func.sum(sa.case((c.status == "error", 1), else_=0)).label("errors"),
+            sa.func.sum(sa.case((c.decision == "deny", 1), else_=0)).label("denied"),
+            sa.func.avg(c.duration_ms).label("mean_duration_ms"),
+        ).join_from(tool_calls_table, turns_table, c.turn_id == t.id).group_by(c.tool_name)
+        tools = tools.order_by(calls.desc(), c.tool_name).limit(top)
+        filters: dict[str, Any] = {"session_id": None, "notebook": None, "since": since, "until": None}
+        out["by_model"] = self._read_plain(_where(by_model, **filters)).set_index("model")
+        out["top_tools"] = self._read_plain(_where(tools, **filters)).set_index("tool_name")
+        return out
+
+    def _read_plain(self, stmt: _Select) -> pd.DataFrame:
+        frame = self._read(stmt)
+        for column in ("turns", "calls", "errors", "denied", "input_tokens", "output_tokens"):
+            if column in frame:
+                frame[column] = frame[column].astype("Int64")
+        for column in ("cost_usd", "mean_duration_ms"):
+            if column in frame:
+                frame[column] = frame[column].astype("float64")
+        for column in ("model", "tool_name"):
+            if column in frame:
+                frame[column] = frame[column].astype(object)
+        return frame
+
+
+# -- the default ledger ---------------------------------------------------------------------
+
+_defaults: dict[str, RunLedger] = {}
+_defaults_lock = threading.Lock()
+
+
+def default_ledger() -> RunLedger:
+    """The process's ledger at ``KANDEV_NB_LEDGER`` (else :func:`default_path`), made once.
+
+    The environment variable is read at every call: a changed value gives (and keeps) the
+    ledger at the new location.
+
+    Raises:
+        LedgerError: the ledger cannot be opened.
+    """
+    url = resolve_url(None)
+    key = url.render_as_string(hide_password=False)
+    with _defaults_lock:
+        ledger = _defaults.get(key)
+        if ledger is None:
+            ledger = _defaults[key] = RunLedger(url)
+        return ledger
+
+
+def runs(
+    *,
+    session_id: str | None = None,
+    notebook: str | os.PathLike[str] | None = None,
+    since: TimeLike | None = None,
+    until: TimeLike | None = None,
+) -> pd.DataFrame:
+    """:meth:`RunLedger.runs` of :func:`default_ledger` (``kandev_nb.runs()``)."""
+    return default_ledger().runs(session_id=session_id, notebook=notebook, since=since, until=until)
+
+
+def tool_calls(
+    *,
+    session_id: str | None = None,
+    notebook: str | os.PathLike[str] | None = None,
+    since: TimeLike | None = None,
+    until: TimeLike | None = None,
+) -> pd.DataFrame:
+    """:meth:`RunLedger.tool_calls` of :func:`default_ledger` (``kandev_nb.tool_calls()``)."""
+    return default_ledger().tool_calls(session_id=session_id, notebook=notebook, since=since, until=until)
+
+
+def model_usage(
+    *,
+    session_id: str | None = None,
+    notebook: str | os.PathLike[str] | None = None,
+    since: TimeLike | None = None,
+    until: TimeLike | None = None,
+) -> pd.DataFrame:
+    """:meth:`RunLedger.model_usage` of :func:`default_ledger`."""
+    return default_ledger().model_usage(session_id=session_id, notebook=notebook, since=since, until=until)
+
+
+def summary(**options: Any) -> dict[str, Any]:
+    """:meth:`RunLedger.summary` of :func:`default_ledger`; same keyword arguments."""
+    return default_ledger().summary(**options)
+
