@@ -1,0 +1,170 @@
+"""Live tool cards: one :class:`ToolCard` per `tool_use`, by NormalizedPayload kind.
+
+A card is a ``VBox`` holding one ``HTML`` (a ``<details>`` element built by
+:mod:`kandev_nb.widgets.render`, the same builders the static rendering uses), a "Show all"
+button when an output was cut, and, for subagent cards, a box of nested cards and text for
+the events whose `parent_tool_use_id` is this card's `tool_use_id`.
+
+The full output is sent to the browser only when "Show all" is clicked; it always stays in
+Python (:attr:`ToolCard.output`, and ``turn.tools[id].update.output``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import ipywidgets as w
+from ipywidgets.widgets.widget_string import HTMLStyle
+
+from kandev_nb import events as ev
+from kandev_nb import tools as t
+from kandev_nb.widgets import render as r
+
+__all__ = ["ToolCard", "TodoCard", "WidgetFactory"]
+
+_OPEN_KINDS = frozenset({"modify_file", "shell_exec", "manage_todos", "plan", "subagent_task"})
+
+
+class WidgetFactory:
+    """Makes widgets that share one Layout and one style per kind, and remembers them all.
+
+    Sharing saves a comm_open (layout/style model, ~0.5-1 KB each) per widget; remembering
+    lets :meth:`close_all` free every model of a finished turn.
+    """
+
+    def __init__(self) -> None:
+        self.created: list[w.Widget] = []
+        self._layout = self.track(w.Layout())
+        self._html_style = self.track(HTMLStyle())
+        self._button_style = self.track(w.ButtonStyle())
+        self._button_layout = self.track(w.Layout(width="auto"))
+
+    def track(self, widget: Any) -> Any:
+        """Remember `widget` for :meth:`close_all`; returns it."""
+        self.created.append(widget)
+        return widget
+
+    def html(self, value: str = "", *classes: str) -> w.HTML:
+        """An ``HTML`` widget with the shared layout and style and `classes` as _dom_classes."""
+        return self.track(w.HTML(value=value, layout=self._layout, style=self._html_style, _dom_classes=classes))
+
+    def button(self, description: str, *classes: str, tooltip: str = "", button_style: str = "") -> w.Button:
+        """A ``Button`` with the shared (auto-width) layout and style."""
+        return self.track(w.Button(description=description, tooltip=tooltip, button_style=button_style,
+                                   layout=self._button_layout, style=self._button_style, _dom_classes=classes))
+
+    def vbox(self, children: tuple[w.Widget, ...] = (), *classes: str) -> w.VBox:
+        """A ``VBox`` with the shared layout."""
+        return self.track(w.VBox(children=children, layout=self._layout, _dom_classes=classes))
+
+    def hbox(self, children: tuple[w.Widget, ...] = (), *classes: str) -> w.HBox:
+        """An ``HBox`` (its own layout: it wraps and centres its items)."""
+        layout = self.track(w.Layout(flex_flow="row wrap", align_items="center"))
+        return self.track(w.HBox(children=children, layout=layout, _dom_classes=classes))
+
+    def close_all(self) -> None:
+        """Close every widget made here (children first), freeing their comms and models."""
+        for widget in reversed(self.created):
+            widget.close()
+        self.created.clear()
+
+
+class ToolCard:
+    """The live card of one tool call.
+
+    Attributes:
+        box: the card's root ``VBox`` (_dom_classes ``kandev-tool-card``, ``kandev-kind-<kind>``).
+        html: the ``<details>`` HTML (summary line and body).
+        nested: for subagent cards, the box of nested cards and text; else None.
+        more: the "Show all" button once an output was cut, else None.
+        payload, output, status, duration_ms: the latest values (full, never cut).
+    """
+
+    def __init__(self, call: ev.ToolCall, factory: WidgetFactory) -> None:
+        self.call = call
+        self.tool_call_id = call.tool_call_id
+        self.factory = factory
+        self.payload: t.NormalizedPayload = call.normalized
+        self.output = ""
+        self.status = "running"
+        self.duration_ms: int | None = None
+        self.decision: ev.PermissionDecided | None = None
+        self.full = False
+        self.html = factory.html("", "kandev-tool-html")
+        self.more: w.Button | None = None
+        self.nested: w.VBox | None = None
+        kids: tuple[w.Widget, ...] = (self.html,)
+        if self.payload.kind == "subagent_task":
+            self.nested = factory.vbox((), "kandev-nested")
+            kids += (self.nested,)
+        self.box = factory.vbox(kids, "kandev-tool-card", f"kandev-kind-{self.payload.kind}",
+                                "kandev-status-running")
+        self._render()
+
+    @property
+    def kind(self) -> str:
+        """The payload kind (modify_file, shell_exec, read_file, ...)."""
+        return self.payload.kind
+
+    def _render(self) -> None:
+        where = f"turn.tools[{self.tool_call_id!r}].update.output"
+        summary = r.card_summary_html(self.call.tool_name, self.call.title, self.status, self.payload, self.duration_ms)
+        body = r.card_body_html(self.payload, self.output, status=self.status, full=self.full, where=where)
+        if self.decision is not None:
+            body += r.approval_note_html(self.decision)
+        open_ = self.full or self.status == "error" or self.kind in _OPEN_KINDS
+        cls = f"kandev-tool-details kandev-kind-{self.kind}"
+        self.html.value = r.details_html(summary, body, open_=open_, cls=cls)
+
+    def update(self, event: ev.ToolUpdate, duration_ms: int | None = None) -> None:
+        """Apply a tool_result: status, enriched payload, output; adds "Show all" if cut."""
+        self.payload = event.normalized
+        self.output = event.output
+        self.status = event.status
+        self.duration_ms = duration_ms
+        self.box._dom_classes = tuple(c for c in self.box._dom_classes if not c.startswith("kandev-status-")) + (
+            f"kandev-status-{self.status}",)
+        with self.html.hold_sync():
+            self._render()
+        if not self.full and self.more is None and r.is_cut(self.payload, self.output):
+            self.more = self.factory.button("Show all", "kandev-show-all",
+                                            tooltip="Send the full output to the browser")
+            self.more.on_click(lambda _b: self.show_all())
+            self.box.children = (self.html, self.factory.html(
+                f'<span style="color:#888;font-size:85%">output cut: {r.fmt_tokens(len(self.output))} characters '
+                "in total</span>", "kandev-cut-note"), self.more, *self.box.children[1:])
+
+    def set_decision(self, decision: ev.PermissionDecided) -> None:
+        """Show how this call's approval ended."""
+        self.decision = decision
+        self._render()
+
+    def show_all(self) -> None:
+        """Render every text in full (sends the full output now) and drop the button."""
+        self.full = True
+        self._render()
+        if self.more is not None:
+            self.more.disabled = True
+            self.box.children = tuple(c for c in self.box.children
+                                      if c is not self.more and "kandev-cut-note" not in getattr(c, "_dom_classes", ()))
+
+
+class TodoCard:
+    """The agent's task list, a live checklist updated in place (Todos events)."""
+
+    def __init__(self, factory: WidgetFactory, items: tuple[t.TodoItem, ...] = ()) -> None:
+        self.items = items
+        self.html = factory.html("", "kandev-todo-card")
+        self.box = self.html
+        self.set(items)
+
+    def set(self, items: tuple[t.TodoItem, ...]) -> None:
+        """Replace the list (the Todos event is replace-all)."""
+        self.items = items
+        done = sum(1 for i in items if i.status == "completed")
+        head = f'<div style="color:#888;font-size:90%">Tasks {done}/{len(items)} done</div>'
+        self.html.value = head + r.todos_html(items)
+
+
+Clicked = Callable[[w.Button], None]

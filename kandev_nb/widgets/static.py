@@ -1,0 +1,308 @@
+"""Static renderings of a finished (or running) :class:`~kandev_nb.turn.Turn`.
+
+:func:`render_html` and :func:`render_markdown` turn a Turn into self-contained HTML and
+Markdown: the answer (Markdown rendered, code coloured), thinking folded in ``<details>``,
+each tool call as a ``<details>`` card (nested under its subagent when the events'
+`parent_tool_use_id` says so), API retries and errors, and the footer (cost in USD, tokens,
+durations, API turns, context gauge). :func:`mime_bundle` packs both with ``text/plain``
+for ``update_display``: this is what a saved notebook keeps, and what JupyterLab after a
+reload, nbconvert and kernel-less renderers show.
+
+Long outputs are cut to a preview (:func:`~kandev_nb.widgets.render.cut`); the note under
+each preview names the Python expression that holds the full text (``turn.tools[...]``),
+so nothing is lost, and a 5 MB shell output does not end up in the notebook file.
+
+Importable without a kernel: no ipywidgets here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kandev_nb import events as ev
+from kandev_nb import tools as t
+from kandev_nb.turn import ToolRecord, Turn
+from kandev_nb.widgets import render as r
+
+__all__ = ["mime_bundle", "render_html", "render_markdown"]
+
+
+# -- the outline: events -> ordered, nested items ---------------------------------------
+
+
+@dataclass
+class _Item:
+    kind: str  # "text" | "thinking" | "tool" | "note" | "todos"
+    text: str = ""
+    tool_id: str = ""
+    children: list[_Item] = field(default_factory=list)
+    todos: tuple[t.TodoItem, ...] = ()
+
+
+def _outline(events: Iterable[ev.AgentEvent], tools: dict[str, ToolRecord]) -> list[_Item]:
+    main: list[_Item] = []
+    by_tool: dict[str, _Item] = {}
+
+    def where(e: ev.AgentEvent) -> list[_Item]:
+        parent = e.parent_tool_use_id
+        return by_tool[parent].children if parent and parent in by_tool else main
+
+    for e in events:
+        match e:
+            case ev.MessageChunk() | ev.Reasoning():
+                kind = "text" if isinstance(e, ev.MessageChunk) else "thinking"
+                items = where(e)
+                if items and items[-1].kind == kind:
+                    items[-1].text += e.text
+                else:
+                    items.append(_Item(kind, e.text))
+            case ev.ToolCall():
+                item = _Item("tool", tool_id=e.tool_call_id)
+                where(e).append(item)
+                by_tool[e.tool_call_id] = item
+            case ev.Todos():
+                items = where(e)
+                existing = next((i for i in items if i.kind == "todos"), None)
+                if existing is not None:
+                    existing.todos = e.items
+                else:
+                    items.append(_Item("todos", todos=e.items))
+            case ev.ApiRetry():
+                where(e).append(_Item("note", f"API retry {e.attempt or '?'}/{e.max_retries or '?'}"
+                                      + (f" after HTTP {e.status}" if e.status else "")
+                                      + (f": {e.error}" if e.error else "")))
+            case ev.RateLimit():
+                where(e).append(_Item("note", f"rate limit: {e.message or e.info}"))
+            case ev.CompactBoundary():
+                where(e).append(_Item("note", "conversation compacted"
+                                      + (f" ({e.pre_tokens:,} tokens before)" if e.pre_tokens else "")))
+            case ev.Error():
+                where(e).append(_Item("note", f"error: {e.message}"))
+            case _:
+                pass
+    return [i for i in main if i.kind != "tool" or i.tool_id in tools]
+
+
+def _record_parts(rec: ToolRecord) -> tuple[t.NormalizedPayload, str, str]:
+    payload = rec.update.normalized if rec.update else rec.call.normalized
+    output = rec.update.output if rec.update else ""
+    return payload, output, rec.status
+
+
+# -- HTML -------------------------------------------------------------------------------
+
+_WRAP = ('<div class="kandev-turn kandev-static" style="font-family:var(--jp-content-font-family,'
+         'system-ui,sans-serif);line-height:1.45">')
+
+
+def _html_items(items: list[_Item], turn: Turn) -> str:
+    out = []
+    for item in items:
+        match item.kind:
+            case "text":
+                out.append(f'<div class="kandev-text">{r.markdown_html(item.text)}</div>')
+            case "thinking":
+                out.append(r.details_html('<i style="color:#888">Thinking</i>', r.markdown_html(item.text),
+                                          cls="kandev-thinking", inner_style="color:#57606a"))
+            case "todos":
+                out.append(f'<div class="kandev-todo-card">{r.todos_html(item.todos)}</div>')
+            case "note":
+                out.append(f'<div class="kandev-note" style="color:#bf8700;font-size:90%">⚠ {r.esc(item.text)}</div>')
+            case "tool":
+                rec = turn.tools.get(item.tool_id)
+                if rec is not None:
+                    out.append(_html_tool(rec, item, turn))
+    return "".join(out)
+
+
+def _html_tool(rec: ToolRecord, item: _Item, turn: Turn) -> str:
+    payload, output, status = _record_parts(rec)
+    where = f"turn.tools[{rec.call.tool_call_id!r}].update.output"
+    summary = r.card_summary_html(rec.call.tool_name, rec.call.title, status, payload, rec.duration_ms)
+    body = r.card_body_html(payload, output, status=status, where=where)
+    if rec.decision is not None:
+        body += r.approval_note_html(rec.decision)
+    if item.children:
+        body += (f'<div class="kandev-nested" style="margin-left:0.8em;border-left:2px solid #d0d7de;'
+                 f'padding-left:0.5em">{_html_items(item.children, turn)}</div>')
+    cls = f"kandev-tool-card kandev-kind-{payload.kind} kandev-status-{status}"
+    return r.details_html(summary, body, cls=cls, open_=status == "error" or payload.kind in ("manage_todos", "plan"))
+
+
+def _header_html(turn: Turn) -> str:
+    prompt = turn.prompt.strip().splitlines()[0] if turn.prompt.strip() else ""
+    more = " …" if len(turn.prompt.strip()) > len(prompt) or len(prompt) > 160 else ""
+    return (f'<div class="kandev-header" style="color:#888;font-size:85%">claude · {r.esc(turn.session_name)} · '
+            f"<i>{r.esc(prompt[:160])}{more}</i></div>")
+
+
+def render_html(turn: Turn) -> str:
+    """The whole turn as one self-contained HTML fragment (inline styles, no scripts).
+
+    Args:
+        turn: a :class:`~kandev_nb.turn.Turn`, finished or not (a running turn has no footer).
+
+    Returns:
+        ``<div class="kandev-turn kandev-static">...</div>``.
+    """
+    parts = [_WRAP, _header_html(turn), _html_items(_outline(turn.events, turn.tools), turn)]
+    if turn.stats is not None:
+        parts.append(r.stats_html(turn.stats, turn.context, interrupted=turn.interrupted))
+    elif turn.context is not None:
+        parts.append(f'<div class="kandev-footer">{r.context_html(turn.context)}</div>')
+    parts.append("</div>")
+    return "".join(parts)
+
+
+# -- Markdown ---------------------------------------------------------------------------
+
+_STATUS_MD = {"running": "⏳", "complete": "✓", "error": "✗"}
+
+
+def _fence(text: str, lang: str = "") -> str:
+    longest = max((len(m) for m in re.findall(r"`{3,}", text)), default=2)
+    ticks = "`" * (longest + 1)
+    return f"{ticks}{lang}\n{text.rstrip(chr(10))}\n{ticks}\n"
+
+
+def _md_cut(text: str, where: str) -> str:
+    p = r.cut(text)
+    if not p.cut:
+        return _fence(text)
+    return _fence(p.shown) + f"\n*… {p.hidden_lines:,} more lines; full text in `{where}`*\n"
+
+
+def _md_tool_body(payload: t.NormalizedPayload, output: str, status: str, where: str) -> str:
+    parts: list[str] = []
+    match payload:
+        case t.ModifyFile():
+            for m in payload.mutations:
+                parts.append(_fence(r.cut(m.diff, 200, 20000).shown, "diff"))
+            if status == "error" and (payload.result or output):
+                parts.append("error:\n" + _md_cut(payload.result or output, where))
+        case t.ShellExec():
+            if payload.description:
+                parts.append(f"*{payload.description}*\n")
+            parts.append(_fence(payload.command, "bash"))
+            out = payload.output
+            if out is not None:
+                if out.stdout:
+                    parts.append("stdout:\n" + _md_cut(out.stdout, where))
+                if out.stderr:
+                    parts.append("stderr:\n" + _md_cut(out.stderr, where))
+                if out.exit_code is not None:
+                    parts.append(f"exit code **{out.exit_code}**" + (" (interrupted)" if out.interrupted else "") + "\n")
+            elif output:
+                parts.append(_md_cut(output, where))
+        case t.ReadFile():
+            body = payload.content if payload.content is not None else output
+            rng = r._read_range(payload)
+            parts.append(f"`{payload.file_path}`" + (f" · {rng}" if rng else "") + "\n")
+            if body:
+                parts.append(_md_cut(body, where))
+        case t.CodeSearch():
+            parts.append(f"pattern `{payload.pattern}`" + (f" in `{payload.path}`" if payload.path else "")
+                         + (f" · {payload.file_count} found" if payload.file_count is not None else "") + "\n")
+            listing = "\n".join(payload.files) if payload.files else (payload.text or output)
+            if listing:
+                parts.append(_md_cut(listing, where))
+        case t.HttpRequest():
+            parts.append(f"{payload.url or payload.query or ''}" + (f" · HTTP {payload.status}" if payload.status else "") + "\n")
+            if payload.response or output:
+                parts.append(_md_cut(payload.response or output, where))
+        case t.SubagentTask():
+            totals = [f"{k} {v}" for k, v in (("duration", r.fmt_ms(payload.total_duration_ms) if payload.total_duration_ms is not None else None),
+                                                ("tokens", payload.total_tokens), ("tool uses", payload.total_tool_use_count)) if v is not None]
+            if totals:
+                parts.append(" · ".join(totals) + "\n")
+            if payload.result:
+                parts.append(payload.result + "\n")
+        case t.ManageTodos():
+            parts.append(_md_todos(payload.items) if payload.items else (payload.result or "") + "\n")
+        case t.CreateTask():
+            parts.append(f"**{payload.title}**" + (f" #{payload.task_id}" if payload.task_id else "") + "\n")
+        case t.Plan():
+            parts.append(payload.plan + "\n")
+        case t.Generic():
+            if payload.input:
+                import json  # noqa: PLC0415
+
+                parts.append(_fence(json.dumps(payload.input, indent=2, ensure_ascii=False, default=str), "json"))
+            if payload.output or output:
+                parts.append(_md_cut(payload.output or output, where))
+    return "\n".join(parts)
+
+
+def _md_todos(items: Iterable[t.TodoItem]) -> str:
+    mark = {"pending": "[ ]", "in_progress": "[ ] ◐", "completed": "[x]"}
+    return "".join(f"- {mark[i.status]} {i.active_form if i.status == 'in_progress' and i.active_form else i.description}\n"
+                   for i in items)
+
+
+def _md_items(items: list[_Item], turn: Turn) -> list[str]:
+    out: list[str] = []
+    for item in items:
+        match item.kind:
+            case "text":
+                out.append(item.text.rstrip("\n") + "\n")
+            case "thinking":
+                out.append(f"<details><summary>Thinking</summary>\n\n{item.text.strip()}\n\n</details>\n")
+            case "todos":
+                out.append(_md_todos(item.todos))
+            case "note":
+                out.append(f"> ⚠ {item.text}\n")
+            case "tool":
+                rec = turn.tools.get(item.tool_id)
+                if rec is None:
+                    continue
+                payload, output, status = _record_parts(rec)
+                where = f"turn.tools[{rec.call.tool_call_id!r}].update.output"
+                title = rec.call.title if rec.call.title != rec.call.tool_name else ""
+                dur = f" · {r.fmt_ms(rec.duration_ms)}" if rec.duration_ms is not None else ""
+                summary = r.esc(f"{_STATUS_MD.get(status, '•')} {rec.call.tool_name}" + (f": {title[:120]}" if title else "") + dur)
+                body = _md_tool_body(payload, output, status, where)
+                if rec.decision is not None:
+                    d = rec.decision
+                    body += f"\n*{'allowed' if d.behavior == 'allow' else 'denied'} by {d.decided_by} after {r.fmt_ms(d.waited_ms)}*\n"
+                if item.children:
+                    body += "\n" + "\n".join(_md_items(item.children, turn))
+                out.append(f"<details><summary>{summary}</summary>\n\n{body}\n</details>\n")
+    return out
+
+
+def _md_footer(turn: Turn) -> str:
+    s = turn.stats
+    if s is None:
+        return ""
+    bits = [f"**{r.fmt_usd(s.cost_usd)}**",
+            f"tokens in {r.fmt_tokens(s.input_tokens)} / out {r.fmt_tokens(s.output_tokens)} / "
+            f"cache read {r.fmt_tokens(s.cache_read_input_tokens)} / cache write {r.fmt_tokens(s.cache_creation_input_tokens)}",
+            f"{r.fmt_ms(s.duration_ms)} (API {r.fmt_ms(s.duration_api_ms)})",
+            f"{s.num_turns} API turns"]
+    if turn.context is not None and turn.context.size:
+        c = turn.context
+        bits.append(f"context {r.fmt_tokens(c.used)} / {r.fmt_tokens(c.size)} ({c.used / c.size:.0%})")
+    state = "**interrupted** · " if turn.interrupted else (f"**{s.result_subtype}** · " if s.is_error else "")
+    return "---\n" + state + " · ".join(bits) + "\n"
+
+
+def render_markdown(turn: Turn) -> str:
+    """The whole turn as Markdown (tool cards and thinking as ``<details>`` blocks)."""
+    parts = _md_items(_outline(turn.events, turn.tools), turn)
+    footer = _md_footer(turn)
+    if footer:
+        parts.append(footer)
+    return "\n".join(parts)
+
+
+def render_text(turn: Turn) -> str:
+    """A plain-text summary: the Turn's repr and the answer text."""
+    return f"{turn!r}\n\n{turn.text}"
+
+
+def mime_bundle(turn: Turn) -> dict[str, Any]:
+    """``{"text/html", "text/markdown", "text/plain"}`` for ``display``/``update_display``."""
+    return {"text/html": render_html(turn), "text/markdown": render_markdown(turn), "text/plain": render_text(turn)}

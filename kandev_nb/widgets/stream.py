@@ -1,0 +1,169 @@
+"""Streaming text: an append-only anywidget and the throttle that coalesces deltas.
+
+Why an anywidget with an "append" message (measured by ``python -m kandev_nb.bench ui``):
+
+* Bytes: each update carries only the new characters, so bytes over the comm grow linearly
+  with the answer (about 1.1-1.5 bytes per byte of text plus a fixed cost per update). The
+  alternative with stock widgets (finished paragraphs frozen into fixed ``HTML`` widgets,
+  only the last one re-sent) re-sends the whole current block on every update: a long code
+  block, a table or a long paragraph still grows with the square of its length, and every
+  frozen paragraph costs a comm_open with its layout and style models.
+* The renderer: the client keeps finished Markdown blocks and re-renders only the tail
+  after the last block boundary, with `marked` and highlight.js vendored as one ESM file
+  (``assets/kandev_lib.js``, built from ``js/``). That file is shipped ONCE per kernel by
+  the :class:`KandevLib` widget; each text segment carries only a 0.7 KB loader.
+* The final rendering is exact anyway: when the turn ends, the view is replaced by the
+  static rendering of the whole text (markdown-it-py + Pygments), see
+  :mod:`kandev_nb.widgets.static`.
+
+Protocol of :class:`StreamText` (custom messages):
+
+* kernel -> view ``{"type": "append", "at": N, "text": s}``: `s` starts at offset N.
+* view -> kernel ``{"type": "sync", "have": N}`` when a view mounts or sees a gap; the
+  kernel answers ``{"type": "reset", "text": <all sent so far>}`` when N differs. This
+  serves late views (a cell output scrolled into view, a page reload mid-turn).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anywidget
+import traitlets
+
+__all__ = ["ASSETS", "KandevLib", "StreamText", "Throttle", "kandev_lib"]
+
+ASSETS = Path(__file__).parent / "assets"
+
+
+class KandevLib(anywidget.AnyWidget):  # type: ignore[misc]
+    """The client library (Markdown renderer, highlighter, CSS), one instance per kernel.
+
+    Never displayed: creating its model in the frontend runs its module, which publishes
+    ``globalThis.__kandevNb`` for the :class:`StreamText` views, and loads the CSS.
+    """
+
+    _esm = ASSETS / "kandev_lib.js"
+    _css = ASSETS / "kandev.css"
+
+
+_lib: KandevLib | None = None
+_lib_lock = threading.Lock()
+
+
+def kandev_lib() -> KandevLib:
+    """The kernel's :class:`KandevLib` instance (created on first use, re-created if closed)."""
+    global _lib
+    with _lib_lock:
+        if _lib is None or _lib.comm is None:
+            _lib = KandevLib()
+        return _lib
+
+
+class StreamText(anywidget.AnyWidget):  # type: ignore[misc]
+    """Append-only text rendered as Markdown (``mode="markdown"``) or plain text in the browser.
+
+    Python keeps the full text in :attr:`text`; :meth:`append` buffers, :meth:`flush` sends
+    what is buffered as one "append" message. Thread-safe: the frontend's "sync" request may
+    arrive on another thread than the event loop's.
+    """
+
+    _esm = ASSETS / "stream_text.js"
+    mode = traitlets.Unicode("markdown").tag(sync=True)
+    lib = traitlets.Unicode("").tag(sync=True)
+
+    def __init__(self, mode: str = "markdown", **kwargs: Any) -> None:
+        super().__init__(mode=mode, lib=kandev_lib().model_id, **kwargs)
+        self.text = ""
+        self._sent = 0
+        self._lock = threading.Lock()
+        self.updates = 0
+        self.on_msg(self._on_frontend)
+
+    @property
+    def pending(self) -> int:
+        """Characters appended but not yet sent."""
+        return len(self.text) - self._sent
+
+    def append(self, s: str) -> None:
+        """Buffer `s` (sent by the next :meth:`flush`)."""
+        with self._lock:
+            self.text += s
+
+    def flush(self) -> bool:
+        """Send the buffered text as one "append" message. Returns True if something was sent."""
+        with self._lock:
+            if self._sent >= len(self.text):
+                return False
+            at, chunk = self._sent, self.text[self._sent:]
+            self._sent = len(self.text)
+            self.updates += 1
+            self.send({"type": "append", "at": at, "text": chunk})
+            return True
+
+    def _on_frontend(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        if not isinstance(content, dict) or content.get("type") != "sync":
+            return
+        with self._lock:
+            if content.get("have") != self._sent:
+                self.send({"type": "reset", "text": self.text[: self._sent]})
+
+
+class Throttle:
+    """Coalesces text updates: at most one flush per `interval_s`, the first one at once.
+
+    Args:
+        flush: sends everything buffered (called on the event loop); returns True if it
+            sent anything (only then does the interval restart).
+        interval_s: minimum seconds between two flushes (0.05 s: at most 20 updates/s).
+        clock: monotonic seconds (injectable for simulated time in tests and benchmarks).
+
+    With a running asyncio loop, a buffered delta is flushed by a timer at most
+    `interval_s` after the previous flush; without one (tests, replays), by the next
+    :meth:`poke` after the interval, or by :meth:`flush_now`.
+    """
+
+    def __init__(self, flush: Callable[[], bool], interval_s: float = 0.05,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._flush = flush
+        self.interval_s = interval_s
+        self.clock = clock
+        self._last = float("-inf")
+        self._timer: asyncio.TimerHandle | None = None
+
+    def poke(self) -> None:
+        """New text was buffered: flush now if the interval has passed, else schedule it."""
+        now = self.clock()
+        wait = self._last + self.interval_s - now
+        if wait <= 0:
+            self.flush_now()
+            return
+        if self._timer is None:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                return
+            self._timer = loop.call_later(wait, self._on_timer)
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        self.flush_now()
+
+    def flush_now(self) -> None:
+        """Flush at once (before any non-text event, and at the end of the turn)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._flush():
+            self._last = self.clock()
+
+    def cancel(self) -> None:
+        """Drop a scheduled flush (the view is closing)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None

@@ -1,0 +1,346 @@
+"""`TurnView`: the live view of one turn, fed every AgentEvent through :meth:`TurnView.handle`.
+
+Layout (``_dom_classes`` in brackets, for tests and Playwright)::
+
+    VBox [kandev-turn]
+      HBox [kandev-header]:  HTML activity [kandev-activity] · HTML context gauge
+                             [kandev-context-gauge] · Button "Stop" [kandev-stop]
+      VBox [kandev-body]:    in event order: StreamText [kandev-text], thinking Accordion
+                             [kandev-thinking], tool cards [kandev-tool-card], approval
+                             cards [kandev-approval], the task list [kandev-todo-card],
+                             notes [kandev-note]
+      HTML [kandev-footer]:  cost, tokens, durations, API turns (after Complete)
+
+Events whose `parent_tool_use_id` names a subagent card go into that card's nested box.
+
+Threading: :meth:`handle`, :meth:`display` and :meth:`finish` run on the kernel's event
+loop. Button callbacks may run on another thread; they only answer approvals, call
+`on_stop`, and set traits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import time
+from collections.abc import Callable
+from typing import Any
+
+import ipywidgets as w
+
+from kandev_nb import events as ev
+from kandev_nb.turn import Turn
+from kandev_nb.widgets import render as r
+from kandev_nb.widgets import static
+from kandev_nb.widgets.approval import ApprovalCard
+from kandev_nb.widgets.cards import TodoCard, ToolCard, WidgetFactory
+from kandev_nb.widgets.stream import StreamText, Throttle
+
+__all__ = ["TurnView"]
+
+
+class TurnView:
+    """The live widgets of one turn, then its static rendering.
+
+    Args:
+        prompt: the prompt text (shown in the header of the static rendering).
+        session_name: the session's label.
+        budget_usd: an optional budget in USD; the footer shows the turn's share of it.
+        on_stop: called with no arguments when the Stop button is clicked (possibly on a
+            button thread); if it returns an awaitable, that is run on the view's loop.
+        interval_s: minimum seconds between two text updates (0.05 s: <= 20 updates/s).
+        tick_s: seconds between two activity-line updates while the turn runs.
+        clock: monotonic seconds (injectable for simulated time).
+
+    Attributes:
+        turn: the view's own :class:`~kandev_nb.turn.Turn` record, built from the events.
+        root: the root ``VBox`` (None after :meth:`finish`).
+        cards: tool cards by `tool_use_id`; approvals: approval cards by `request_id`.
+        text_updates: number of "append" messages sent for streamed text; deltas: text and
+            reasoning events received.
+    """
+
+    def __init__(
+        self,
+        prompt: str,
+        session_name: str = "default",
+        budget_usd: float | None = None,
+        *,
+        on_stop: Callable[[], Any] | None = None,
+        interval_s: float = 0.05,
+        tick_s: float = 1.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.turn = Turn(prompt=prompt, session_name=session_name)
+        self.budget_usd = budget_usd
+        self.on_stop = on_stop
+        self.clock = clock
+        self.tick_s = tick_s
+        self.started = clock()
+        self.f = WidgetFactory()
+        self.activity = self.f.html("", "kandev-activity")
+        self.gauge = self.f.html("", "kandev-context-gauge")
+        self.stop = self.f.button("Stop", "kandev-stop", tooltip="Interrupt this turn (the session stays)")
+        self.stop.on_click(lambda _b: self._stop_clicked())
+        self.body = self.f.vbox((), "kandev-body")
+        self.footer = self.f.html("", "kandev-footer")
+        self.root: w.VBox | None = self.f.vbox(
+            (self.f.hbox((self.activity, self.gauge, self.stop), "kandev-header"), self.body, self.footer),
+            "kandev-turn")
+        self.cards: dict[str, ToolCard] = {}
+        self.approvals: dict[str, ApprovalCard] = {}
+        self.todo_card: TodoCard | None = None
+        self.segments: list[StreamText] = []
+        self._open: dict[tuple[str | None, str], StreamText] = {}
+        self.throttle = Throttle(self._flush_text, interval_s, clock)
+        self.deltas = 0
+        self._state = "Starting Claude Code"
+        self._state_since = clock()
+        self._retry = ""
+        self._handle: Any = None
+        self._ticker: asyncio.Task[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self.finished = False
+        self._tool_started: dict[str, float] = {}
+        self._render_activity()
+
+    # -- properties -----------------------------------------------------------------------
+
+    @property
+    def text_updates(self) -> int:
+        """Text "append" messages sent so far, over all segments."""
+        return sum(s.updates for s in self.segments)
+
+    @property
+    def widget(self) -> w.VBox | None:
+        """The root widget while live (None after :meth:`finish`)."""
+        return self.root
+
+    # -- display --------------------------------------------------------------------------
+
+    def display(self) -> None:
+        """Show the view in the current cell output under a display_id, start the ticker."""
+        from IPython.display import display  # noqa: PLC0415
+
+        self._handle = display(self.root, display_id=True)
+        self._start_ticker()
+
+    def _start_ticker(self) -> None:
+        if self._ticker is not None or self.finished or self.tick_s <= 0:
+            return
+        try:
+            self._loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._ticker = self._loop.create_task(self._tick())
+
+    async def _tick(self) -> None:
+        while not self.finished:
+            await asyncio.sleep(self.tick_s)
+            self._render_activity()
+
+    def _render_activity(self) -> None:
+        now = self.clock()
+        elapsed = r.fmt_ms((now - self.started) * 1000)
+        since = now - self._state_since
+        step = f" ({r.fmt_ms(since * 1000)})" if since >= 2 and self._state.startswith("Running") else ""
+        retry = f' · <span style="color:#bf8700">{r.esc(self._retry)}</span>' if self._retry else ""
+        spinner = "" if self.finished else "● "
+        self.activity.value = f"{spinner}{r.esc(self._state)}{step} · {elapsed}{retry}"
+
+    def _set_state(self, state: str) -> None:
+        if state != self._state:
+            self._state = state
+            self._state_since = self.clock()
+            self._render_activity()
+
+    # -- stop -----------------------------------------------------------------------------
+
+    def _stop_clicked(self) -> None:
+        self.stop.disabled = True
+        self.stop.description = "Stopping…"
+        if self.on_stop is None:
+            return
+        result = self.on_stop()
+        if inspect.isawaitable(result):
+            loop = self._loop
+            if loop is None or loop.is_closed():
+                with contextlib.suppress(Exception):
+                    result.close()  # type: ignore[attr-defined]
+                return
+            asyncio.run_coroutine_threadsafe(_await(result), loop)
+
+    # -- events ---------------------------------------------------------------------------
+
+    def _container(self, event: ev.AgentEvent) -> w.VBox:
+        parent = event.parent_tool_use_id
+        if parent and parent in self.cards and self.cards[parent].nested is not None:
+            nested = self.cards[parent].nested
+            assert nested is not None
+            return nested
+        return self.body
+
+    def _add(self, box: w.VBox, widget: w.Widget) -> None:
+        box.children = (*box.children, widget)
+
+    def _segment(self, event: ev.MessageChunk | ev.Reasoning) -> StreamText:
+        kind = "text" if isinstance(event, ev.MessageChunk) else "thinking"
+        key = (event.parent_tool_use_id if event.parent_tool_use_id in self.cards else None, kind)
+        seg = self._open.get(key)
+        if seg is not None:
+            return seg
+        for other in [k for k in self._open if k[0] == key[0]]:
+            del self._open[other]  # text after thinking (or vice versa) starts a new segment
+        seg = self.f.track(StreamText(_dom_classes=("kandev-text",) if kind == "text" else ("kandev-thinking-text",)))
+        self.segments.append(seg)
+        holder: w.Widget = seg
+        if kind == "thinking":
+            holder = self.f.track(w.Accordion(children=(seg,), titles=("Thinking",), selected_index=None,
+                                              _dom_classes=("kandev-thinking",)))
+        self._add(self._container(event), holder)
+        self._open[key] = seg
+        return seg
+
+    def _close_segments(self, parent: str | None) -> None:
+        for key in [k for k in self._open if k[0] == parent]:
+            del self._open[key]
+
+    def _flush_text(self) -> bool:
+        sent = False
+        for seg in self._open.values():
+            sent = seg.flush() or sent
+        return sent
+
+    def handle(self, event: ev.AgentEvent) -> None:
+        """Apply one AgentEvent (call on the event loop, in order). Never raises on odd events."""
+        if self.finished:
+            return
+        if self._ticker is None:
+            self._start_ticker()
+        self.turn.add(event, self.clock())
+        if isinstance(event, ev.MessageChunk | ev.Reasoning):
+            self.deltas += 1
+            self._segment(event).append(event.text)
+            self._set_state("Writing" if isinstance(event, ev.MessageChunk) else "Thinking")
+            self.throttle.poke()
+            return
+        self.throttle.flush_now()
+        match event:
+            case ev.ToolCall():
+                parent = event.parent_tool_use_id if event.parent_tool_use_id in self.cards else None
+                self._close_segments(parent)
+                card = ToolCard(event, self.f)
+                self.cards[event.tool_call_id] = card
+                self._tool_started[event.tool_call_id] = self.clock()
+                self._add(self._container(event), card.box)
+                self._set_state(f"Running {event.tool_name}: {event.title[:80]}" if event.title != event.tool_name
+                                else f"Running {event.tool_name}")
+            case ev.ToolUpdate():
+                card = self.cards.get(event.tool_call_id)
+                if card is not None:
+                    started = self._tool_started.get(event.tool_call_id)
+                    dur = None if started is None else int((self.clock() - started) * 1000)
+                    card.update(event, dur)
+                self._set_state("Thinking")
+            case ev.PermissionRequest():
+                self._close_segments(None)
+                acard = ApprovalCard(event, self.f)
+                self.approvals[event.request_id] = acard
+                self._add(self.body, acard.box)
+                self._set_state(f"Waiting for your approval: {event.tool_name}")
+            case ev.PermissionDecided() | ev.PermissionCancelled():
+                acard2 = self.approvals.get(event.request_id)
+                if acard2 is not None:
+                    acard2.handle(event)
+                    tool_id = acard2.event.tool_use_id
+                    if isinstance(event, ev.PermissionDecided) and tool_id in self.cards:
+                        self.cards[tool_id].set_decision(event)
+                self._set_state("Working")
+            case ev.Todos():
+                if self.todo_card is None:
+                    self.todo_card = TodoCard(self.f, event.items)
+                    self._close_segments(None)
+                    self._add(self.body, self.todo_card.box)
+                else:
+                    self.todo_card.set(event.items)
+            case ev.ContextWindow():
+                self.gauge.value = r.context_html(event)
+            case ev.ApiRetry():
+                self._retry = (f"API retry {event.attempt or '?'}/{event.max_retries or '?'}"
+                               + (f" (HTTP {event.status})" if event.status else ""))
+                self._render_activity()
+            case ev.RateLimit():
+                self._note(event, f"rate limit: {event.message or event.info}")
+            case ev.CompactBoundary():
+                self._note(event, "conversation compacted")
+            case ev.Error():
+                self._note(event, f"error: {event.message}", color="#cf222e")
+            case ev.SessionStatus():
+                self._set_state(f"Session {event.status}" + (f" · {event.model}" if event.model else ""))
+            case ev.Complete():
+                self._complete(event)
+            case _:
+                pass
+
+    def _note(self, event: ev.AgentEvent, text: str, color: str = "#bf8700") -> None:
+        self._close_segments(event.parent_tool_use_id)
+        self._add(self._container(event), self.f.html(
+            f'<div style="color:{color};font-size:90%">⚠ {r.esc(text)}</div>', "kandev-note"))
+
+    def _complete(self, event: ev.Complete) -> None:
+        self._retry = ""
+        self.stop.disabled = True
+        self._set_state("Interrupted" if self.turn.interrupted else ("Failed" if event.stats.is_error else "Done"))
+        footer = r.stats_html(event.stats, self.turn.context, interrupted=self.turn.interrupted)
+        if self.budget_usd:
+            share = event.stats.cost_usd / self.budget_usd
+            footer += f'<div style="color:#888;font-size:85%">{share:.1%} of the {r.fmt_usd(self.budget_usd)} budget</div>'
+        self.footer.value = footer
+
+    # -- the end --------------------------------------------------------------------------
+
+    def finish(self, turn: Turn | None = None) -> dict[str, Any]:
+        """End the live view: flush, stop the ticker, replace the output with the static
+        rendering of `turn` (default: the view's own record) and close every widget.
+
+        Returns:
+            The MIME bundle now in the cell output (text/html, text/markdown, text/plain).
+        """
+        if turn is None:
+            turn = self.turn
+        bundle = static.mime_bundle(turn)
+        if self.finished:
+            return bundle
+        self.throttle.flush_now()
+        self.throttle.cancel()
+        self.finished = True
+        if self._ticker is not None:
+            self._ticker.cancel()
+            self._ticker = None
+        if self._handle is not None:
+            self._handle.update(bundle, raw=True)
+        self.close()
+        return bundle
+
+    def close(self) -> None:
+        """Close every widget of the view (frees their comms); the view shows nothing after."""
+        self.finished = True
+        self.throttle.cancel()
+        if self._ticker is not None:
+            self._ticker.cancel()
+            self._ticker = None
+        self.f.close_all()
+        self.root = None
+        self._open.clear()
+        self.segments = []
+        self.cards.clear()
+        self.approvals.clear()
+        self.todo_card = None
+
+    def _ipython_display_(self) -> None:
+        self.display()
+
+
+async def _await(awaitable: Any) -> Any:
+    return await awaitable
