@@ -1,0 +1,273 @@
+"""Fixtures for the real-browser tests: a JupyterLab 4 server and headless Chromium.
+
+`jupyter_lab` starts ``jupyter lab`` on a free 127.0.0.1 port with a random token, no
+browser, and a temporary root dir (``lab.root``) where tests put notebooks. Its kernels
+inherit ``KANDEV_NB_LEDGER`` (a temporary SQLite file) and private Jupyter/IPython dirs.
+At the end every kernel is shut down through the REST API, then the server itself.
+
+`page` is a Chromium page (Playwright's sync API) in a fresh profile, launched with the
+flags this closed-network machine needs; the browser is Debian's ``/usr/bin/chromium``,
+never a downloaded one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CHROMIUM = Path(os.environ.get("KANDEV_NB_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+REPO = Path(__file__).resolve().parents[2]
+SCREENSHOTS = REPO / "artifacts" / "screenshots"
+"""Where every browser test saves its screenshots (CI keeps this folder as an artifact)."""
+DOCS_SCREENSHOTS = REPO / "docs" / "screenshots"
+"""Committed screenshots the README shows (refreshed by ``KANDEV_NB_UPDATE_DOCS=1``)."""
+
+# Settings that keep toasts and news prompts out of the screenshots.
+_LAB_SETTINGS = {
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
+        "fetchNews": "false",
+        "checkForUpdates": False,
+    },
+}
+
+if not CHROMIUM.exists():  # pragma: no cover - depends on the machine
+    pytest.skip(
+        f"no Chromium at {CHROMIUM}: run `python -m kandev_nb.testing.install`",
+        allow_module_level=True,
+    )
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class LabServer:
+    """A running ``jupyter lab`` process.
+
+    Attributes:
+        url: base URL without a trailing slash, e.g. ``http://127.0.0.1:41231``.
+        token: the server's token (every request needs it).
+        root: the server's root dir; notebooks put here open as ``/lab/tree/<name>``.
+        process: the server process.
+        log: its combined stdout/stderr file.
+    """
+
+    url: str
+    token: str
+    root: Path
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    def api(self, method: str, path: str, body: Any = None, timeout: float = 10.0) -> Any:
+        """Call the REST API (``path`` like ``/api/kernels``); returns the decoded JSON or None.
+
+        Raises:
+            urllib.error.HTTPError: a non-2xx answer.
+        """
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(
+            f"{self.url}{path}",
+            data=data,
+            method=method,
+            headers={"Authorization": f"token {self.token}", "Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            raw = response.read()
+        return json.loads(raw) if raw else None
+
+    def notebook_url(self, name: str) -> str:
+        """The page that opens notebook ``name`` (relative to ``root``), token included."""
+        return f"{self.url}/lab/tree/{name}?token={self.token}&reset"
+
+    def log_tail(self, lines: int = 40) -> str:
+        """The last lines of the server log (for failure messages)."""
+        text = self.log.read_text(errors="replace") if self.log.exists() else ""
+        return "\n".join(text.splitlines()[-lines:])
+
+    def wait_ready(self, timeout: float = 90.0) -> None:
+        """Block until ``/api/status`` answers.
+
+        Raises:
+            RuntimeError: the process exited, or ``timeout`` seconds passed.
+        """
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"jupyter lab exited with {self.process.returncode}:\n{self.log_tail()}")
+            try:
+                self.api("GET", "/api/status", timeout=2)
+                return
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                time.sleep(0.25)
+        raise RuntimeError(f"jupyter lab did not answer /api/status in {timeout} s:\n{self.log_tail()}")
+
+    def shutdown_kernels(self) -> None:
+        """Shut down every session and kernel of the server (errors ignored)."""
+        for kind in ("sessions", "kernels"):
+            try:
+                items = self.api("GET", f"/api/{kind}")
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                return
+            for item in items or []:
+                try:
+                    self.api("DELETE", f"/api/{kind}/{item['id']}", timeout=30)
+                except (urllib.error.URLError, ConnectionError, TimeoutError):
+                    pass
+
+    def stop(self) -> None:
+        """Kernels first, then ``POST /api/shutdown``; terminate, then kill, if it lingers."""
+        if self.process.poll() is None:
+            self.shutdown_kernels()
+            try:
+                self.api("POST", "/api/shutdown")
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                pass
+        for sig, wait in ((None, 20.0), (signal.SIGTERM, 10.0), (signal.SIGKILL, 10.0)):
+            if sig is not None and self.process.poll() is None:
+                self.process.send_signal(sig)
+            try:
+                self.process.wait(wait)
+                return
+            except subprocess.TimeoutExpired:
+                continue
+
+
+def _lab_env(tmp: Path, ledger: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        KANDEV_NB_LEDGER=str(ledger),
+        JUPYTER_CONFIG_DIR=str(tmp / "jupyter-config"),
+        JUPYTER_RUNTIME_DIR=str(tmp / "jupyter-runtime"),
+        IPYTHONDIR=str(tmp / "ipython"),
+        JUPYTER_PLATFORM_DIRS="1",
+        PYTHONUNBUFFERED="1",
+    )
+    env.pop("JUPYTER_TOKEN", None)
+    return env
+
+
+def start_lab(tmp: Path, ledger: Path, extra_env: dict[str, str] | None = None) -> LabServer:
+    """Start ``jupyter lab`` with its root at ``tmp / "root"`` and wait until it answers.
+
+    Raises:
+        RuntimeError: the server did not come up (its log tail is in the message).
+    """
+    root = tmp / "root"
+    root.mkdir(parents=True, exist_ok=True)
+    settings = tmp / "lab-settings"
+    for name, values in _LAB_SETTINGS.items():
+        target = settings / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(values))
+    port = free_port()
+    token = secrets.token_hex(16)
+    log = tmp / "jupyter-lab.log"
+    env = _lab_env(tmp, ledger) | (extra_env or {})
+    argv = [
+        sys.executable, "-m", "jupyterlab",
+        "--no-browser",
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={root}",
+        "--ServerApp.terminals_enabled=False",
+        f"--LabServerApp.user_settings_dir={settings}",
+        f"--LabServerApp.workspaces_dir={tmp / 'lab-workspaces'}",
+        "--LabApp.news_url=None",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        "--LabApp.expose_app_in_browser=True",
+        "--LabApp.extension_manager=readonly",
+    ]
+    if os.geteuid() == 0:
+        argv.append("--ServerApp.allow_root=True")
+    with log.open("wb") as out:
+        process = subprocess.Popen(argv, cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT)
+    lab = LabServer(f"http://127.0.0.1:{port}", token, root, process, log)
+    try:
+        lab.wait_ready()
+    except BaseException:
+        lab.stop()
+        raise
+    return lab
+
+
+@pytest.fixture
+def lab_ledger(tmp_path: Path) -> Path:
+    """The SQLite ledger file the Lab's kernels write to (``KANDEV_NB_LEDGER``)."""
+    return tmp_path / "ledger.sqlite"
+
+
+@pytest.fixture
+def jupyter_lab(tmp_path: Path, lab_ledger: Path) -> Iterator[LabServer]:
+    """A JupyterLab 4 server for one test; kernels and server are shut down afterwards."""
+    lab = start_lab(tmp_path / "lab", lab_ledger)
+    try:
+        yield lab
+    finally:
+        lab.stop()
+
+
+@pytest.fixture
+def project_dir(jupyter_lab: LabServer) -> Path:
+    """A temporary project dir (the CLI's cwd) beside the notebooks, inside the Lab root."""
+    path = jupyter_lab.root / "project"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def page(tmp_path: Path) -> Iterator[Any]:
+    """A Playwright page in headless Chromium with a fresh profile (1400x1000 viewport)."""
+    from playwright.sync_api import sync_playwright  # noqa: PLC0415
+
+    profile = tmp_path / "chromium-profile"
+    with sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            str(profile),
+            executable_path=str(CHROMIUM),
+            headless=True,
+            args=CHROMIUM_ARGS,
+            viewport={"width": 1400, "height": 1000},
+        )
+        try:
+            context.set_default_timeout(60_000)
+            yield context.pages[0] if context.pages else context.new_page()
+        finally:
+            context.close()
+    shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture
+def screenshots() -> Path:
+    """``artifacts/screenshots/`` (created); tests save their PNGs here."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    return SCREENSHOTS
