@@ -2,10 +2,33 @@
 
 Supervised mode uses the CLI's own ``default`` permission mode with
 ``--permission-prompt-tool stdio``: the CLI itself decides which tools are safe (reads
-inside the working directory, anything the user's settings already allow) and sends a
-``can_use_tool`` control_request for the rest. This respects the user's settings and needs
-no hooks; the seed's PreToolUse "ask" hooks produce the same can_use_tool requests with an
-extra round trip per tool (see the wire samples), so we do not register them.
+inside the working directory, read-only shell commands such as ``echo`` or ``ls``, anything
+the user's settings already allow) and sends a ``can_use_tool`` control_request for the
+rest. This respects the user's settings and needs no hooks; the seed's PreToolUse "ask"
+hooks produce the same can_use_tool requests with an extra round trip per tool, so we do
+not register them. Measured on CLI 2.1.197 and 2.1.332 (tests/approvals, tests/kernel):
+
+- ``default`` + stdio: ``rm``, ``mkdir``, ``python3 -c``, Write/Edit ask; ``echo``, Read ask
+  nothing. A ``permissions.allow`` rule in ``$HOME/.claude/settings.json`` (or a trusted
+  project's ``.claude/settings.json``) is honoured without a request; an untrusted
+  project's rules are ignored (the CLI says so on stderr).
+- ``acceptEdits``: Write/Edit and file commands inside the working directory (``touch``,
+  ``rm``, ``printf > f``) run without asking; other commands (``python3``, ``git``,
+  ``curl``) ask.
+- ``plan``: ExitPlanMode arrives as can_use_tool (on 2.1.332 with an empty ``input``: the
+  plan is only in the assistant's tool_use block); allowing it makes the CLI switch to
+  ``default`` and report ``system/status`` with ``permissionMode``.
+- ``bypassPermissions`` as root exits at once ("cannot be used with root/sudo privileges")
+  unless ``IS_SANDBOX=1`` is in its environment.
+- ``set_permission_mode`` (control request) changes the mode of the running process; the
+  CLI answers ``{"mode": ...}`` and reports ``system/status``.
+- An ``updatedPermissions`` entry ``{"type":"addRules","rules":[{"toolName":"Bash"}],
+  "behavior":"allow","destination":"session"}`` stops the CLI asking for that tool in the
+  same process, across turns. The CLI's own ``permission_suggestions`` are not used for
+  "allow for the session": they write ``.claude/settings.local.json`` in the project
+  (destination ``localSettings``) or switch the whole session to ``acceptEdits``.
+- Interrupting while a can_use_tool waits makes the CLI send ``control_cancel_request``
+  for it; an answer after that is ignored by the CLI.
 
 Every can_use_tool becomes an :class:`Approval`: a once-only answer that a button, a policy
 or a timeout can give, from any thread.
@@ -16,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import fnmatch
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -35,11 +59,16 @@ __all__ = [
     "Rules",
     "RootBypassError",
     "cli_permission_mode",
+    "mode_from_cli",
+    "session_rule",
 ]
 
 PermissionMode = Literal["supervised", "plan", "acceptEdits", "autonomous"]
 MODES: tuple[PermissionMode, ...] = ("supervised", "plan", "acceptEdits", "autonomous")
 DecidedBy = Literal["person", "policy", "timeout", "cancelled", "settings"]
+"""Who answered: a person (a button, or the interrupt), a policy, the approval timeout, the
+CLI itself withdrawing the request ("cancelled"), or the CLI's own permission settings
+("settings": the tool ran without any request, see :func:`kandev_nb.session.Session`)."""
 
 _CLI_MODE: dict[str, str] = {
     "supervised": "default",
@@ -75,6 +104,30 @@ def cli_permission_mode(mode: str, *, allow_root_bypass: bool = False) -> str:
             "otherwise use --mode acceptEdits or run the kernel as a normal user."
         )
     return _CLI_MODE[mode]
+
+
+def mode_from_cli(cli_mode: str) -> PermissionMode | None:
+    """Our mode for the CLI's ``permissionMode`` (from `system/init` or `system/status`).
+
+    ``"default"`` (``"manual"`` in newer CLIs) is "supervised", ``"bypassPermissions"`` is
+    "autonomous"; "plan" and "acceptEdits" keep their names. Returns None for a mode we do
+    not offer (e.g. "dontAsk").
+    """
+    if cli_mode in ("default", "manual"):
+        return "supervised"
+    for ours, theirs in _CLI_MODE.items():
+        if theirs == cli_mode:
+            return ours  # type: ignore[return-value]
+    return None
+
+
+def session_rule(tool_name: str) -> dict[str, Any]:
+    """The ``updatedPermissions`` entry that allows `tool_name` for the rest of the CLI process.
+
+    Destination "session" lives in the CLI's memory only; nothing is written to the user's
+    or the project's settings files.
+    """
+    return {"type": "addRules", "rules": [{"toolName": tool_name}], "behavior": "allow", "destination": "session"}
 
 
 class Decision(BaseModel):
@@ -117,7 +170,8 @@ class Approval:
     Attributes:
         request_id: the control_request's `request_id`.
         tool_name, tool_input, tool_use_id: from the request's `request` object.
-        suggestions: the CLI's `permission_suggestions` (used for "allow for the session").
+        suggestions: the CLI's `permission_suggestions`, kept for display only ("allow for
+            the session" sends :func:`session_rule` instead, see the module docstring).
     """
 
     def __init__(
@@ -161,19 +215,18 @@ class Approval:
     ) -> bool:
         """Allow the tool, optionally with edited input and for the rest of the session.
 
+        Args:
+            updated_input: the input to run instead of the requested one (sent as
+                `updatedInput`); None runs the request's own input.
+            always: also allow `tool_name` for the rest of this CLI process (sent as
+                `updatedPermissions` = [:func:`session_rule`]).
+            by: who decided (shown on the card and in the ledger).
+
         Returns:
-            True if this call decided; False if the request was already answered.
+            True if this call decided; False if the request was already answered (the call
+            then changes nothing and sends nothing).
         """
-        permissions = None
-        if always:
-            permissions = self.suggestions or [
-                {
-                    "type": "addRules",
-                    "rules": [{"toolName": self.tool_name}],
-                    "behavior": "allow",
-                    "destination": "session",
-                }
-            ]
+        permissions = [session_rule(self.tool_name)] if always else None
         return self._decide(
             Decision(behavior="allow", decided_by=by, updated_input=updated_input, updated_permissions=permissions)
         )
@@ -230,14 +283,23 @@ def _subject(tool_name: str, tool_input: dict[str, Any]) -> str:
     return ""
 
 
-def _matches(rule: str, tool_name: str, tool_input: dict[str, Any]) -> bool:
+def _matches(rule: str, tool_name: str, tool_input: dict[str, Any], subject: str | None = None) -> bool:
     name, _, rest = rule.partition("(")
     if not fnmatch.fnmatchcase(tool_name, name.strip()):
         return False
     if not rest:
         return True
     pattern = rest.removesuffix(")")
-    return fnmatch.fnmatchcase(_subject(tool_name, tool_input), pattern)
+    return fnmatch.fnmatchcase(_subject(tool_name, tool_input) if subject is None else subject, pattern)
+
+
+_SHELL_SPLIT = re.compile(r"\s*(?:&&|\|\||;|\||&|\n)\s*")
+_SHELL_UNSAFE = re.compile(r"`|\$\(|<\(|>\(|>|<")
+
+
+def _subcommands(command: str) -> list[str]:
+    """`command` split on ``&&``, ``||``, ``;``, ``|``, ``&`` and newlines (empty parts dropped)."""
+    return [part for part in _SHELL_SPLIT.split(command.strip()) if part]
 
 
 @dataclass
@@ -248,6 +310,14 @@ class Rules:
     glob, optionally with a glob on the command (Bash), the path (file tools), the URL or the
     query. Deny rules win over allow rules; `allow_edits_under` allows Edit/Write/NotebookEdit
     of files below those directories. No match returns None, and a person is asked.
+
+    Shell commands are judged part by part, as the CLI judges its own rules: a deny rule
+    matching the whole command or any part of it (split on ``&&``, ``||``, ``;``, ``|``,
+    ``&``, newlines) denies it; every part must match an allow rule, and a part with
+    substitution or redirection (`` ` ``, ``$(``, ``<(``, ``>``, ``<``) is never allowed by a
+    rule unless the rule's own pattern contains that character. So
+    ``Bash(git status*)`` allows ``git status --short`` but asks for
+    ``git status; rm -rf ~`` and ``git status > notes``.
     """
 
     allow: Sequence[str] = ()
@@ -255,6 +325,9 @@ class Rules:
     allow_edits_under: Sequence[str | os.PathLike[str]] = field(default_factory=tuple)
 
     def __call__(self, tool_name: str, tool_input: dict[str, Any]) -> PolicyAnswer:
+        """The policy's answer for one request: "allow", "deny" or None (ask a person)."""
+        if tool_name == "Bash":
+            return self._bash(tool_input)
         if any(_matches(rule, tool_name, tool_input) for rule in self.deny):
             return "deny"
         if any(_matches(rule, tool_name, tool_input) for rule in self.allow):
@@ -265,3 +338,19 @@ class Rules:
                 if target.is_relative_to(Path(root).resolve()):
                     return "allow"
         return None
+
+    def _bash(self, tool_input: dict[str, Any]) -> PolicyAnswer:
+        command = str(tool_input.get("command", ""))
+        parts = _subcommands(command) or [command]
+        for subject in (command, *parts):
+            if any(_matches(rule, "Bash", tool_input, subject) for rule in self.deny):
+                return "deny"
+
+        def allowed(part: str, rules: Sequence[str]) -> bool:
+            for rule in rules:
+                unsafe = set(_SHELL_UNSAFE.findall(part)) - set(_SHELL_UNSAFE.findall(rule))
+                if not unsafe and _matches(rule, "Bash", tool_input, part):
+                    return True
+            return False
+
+        return "allow" if all(allowed(part, self.allow) for part in parts) else None
