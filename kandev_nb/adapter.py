@@ -2,24 +2,30 @@
 
 :class:`Adapter` holds a session's state (pending tools, UUIDs, cumulative totals, todos,
 context window) and turns each parsed wire message into zero or more events with
-:meth:`Adapter.handle`. It never raises on odd input and never imports widgets.
+:meth:`Adapter.handle`. It never raises, whatever it is fed, and never imports widgets.
 
-The rules, each from the seed or the real wire (DESIGN.md):
+The rules, each from the seed or the real wire (DESIGN.md, "Wire facts"):
 
-- Text exactly once per turn: from `stream_event` deltas when they come, else from
-  `assistant` lines (an API message whose text was streamed is not shown again), and from
-  `result.result` only when nothing was shown this turn.
+- Text exactly once per turn: from `stream_event` deltas when they come, else from the
+  `assistant` lines (a block whose deltas were streamed is not shown again), and
+  `result.result` only when no main-thread text was shown this turn.
 - A `tool_use` becomes a `tool_call` (running); each `tool_result` for it a `tool_update`,
-  the last one winning; tools still pending at the `result` are completed then.
-- Assistant UUIDs stay pending until a successful `result` commits them; user UUIDs commit
-  at once. `Complete.last_message_uuid` is the resume point for `--resume-session-at`.
-- Context window: used = input + output + cache tokens of the latest main-thread assistant
-  message; size from the result's `modelUsage[model].contextWindow` (default 200,000).
+  the last one winning; tools still pending when the `result` arrives are completed then.
+- Assistant UUIDs stay pending until a successful `result` commits them; user UUIDs
+  commit at once. `Complete.last_message_uuid` is the resume point for
+  ``--resume <session> --resume-session-at <uuid>``.
+- Context window: used = input + output + cache tokens of the latest main-thread API
+  message (final figures from `message_delta` when streaming); size from the result's
+  `modelUsage[main model].contextWindow` (default 200,000). Subagent messages
+  (`parent_tool_use_id` set) never count.
 - Per-turn cost and model usage are differences of the CLI's cumulative figures.
+- The todo list is replace-all from `TodoWrite` and kept item by item from the task
+  tools (`TaskCreate`, `TaskUpdate`, `TaskList`), with the bridge seed's status mapping.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from typing import Any
 
@@ -44,63 +50,108 @@ from kandev_nb.tools import (
     ManageTodos,
     NormalizedPayload,
     TodoItem,
+    map_todo_status,
     normalize_tool_call,
     normalize_tool_result,
     tool_result_text,
     tool_title,
 )
 
-__all__ = ["DEFAULT_CONTEXT_WINDOW", "Adapter"]
+__all__ = ["DEFAULT_CONTEXT_WINDOW", "INTERRUPTED_TEXT", "Adapter"]
+
+log = logging.getLogger("kandev_nb.adapter")
 
 DEFAULT_CONTEXT_WINDOW = 200_000
+"""Tokens assumed until a result reports the model's `contextWindow`."""
+
+INTERRUPTED_TEXT = "[Request interrupted by user"
+"""How the CLI's user line after an interrupt starts (also "... for tool use]")."""
 
 _IGNORED_SYSTEM = frozenset(
-    {"status", "thinking_tokens", "hook_started", "hook_progress", "hook_response", "permission_denied",
-     "informational", "local_command_output", "files_persisted", "session_state_changed"}
+    {
+        "thinking_tokens", "hook_started", "hook_progress", "hook_response", "permission_denied",
+        "informational", "local_command_output", "files_persisted", "session_state_changed",
+        "memory_saved", "stop_hook_summary",
+    }
 )
+_TASK_PHASES: dict[str, str] = {
+    "task_started": "started",
+    "task_progress": "progress",
+    "task_updated": "progress",
+    "task_notification": "ended",
+}
+_TOOL_USE_BLOCKS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
+_SERVER_RESULT_BLOCKS = frozenset({"web_search_tool_result", "web_fetch_tool_result", "mcp_tool_result"})
+_QUIET_BLOCKS = frozenset({"redacted_thinking", "image", "document", "container_upload"})
 _LOCAL_OUTPUT = re.compile(r"<local-command-std(?:out|err)>(.*?)</local-command-std(?:out|err)>", re.S)
+_USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+_MODEL_USAGE_FIELDS = {
+    "input_tokens": "inputTokens",
+    "output_tokens": "outputTokens",
+    "cache_read_input_tokens": "cacheReadInputTokens",
+    "cache_creation_input_tokens": "cacheCreationInputTokens",
+    "cost_usd": "costUSD",
+}
 
 
-def _usage_total(usage: dict[str, Any] | None) -> int:
-    if not usage:
-        return 0
-    return sum(
-        int(usage.get(key) or 0)
-        for key in ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-    )
+def _int(value: Any) -> int:
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
+
+
+def _usage_total(usage: dict[str, Any]) -> int:
+    """input + output + cache creation + cache read tokens of one `usage` object."""
+    return sum(_int(usage.get(key)) for key in _USAGE_KEYS)
+
+
+def _base_model(name: str) -> str:
+    """``"claude-opus-4-8[1m]"`` -> ``"claude-opus-4-8"`` (modelUsage keys carry the suffix)."""
+    return name.split("[", 1)[0]
 
 
 class Adapter:
     """The per-session state machine from wire messages to AgentEvents.
 
     Args:
-        resumed: the session was started with ``--resume`` (first `session_status` says so).
+        resumed: the session was started with ``--resume`` (its `session_status` says so).
+        observer: optional ``(msg, events) -> None`` called after each message (debug logs,
+            tracing; see :mod:`kandev_nb.debug`); its exceptions are logged and ignored.
 
     Attributes:
         session_id: from the latest message that carried one.
-        last_message_uuid: the last committed message UUID (resume point).
-        todos: the current task list, in order (replace-all semantics).
+        last_message_uuid: the last committed message UUID (the resume point).
+        permission_mode: the CLI's permission mode, from `system/init` and `system/status`.
+        todos: the current task list by id, in order (replace-all semantics).
         tool_calls: every tool payload of the session by `tool_use_id` (latest wins).
+        tool_names, tool_inputs, tool_parents: name, input and `parent_tool_use_id` of
+            each call by `tool_use_id`.
+        main_model: the main thread's model (first non-synthetic assistant model).
+        context_size, context_used: the latest context window figures, in tokens.
     """
 
-    def __init__(self, *, resumed: bool = False) -> None:
+    def __init__(self, *, resumed: bool = False, observer: Any = None) -> None:
         self.resumed = resumed
+        self.observer = observer
         self.session_id: str | None = None
         self.last_message_uuid: str | None = None
         self.permission_mode: str | None = None
         self.todos: dict[str, TodoItem] = {}
         self.tool_calls: dict[str, NormalizedPayload] = {}
         self.tool_names: dict[str, str] = {}
+        self.tool_parents: dict[str, str | None] = {}
+        self.tool_inputs: dict[str, dict[str, Any]] = {}
         self.main_model: str | None = None
         self.context_size = DEFAULT_CONTEXT_WINDOW
         self.context_used = 0
         self._announced = False
+        self._last_context: tuple[int, int] = (DEFAULT_CONTEXT_WINDOW, 0)
         self._pending_tools: dict[str, str] = {}  # tool_use_id -> name, awaiting a tool_result
         self._pending_assistant_uuid: str | None = None
-        self._shown_text = False
-        self._streamed: set[tuple[str | None, str]] = set()  # (parent, message id) streamed
-        self._current_msg: dict[str | None, str] = {}  # parent -> message id being streamed
-        self._usage_msgs: set[str] = set()
+        self._shown_text = False  # main-thread text shown this turn
+        self._interrupted = False  # the CLI said "[Request interrupted by user]" this turn
+        self._error_text: str | None = None  # a synthetic assistant error message this turn
+        self._streamed: set[tuple[str | None, str, str]] = set()  # (parent, message id, "text"|"thinking")
+        self._current_msg: dict[str | None, str] = {}  # parent -> API message id being streamed
+        self._msg_usage: dict[str, dict[str, Any]] = {}  # main-thread message id -> usage so far
         self._prev_total_cost = 0.0
         self._prev_model_usage: dict[str, dict[str, float]] = {}
 
@@ -114,13 +165,47 @@ class Adapter:
         self.resumed = True
 
     def handle(self, msg: WireMessage) -> list[ev.AgentEvent]:
-        """Events for one wire message (possibly none). Never raises on odd content."""
-        sid = getattr(msg, "session_id", None)
-        if sid:
-            self.session_id = sid
+        """The events for one wire message, in order (possibly none).
+
+        Never raises: a message that makes the adapter fail becomes one
+        :class:`~kandev_nb.events.Unknown` event (reason "adapter error: ...") and the
+        state stays as it was before the failing step.
+        """
+        if type(msg) is StreamEvent:  # the hot path: most lines are deltas
+            try:
+                events = self._stream_event(msg)
+            except Exception as exc:  # noqa: BLE001 - never stop the session
+                events = [self._failed(msg, exc)]
+        else:
+            sid = getattr(msg, "session_id", None)
+            if sid:
+                self.session_id = sid
+            try:
+                events = self._dispatch(msg)
+            except Exception as exc:  # noqa: BLE001 - never stop the session
+                events = [self._failed(msg, exc)]
+        if self.observer is not None:
+            try:
+                self.observer(msg, events)
+            except Exception:  # noqa: BLE001 - a debug log must not stop the session
+                log.exception("kandev_nb adapter observer failed")
+        return events
+
+    def tool_payload(self, tool_name: str, tool_input: dict[str, Any], tool_use_id: str | None) -> NormalizedPayload:
+        """The payload of a tool the CLI asks permission for (known call, else normalised now)."""
+        if tool_use_id and tool_use_id in self.tool_calls:
+            return self.tool_calls[tool_use_id]
+        return normalize_tool_call(tool_name, tool_input)
+
+    # -- dispatch -----------------------------------------------------------------------
+
+    def _failed(self, msg: WireMessage, exc: Exception) -> ev.AgentEvent:
+        log.exception("kandev_nb adapter failed on a %s message", getattr(msg, "type", "?"))
+        raw = msg.raw if hasattr(msg, "raw") else {"line": getattr(msg, "text", repr(msg))}
+        return ev.Unknown(raw=raw, reason=f"adapter error: {exc!r}"[:500], session_id=self.session_id)
+
+    def _dispatch(self, msg: WireMessage) -> list[ev.AgentEvent]:
         match msg:
-            case StreamEvent():
-                return self._stream_event(msg)
             case AssistantMessage():
                 return self._assistant(msg)
             case UserMessage():
@@ -130,75 +215,102 @@ class Adapter:
             case SystemMessage():
                 return self._system(msg)
             case RateLimitEvent():
-                raw = msg.model_dump()
-                info = raw.get("rate_limit_info") or raw
-                text = str(info.get("message") or info.get("status") or "rate limited")
-                return [ev.RateLimit(message=text, info=info, session_id=self.session_id)]
-            case KeepAlive():
-                return []
+                return self._rate_limit(msg)
+            case KeepAlive() | ControlRequest() | ControlResponse() | ControlCancelRequest():
+                return []  # the control plane owns these
             case UnknownMessage():
                 return [ev.Unknown(raw=msg.raw, reason=msg.reason, session_id=self.session_id)]
             case InvalidLine():
                 return [ev.Unknown(raw={"line": msg.text}, reason=f"not JSON: {msg.error}", session_id=self.session_id)]
-            case ControlRequest() | ControlResponse() | ControlCancelRequest():
-                return []  # the control plane owns these
-        return [ev.Unknown(raw={"repr": repr(msg)[:1000]}, reason="unhandled message")]
+        return [ev.Unknown(raw={"repr": repr(msg)[:1000]}, reason="unhandled message", session_id=self.session_id)]
 
-    def tool_payload(self, tool_name: str, tool_input: dict[str, Any], tool_use_id: str | None) -> NormalizedPayload:
-        """The payload of a tool the CLI asks permission for (known call, else normalised now)."""
-        if tool_use_id and tool_use_id in self.tool_calls:
-            return self.tool_calls[tool_use_id]
-        return normalize_tool_call(tool_name, tool_input)
+    def _context_event(self) -> list[ev.AgentEvent]:
+        """A `context_window` event if the figures changed since the last one."""
+        now = (self.context_size, self.context_used)
+        if now == self._last_context:
+            return []
+        self._last_context = now
+        return [ev.ContextWindow(size=self.context_size, used=self.context_used, session_id=self.session_id)]
 
-    # -- per message type ---------------------------------------------------------------
-
-    def _ids(self, msg: StreamEvent | AssistantMessage | UserMessage) -> dict[str, Any]:
-        return {"session_id": self.session_id, "parent_tool_use_id": msg.parent_tool_use_id}
+    # -- stream_event -------------------------------------------------------------------
 
     def _stream_event(self, msg: StreamEvent) -> list[ev.AgentEvent]:
-        event = msg.event
+        raw = msg.raw
+        event = raw["event"]
         kind = event.get("type")
-        parent = msg.parent_tool_use_id
         if kind == "content_block_delta":
-            delta = event.get("delta") or {}
+            delta = event.get("delta")
+            if not isinstance(delta, dict):
+                return []
             dtype = delta.get("type")
-            if dtype == "text_delta" and delta.get("text"):
-                self._mark_streamed(parent)
+            if dtype == "text_delta":
+                text = delta.get("text")
+                if not isinstance(text, str) or not text:
+                    return []
+                parent = raw.get("parent_tool_use_id")
+                self._mark_streamed(parent, "text")
                 if parent is None:
                     self._shown_text = True
-                return [ev.MessageChunk(text=delta["text"], **self._ids(msg))]
-            if dtype == "thinking_delta" and delta.get("thinking"):
-                self._mark_streamed(parent)
-                return [ev.Reasoning(text=delta["thinking"], **self._ids(msg))]
+                return [ev.MessageChunk(text=text, session_id=self._sid(raw), parent_tool_use_id=parent)]
+            if dtype == "thinking_delta":
+                text = delta.get("thinking")
+                if not isinstance(text, str) or not text:
+                    return []
+                parent = raw.get("parent_tool_use_id")
+                self._mark_streamed(parent, "thinking")
+                return [ev.Reasoning(text=text, session_id=self._sid(raw), parent_tool_use_id=parent)]
             return []
+        self._sid(raw)
+        parent = msg.parent_tool_use_id
         if kind == "message_start":
-            message = event.get("message") or {}
-            if message.get("id"):
-                self._current_msg[parent] = str(message["id"])
+            message = event.get("message")
+            if isinstance(message, dict) and isinstance(message.get("id"), str):
+                self._current_msg[parent] = message["id"]
+                if parent is None and isinstance(message.get("usage"), dict):
+                    self._msg_usage[message["id"]] = dict(message["usage"])
+            return []
+        if kind == "message_delta" and parent is None:
+            usage = event.get("usage")
+            mid = self._current_msg.get(None)
+            if isinstance(usage, dict) and mid is not None:
+                merged = self._msg_usage.setdefault(mid, {})
+                merged.update({k: v for k, v in usage.items() if v is not None})
+                self.context_used = _usage_total(merged)
+                return self._context_event()
         return []
 
-    def _mark_streamed(self, parent: str | None) -> None:
-        mid = self._current_msg.get(parent)
-        if mid:
-            self._streamed.add((parent, mid))
+    def _sid(self, raw: dict[str, Any]) -> str | None:
+        sid = raw.get("session_id")
+        if isinstance(sid, str) and sid:
+            self.session_id = sid
+        return self.session_id
+
+    def _mark_streamed(self, parent: Any, kind: str) -> None:
+        self._streamed.add((parent, self._current_msg.get(parent, ""), kind))
+
+    def _was_streamed(self, parent: str | None, mid: str, kind: str) -> bool:
+        return (parent, mid, kind) in self._streamed or (parent, "", kind) in self._streamed
+
+    # -- assistant ----------------------------------------------------------------------
 
     def _assistant(self, msg: AssistantMessage) -> list[ev.AgentEvent]:
         message = msg.message
         parent = msg.parent_tool_use_id
-        mid = str(message.get("id") or "")
-        streamed = (parent, mid) in self._streamed
+        mid: str = message["id"] if isinstance(message.get("id"), str) else ""
+        model: str | None = message["model"] if isinstance(message.get("model"), str) else None
+        sid = self.session_id
         out: list[ev.AgentEvent] = []
-        if parent is None:
+        synthetic = model == "<synthetic>" or msg.error is not None
+        if parent is None and not synthetic:
             if msg.uuid:
                 self._pending_assistant_uuid = msg.uuid
-            model = message.get("model")
-            if isinstance(model, str) and model != "<synthetic>" and self.main_model is None:
+            if model and self.main_model is None:
                 self.main_model = model
             usage = message.get("usage")
-            if isinstance(usage, dict) and mid not in self._usage_msgs:
-                self._usage_msgs.add(mid)
+            if isinstance(usage, dict) and mid not in self._msg_usage:
+                self._msg_usage[mid] = dict(usage)
                 self.context_used = _usage_total(usage)
-                out.append(ev.ContextWindow(size=self.context_size, used=self.context_used, session_id=self.session_id))
+                out += self._context_event()
         content = message.get("content")
         if isinstance(content, str):
             content = [{"type": "text", "text": content}]
@@ -206,27 +318,40 @@ class Adapter:
             if not isinstance(block, dict):
                 continue
             btype = block.get("type")
-            if btype == "text" and block.get("text") and not streamed:
-                if parent is None:
-                    self._shown_text = True
-                out.append(ev.MessageChunk(text=str(block["text"]), **self._ids(msg)))
-            elif btype == "thinking" and block.get("thinking") and not streamed:
-                out.append(ev.Reasoning(text=str(block["thinking"]), **self._ids(msg)))
-            elif btype in ("tool_use", "server_tool_use", "mcp_tool_use"):
-                out.extend(self._tool_use(block, msg))
-        if msg.error and not out:
-            out.append(ev.Unknown(raw=msg.model_dump(), reason=f"assistant error: {msg.error}", session_id=self.session_id))
+            if btype == "text":
+                text = block.get("text")
+                if not isinstance(text, str) or not text:
+                    continue
+                if synthetic and parent is None:
+                    self._error_text = text  # "API Error: ...", "Invalid API key ...": the error event says it
+                elif not self._was_streamed(parent, mid, "text"):
+                    if parent is None:
+                        self._shown_text = True
+                    out.append(ev.MessageChunk(text=text, session_id=sid, parent_tool_use_id=parent))
+            elif btype == "thinking":
+                text = block.get("thinking")
+                if isinstance(text, str) and text and not self._was_streamed(parent, mid, "thinking"):
+                    out.append(ev.Reasoning(text=text, session_id=sid, parent_tool_use_id=parent))
+            elif btype in _TOOL_USE_BLOCKS:
+                out += self._tool_use(block, parent)
+            elif btype in _SERVER_RESULT_BLOCKS:
+                out += self._tool_result(block, parent, None)
+            elif btype not in _QUIET_BLOCKS:
+                out.append(ev.Unknown(raw=msg.raw, reason=f"unknown content block type {btype!r}",
+                                      session_id=sid, parent_tool_use_id=parent))
         return out
 
-    def _tool_use(self, block: dict[str, Any], msg: AssistantMessage) -> list[ev.AgentEvent]:
+    def _tool_use(self, block: dict[str, Any], parent: str | None) -> list[ev.AgentEvent]:
         tool_id = str(block.get("id") or "")
         name = str(block.get("name") or "unknown")
-        tool_input = block.get("input") if isinstance(block.get("input"), dict) else {}
-        if tool_id in self.tool_calls and tool_id not in self._pending_tools:
-            return []  # already completed; a repeated assistant line changes nothing
+        tool_input: dict[str, Any] = block["input"] if isinstance(block.get("input"), dict) else {}
+        if tool_id in self.tool_calls:
+            return []  # a repeated assistant line (or a resumed transcript) changes nothing
         payload = normalize_tool_call(name, tool_input)
         self.tool_calls[tool_id] = payload
         self.tool_names[tool_id] = name
+        self.tool_parents[tool_id] = parent
+        self.tool_inputs[tool_id] = tool_input
         self._pending_tools[tool_id] = name
         return [
             ev.ToolCall(
@@ -235,30 +360,42 @@ class Adapter:
                 title=tool_title(name, payload),
                 normalized=payload,
                 input=tool_input,
-                **self._ids(msg),
+                session_id=self.session_id,
+                parent_tool_use_id=parent,
             )
         ]
 
+    # -- user ---------------------------------------------------------------------------
+
     def _user(self, msg: UserMessage) -> list[ev.AgentEvent]:
-        if msg.uuid and msg.parent_tool_use_id is None and not msg.isReplay:
-            self.last_message_uuid = msg.uuid
+        parent = msg.parent_tool_use_id
+        if msg.uuid and parent is None and not msg.is_replay:
+            self.last_message_uuid = msg.uuid  # user UUIDs commit at once ...
+            self._pending_assistant_uuid = None  # ... and come after any pending assistant one
         content = msg.message.get("content")
         out: list[ev.AgentEvent] = []
         if isinstance(content, str):
+            if content.startswith(INTERRUPTED_TEXT):
+                self._interrupted = parent is None or self._interrupted
             for match in _LOCAL_OUTPUT.finditer(content):
                 if match.group(1).strip():
                     self._shown_text = True
-                    out.append(ev.MessageChunk(text=match.group(1), **self._ids(msg)))
+                    out.append(ev.MessageChunk(text=match.group(1), session_id=self.session_id))
             return out
         blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
         results = [b for b in blocks if b.get("type") == "tool_result"]
-        for block in results:
-            out.extend(self._tool_result(block, msg, msg.tool_use_result if len(results) == 1 else None))
+        structured = msg.tool_use_result if len(results) == 1 else None
+        for block in blocks:
+            btype = block.get("type")
+            if btype == "tool_result":
+                out += self._tool_result(block, parent, structured)
+            elif btype == "text" and str(block.get("text", "")).startswith(INTERRUPTED_TEXT):
+                self._interrupted = parent is None or self._interrupted
         return out
 
-    def _tool_result(self, block: dict[str, Any], msg: UserMessage, structured: Any) -> list[ev.AgentEvent]:
+    def _tool_result(self, block: dict[str, Any], parent: str | None, structured: Any) -> list[ev.AgentEvent]:
         tool_id = str(block.get("tool_use_id") or "")
-        is_error = bool(block.get("is_error"))
+        is_error = block.get("is_error") is True
         name = self.tool_names.get(tool_id, "unknown")
         call = self.tool_calls.get(tool_id) or normalize_tool_call(name, {})
         # Enrich the original call, not a previous result: a repeated result replaces it.
@@ -271,61 +408,61 @@ class Adapter:
                 status="error" if is_error else "complete",
                 normalized=payload,
                 output=tool_result_text(block.get("content")),
-                **self._ids(msg),
+                session_id=self.session_id,
+                parent_tool_use_id=self.tool_parents.get(tool_id, parent),
             )
         ]
         if not is_error:
-            todos = self._update_todos(name, call, payload, structured)
+            todos = self._update_todos(tool_id, call, payload)
             if todos is not None:
                 out.append(ev.Todos(items=todos, session_id=self.session_id))
         return out
 
-    def _update_todos(
-        self, name: str, call: NormalizedPayload, result: NormalizedPayload, structured: Any
-    ) -> tuple[TodoItem, ...] | None:
+    def _update_todos(self, tool_id: str, call: NormalizedPayload, result: NormalizedPayload) -> tuple[TodoItem, ...] | None:
+        """Apply a todo tool's successful result to the list; None if `call` is not one."""
         if isinstance(call, ManageTodos) and call.operation == "replace":
-            self.todos = {item.id: item for item in call.items}
-        elif isinstance(result, ManageTodos) and result.operation == "list" and result.items:
+            prefix = f"sdk-{self.session_id or 'session'}-"
+            self.todos = {
+                f"{prefix}{index}": item.model_copy(update={"id": f"{prefix}{index}"})
+                for index, item in enumerate(call.items)
+            }
+        elif isinstance(result, ManageTodos) and result.operation == "list":
             self.todos = {item.id: item for item in result.items}
-        elif isinstance(call, ManageTodos) and call.operation == "update" and call.items:
-            update = call.items[0]
-            old = self.todos.get(update.id)
-            if old is None:
-                self.todos[update.id] = update
-            else:
-                changes: dict[str, Any] = {"status": update.status}
-                if update.description:
-                    changes["description"] = update.description
-                self.todos[update.id] = old.model_copy(update=changes)
+        elif isinstance(call, ManageTodos) and call.operation in ("update", "delete"):
+            self._apply_task_update(self.tool_inputs.get(tool_id, {}))
         elif isinstance(result, CreateTask):
             task_id = result.task_id or str(len(self.todos) + 1)
-            self.todos[task_id] = TodoItem(id=task_id, description=result.title)
+            self.todos[task_id] = TodoItem(
+                id=task_id, description=result.title, active_form=result.active_form
+            )
         else:
             return None
         return tuple(self.todos.values())
 
+    def _apply_task_update(self, tool_input: dict[str, Any]) -> None:
+        """`TaskUpdate` input: change the fields it names; status "deleted" removes the task."""
+        task_id = str(tool_input.get("taskId") or tool_input.get("id") or "")
+        status = tool_input.get("status")
+        if status == "deleted":
+            self.todos.pop(task_id, None)
+            return
+        old = self.todos.get(task_id) or TodoItem(id=task_id, description="")
+        changes: dict[str, Any] = {}
+        if isinstance(status, str):
+            changes["status"] = map_todo_status(status)
+        if isinstance(tool_input.get("subject"), str):
+            changes["description"] = tool_input["subject"]
+        if isinstance(tool_input.get("activeForm"), str):
+            changes["active_form"] = tool_input["activeForm"]
+        self.todos[task_id] = old.model_copy(update=changes)
+
+    # -- system -------------------------------------------------------------------------
+
     def _system(self, msg: SystemMessage) -> list[ev.AgentEvent]:
-        data = msg.model_dump()
+        data = msg.raw
         subtype = msg.subtype
         if subtype == "init":
-            out: list[ev.AgentEvent] = []
-            mode = data.get("permissionMode")
-            if isinstance(mode, str):
-                self.permission_mode = mode
-            if not self._announced:
-                self._announced = True
-                out.append(
-                    ev.SessionStatus(
-                        status="resumed" if self.resumed else "new",
-                        model=data.get("model"),
-                        cwd=data.get("cwd"),
-                        tools=tuple(str(t) for t in data.get("tools") or ()),
-                        permission_mode=mode if isinstance(mode, str) else None,
-                        cli_version=data.get("claude_code_version"),
-                        session_id=self.session_id,
-                    )
-                )
-            return out
+            return self._init(data)
         if subtype == "status":
             mode = data.get("permissionMode")
             if isinstance(mode, str) and mode != self.permission_mode:
@@ -333,108 +470,200 @@ class Adapter:
                 return [ev.SessionMode(mode=mode, session_id=self.session_id)]
             return []
         if subtype == "api_retry":
+            delay = data.get("retry_delay_ms")
+            status = data.get("error_status")
             return [
                 ev.ApiRetry(
-                    attempt=data.get("attempt"),
-                    max_retries=data.get("max_retries"),
-                    status=data.get("error_status"),
-                    delay_ms=int(data["retry_delay_ms"]) if isinstance(data.get("retry_delay_ms"), int | float) else None,
-                    error=str(data.get("error")) if data.get("error") is not None else None,
+                    attempt=_int(data.get("attempt")) or None,
+                    max_retries=_int(data.get("max_retries")) or None,
+                    status=status if isinstance(status, int) else None,
+                    delay_ms=int(delay) if isinstance(delay, int | float) else None,
+                    error=str(data["error"]) if data.get("error") is not None else None,
                     session_id=self.session_id,
                 )
             ]
         if subtype == "compact_boundary":
-            meta = data.get("compact_metadata") or {}
-            return [ev.CompactBoundary(trigger=meta.get("trigger"), pre_tokens=meta.get("pre_tokens"), session_id=self.session_id)]
-        if subtype in ("task_started", "task_updated", "task_progress", "task_notification"):
-            phase = {"task_started": "started", "task_notification": "ended"}.get(subtype, "progress")
+            meta: dict[str, Any] = data["compact_metadata"] if isinstance(data.get("compact_metadata"), dict) else {}
+            pre = meta.get("pre_tokens")
+            trigger = meta.get("trigger")
             return [
-                ev.SubagentTask(
-                    phase=phase,  # type: ignore[arg-type]
-                    task_id=data.get("task_id"),
-                    description=data.get("description") or data.get("summary"),
-                    status=data.get("status"),
-                    data=data,
-                    parent_tool_use_id=data.get("tool_use_id"),
+                ev.CompactBoundary(
+                    trigger=trigger if isinstance(trigger, str) else None,
+                    pre_tokens=pre if isinstance(pre, int) else None,
                     session_id=self.session_id,
                 )
             ]
+        if subtype in _TASK_PHASES:
+            return [self._task_event(subtype, data)]
         if subtype in _IGNORED_SYSTEM:
             return []
         return [ev.Unknown(raw=data, reason=f"unknown system subtype {subtype!r}", session_id=self.session_id)]
 
-    def _result(self, msg: ResultMessage) -> list[ev.AgentEvent]:
+    def _init(self, data: dict[str, Any]) -> list[ev.AgentEvent]:
         out: list[ev.AgentEvent] = []
-        for tool_id, name in list(self._pending_tools.items()):
-            payload = self.tool_calls.get(tool_id) or normalize_tool_call(name, {})
+        mode = data.get("permissionMode") if isinstance(data.get("permissionMode"), str) else None
+        if self._announced and mode is not None and mode != self.permission_mode:
+            out.append(ev.SessionMode(mode=mode, session_id=self.session_id))
+        if mode is not None:
+            self.permission_mode = mode
+        if not self._announced:
+            self._announced = True
+            tools = data.get("tools")
+            model = data.get("model")
+            version = data.get("claude_code_version")
+            cwd = data.get("cwd")
             out.append(
-                ev.ToolUpdate(
-                    tool_call_id=tool_id, tool_name=name, status="complete", normalized=payload,
-                    auto_completed=True, session_id=self.session_id,
-                )
-            )
-        self._pending_tools.clear()
-        model_usage = self._model_usage_delta(msg.modelUsage or {})
-        if self.main_model:
-            for name, usage in (msg.modelUsage or {}).items():
-                if name.startswith(self.main_model) and isinstance(usage, dict) and usage.get("contextWindow"):
-                    self.context_size = int(usage["contextWindow"])
-        if model_usage or msg.usage:
-            out.append(ev.ContextWindow(size=self.context_size, used=self.context_used, session_id=self.session_id))
-        if msg.result and not self._shown_text and not msg.is_error:
-            out.append(ev.MessageChunk(text=msg.result, session_id=self.session_id))
-        if not msg.is_error and self._pending_assistant_uuid:
-            self.last_message_uuid = self._pending_assistant_uuid
-        self._pending_assistant_uuid = None
-        stats = self._stats(msg, model_usage)
-        if msg.is_error:
-            errors = [str(e) for e in msg.errors or []]
-            message = msg.result or "; ".join(errors) or f"turn failed ({msg.subtype})"
-            out.append(
-                ev.Error(
-                    message=message, subtype=msg.subtype, api_error_status=msg.api_error_status,
+                ev.SessionStatus(
+                    status="resumed" if self.resumed else "new",
+                    model=model if isinstance(model, str) else None,
+                    cwd=cwd if isinstance(cwd, str) else None,
+                    tools=tuple(str(t) for t in tools) if isinstance(tools, list) else (),
+                    permission_mode=mode,
+                    cli_version=version if isinstance(version, str) else None,
                     session_id=self.session_id,
                 )
             )
-        out.append(ev.Complete(stats=stats, last_message_uuid=self.last_message_uuid, session_id=self.session_id))
-        self._shown_text = False
-        self._streamed.clear()
-        self._current_msg.clear()
-        self._usage_msgs.clear()
         return out
 
+    def _task_event(self, subtype: str, data: dict[str, Any]) -> ev.AgentEvent:
+        """`system/task_*`: a subagent's or background task's life (start, progress, end)."""
+
+        def text(*keys: str) -> str | None:
+            for key in keys:
+                if isinstance(data.get(key), str):
+                    return str(data[key])
+            return None
+
+        usage: dict[str, Any] = data["usage"] if isinstance(data.get("usage"), dict) else {}
+        return ev.SubagentTask(
+            phase=_TASK_PHASES[subtype],  # type: ignore[arg-type]
+            task_id=text("task_id"),
+            description=text("description", "summary"),
+            status=text("status"),
+            task_type=text("task_type"),
+            summary=text("summary"),
+            total_tokens=_int(usage.get("total_tokens")) or None,
+            tool_uses=_int(usage.get("tool_uses")) or None,
+            duration_ms=_int(usage.get("duration_ms")) or None,
+            data=data,
+            parent_tool_use_id=text("tool_use_id"),
+            session_id=self.session_id,
+        )
+
+    def _rate_limit(self, msg: RateLimitEvent) -> list[ev.AgentEvent]:
+        info = msg.info
+        status = info.get("status")
+        if status == "allowed":
+            return []  # the CLI reports every allowed request in some versions: nothing to say
+        text = info.get("message") or (f"rate limit: {status}" if status else "rate limited")
+        return [ev.RateLimit(message=str(text), info=info, session_id=self.session_id)]
+
+    # -- result -------------------------------------------------------------------------
+
+    def _result(self, msg: ResultMessage) -> list[ev.AgentEvent]:
+        out: list[ev.AgentEvent] = []
+        for tool_id, name in list(self._pending_tools.items()):
+            out.append(
+                ev.ToolUpdate(
+                    tool_call_id=tool_id,
+                    tool_name=name,
+                    status="complete",
+                    normalized=self.tool_calls.get(tool_id) or normalize_tool_call(name, {}),
+                    auto_completed=True,
+                    session_id=self.session_id,
+                    parent_tool_use_id=self.tool_parents.get(tool_id),
+                )
+            )
+        self._pending_tools.clear()
+        cumulative = msg.model_usage
+        model_usage = self._model_usage_delta(cumulative)
+        main = self._main_model_key(cumulative)
+        if main is not None:
+            window = cumulative[main].get("contextWindow") if isinstance(cumulative[main], dict) else None
+            if isinstance(window, int) and window > 0:
+                self.context_size = window
+        out += self._context_event()
+        result_text = msg.result
+        if result_text and not self._shown_text and not msg.is_error:
+            out.append(ev.MessageChunk(text=result_text, session_id=self.session_id))
+        if not msg.is_error and self._pending_assistant_uuid:
+            self.last_message_uuid = self._pending_assistant_uuid
+        self._pending_assistant_uuid = None
+        if msg.is_error:
+            out.append(
+                ev.Error(
+                    message=self._error_message(msg),
+                    subtype=msg.subtype,
+                    api_error_status=msg.api_error_status,
+                    session_id=self.session_id,
+                )
+            )
+        stats = self._stats(msg, model_usage, main)
+        out.append(ev.Complete(stats=stats, last_message_uuid=self.last_message_uuid, session_id=self.session_id))
+        self._shown_text = False
+        self._interrupted = False
+        self._error_text = None
+        self._streamed.clear()
+        self._current_msg.clear()
+        self._msg_usage.clear()
+        return out
+
+    def _error_message(self, msg: ResultMessage) -> str:
+        """The CLI's own words for a failed turn."""
+        if msg.result:
+            return msg.result
+        if self._error_text:
+            return self._error_text
+        if self._interrupted or msg.terminal_reason == "aborted_streaming":
+            return "Request interrupted by user"
+        errors = [e for e in msg.errors if not e.startswith("[ede_diagnostic]")] or msg.errors
+        if errors:
+            return "; ".join(errors)
+        if msg.subtype == "error_max_turns":
+            return f"Reached the maximum number of turns ({msg.num_turns})"
+        return f"turn failed ({msg.subtype})"
+
+    def _main_model_key(self, cumulative: dict[str, Any]) -> str | None:
+        """The `modelUsage` key of the main model (keys may carry a suffix like ``[1m]``)."""
+        if not cumulative:
+            return None
+        if self.main_model is not None:
+            base = _base_model(self.main_model)
+            for name in cumulative:
+                if _base_model(name) == base:
+                    return name
+            return None
+        return next(iter(cumulative)) if len(cumulative) == 1 else None
+
     def _model_usage_delta(self, cumulative: dict[str, Any]) -> dict[str, ev.ModelUsage]:
-        fields = {
-            "input_tokens": "inputTokens",
-            "output_tokens": "outputTokens",
-            "cache_read_input_tokens": "cacheReadInputTokens",
-            "cache_creation_input_tokens": "cacheCreationInputTokens",
-            "cost_usd": "costUSD",
-        }
         out: dict[str, ev.ModelUsage] = {}
         for model, usage in cumulative.items():
             if not isinstance(usage, dict):
                 continue
             prev = self._prev_model_usage.get(model, {})
-            now = {ours: float(usage.get(theirs) or 0) for ours, theirs in fields.items()}
+            now = {ours: float(_num(usage.get(theirs))) for ours, theirs in _MODEL_USAGE_FIELDS.items()}
             delta = {k: max(v - prev.get(k, 0.0), 0.0) for k, v in now.items()}
             self._prev_model_usage[model] = now
             if any(delta.values()):
+                window = usage.get("contextWindow")
                 out[model] = ev.ModelUsage(
                     input_tokens=int(delta["input_tokens"]),
                     output_tokens=int(delta["output_tokens"]),
                     cache_read_input_tokens=int(delta["cache_read_input_tokens"]),
                     cache_creation_input_tokens=int(delta["cache_creation_input_tokens"]),
-                    cost_usd=delta["cost_usd"],
-                    context_window=usage.get("contextWindow"),
+                    cost_usd=round(delta["cost_usd"], 10),
+                    context_window=window if isinstance(window, int) else None,
                 )
         return out
 
-    def _stats(self, msg: ResultMessage, model_usage: dict[str, ev.ModelUsage]) -> ev.TurnStats:
-        usage = msg.usage or {}
-        total = float(msg.total_cost_usd or 0.0)
-        cost = max(total - self._prev_total_cost, 0.0)
-        self._prev_total_cost = max(total, self._prev_total_cost)
+    def _stats(self, msg: ResultMessage, model_usage: dict[str, ev.ModelUsage], main: str | None) -> ev.TurnStats:
+        usage = msg.usage
+        total = msg.total_cost_usd
+        if total is None:
+            cost, total = 0.0, self._prev_total_cost
+        else:
+            cost = max(total - self._prev_total_cost, 0.0)
+            self._prev_total_cost = max(total, self._prev_total_cost)
         return ev.TurnStats(
             session_id=msg.session_id or self.session_id,
             result_subtype=msg.subtype,
@@ -444,15 +673,20 @@ class Adapter:
             duration_ms=msg.duration_ms,
             duration_api_ms=msg.duration_api_ms,
             num_turns=msg.num_turns,
-            input_tokens=int(usage.get("input_tokens") or 0),
-            output_tokens=int(usage.get("output_tokens") or 0),
-            cache_read_input_tokens=int(usage.get("cache_read_input_tokens") or 0),
-            cache_creation_input_tokens=int(usage.get("cache_creation_input_tokens") or 0),
+            input_tokens=_int(usage.get("input_tokens")),
+            output_tokens=_int(usage.get("output_tokens")),
+            cache_read_input_tokens=_int(usage.get("cache_read_input_tokens")),
+            cache_creation_input_tokens=_int(usage.get("cache_creation_input_tokens")),
             model_usage=model_usage,
-            permission_denials=tuple(d for d in msg.permission_denials or () if isinstance(d, dict)),
+            main_model=main or self.main_model,
+            permission_denials=tuple(d for d in msg.permission_denials if isinstance(d, dict)),
             stop_reason=msg.stop_reason,
             terminal_reason=msg.terminal_reason,
             api_error_status=msg.api_error_status,
-            errors=tuple(str(e) for e in msg.errors or ()),
+            errors=tuple(msg.errors),
             result_text=msg.result,
         )
+
+
+def _num(value: Any) -> float:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0

@@ -232,6 +232,16 @@ class SubagentTask(_Event):
     description: str | None = None
     status: str | None = None
     data: dict[str, Any] = Field(default_factory=dict)
+    task_type: str | None = None
+    """`task_type`: "local_agent" for a subagent, "local_bash" for a background command."""
+    summary: str | None = None
+    """`summary` of a progress or end notification."""
+    total_tokens: int | None = None
+    """`usage.total_tokens` the task used so far (tokens; subagent usage, not the main model's)."""
+    tool_uses: int | None = None
+    """`usage.tool_uses` so far."""
+    duration_ms: int | None = None
+    """`usage.duration_ms` so far, in ms."""
 
 
 class Stderr(_Event):
@@ -282,6 +292,9 @@ class TurnStats(BaseModel):
     api_error_status: int | None = None
     errors: tuple[str, ...] = ()
     result_text: str | None = None
+    main_model: str | None = None
+    """The main thread's model (its `modelUsage` key); other keys of `model_usage` are
+    subagents' or side requests' models and never count as the main model's usage."""
 
     @property
     def model(self) -> str | None:

@@ -1,11 +1,17 @@
-"""The stream-json wire: pydantic models of every message, both directions.
+"""The stream-json wire: typed views of every message, both directions.
 
 Lines from the CLI are parsed with :func:`parse_line`, which never raises: a line that is
-not JSON becomes :class:`InvalidLine`, a JSON object with a `type` we do not model (or a
-known type with the wrong shape) becomes :class:`UnknownMessage` carrying the object
-unchanged. Known messages keep any extra fields the CLI adds (``extra="allow"``), so a
-newer CLI loses nothing. Field names follow the wire (snake_case there, camelCase where the
-CLI uses it inside payloads, which stay plain dicts).
+not JSON becomes :class:`InvalidLine`; a JSON object with a `type` we do not model (or a
+known type without its required fields) becomes :class:`UnknownMessage` carrying the
+object unchanged.
+
+A wire message is a thin, read-only view over the decoded object (``msg.raw``): the
+properties read the wire's fields with a dict lookup, fall back to a default when a field
+is missing or has the wrong JSON type, and never copy or validate the rest. Nothing the
+CLI sends is lost (``raw`` is the object as decoded), and parsing a `stream_event` delta
+costs little more than decoding its JSON (see ``python -m kandev_nb.bench adapter``).
+Property names follow the wire's snake_case; camelCase payload keys (``modelUsage``)
+get a snake_case property (``model_usage``) and stay camelCase inside the dicts.
 
 Outgoing messages are built by the small functions at the bottom (:func:`user_message`,
 :func:`control_request`, :func:`control_success`, :func:`control_error`).
@@ -14,9 +20,8 @@ Outgoing messages are built by the small functions at the bottom (:func:`user_me
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, ValidationError
+from json.decoder import JSONDecoder
+from typing import Any, ClassVar
 
 __all__ = [
     "AssistantMessage",
@@ -35,61 +40,146 @@ __all__ = [
     "control_error",
     "control_request",
     "control_success",
+    "decode_json",
     "parse_line",
     "parse_object",
     "user_message",
 ]
 
 
-class _Wire(BaseModel):
-    model_config = ConfigDict(extra="allow", frozen=True)
+# -- typed reads of a raw dict ---------------------------------------------------------
+
+
+def _s(raw: dict[str, Any], key: str) -> str | None:
+    value = raw.get(key)
+    return value if isinstance(value, str) else None
+
+
+def _i(raw: dict[str, Any], key: str) -> int | None:
+    value = raw.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _f(raw: dict[str, Any], key: str) -> float | None:
+    value = raw.get(key)
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _d(raw: dict[str, Any], key: str) -> dict[str, Any] | None:
+    value = raw.get(key)
+    return value if isinstance(value, dict) else None
+
+
+class _Wire:
+    """A read-only view over one decoded JSON object from the CLI.
+
+    Attributes:
+        raw: the object exactly as decoded (never modified; do not modify it either).
+    """
+
+    __slots__ = ("raw",)
+    type: ClassVar[str] = ""
+
+    def __init__(self, raw: dict[str, Any]) -> None:
+        self.raw = raw
+
+    def model_dump(self) -> dict[str, Any]:
+        """The raw object (the name matches pydantic's, for callers that log messages)."""
+        return self.raw
+
+    @property
+    def session_id(self) -> str | None:
+        """The `session_id` field, if present and a string."""
+        return _s(self.raw, "session_id")
+
+    @property
+    def uuid(self) -> str | None:
+        """The `uuid` field: the message's id in the session transcript (resume points)."""
+        return _s(self.raw, "uuid")
+
+    @property
+    def parent_tool_use_id(self) -> str | None:
+        """`parent_tool_use_id`: set on a subagent's messages (the Task call's tool_use_id)."""
+        return _s(self.raw, "parent_tool_use_id")
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and isinstance(other, _Wire) and other.raw == self.raw
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({json.dumps(self.raw, ensure_ascii=False)[:300]})"
 
 
 class UserMessage(_Wire):
     """`user`: the prompt echoed back, tool results, or "[Request interrupted by user]".
 
     `message.content` is a string or a list of blocks (`text`, `tool_result`, `image`).
-    `tool_use_result` is the CLI's structured result of the tool (a dict, or a string on a
-    denial).
     """
 
-    type: Literal["user"]
-    message: dict[str, Any]
-    session_id: str | None = None
-    parent_tool_use_id: str | None = None
-    uuid: str | None = None
-    tool_use_result: Any = None
-    isReplay: bool = False
+    __slots__ = ()
+    type = "user"
+
+    @property
+    def message(self) -> dict[str, Any]:
+        """`message`: ``{"role": "user", "content": str | list[block]}``."""
+        return self.raw["message"]  # type: ignore[no-any-return]  # checked by parse_object
+
+    @property
+    def tool_use_result(self) -> Any:
+        """The CLI's structured result of the tool: a dict, or a string on a denial; or None."""
+        return self.raw.get("tool_use_result")
+
+    @property
+    def is_replay(self) -> bool:
+        """`isReplay`: the CLI echoed back a message we sent (``--replay-user-messages``)."""
+        return self.raw.get("isReplay") is True
+
+    @property
+    def is_synthetic(self) -> bool:
+        """`isSynthetic`: the CLI made this message itself (e.g. a subagent's prompt)."""
+        return self.raw.get("isSynthetic") is True
 
 
 class AssistantMessage(_Wire):
     """`assistant`: one content block of an API message (several lines share `message.id`)."""
 
-    type: Literal["assistant"]
-    message: dict[str, Any]
-    session_id: str | None = None
-    parent_tool_use_id: str | None = None
-    uuid: str | None = None
-    error: str | None = None
+    __slots__ = ()
+    type = "assistant"
+
+    @property
+    def message(self) -> dict[str, Any]:
+        """`message`: an Anthropic Messages API message (`id`, `model`, `content`, `usage`)."""
+        return self.raw["message"]  # type: ignore[no-any-return]  # checked by parse_object
+
+    @property
+    def error(self) -> str | None:
+        """`error`: set on the CLI's synthetic error messages (e.g. ``"authentication_failed"``)."""
+        return _s(self.raw, "error")
 
 
 class StreamEvent(_Wire):
     """`stream_event` (with ``--include-partial-messages``): one raw Messages API SSE event."""
 
-    type: Literal["stream_event"]
-    event: dict[str, Any]
-    session_id: str | None = None
-    parent_tool_use_id: str | None = None
-    uuid: str | None = None
+    __slots__ = ()
+    type = "stream_event"
+
+    @property
+    def event(self) -> dict[str, Any]:
+        """`event`: ``{"type": "content_block_delta", "index": 0, "delta": {...}}`` and so on."""
+        return self.raw["event"]  # type: ignore[no-any-return]  # checked by parse_object
 
 
 class SystemMessage(_Wire):
-    """`system`: init, status, api_retry, compact_boundary, task_* ... (extra keys kept)."""
+    """`system`: init, status, api_retry, compact_boundary, task_* ... (read `raw` for the rest)."""
 
-    type: Literal["system"]
-    subtype: str = ""
-    session_id: str | None = None
-    uuid: str | None = None
+    __slots__ = ()
+    type = "system"
+
+    @property
+    def subtype(self) -> str:
+        """`subtype` ("" when missing)."""
+        return _s(self.raw, "subtype") or ""
 
 
 class ResultMessage(_Wire):
@@ -100,23 +190,82 @@ class ResultMessage(_Wire):
     no `result`; an API failure is `subtype="success"`, `is_error=True`, `api_error_status`.
     """
 
-    type: Literal["result"]
-    subtype: str = "success"
-    is_error: bool = False
-    duration_ms: int = 0
-    duration_api_ms: int = 0
-    num_turns: int = 0
-    result: str | None = None
-    session_id: str | None = None
-    total_cost_usd: float = 0.0
-    usage: dict[str, Any] | None = None
-    modelUsage: dict[str, Any] | None = None
-    permission_denials: list[Any] | None = None
-    stop_reason: str | None = None
-    terminal_reason: str | None = None
-    api_error_status: int | None = None
-    errors: list[Any] | None = None
-    uuid: str | None = None
+    __slots__ = ()
+    type = "result"
+
+    @property
+    def subtype(self) -> str:
+        """`subtype`: success, error_max_turns, error_during_execution, ... ("success" if missing)."""
+        return _s(self.raw, "subtype") or "success"
+
+    @property
+    def is_error(self) -> bool:
+        """`is_error` (False if missing)."""
+        return self.raw.get("is_error") is True
+
+    @property
+    def duration_ms(self) -> int:
+        """`duration_ms`: wall time of the turn, ms (0 if missing)."""
+        return _i(self.raw, "duration_ms") or 0
+
+    @property
+    def duration_api_ms(self) -> int:
+        """`duration_api_ms`: time spent waiting for the API, ms (0 if missing)."""
+        return _i(self.raw, "duration_api_ms") or 0
+
+    @property
+    def num_turns(self) -> int:
+        """`num_turns`: model round trips in this turn (0 if missing)."""
+        return _i(self.raw, "num_turns") or 0
+
+    @property
+    def result(self) -> str | None:
+        """`result`: the final answer text (absent on error results)."""
+        return _s(self.raw, "result")
+
+    @property
+    def total_cost_usd(self) -> float | None:
+        """`total_cost_usd`: cumulative cost of the CLI process, USD (None if missing)."""
+        return _f(self.raw, "total_cost_usd")
+
+    @property
+    def usage(self) -> dict[str, Any]:
+        """`usage`: this turn's tokens (`input_tokens`, `output_tokens`, `cache_*`); {} if missing."""
+        return _d(self.raw, "usage") or {}
+
+    @property
+    def model_usage(self) -> dict[str, Any]:
+        """`modelUsage`: cumulative per-model figures (`inputTokens`, `costUSD`, `contextWindow`)."""
+        return _d(self.raw, "modelUsage") or {}
+
+    @property
+    def permission_denials(self) -> list[Any]:
+        """`permission_denials`: tools denied this turn ([] if missing)."""
+        value = self.raw.get("permission_denials")
+        return value if isinstance(value, list) else []
+
+    @property
+    def stop_reason(self) -> str | None:
+        """`stop_reason` of the last API message."""
+        return _s(self.raw, "stop_reason")
+
+    @property
+    def terminal_reason(self) -> str | None:
+        """`terminal_reason` (newer CLIs): completed, aborted_streaming, max_turns, ..."""
+        return _s(self.raw, "terminal_reason")
+
+    @property
+    def api_error_status(self) -> int | None:
+        """`api_error_status`: the HTTP status of a failed API call."""
+        return _i(self.raw, "api_error_status")
+
+    @property
+    def errors(self) -> list[str]:
+        """`errors`: messages of an error result, as strings ([] if missing)."""
+        value = self.raw.get("errors")
+        if not isinstance(value, list):
+            return []
+        return [v if isinstance(v, str) else json.dumps(v) for v in value]
 
 
 class ControlRequest(_Wire):
@@ -125,53 +274,101 @@ class ControlRequest(_Wire):
     The fields live under `request` (a dict), never at the top level.
     """
 
-    type: Literal["control_request"]
-    request_id: str
-    request: dict[str, Any]
+    __slots__ = ()
+    type = "control_request"
+
+    @property
+    def request_id(self) -> str:
+        """`request_id`, to be echoed inside the control_response."""
+        return self.raw["request_id"]  # type: ignore[no-any-return]  # checked by parse_object
+
+    @property
+    def request(self) -> dict[str, Any]:
+        """`request`: ``{"subtype": ..., ...}``."""
+        return self.raw["request"]  # type: ignore[no-any-return]  # checked by parse_object
 
 
 class ControlResponse(_Wire):
     """`control_response`: `response` holds `subtype`, `request_id`, and `response`/`error`."""
 
-    type: Literal["control_response"]
-    response: dict[str, Any]
+    __slots__ = ()
+    type = "control_response"
+
+    @property
+    def response(self) -> dict[str, Any]:
+        """`response`: ``{"subtype": "success"|"error", "request_id": ..., ...}``."""
+        return self.raw["response"]  # type: ignore[no-any-return]  # checked by parse_object
 
 
 class ControlCancelRequest(_Wire):
     """`control_cancel_request`: the CLI withdraws the control_request `request_id`."""
 
-    type: Literal["control_cancel_request"]
-    request_id: str
+    __slots__ = ()
+    type = "control_cancel_request"
+
+    @property
+    def request_id(self) -> str:
+        """The withdrawn request's `request_id`."""
+        return self.raw["request_id"]  # type: ignore[no-any-return]  # checked by parse_object
 
 
 class KeepAlive(_Wire):
     """`keep_alive`: no content; never counts as activity."""
 
-    type: Literal["keep_alive"]
+    __slots__ = ()
+    type = "keep_alive"
 
 
 class RateLimitEvent(_Wire):
     """`rate_limit_event` (current CLIs) or `rate_limit` (the seed's name)."""
 
-    type: Literal["rate_limit_event", "rate_limit"]
+    __slots__ = ()
+    type = "rate_limit_event"
+
+    @property
+    def info(self) -> dict[str, Any]:
+        """`rate_limit_info` when present, else the whole object."""
+        return _d(self.raw, "rate_limit_info") or self.raw
 
 
-class UnknownMessage(BaseModel):
-    """A JSON object we do not model (or that did not validate), kept unchanged in `raw`."""
+class UnknownMessage(_Wire):
+    """A JSON object we do not model (or that lacks a required field), kept unchanged in `raw`.
 
-    model_config = ConfigDict(frozen=True)
-    type: Literal["unknown"] = "unknown"
-    raw: dict[str, Any]
-    reason: str = ""
+    Attributes:
+        reason: why it was not modelled ("unknown type 'x'", "invalid user: no message").
+    """
+
+    __slots__ = ("reason",)
+    type = "unknown"
+
+    def __init__(self, raw: dict[str, Any], reason: str = "") -> None:
+        super().__init__(raw)
+        self.reason = reason
 
 
-class InvalidLine(BaseModel):
-    """A line that is not a JSON object (log noise, a truncated write)."""
+class InvalidLine:
+    """A line that is not a JSON object (log noise, a truncated write, a JSON array).
 
-    model_config = ConfigDict(frozen=True)
-    type: Literal["invalid"] = "invalid"
-    text: str
-    error: str
+    Attributes:
+        text: the line as text (invalid UTF-8 replaced), cut to 1,000 characters.
+        error: the decoder's message.
+    """
+
+    __slots__ = ("error", "text")
+    type: ClassVar[str] = "invalid"
+    session_id: ClassVar[None] = None
+
+    def __init__(self, text: str, error: str) -> None:
+        self.text = text
+        self.error = error
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, InvalidLine) and (other.text, other.error) == (self.text, self.error)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"InvalidLine({self.text[:100]!r}, {self.error!r})"
 
 
 WireMessage = (
@@ -189,32 +386,71 @@ WireMessage = (
     | InvalidLine
 )
 
-_MODELS: dict[str, type[_Wire]] = {
-    "user": UserMessage,
-    "assistant": AssistantMessage,
-    "stream_event": StreamEvent,
-    "system": SystemMessage,
-    "result": ResultMessage,
-    "control_request": ControlRequest,
-    "control_response": ControlResponse,
-    "control_cancel_request": ControlCancelRequest,
-    "keep_alive": KeepAlive,
-    "rate_limit_event": RateLimitEvent,
-    "rate_limit": RateLimitEvent,
+# type -> (view class, required field, its JSON type)
+_MODELS: dict[str, tuple[type[_Wire], str | None, type]] = {
+    "stream_event": (StreamEvent, "event", dict),
+    "assistant": (AssistantMessage, "message", dict),
+    "user": (UserMessage, "message", dict),
+    "system": (SystemMessage, None, dict),
+    "result": (ResultMessage, None, dict),
+    "control_request": (ControlRequest, "request", dict),
+    "control_response": (ControlResponse, "response", dict),
+    "control_cancel_request": (ControlCancelRequest, "request_id", str),
+    "keep_alive": (KeepAlive, None, dict),
+    "rate_limit_event": (RateLimitEvent, None, dict),
+    "rate_limit": (RateLimitEvent, None, dict),
 }
 
 
 def parse_object(obj: Any) -> WireMessage:
-    """Turn one decoded JSON value into a wire message; never raises."""
-    if not isinstance(obj, dict):
+    """Turn one decoded JSON value into a wire message; never raises.
+
+    Args:
+        obj: what :func:`decode_json` returned.
+
+    Returns:
+        A view of the message type named by ``obj["type"]``; :class:`UnknownMessage` when
+        the type is unknown or a required field (`event`, `message`, `request`, ...) is
+        missing or of the wrong JSON type; :class:`InvalidLine` when `obj` is not an object.
+    """
+    if type(obj) is not dict:
         return InvalidLine(text=json.dumps(obj)[:1000], error="not a JSON object")
-    model = _MODELS.get(obj.get("type"))  # type: ignore[arg-type]
-    if model is None:
-        return UnknownMessage(raw=obj, reason=f"unknown type {obj.get('type')!r}")
+    kind = obj.get("type")
+    entry = _MODELS.get(kind) if isinstance(kind, str) else None
+    if entry is None:
+        return UnknownMessage(obj, f"unknown type {kind!r}")
+    model, required, json_type = entry
+    if required is not None and not isinstance(obj.get(required), json_type):
+        return UnknownMessage(obj, f"invalid {kind}: no {json_type.__name__} {required!r}")
+    if model is ControlRequest and not isinstance(obj.get("request_id"), str):
+        return UnknownMessage(obj, "invalid control_request: no str 'request_id'")
+    return model(obj)  # type: ignore[return-value]  # one of the WireMessage classes
+
+
+_scan_once = JSONDecoder().scan_once  # type: ignore[attr-defined]  # the C scanner
+
+
+def decode_json(line: bytes | str) -> Any:
+    """Decode one JSON text, as :func:`json.loads` does, but faster for NDJSON lines.
+
+    ``json.loads`` spends most of its time on a short line outside the C scanner
+    (encoding detection, two whitespace regexes); a line that starts with a value and
+    ends with it goes straight to the C scanner instead. Anything else (leading
+    whitespace, a stray byte) takes the ``json.loads`` path, so results and errors are
+    the same.
+
+    Raises:
+        ValueError: not JSON (:class:`json.JSONDecodeError`, or :class:`UnicodeDecodeError`).
+        RecursionError: nested too deeply.
+    """
+    text = line.decode("utf-8") if isinstance(line, bytes) else line
     try:
-        return model.model_validate(obj)  # type: ignore[return-value]
-    except ValidationError as exc:
-        return UnknownMessage(raw=obj, reason=f"invalid {obj.get('type')}: {exc.errors()[0]['msg']}")
+        obj, end = _scan_once(text, 0)
+    except StopIteration:
+        return json.loads(text)
+    if end != len(text) and text[end:].strip():
+        return json.loads(text)  # raises "Extra data" just like json.loads
+    return obj
 
 
 def parse_line(line: bytes | str) -> WireMessage:
@@ -224,11 +460,11 @@ def parse_line(line: bytes | str) -> WireMessage:
         line: UTF-8 bytes or text. Blank lines should be skipped by the caller.
 
     Returns:
-        A wire model, :class:`UnknownMessage` for unmodelled objects, or
-        :class:`InvalidLine` (its `text` cut to 1,000 characters) for anything not JSON.
+        A wire message (see :func:`parse_object`), or :class:`InvalidLine` (its `text`
+        cut to 1,000 characters) for anything that is not a JSON object.
     """
     try:
-        obj = json.loads(line)
+        obj = decode_json(line)
     except (ValueError, RecursionError) as exc:
         text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
         return InvalidLine(text=text[:1000], error=str(exc)[:200])

@@ -159,6 +159,7 @@ class CreateTask(_Payload):
     title: str
     description: str | None = None
     task_id: str | None = None
+    active_form: str | None = None
 
 
 class TodoItem(_Payload):
@@ -171,11 +172,15 @@ class TodoItem(_Payload):
 
 
 class ManageTodos(_Payload):
-    """`TodoWrite` (operation "replace"), `TaskUpdate` ("update"), `TaskList` ("list")."""
+    """`TodoWrite` ("replace"), `TaskUpdate` ("update"; "delete" for status deleted), `TaskList` ("list").
+
+    For "update", `items` holds the one task named by the call, with only the fields the
+    call gave filled in (a status the call did not give reads "pending").
+    """
 
     kind: Literal["manage_todos"] = "manage_todos"
     tool: str
-    operation: Literal["replace", "update", "list"]
+    operation: Literal["replace", "update", "delete", "list"]
     items: tuple[TodoItem, ...] = ()
     result: str | None = None
 
@@ -335,6 +340,7 @@ def normalize_tool_call(name: str, tool_input: dict[str, Any]) -> NormalizedPayl
             return CreateTask(
                 title=_str(i.get("subject")) or _str(i.get("title")) or "",
                 description=_str(i.get("description")),
+                active_form=_str(i.get("activeForm")),
             )
         case "TodoWrite":
             return ManageTodos(tool=name, operation="replace", items=_todo_items(i.get("todos")))
@@ -345,7 +351,8 @@ def normalize_tool_call(name: str, tool_input: dict[str, Any]) -> NormalizedPayl
                 status=map_todo_status(i.get("status")),
                 active_form=_str(i.get("activeForm")),
             )
-            return ManageTodos(tool=name, operation="update", items=(item,))
+            operation: Literal["update", "delete"] = "delete" if i.get("status") == "deleted" else "update"
+            return ManageTodos(tool=name, operation=operation, items=(item,))
         case "TaskList":
             return ManageTodos(tool=name, operation="list")
         case "ExitPlanMode":
