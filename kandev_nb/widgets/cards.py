@@ -65,8 +65,12 @@ class WidgetFactory:
 
     def close_all(self) -> None:
         """Close every widget made here (children first), freeing their comms and models."""
+        seen: set[int] = set()
         for widget in reversed(self.created):
-            widget.close()
+            for part in (widget, getattr(widget, "layout", None), getattr(widget, "style", None)):
+                if isinstance(part, w.Widget) and id(part) not in seen:
+                    seen.add(id(part))
+                    part.close()
         self.created.clear()
 
 

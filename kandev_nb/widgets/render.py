@@ -25,6 +25,8 @@ from pygments import highlight as _pyg_highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexer import Lexer
 from pygments.lexers import DiffLexer, get_lexer_by_name, get_lexer_for_filename
+from pygments.styles.default import DefaultStyle
+from pygments.token import Whitespace
 from pygments.util import ClassNotFound
 
 from kandev_nb import events as ev
@@ -55,7 +57,15 @@ PREVIEW_LINES = 40
 PREVIEW_CHARS = 6000
 """Characters of a long output shown before "show all" (whichever limit is hit first)."""
 
-_STYLE = "default"
+
+
+class _Style(DefaultStyle):
+    """Pygments' default colours, without colouring whitespace (fewer spans, cleaner text)."""
+
+    styles = {**DefaultStyle.styles, Whitespace: ""}
+
+
+_STYLE = _Style
 
 
 def esc(value: object) -> str:
@@ -138,7 +148,7 @@ def _more_note(p: Preview, where: str = "") -> str:
 
 
 @lru_cache(maxsize=4)
-def _formatter(wrap: bool) -> HtmlFormatter[str]:
+def _formatter(wrap: bool) -> HtmlFormatter:  # type: ignore[type-arg]
     return HtmlFormatter(noclasses=True, style=_STYLE, nowrap=True) if wrap else HtmlFormatter(noclasses=True)
 
 
