@@ -32,21 +32,44 @@ from kandev_nb import events as ev
 from kandev_nb.adapter import Adapter
 from kandev_nb.cli import CLIOptions, build_argv, child_env, cli_version, find_cli
 from kandev_nb.control import ControlError, ControlPlane
-from kandev_nb.permissions import Approval, ApprovalPolicy, Decision, cli_permission_mode
+from kandev_nb.permissions import (
+    Approval,
+    ApprovalPolicy,
+    Decision,
+    cli_permission_mode,
+    mode_from_cli,
+)
 from kandev_nb.protocol import (
     ControlCancelRequest,
     ControlRequest,
     ControlResponse,
     KeepAlive,
+    UserMessage,
     parse_line,
     user_message,
 )
-from kandev_nb.transport import CLIProcessError, LineTooLong, StdioTransport, Transport, TransportClosedError
+from kandev_nb.transport import (
+    CLIProcessError,
+    LineTooLong,
+    StdioTransport,
+    Transport,
+    TransportClosedError,
+)
 from kandev_nb.turn import Turn
 
 __all__ = ["Consumer", "Session", "SessionClosedError", "SessionConfig", "SessionState", "TurnInProgressError"]
 
 log = logging.getLogger("kandev_nb")
+
+NO_APPROVAL_NOTE = frozenset({
+    "Read", "Glob", "Grep", "LS", "NotebookRead", "TodoWrite", "Task", "Agent", "TaskCreate", "TaskUpdate",
+    "TaskList", "TaskGet", "TaskOutput", "TaskStop", "ToolSearch", "Skill", "EnterPlanMode", "ExitPlanMode",
+    "AskUserQuestion", "ListAgents", "Monitor", "SendMessage", "CronList",
+})
+"""Tools that never need approval: running them without a request is not worth a note."""
+
+INTERRUPT_GRACE_S = 15.0
+"""Seconds the CLI gets to end a turn after an interrupt before its process is closed."""
 
 Consumer = Callable[[ev.AgentEvent], None]
 """Anything called with each event of a turn, in order (widgets, the ledger, a list.append)."""
@@ -150,6 +173,10 @@ class Session:
         self._turn_policy: ApprovalPolicy | None = None
         self._exit_error: ev.Error | None = None
         self._lock = asyncio.Lock()
+        self._asked: set[str] = set()  # tool_use_ids the CLI sent a can_use_tool for
+        self._launched_mode: str | None = None  # the CLI mode the live process started in
+        self._interrupt_task: asyncio.Task[None] | None = None
+        self._interrupted_at: float | None = None  # monotonic time of the running turn's interrupt
 
     # -- properties -----------------------------------------------------------------------
 
@@ -204,7 +231,8 @@ class Session:
         self.cli_version = await asyncio.to_thread(cli_version, self.cli_path)
         if self.adapter.session_id:  # a previous process of this session died: resume it
             self.adapter.new_process()
-        argv = build_argv(self.cli_path, self._cli_options())
+        options = self._cli_options()
+        argv = build_argv(self.cli_path, options)
         extra = dict(self.config.env)
         if self.config.mode == "autonomous" and self.config.allow_root_bypass:
             extra["IS_SANDBOX"] = "1"
@@ -213,6 +241,7 @@ class Session:
         self.transport = factory(argv, env, self.cwd)
         self.control = ControlPlane(self.transport.send)
         self._exit_error = None
+        self._launched_mode = options.permission_mode
         await self.transport.start()
         self._reader = asyncio.get_running_loop().create_task(self._read_loop(self.transport, self.control))
         try:
@@ -282,7 +311,12 @@ class Session:
                         if approval is not None and approval.cancel():
                             self._emit(ev.PermissionCancelled(request_id=msg.request_id, session_id=self.session_id))
                     case _:
-                        for event in self.adapter.handle(msg):
+                        events = self.adapter.handle(msg)
+                        if isinstance(msg, UserMessage):
+                            events = self._note_unasked(msg, events)
+                        for event in events:
+                            if isinstance(event, ev.SessionMode):
+                                self.config.mode = mode_from_cli(event.mode) or self.config.mode
                             self._emit(event)
         except asyncio.CancelledError:
             raise
@@ -307,6 +341,41 @@ class Session:
                 stats=ev.TurnStats(session_id=self.session_id, result_subtype="cli_exited", is_error=True),
                 last_message_uuid=self.adapter.last_message_uuid, session_id=self.session_id,
             ))
+
+    def _note_unasked(self, msg: UserMessage, events: list[ev.AgentEvent]) -> list[ev.AgentEvent]:
+        """Make visible that the CLI ran a tool without asking us.
+
+        In every mode but autonomous, a tool outside :data:`NO_APPROVAL_NOTE` whose result
+        arrives with no can_use_tool before it was allowed by the CLI's own permission
+        settings: a ``permissions.allow`` rule of the user, the mode (acceptEdits), or its
+        read-only classification of a shell command. A :class:`~kandev_nb.events.PermissionDecided`
+        with ``decided_by="settings"`` is put before its ToolUpdate, so the tool's record and
+        card show who decided. On CLIs that report it (2.1.332), the reason comes from the
+        message's ``tool_result_meta[].permission_decision`` (`source`, `reason_type`).
+        """
+        if self.config.mode == "autonomous":
+            return events
+        meta: dict[str, dict[str, Any]] = {}
+        for entry in msg.raw.get("tool_result_meta") or ():
+            if isinstance(entry, dict) and isinstance(entry.get("permission_decision"), dict):
+                meta[str(entry.get("id"))] = entry["permission_decision"]
+        out: list[ev.AgentEvent] = []
+        for event in events:
+            if (isinstance(event, ev.ToolUpdate) and event.tool_call_id not in self._asked
+                    and event.tool_name not in NO_APPROVAL_NOTE and not event.auto_completed):
+                self._asked.add(event.tool_call_id)
+                decision = meta.get(event.tool_call_id, {})
+                accepted = decision.get("decision", "accept" if event.status == "complete" else None)
+                if accepted in ("accept", "reject", "deny"):
+                    source = " / ".join(str(decision[k]) for k in ("source", "reason_type") if decision.get(k))
+                    out.append(ev.PermissionDecided(
+                        request_id=f"settings:{event.tool_call_id}", tool_name=event.tool_name,
+                        behavior="allow" if accepted == "accept" else "deny", decided_by="settings", waited_ms=0,
+                        message=f"Claude Code's own permission settings ({source or 'no request was sent'})",
+                        session_id=self.session_id, parent_tool_use_id=event.parent_tool_use_id,
+                    ))
+            out.append(event)
+        return out
 
     def _emit(self, event: ev.AgentEvent) -> None:
         if self._queue is not None:
@@ -341,8 +410,11 @@ class Session:
 
     def _start_approval(self, request_id: str, request: dict[str, Any], control: ControlPlane) -> None:
         tool_name = str(request.get("tool_name") or "unknown")
-        tool_input = request.get("input") if isinstance(request.get("input"), dict) else {}
+        raw_input = request.get("input")
+        tool_input: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
         tool_use_id = request.get("tool_use_id")
+        if isinstance(tool_use_id, str):
+            self._asked.add(tool_use_id)
         approval = Approval(
             request_id, tool_name, tool_input, tool_use_id=tool_use_id,
             suggestions=request.get("permission_suggestions"),
@@ -422,7 +494,8 @@ class Session:
             self._turn_policy = approve
             self._queue = asyncio.Queue()
             for event in self._backlog:
-                self._queue.put_nowait(event)
+                if not isinstance(event, ev.Complete):  # a previous turn's end never ends this one
+                    self._queue.put_nowait(event)
             self._backlog.clear()
             self.state = SessionState.RUNNING
             self.turns.append(turn)
@@ -442,37 +515,46 @@ class Session:
             return turn
 
     async def _pump(self, turn: Turn, sinks: list[Consumer]) -> None:
+        """Deliver the turn's events to `sinks` until its Complete; watch the turn timer.
+
+        The turn timer: when no message came from the CLI for `inactivity_timeout` seconds
+        (and no approval is waiting), an Error with subtype "inactivity_timeout" is sent and
+        the turn is interrupted. A cancellation of this task (the kernel's interrupt) is
+        absorbed (``uncancel``) and becomes the protocol's `interrupt`; the turn then ends
+        with the CLI's interrupted result. If the CLI has not ended the turn
+        :data:`INTERRUPT_GRACE_S` seconds after an interrupt, the process is closed and the
+        turn ends with an Error (subtype "interrupt_timeout"); the next turn resumes.
+        """
         assert self._queue is not None
-        interrupted_at: float | None = None
+        self._interrupted_at = None
         while not turn.done:
             try:
                 event = await asyncio.wait_for(self._queue.get(), 1.0)
             except TimeoutError:
-                if interrupted_at is not None and time.monotonic() - interrupted_at > 15:
-                    self._dispatch(ev.Error(message="the CLI did not end the turn after an interrupt", subtype="interrupt_timeout"), sinks)
-                    self._dispatch(ev.Complete(stats=ev.TurnStats(session_id=self.session_id, result_subtype="interrupted", is_error=True)), sinks)
+                if self._interrupted_at is not None and time.monotonic() - self._interrupted_at > INTERRUPT_GRACE_S:
+                    self._dispatch(ev.Error(
+                        message=f"Claude Code did not end the turn within {INTERRUPT_GRACE_S:g} s of the interrupt; "
+                                "its process was closed (the next cell resumes the conversation).",
+                        subtype="interrupt_timeout", session_id=self.session_id), sinks)
+                    self._dispatch(ev.Complete(stats=ev.TurnStats(
+                        session_id=self.session_id, result_subtype="interrupted", is_error=True),
+                        last_message_uuid=self.adapter.last_message_uuid, session_id=self.session_id), sinks)
                     await self._teardown()
                     break
                 limit = self.config.inactivity_timeout
                 idle = time.monotonic() - self._last_activity
-                if limit and interrupted_at is None and not self.approvals and idle > limit:
+                if limit and self._interrupted_at is None and not self.approvals and idle > limit:
                     self._dispatch(ev.Error(
-                        message=f"No message from Claude Code for {idle:.0f} s (limit {limit:g} s); the turn was interrupted.",
-                        subtype="inactivity_timeout"), sinks)
-                    turn.interrupted = True
-                    interrupted_at = time.monotonic()
-                    await self._send_interrupt()
+                        message=f"No message from Claude Code for {idle:.0f} s (limit {limit:g} s, "
+                                "configure(inactivity_timeout=...)); the turn was interrupted.",
+                        subtype="inactivity_timeout", session_id=self.session_id), sinks)
+                    self._begin_interrupt(turn)
                 continue
             except asyncio.CancelledError:
                 task = asyncio.current_task()
                 if task is not None:
                     task.uncancel()
-                if interrupted_at is None:
-                    turn.interrupted = True
-                    interrupted_at = time.monotonic()
-                    for approval in list(self.approvals.values()):
-                        approval.deny("The user interrupted the turn.", interrupt=True)
-                    await self._send_interrupt()
+                self._begin_interrupt(turn)
                 continue
             self._dispatch(event, sinks)
 
@@ -480,34 +562,73 @@ class Session:
         for sink in sinks:
             try:
                 sink(event)
-            except Exception:  # noqa: BLE001 - one broken consumer must not stop the others
+            except Exception:
                 log.exception("kandev_nb consumer %r failed on %s", sink, event.type)
 
-    async def _send_interrupt(self) -> None:
-        if self.control is None:
-            return
-        with contextlib.suppress(Exception):
-            await self.control.request("interrupt", timeout=10)
+    def _begin_interrupt(self, turn: Turn | None) -> None:
+        """Mark `turn` interrupted and send the protocol's `interrupt` once, in the background."""
+        if turn is not None and not turn.done:
+            turn.interrupted = True
+            if self._interrupted_at is None:
+                self._interrupted_at = time.monotonic()
+        if self._interrupt_task is None or self._interrupt_task.done():
+            self._interrupt_task = asyncio.get_running_loop().create_task(self._interrupt_and_settle())
 
-    async def interrupt(self) -> None:
-        """Ask the CLI to stop the running turn (the protocol's `interrupt`); the session stays usable."""
-        for turn in self.turns[-1:]:
-            if not turn.done:
-                turn.interrupted = True
+    async def _interrupt_and_settle(self) -> None:
+        # The CLI withdraws each waiting can_use_tool (control_cancel_request, which closes
+        # its card) before it answers the interrupt; anything still open after the answer
+        # is denied so the CLI is never left waiting.
+        if self.control is not None:
+            with contextlib.suppress(Exception):
+                await self.control.request("interrupt", timeout=10)
         for approval in list(self.approvals.values()):
             approval.deny("The user interrupted the turn.", interrupt=True)
-        await self._send_interrupt()
+
+    async def interrupt(self) -> None:
+        """Stop the running turn with the protocol's `interrupt` (the Stop button).
+
+        Waiting approvals are withdrawn by the CLI (PermissionCancelled). The turn ends with
+        the CLI's interrupted result (`error_during_execution`); the process and the
+        conversation stay for the next turn. A no-op between turns. Returns once the CLI
+        answered the interrupt (at most 10 s).
+        """
+        turn = self.turns[-1] if self.turns and not self.turns[-1].done else None
+        if turn is None or self.state is not SessionState.RUNNING:
+            return
+        self._begin_interrupt(turn)
+        if self._interrupt_task is not None:
+            await asyncio.shield(self._interrupt_task)
 
     async def set_mode(self, mode: str) -> None:
-        """Change the permission mode of the live session (control request, no restart).
+        """Change the permission mode of the live session, without a restart.
+
+        Sends the control request ``set_permission_mode`` to the running CLI (same process,
+        same conversation); the CLI then reports ``system/status`` with ``permissionMode``,
+        which reaches the next turn as a SessionMode event. Before the first turn it only
+        changes the mode the process will be started in.
+
+        The one exception is switching to "autonomous" a process that was not started in it:
+        the CLI refuses that ("the session was not launched with
+        --dangerously-skip-permissions"), so the process is closed and the next turn starts
+        a new one in bypassPermissions mode that resumes the conversation (``--resume``).
 
         Raises:
             ValueError, RootBypassError: see :func:`kandev_nb.permissions.cli_permission_mode`.
+            ControlError: the CLI refused the mode.
+            ControlTimeoutError: the CLI did not answer within 30 s.
         """
         cli_mode = cli_permission_mode(mode, allow_root_bypass=self.config.allow_root_bypass)
+        if self.control is None or self.state is SessionState.NEW:
+            self.config.mode = mode
+            return
+        if cli_mode == "bypassPermissions" and self._launched_mode != "bypassPermissions":
+            if self.state is SessionState.RUNNING:
+                raise TurnInProgressError("autonomous mode needs a new CLI process; switch between turns")
+            self.config.mode = mode
+            await self._teardown()
+            return
+        await self.control.request("set_permission_mode", mode=cli_mode, timeout=30)
         self.config.mode = mode
-        if self.control is not None and self.state is not SessionState.NEW:
-            await self.control.request("set_permission_mode", mode=cli_mode, timeout=30)
 
     async def stream(self, prompt: str, **kwargs: Any) -> AsyncIterator[ev.AgentEvent]:
         """Run a turn and yield its events as they come (the same ones consumers get)."""

@@ -16,6 +16,7 @@ import asyncio
 import atexit
 import contextlib
 import ctypes
+import functools
 import json
 import os
 import signal
@@ -153,12 +154,28 @@ class Transport(ABC):
         return ""
 
 
-def _die_with_parent() -> None:  # runs in the child between fork and exec
-    """Ask Linux to SIGKILL the CLI when the kernel dies, even by SIGKILL."""
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(Exception):
-            libc = ctypes.CDLL("libc.so.6", use_errno=True)
-            libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+def _load_prctl() -> Callable[..., int] | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl: Callable[..., int] = ctypes.CDLL(None, use_errno=True).prctl
+        return prctl
+    except (OSError, AttributeError):
+        return None
+
+
+_PRCTL = _load_prctl()  # resolved here: the child between fork and exec must not load libraries
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent(parent_pid: int) -> None:  # runs in the child between fork and exec
+    """Ask Linux to SIGKILL the CLI when the thread that started it dies (the kernel's loop
+    thread, so: the kernel process), even by SIGKILL. Only a pre-resolved C call here; if the
+    parent already died before the call, exit at once."""
+    if _PRCTL is not None:
+        _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != parent_pid:
+            os._exit(1)
 
 
 _live: weakref.WeakSet[StdioTransport] = weakref.WeakSet()
@@ -228,7 +245,7 @@ class StdioTransport(Transport):
                 env=self.env,
                 cwd=self.cwd,
                 start_new_session=True,
-                preexec_fn=_die_with_parent,
+                preexec_fn=functools.partial(_die_with_parent, os.getpid()),
                 limit=1 << 20,
             )
         except OSError as exc:
