@@ -25,6 +25,7 @@ always come back timezone-aware (SQLite stores them as naive UTC text).
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import re
 import threading
@@ -198,12 +199,20 @@ _CATEGORY_COLUMNS = (
     "model", "result_subtype", "session_name", "terminal_reason", "cli_version", "kandev_nb_version",
     "tool_name", "kind", "status", "decision", "decided_by",
 )
+_TEXT_COLUMNS = (
+    "notebook", "session_id", "cwd", "prompt", "models", "error", "last_message_uuid", "tool_use_id",
+    "parent_tool_use_id",
+)
+_TEXT = "str" if int(pd.__version__.split(".")[0]) >= 3 else "object"
+"""pandas 3's string dtype (missing values are NaN); plain object columns before it."""
 _DTYPES: dict[str, str] = {
+    **dict.fromkeys(_TEXT_COLUMNS, _TEXT),
     **dict.fromkeys(_COUNT_COLUMNS, "Int64"),
     **dict.fromkeys(_CATEGORY_COLUMNS, "category"),
     "started_at": _TS, "ended_at": _TS,
     "cost_usd": "float64", "total_cost_usd": "float64",
     "is_error": "boolean", "interrupted": "boolean",
+    "tool_calls": "json",
 }
 
 
@@ -386,12 +395,36 @@ def _where(
     return stmt
 
 
+def _raw(*columns: sa.ColumnElement[Any]) -> list[sa.ColumnElement[Any]]:
+    """`columns` for a bulk read: times and JSON come back as the driver gives them.
+
+    Per-row conversion in Python (SQLAlchemy's result processors) is most of the time of a
+    large read; :func:`_typed` converts these columns in bulk instead.
+    """
+    return [
+        sa.type_coerce(c, sa.String()).label(c.name) if isinstance(c, sa.Column)
+        and isinstance(c.type, UTCDateTime | sa.JSON) else c
+        for c in columns
+    ]
+
+
+def _json_values(values: pd.Series) -> list[Any]:
+    """Decode a column of JSON text in one call (values already decoded are kept)."""
+    items = values.tolist()
+    if all(v is None or isinstance(v, str) for v in items):
+        decoded: list[Any] = json.loads("[" + ",".join("null" if v is None else v for v in items) + "]")
+        return decoded
+    return [json.loads(v) if isinstance(v, str) else v for v in items]
+
+
 def _typed(frame: pd.DataFrame) -> pd.DataFrame:
     """Give every known column its ledger dtype (also on an empty frame)."""
     for column in frame.columns:
         dtype = _DTYPES.get(str(column))
         if dtype == _TS:
-            frame[column] = pd.to_datetime(frame[column], utc=True).astype(_TS)
+            frame[column] = pd.to_datetime(frame[column], utc=True, format="ISO8601").astype(_TS)
+        elif dtype == "json":
+            frame[column] = pd.Series(_json_values(frame[column]), index=frame.index, dtype=object)
         elif dtype is not None:
             frame[column] = frame[column].astype(dtype)
     return frame
@@ -523,12 +556,13 @@ class RunLedger:
             labels as ``category``; counts, tokens and ms as nullable ``Int64``; ``cost_usd``,
             ``total_cost_usd`` as ``float64`` USD (NaN when the CLI reported none);
             ``is_error``, ``interrupted`` as ``boolean``; ``tool_calls`` as dicts
-            ``{tool name: count}``.
+            ``{tool name: count}``; free text (prompt, paths, ids, error) as pandas' ``str``
+            (``object`` before pandas 3).
 
         Raises:
             LedgerError: the database cannot be read.
         """
-        stmt = _where(sa.select(turns_table), session_id=session_id, notebook=notebook, since=since, until=until)
+        stmt = _where(sa.select(*_raw(*turns_table.c)), session_id=session_id, notebook=notebook, since=since, until=until)
         return self._read(stmt.order_by(turns_table.c.id))
 
     def tool_calls(
@@ -551,10 +585,10 @@ class RunLedger:
             LedgerError: the database cannot be read.
         """
         t, c = turns_table.c, tool_calls_table.c
-        stmt = sa.select(
+        stmt = sa.select(*_raw(
             c.turn_id, t.started_at, t.session_id, t.notebook, c.seq, c.tool_use_id, c.parent_tool_use_id,
             c.tool_name, c.kind, c.status, c.duration_ms, c.decision, c.decided_by,
-        ).join_from(tool_calls_table, turns_table, c.turn_id == t.id)
+        )).join_from(tool_calls_table, turns_table, c.turn_id == t.id)
         stmt = _where(stmt, session_id=session_id, notebook=notebook, since=since, until=until)
         return self._read(stmt.order_by(c.turn_id, c.seq))
 
@@ -577,10 +611,10 @@ class RunLedger:
             LedgerError: the database cannot be read.
         """
         t, m = turns_table.c, model_usage_table.c
-        stmt = sa.select(
+        stmt = sa.select(*_raw(
             m.turn_id, t.started_at, t.session_id, t.notebook, m.model, m.input_tokens, m.output_tokens,
             m.cache_read_input_tokens, m.cache_creation_input_tokens, m.cost_usd, m.context_window,
-        ).join_from(model_usage_table, turns_table, m.turn_id == t.id)
+        )).join_from(model_usage_table, turns_table, m.turn_id == t.id)
         stmt = _where(stmt, session_id=session_id, notebook=notebook, since=since, until=until)
         return self._read(stmt.order_by(m.turn_id, m.model))
 

@@ -11,6 +11,7 @@ from kandev_nb.ledger import RunLedger
 from tests.ledger.conftest import make_turn
 
 UTC = dt.UTC
+TEXT = "str" if int(pd.__version__.split(".")[0]) >= 3 else "object"
 T0 = dt.datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 RUN_DTYPES = {
@@ -35,6 +36,10 @@ RUN_DTYPES = {
     "permission_denials": "Int64",
     "is_error": "boolean",
     "interrupted": "boolean",
+    "prompt": TEXT,
+    "error": TEXT,
+    "notebook": TEXT,
+    "tool_calls": "object",
 }
 
 
