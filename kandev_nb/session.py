@@ -237,6 +237,10 @@ class Session:
         if self.config.mode == "autonomous" and self.config.allow_root_bypass:
             extra["IS_SANDBOX"] = "1"
         env = child_env(extra)
+        if "IS_SANDBOX" not in extra:
+            # Only the user's opt-in (allow_root_bypass) lets the CLI bypass permissions as
+            # root; a value inherited from the kernel's environment does not count.
+            env.pop("IS_SANDBOX", None)
         factory = self._transport_factory or (lambda a, e, c: StdioTransport(a, e, c))
         self.transport = factory(argv, env, self.cwd)
         self.control = ControlPlane(self.transport.send)
