@@ -24,6 +24,7 @@ always come back timezone-aware (SQLite stores them as naive UTC text).
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import json
 import os
@@ -409,8 +410,9 @@ def _raw(*columns: sa.ColumnElement[Any]) -> list[sa.ColumnElement[Any]]:
 
 
 def _json_values(values: pd.Series) -> list[Any]:
-    """Decode a column of JSON text in one call (values already decoded are kept)."""
-    items = values.tolist()
+    """Decode a column of JSON text in one call (missing values become None; values the
+    driver already decoded, as PostgreSQL's do, are kept)."""
+    items = [None if missing else v for v, missing in zip(values.tolist(), values.isna().tolist(), strict=True)]
     if all(v is None or isinstance(v, str) for v in items):
         decoded: list[Any] = json.loads("[" + ",".join("null" if v is None else v for v in items) + "]")
         return decoded
@@ -463,7 +465,10 @@ class RunLedger:
             else:
                 self.engine = sa.create_engine(self.url, pool_pre_ping=True)
             self._writer = self.engine.execution_options(kandev_write=True)
-            metadata.create_all(self._writer)
+            try:
+                metadata.create_all(self._writer)
+            except SQLAlchemyError:  # another process created the tables at the same moment
+                metadata.create_all(self._writer)
         except (SQLAlchemyError, OSError) as exc:
             raise LedgerError(f"cannot open the ledger at {self}: {exc}", url=str(self)) from exc
 
@@ -523,6 +528,14 @@ class RunLedger:
             raise LedgerError(f"could not record the turn in the ledger at {self}: {exc}", url=str(self)) from exc
         turn.meta["ledger_id"] = ledger_id
         return ledger_id
+
+    async def arecord(self, turn: Turn, *, notebook: str | os.PathLike[str] | None = None,
+                      execution_count: int | None = None) -> int:
+        """:meth:`record` in a worker thread, so a slow or locked database never blocks the event loop.
+
+        Returns and raises as :meth:`record`.
+        """
+        return await asyncio.to_thread(self.record, turn, notebook=notebook, execution_count=execution_count)
 
     # -- reading ----------------------------------------------------------------------------
 

@@ -170,3 +170,15 @@ def test_summary_of_an_empty_ledger(ledger: RunLedger) -> None:
     assert out["all"] == {"turns": 0, "cost_usd": 0.0, "input_tokens": 0, "output_tokens": 0,
                           "tool_calls": 0, "errors": 0, "first": None, "last": None}
     assert out["by_model"].empty and out["top_tools"].empty
+
+
+def test_rows_written_by_other_tools_with_nulls_read_back(ledger: RunLedger) -> None:
+    from kandev_nb.ledger import turns_table  # noqa: PLC0415
+
+    ledger.record(make_turn("normal", tools=(("Bash", None),)))
+    with ledger.engine.begin() as conn:  # e.g. a bulk import: only the required column
+        conn.execute(turns_table.insert(), [{"started_at": T0}])
+    frame = ledger.runs()
+    assert list(frame["tool_calls"]) == [{"Bash": 1}, None]
+    assert frame["is_error"].isna().tolist() == [False, True]
+    assert frame["started_at"].iloc[1] == pd.Timestamp(T0)

@@ -160,3 +160,9 @@ def test_passwords_are_masked_in_errors_and_repr() -> None:
     assert "sqlite://" in str(ledger)
     url = resolve_url("postgresql://team:secret@localhost/ledger")
     assert "secret" not in url.render_as_string(hide_password=True)
+
+
+async def test_arecord_writes_from_a_worker_thread(ledger: RunLedger) -> None:
+    ledger_id = await ledger.arecord(make_turn("async"), notebook="n.ipynb", execution_count=2)
+    row = ledger.runs().iloc[0]
+    assert (row["id"], row["prompt"], row["notebook"], row["execution_count"]) == (ledger_id, "async", "n.ipynb", 2)
