@@ -314,6 +314,11 @@ class WebSocketTransport(Transport):
         return f"{tail}\n{self._note}".strip() if self._note else tail
 
     @property
+    def command(self) -> list[str] | None:
+        """The command line launched (`argv` plus ``--sdk-url URL``), once started."""
+        return self._process.argv if self._process else None
+
+    @property
     def connected(self) -> bool:
         """True while the CLI's socket is open (from the moment it opens, before any message)."""
         return self._ws is not None and self._ws.state is State.OPEN
@@ -475,6 +480,15 @@ class WebSocketTransport(Transport):
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(asyncio.shield(self._watch), 5)
         return running
+
+    def disconnect(self) -> None:
+        """Drop the CLI's connection at once, with no close frame, as a network failure would.
+
+        :meth:`lines` then ends and stops the CLI (which would try to reconnect and be
+        refused). For tests and watchdogs; to end a session use :meth:`close`.
+        """
+        if self._ws is not None:
+            self._ws.transport.abort()
 
     def kill(self) -> None:
         """SIGKILL the CLI now (no waiting)."""
