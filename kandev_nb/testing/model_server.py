@@ -1,0 +1,615 @@
+"""A scripted stand-in for the Anthropic Messages API, for driving the real Claude Code CLI.
+
+The CLI reaches the server through ``ANTHROPIC_BASE_URL`` (see
+:func:`kandev_nb.testing.scripted_env`). Every request is recorded; main-conversation
+requests consume the script in order; everything else gets a harmless default answer.
+
+What the CLI sends (measured with 2.1.118, 2.1.197 and 2.1.332 in ``-p`` stream-json mode,
+``CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1``):
+
+* Each model step is ``POST /v1/messages?beta=true`` with ``"stream": true``, the full
+  ``tools`` list and a large ``max_tokens``: one per turn, plus one per tool round trip.
+  Compaction (``/compact``: one request in 2.1.197, two in 2.1.332) and subagents look the
+  same, so they consume entries too.
+* A connection probe: ``HEAD /`` (2.1.118, 2.1.197) or ``HEAD /api/hello`` (2.1.332, only
+  when nonessential traffic is allowed).
+* Small-model side queries, which the CLI can make in some configurations (model
+  validation is ``max_tokens: 1``, titles and summaries carry no ``tools``), and
+  ``POST /v1/messages/count_tokens``. None of these appeared in the measured runs.
+
+The rule: a request is *main* when it is ``POST /v1/messages`` (any query string) whose
+JSON body has a non-empty ``tools`` list and ``max_tokens`` above 1. Other
+``/v1/messages`` requests get a one-line text reply (streamed if asked), ``count_tokens``
+gets an estimate, and anything else gets ``200 {}``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import re
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any, Self, TypeAlias
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+__all__ = [
+    "HttpError",
+    "RecordedRequest",
+    "Reply",
+    "ScriptEntry",
+    "ScriptedModelServer",
+    "TextBlock",
+    "ThinkingBlock",
+    "ToolUseBlock",
+    "Usage",
+    "http_error",
+    "text",
+    "thinking",
+    "tool_use",
+]
+
+EXHAUSTED_TEXT = "(scripted model: script exhausted)"
+SIDE_TEXT = "(scripted model: side request)"
+DEFAULT_MODEL = "claude-scripted"
+
+_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
+
+# --- script vocabulary ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token counts reported for one API response (all in tokens).
+
+    ``input_tokens`` and the cache fields go in ``message_start``; ``output_tokens`` in
+    ``message_delta``, as the real API does. The CLI's ``result.usage`` sums these over
+    every request of a turn.
+    """
+
+    input_tokens: int = 100
+    output_tokens: int = 20
+    cache_read_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+
+
+def _chunks(s: str, size: int) -> list[str]:
+    size = max(1, size)
+    return [s[i : i + size] for i in range(0, len(s), size)] or [""]
+
+
+@dataclass(frozen=True)
+class TextBlock:
+    """A text block, streamed as ``text_delta`` chunks of ``chunk_size`` characters.
+
+    ``delay`` is the pause between two deltas, in seconds.
+    """
+
+    text: str
+    chunk_size: int = 12
+    delay: float = 0.0
+
+    def content(self, tool_id: str | None) -> dict[str, Any]:
+        return {"type": "text", "text": self.text}
+
+    def start(self, tool_id: str | None) -> dict[str, Any]:
+        return {"type": "text", "text": ""}
+
+    def deltas(self) -> list[dict[str, Any]]:
+        return [{"type": "text_delta", "text": c} for c in _chunks(self.text, self.chunk_size)]
+
+
+@dataclass(frozen=True)
+class ThinkingBlock:
+    """A thinking block: ``thinking_delta`` chunks, then one ``signature_delta``.
+
+    ``delay`` is the pause between two deltas, in seconds.
+    """
+
+    thinking: str
+    chunk_size: int = 12
+    delay: float = 0.0
+    signature: str = "c2NyaXB0ZWQtc2lnbmF0dXJl"
+
+    def content(self, tool_id: str | None) -> dict[str, Any]:
+        return {"type": "thinking", "thinking": self.thinking, "signature": self.signature}
+
+    def start(self, tool_id: str | None) -> dict[str, Any]:
+        return {"type": "thinking", "thinking": "", "signature": ""}
+
+    def deltas(self) -> list[dict[str, Any]]:
+        chunks = _chunks(self.thinking, self.chunk_size)
+        return [{"type": "thinking_delta", "thinking": c} for c in chunks] + [
+            {"type": "signature_delta", "signature": self.signature}
+        ]
+
+
+@dataclass(frozen=True)
+class ToolUseBlock:
+    """A tool call; its input is streamed as ``input_json_delta`` fragments of JSON text.
+
+    ``id=None`` lets the server number it (``toolu_0001``, ``toolu_0002``, ...).
+    """
+
+    name: str
+    input: Mapping[str, Any]
+    id: str | None = None
+    chunk_size: int = 16
+    delay: float = 0.0
+
+    def content(self, tool_id: str | None) -> dict[str, Any]:
+        return {"type": "tool_use", "id": tool_id, "name": self.name, "input": dict(self.input)}
+
+    def start(self, tool_id: str | None) -> dict[str, Any]:
+        return {"type": "tool_use", "id": tool_id, "name": self.name, "input": {}}
+
+    def deltas(self) -> list[dict[str, Any]]:
+        payload = json.dumps(dict(self.input), separators=(",", ":"))
+        return [
+            {"type": "input_json_delta", "partial_json": c}
+            for c in _chunks(payload, self.chunk_size)
+        ]
+
+
+Block: TypeAlias = TextBlock | ThinkingBlock | ToolUseBlock
+
+
+def text(s: str, *, chunk_size: int = 12, delay: float = 0.0) -> TextBlock:
+    """A text block streamed in ``chunk_size``-character deltas, ``delay`` seconds apart."""
+    return TextBlock(s, chunk_size=chunk_size, delay=delay)
+
+
+def thinking(s: str, *, chunk_size: int = 12, delay: float = 0.0) -> ThinkingBlock:
+    """A thinking block streamed in ``chunk_size``-character deltas, ``delay`` seconds apart."""
+    return ThinkingBlock(s, chunk_size=chunk_size, delay=delay)
+
+
+def tool_use(
+    name: str, input: Mapping[str, Any], *, id: str | None = None, chunk_size: int = 16
+) -> ToolUseBlock:
+    """A ``tool_use`` block: the model calls tool ``name`` with ``input``.
+
+    Args:
+        name: Tool name as the CLI knows it (``"Write"``, ``"Bash"``, ...).
+        input: The tool's arguments, a JSON-serialisable object.
+        id: The ``tool_use`` id; ``None`` numbers it per server (``toolu_0001``, ...).
+        chunk_size: Characters of serialised JSON per ``input_json_delta``.
+    """
+    return ToolUseBlock(name, dict(input), id=id, chunk_size=chunk_size)
+
+
+class Reply:
+    """One scripted API response: content blocks and the numbers around them.
+
+    Args:
+        *blocks: Content blocks in order (:func:`text`, :func:`thinking`, :func:`tool_use`).
+        usage: Token counts to report; default 100 input and 20 output tokens.
+        stop_reason: ``None`` means ``"tool_use"`` if any block is a tool call, else
+            ``"end_turn"``.
+        model: Model name to report; ``None`` echoes the request's ``model``.
+        delay_first_byte: Seconds to wait before sending the response headers.
+    """
+
+    def __init__(
+        self,
+        *blocks: Block,
+        usage: Usage | None = None,
+        stop_reason: str | None = None,
+        model: str | None = None,
+        delay_first_byte: float = 0.0,
+    ) -> None:
+        self.blocks: tuple[Block, ...] = blocks
+        self.usage: Usage = usage if usage is not None else Usage()
+        calls_tool = any(isinstance(b, ToolUseBlock) for b in blocks)
+        self.stop_reason: str = stop_reason or ("tool_use" if calls_tool else "end_turn")
+        self.model = model
+        self.delay_first_byte = delay_first_byte
+
+    def __repr__(self) -> str:
+        return f"Reply({', '.join(map(repr, self.blocks))}, stop_reason={self.stop_reason!r})"
+
+
+@dataclass(frozen=True)
+class HttpError:
+    """A scripted HTTP error answer (build it with :func:`http_error`)."""
+
+    status: int
+    message: str
+    error_type: str
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+    def body(self) -> dict[str, Any]:
+        """``{"type": "error", "error": {"type": error_type, "message": message}}``."""
+        return {"type": "error", "error": {"type": self.error_type, "message": self.message}}
+
+
+def http_error(
+    status: int,
+    message: str,
+    *,
+    error_type: str | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> HttpError:
+    """An HTTP error answer in the Anthropic shape, e.g. ``http_error(529, "Overloaded")``.
+
+    The CLI retries: 429, 5xx and 529 up to 10 times with backoff (about 0.5 s, 1 s,
+    2 s, ..., each announced by a ``system/api_retry`` line), and 2.1.332 even resends a
+    400 up to 5 times with fewer beta headers. Script one entry per attempt, answer from a
+    callable, or send ``headers={"x-should-retry": "false"}`` (honoured by 2.1.332, not by
+    2.1.197).
+
+    Args:
+        status: HTTP status code.
+        message: ``error.message``.
+        error_type: ``error.type``; by default derived from the status
+            (400 ``invalid_request_error``, 429 ``rate_limit_error``, 529
+            ``overloaded_error``, other 5xx ``api_error``, ...).
+        headers: Extra response headers (``retry-after`` in seconds, ``x-should-retry``).
+    """
+    fallback = "api_error" if status >= 500 else "invalid_request_error"
+    kind = error_type or _ERROR_TYPES.get(status, fallback)
+    return HttpError(status, message, kind, dict(headers or {}))
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """One HTTP request the server received.
+
+    Attributes:
+        method: ``"POST"``, ``"HEAD"``, ...
+        path: URL path without the query string, e.g. ``"/v1/messages"``.
+        query: Raw query string, e.g. ``"beta=true"``; ``""`` if none.
+        headers: Request headers, names lower-cased.
+        body: Parsed JSON body; ``None`` if absent or not JSON.
+        received_at: Arrival time in seconds since the epoch (``time.time()``).
+        main: Whether it consumed a script entry (see the module docstring).
+    """
+
+    method: str
+    path: str
+    query: str
+    headers: dict[str, str]
+    body: Any
+    received_at: float
+    main: bool
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        """The body's ``messages`` (``[]`` if none). Roles include ``"system"``."""
+        messages = self.body.get("messages") if isinstance(self.body, dict) else None
+        return list(messages) if isinstance(messages, list) else []
+
+    def last_user_text(self) -> str:
+        """Text of the last message whose role is ``"user"``.
+
+        String content is returned as is. Block content gives its ``text`` blocks joined
+        with newlines, leaving out ``tool_result`` blocks and the blocks the CLI injects,
+        which consist only of hyphenated tags (``<system-reminder>...</system-reminder>``,
+        ``<command-name>``, ``<local-command-stdout>``, ...). So the first request of a
+        turn prompted with ``"hi"`` gives ``"hi"``, and a request that follows a tool
+        call gives ``""``. The CLI may merge several prompts into one message (after a
+        failed turn); they are all included.
+        """
+        for message in reversed(self.messages):
+            if isinstance(message, dict) and message.get("role") == "user":
+                return _content_text(message.get("content"))
+        return ""
+
+
+_INJECTED = re.compile(r"\s*(?:<([a-z]+(?:-[a-z]+)+)>.*?</\1>\s*)+", re.DOTALL)
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    blocks = content if isinstance(content, list) else []
+    texts = [b.get("text") for b in blocks if isinstance(b, dict) and b.get("type") == "text"]
+    return "\n".join(t for t in texts if isinstance(t, str) and not _INJECTED.fullmatch(t))
+
+
+ScriptEntry: TypeAlias = Reply | HttpError | Callable[[RecordedRequest], Reply | HttpError]
+"""A script entry: a response, or a function of the request that returns one."""
+
+
+def _is_main(method: str, path: str, body: Any) -> bool:
+    if method != "POST" or path.rstrip("/") != "/v1/messages" or not isinstance(body, dict):
+        return False
+    max_tokens = body.get("max_tokens")
+    return bool(body.get("tools")) and not (isinstance(max_tokens, int) and max_tokens <= 1)
+
+
+# --- rendering ------------------------------------------------------------------------
+
+
+def _sse(event: str, data: Mapping[str, Any]) -> bytes:
+    return f"event: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
+
+
+@dataclass(frozen=True)
+class _Rendered:
+    """A reply with its ids and model fixed, ready to send as JSON or as SSE."""
+
+    reply: Reply
+    message_id: str
+    model: str
+    tool_ids: tuple[str | None, ...]
+
+    def _usage(self, output_tokens: int) -> dict[str, int]:
+        u = self.reply.usage
+        return {
+            "input_tokens": u.input_tokens,
+            "cache_creation_input_tokens": u.cache_creation_input_tokens,
+            "cache_read_input_tokens": u.cache_read_input_tokens,
+            "output_tokens": output_tokens,
+        }
+
+    def message(self) -> dict[str, Any]:
+        """The whole response as one JSON message (answer to ``"stream": false``)."""
+        pairs = zip(self.reply.blocks, self.tool_ids, strict=True)
+        return {
+            "id": self.message_id,
+            "type": "message",
+            "role": "assistant",
+            "model": self.model,
+            "content": [block.content(tool_id) for block, tool_id in pairs],
+            "stop_reason": self.reply.stop_reason,
+            "stop_sequence": None,
+            "usage": self._usage(self.reply.usage.output_tokens),
+        }
+
+    async def events(self, closing: threading.Event) -> AsyncIterator[bytes]:
+        """The response as server-sent events, pausing ``block.delay`` after each delta.
+
+        Stops early, without ``message_stop``, once ``closing`` is set.
+        """
+        start = self.message() | {"content": [], "stop_reason": None, "usage": self._usage(1)}
+        yield _sse("message_start", {"type": "message_start", "message": start})
+        pairs = zip(self.reply.blocks, self.tool_ids, strict=True)
+        for index, (block, tool_id) in enumerate(pairs):
+            head = {"type": "content_block_start", "index": index}
+            yield _sse("content_block_start", head | {"content_block": block.start(tool_id)})
+            for delta in block.deltas():
+                body = {"type": "content_block_delta", "index": index, "delta": delta}
+                yield _sse("content_block_delta", body)
+                if block.delay > 0:
+                    await asyncio.sleep(block.delay)
+                if closing.is_set():
+                    return
+            yield _sse("content_block_stop", {"type": "content_block_stop", "index": index})
+        delta = {"stop_reason": self.reply.stop_reason, "stop_sequence": None}
+        usage = {"output_tokens": self.reply.usage.output_tokens}
+        yield _sse("message_delta", {"type": "message_delta", "delta": delta, "usage": usage})
+        yield _sse("message_stop", {"type": "message_stop"})
+
+
+# --- the server -----------------------------------------------------------------------
+
+
+class ScriptedModelServer:
+    """An Anthropic Messages API stand-in on ``127.0.0.1`` that answers from a script.
+
+    uvicorn runs in a daemon thread with its own event loop, so the server works under
+    any caller loop (a Jupyter kernel's, pytest's, or none). Requests are served
+    concurrently; the script and the records are guarded by a lock.
+
+    Args:
+        script: Entries consumed in order by main requests. Each is a :class:`Reply`, an
+            :class:`HttpError`, or a callable taking the :class:`RecordedRequest` and
+            returning one of those (called in a worker thread).
+
+    Attributes:
+        exhausted: Set when a main request found the script empty; it was answered with
+            the text ``"(scripted model: script exhausted)"``. :meth:`push` clears it.
+    """
+
+    def __init__(self, script: list[ScriptEntry] | None = None) -> None:
+        self._lock = threading.Lock()
+        self._script: deque[ScriptEntry] = deque(script or [])
+        self._requests: list[RecordedRequest] = []
+        self._errors: list[Exception] = []
+        self._tool_ids = itertools.count(1)
+        self._message_ids = itertools.count(1)
+        self.exhausted = False
+        self._closing = threading.Event()
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+        self._port: int | None = None
+
+    # --- lifecycle
+
+    def start(self, timeout: float = 10.0) -> Self:
+        """Listen on an ephemeral port; returns once it accepts connections.
+
+        Args:
+            timeout: Seconds to wait for uvicorn to come up.
+
+        Raises:
+            RuntimeError: Already running, or not up within ``timeout``.
+        """
+        if self._server is not None:
+            raise RuntimeError("ScriptedModelServer is already running")
+        self._closing.clear()
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", 0))
+        self._port = sock.getsockname()[1]
+        config = uvicorn.Config(
+            self._app(), log_level="warning", lifespan="off", timeout_graceful_shutdown=1
+        )
+        server = self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(
+            target=server.run, args=([sock],), name="scripted-model-server", daemon=True
+        )
+        self._thread.start()
+        deadline = time.monotonic() + timeout
+        while not server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                self.stop()
+                sock.close()
+                raise RuntimeError("ScriptedModelServer did not start")
+            time.sleep(0.005)
+        return self
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop serving and free the port, waiting up to ``timeout`` seconds. Idempotent.
+
+        Streams in progress are cut short. Records stay readable; :meth:`start` may be
+        called again (on a new port).
+        """
+        server, thread = self._server, self._thread
+        self._server = self._thread = None
+        self._closing.set()
+        if server is not None:
+            server.should_exit = True
+        if thread is not None:
+            thread.join(timeout)
+
+    def __enter__(self) -> Self:
+        return self if self._server is not None else self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        """Base URL for ``ANTHROPIC_BASE_URL``, e.g. ``"http://127.0.0.1:43121"``.
+
+        Raises:
+            RuntimeError: Never started.
+        """
+        if self._port is None:
+            raise RuntimeError("ScriptedModelServer was never started")
+        return f"http://127.0.0.1:{self._port}"
+
+    # --- script and records
+
+    def push(self, *entries: ScriptEntry) -> None:
+        """Append entries to the end of the script (thread-safe)."""
+        with self._lock:
+            self._script.extend(entries)
+            self.exhausted = self.exhausted and not entries
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """Every request received, in arrival order (a copy)."""
+        with self._lock:
+            return list(self._requests)
+
+    @property
+    def main_requests(self) -> list[RecordedRequest]:
+        """The requests that consumed a script entry (or found the script exhausted)."""
+        return [r for r in self.requests if r.main]
+
+    @property
+    def remaining(self) -> int:
+        """Number of script entries not consumed yet."""
+        with self._lock:
+            return len(self._script)
+
+    @property
+    def errors(self) -> list[Exception]:
+        """Exceptions raised by callable entries; each was answered with a 500 (no retry)."""
+        with self._lock:
+            return list(self._errors)
+
+    # --- HTTP
+
+    def _app(self) -> Starlette:
+        methods = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+        return Starlette(routes=[Route("/{path:path}", self._handle, methods=methods)])
+
+    async def _handle(self, request: Request) -> Response:
+        raw = await request.body()
+        try:
+            body: Any = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        path = request.url.path
+        recorded = RecordedRequest(
+            method=request.method,
+            path=path,
+            query=request.url.query,
+            headers={k.lower(): v for k, v in request.headers.items()},
+            body=body,
+            received_at=time.time(),
+            main=_is_main(request.method, path, body),
+        )
+        entry: ScriptEntry | None = None
+        with self._lock:
+            self._requests.append(recorded)
+            if recorded.main and self._script:
+                entry = self._script.popleft()
+            elif recorded.main:
+                self.exhausted = True
+        if not recorded.main:
+            return self._side_response(recorded)
+        answer = entry if entry is not None else Reply(text(EXHAUSTED_TEXT))
+        if callable(answer):
+            try:
+                answer = await run_in_threadpool(answer, recorded)
+            except Exception as exc:  # noqa: BLE001 - kept for the test, answered as a 500
+                with self._lock:
+                    self._errors.append(exc)
+                message = f"scripted callable raised {exc!r}"
+                answer = http_error(500, message, headers={"x-should-retry": "false"})
+        return await self._respond(answer, body)
+
+    async def _respond(self, answer: Reply | HttpError, body: Any) -> Response:
+        if isinstance(answer, HttpError):
+            return JSONResponse(answer.body(), answer.status, headers=dict(answer.headers))
+        if answer.delay_first_byte > 0:
+            await asyncio.sleep(answer.delay_first_byte)
+        return self._reply_response(answer, body)
+
+    def _reply_response(self, reply: Reply, body: Any) -> Response:
+        requested = body.get("model") if isinstance(body, dict) else None
+        with self._lock:
+            tool_ids = tuple(
+                (b.id or f"toolu_{next(self._tool_ids):04d}")
+                if isinstance(b, ToolUseBlock)
+                else None
+                for b in reply.blocks
+            )
+            message_id = f"msg_scripted_{next(self._message_ids):04d}"
+        model = reply.model or (requested if isinstance(requested, str) else DEFAULT_MODEL)
+        rendered = _Rendered(reply, message_id, model, tool_ids)
+        if isinstance(body, dict) and body.get("stream"):
+            headers = {"cache-control": "no-cache", "request-id": f"req_{message_id}"}
+            return StreamingResponse(
+                rendered.events(self._closing), media_type="text/event-stream", headers=headers
+            )
+        return JSONResponse(rendered.message())
+
+    def _side_response(self, request: RecordedRequest) -> Response:
+        path = request.path.rstrip("/")
+        if request.method == "POST" and path == "/v1/messages/count_tokens":
+            return JSONResponse({"input_tokens": max(1, len(json.dumps(request.body)) // 4)})
+        if request.method == "POST" and path == "/v1/messages":
+            return self._reply_response(Reply(text(SIDE_TEXT), usage=Usage(1, 1)), request.body)
+        return JSONResponse({})
