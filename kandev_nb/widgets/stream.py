@@ -79,86 +79,116 @@ class StreamText(anywidget.AnyWidget):  # type: ignore[misc]
 
     def __init__(self, mode: str = "markdown", **kwargs: Any) -> None:
         super().__init__(mode=mode, lib=kandev_lib().model_id, **kwargs)
-        self.text = ""
+        self._sent_parts: list[str] = []
+        self._pending: list[str] = []
         self._sent = 0
+        self._pending_len = 0
         self._lock = threading.Lock()
         self.updates = 0
         self.on_msg(self._on_frontend)
 
     @property
+    def text(self) -> str:
+        """Everything appended so far, sent or not."""
+        with self._lock:
+            return "".join(self._sent_parts) + "".join(self._pending)
+
+    @property
     def pending(self) -> int:
         """Characters appended but not yet sent."""
-        return len(self.text) - self._sent
+        return self._pending_len
 
     def append(self, s: str) -> None:
-        """Buffer `s` (sent by the next :meth:`flush`)."""
-        with self._lock:
-            self.text += s
+        """Buffer `s` for the next :meth:`flush` (O(1): chunks are joined when sent)."""
+        if s:
+            with self._lock:
+                self._pending.append(s)
+                self._pending_len += len(s)
 
     def flush(self) -> bool:
         """Send the buffered text as one "append" message. Returns True if something was sent."""
         with self._lock:
-            if self._sent >= len(self.text):
+            if not self._pending_len:
                 return False
-            at, chunk = self._sent, self.text[self._sent:]
-            self._sent = len(self.text)
+            chunk = "".join(self._pending)
+            self._pending.clear()
+            at = self._sent
+            self._sent += self._pending_len
+            self._pending_len = 0
+            self._sent_parts.append(chunk)
             self.updates += 1
-            self.send({"type": "append", "at": at, "text": chunk})
-            return True
+        self.send({"type": "append", "at": at, "text": chunk})
+        return True
 
     def _on_frontend(self, _widget: Any, content: Any, _buffers: Any) -> None:
         if not isinstance(content, dict) or content.get("type") != "sync":
             return
         with self._lock:
-            if content.get("have") != self._sent:
-                self.send({"type": "reset", "text": self.text[: self._sent]})
+            if content.get("have") == self._sent:
+                return
+            sent = "".join(self._sent_parts)
+        self.send({"type": "reset", "text": sent})
 
 
 class Throttle:
-    """Coalesces text updates: at most one flush per `interval_s`, the first one at once.
+    """Coalesces text updates: the first at once, then at most one per `interval_s`.
 
     Args:
         flush: sends everything buffered (called on the event loop); returns True if it
             sent anything (only then does the interval restart).
+        pending: characters buffered and not yet sent.
         interval_s: minimum seconds between two flushes (0.05 s: at most 20 updates/s).
+        min_chars: below this many buffered characters, wait up to `max_wait_s` instead
+            of `interval_s`: a slow stream then sends fewer, fuller messages, so the fixed
+            cost of a message (its JSON and the Jupyter envelope) stays small per byte.
+        max_wait_s: the longest a buffered character waits (0.25 s).
         clock: monotonic seconds (injectable for simulated time in tests and benchmarks).
 
-    With a running asyncio loop, a buffered delta is flushed by a timer at most
-    `interval_s` after the previous flush; without one (tests, replays), by the next
-    :meth:`poke` after the interval, or by :meth:`flush_now`.
+    With a running asyncio loop a timer flushes what is buffered when its wait is over;
+    without one (tests, replays) the next :meth:`poke` after the wait does, or
+    :meth:`flush_now`.
     """
 
-    def __init__(self, flush: Callable[[], bool], interval_s: float = 0.05,
+    def __init__(self, flush: Callable[[], bool], pending: Callable[[], int], interval_s: float = 0.05,
+                 *, min_chars: int = 256, max_wait_s: float = 0.25,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self._flush = flush
+        self._pending = pending
         self.interval_s = interval_s
+        self.min_chars = min_chars
+        self.max_wait_s = max(max_wait_s, interval_s)
         self.clock = clock
         self._last = float("-inf")
         self._timer: asyncio.TimerHandle | None = None
+        self._timer_at = float("inf")
 
     def poke(self) -> None:
-        """New text was buffered: flush now if the interval has passed, else schedule it."""
+        """New text was buffered: flush now if its wait is over, else make sure a timer will."""
         now = self.clock()
-        wait = self._last + self.interval_s - now
-        if wait <= 0:
+        big = self._pending() >= self.min_chars
+        due = self._last + (self.interval_s if big else self.max_wait_s)
+        if now >= due:
             self.flush_now()
             return
-        if self._timer is None:
-            try:
-                loop = asyncio.get_running_loop()
-            except RuntimeError:
-                return
-            self._timer = loop.call_later(wait, self._on_timer)
+        if self._timer is not None and self._timer_at <= due:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer_at = due
+        self._timer = loop.call_later(due - now, self._on_timer)
 
     def _on_timer(self) -> None:
         self._timer = None
+        self._timer_at = float("inf")
         self.flush_now()
 
     def flush_now(self) -> None:
         """Flush at once (before any non-text event, and at the end of the turn)."""
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        self.cancel()
         if self._flush():
             self._last = self.clock()
 
@@ -167,3 +197,4 @@ class Throttle:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+            self._timer_at = float("inf")

@@ -50,6 +50,8 @@ class TurnView:
         on_stop: called with no arguments when the Stop button is clicked (possibly on a
             button thread); if it returns an awaitable, that is run on the view's loop.
         interval_s: minimum seconds between two text updates (0.05 s: <= 20 updates/s).
+        min_chars, max_wait_s: fewer than `min_chars` buffered characters wait up to
+            `max_wait_s` seconds (see :class:`~kandev_nb.widgets.stream.Throttle`).
         tick_s: seconds between two activity-line updates while the turn runs.
         clock: monotonic seconds (injectable for simulated time).
 
@@ -69,10 +71,14 @@ class TurnView:
         *,
         on_stop: Callable[[], Any] | None = None,
         interval_s: float = 0.05,
+        min_chars: int = 256,
+        max_wait_s: float = 0.25,
         tick_s: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.turn = Turn(prompt=prompt, session_name=session_name)
+        self._prompt, self._session_name = prompt, session_name
+        self._events: list[tuple[ev.AgentEvent, float]] = []
+        self._turn: Turn | None = None
         self.budget_usd = budget_usd
         self.on_stop = on_stop
         self.clock = clock
@@ -92,9 +98,11 @@ class TurnView:
         self.approvals: dict[str, ApprovalCard] = {}
         self.todo_card: TodoCard | None = None
         self.segments: list[StreamText] = []
-        self._open: dict[tuple[str | None, str], StreamText] = {}
-        self.throttle = Throttle(self._flush_text, interval_s, clock)
+        self._open: dict[tuple[str | None, type], StreamText] = {}
+        self.throttle = Throttle(self._flush_text, self._pending_text, interval_s, min_chars=min_chars,
+                                 max_wait_s=max_wait_s, clock=clock)
         self.deltas = 0
+        self._state_kind: type | None = None
         self._state = "Starting Claude Code"
         self._state_since = clock()
         self._retry = ""
@@ -102,10 +110,21 @@ class TurnView:
         self._ticker: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.finished = False
+        self.stopped = False
         self._tool_started: dict[str, float] = {}
         self._render_activity()
 
     # -- properties -----------------------------------------------------------------------
+
+    @property
+    def turn(self) -> Turn:
+        """The view's own record of the turn, built from the events it was given."""
+        if self._turn is None or len(self._turn.events) != len(self._events):
+            turn = Turn(prompt=self._prompt, session_name=self._session_name)
+            for event, at in self._events:
+                turn.add(event, at)
+            self._turn = turn
+        return self._turn
 
     @property
     def text_updates(self) -> int:
@@ -158,6 +177,7 @@ class TurnView:
     # -- stop -----------------------------------------------------------------------------
 
     def _stop_clicked(self) -> None:
+        self.stopped = True
         self.stop.disabled = True
         self.stop.description = "Stopping…"
         if self.on_stop is None:
@@ -185,26 +205,30 @@ class TurnView:
         box.children = (*box.children, widget)
 
     def _segment(self, event: ev.MessageChunk | ev.Reasoning) -> StreamText:
-        kind = "text" if isinstance(event, ev.MessageChunk) else "thinking"
-        key = (event.parent_tool_use_id if event.parent_tool_use_id in self.cards else None, kind)
-        seg = self._open.get(key)
-        if seg is not None:
-            return seg
-        for other in [k for k in self._open if k[0] == key[0]]:
-            del self._open[other]  # text after thinking (or vice versa) starts a new segment
-        seg = self.f.track(StreamText(_dom_classes=("kandev-text",) if kind == "text" else ("kandev-thinking-text",)))
+        """A new text segment for `event` (text after a card or after thinking starts one)."""
+        cls = type(event)
+        parent = event.parent_tool_use_id
+        for key in [k for k in self._open if k[0] == parent]:
+            del self._open[key]
+        seg = self.f.track(StreamText(_dom_classes=("kandev-text",) if cls is ev.MessageChunk
+                                      else ("kandev-thinking-text",)))
         self.segments.append(seg)
         holder: w.Widget = seg
-        if kind == "thinking":
+        if cls is ev.Reasoning:
             holder = self.f.track(w.Accordion(children=(seg,), titles=("Thinking",), selected_index=None,
                                               _dom_classes=("kandev-thinking",)))
         self._add(self._container(event), holder)
-        self._open[key] = seg
+        self._open[(parent, cls)] = seg
+        if self._ticker is None:
+            self._start_ticker()
         return seg
 
     def _close_segments(self, parent: str | None) -> None:
         for key in [k for k in self._open if k[0] == parent]:
             del self._open[key]
+
+    def _pending_text(self) -> int:
+        return sum(seg.pending for seg in self._open.values())
 
     def _flush_text(self) -> bool:
         sent = False
@@ -216,20 +240,24 @@ class TurnView:
         """Apply one AgentEvent (call on the event loop, in order). Never raises on odd events."""
         if self.finished:
             return
-        if self._ticker is None:
-            self._start_ticker()
-        self.turn.add(event, self.clock())
-        if isinstance(event, ev.MessageChunk | ev.Reasoning):
+        self._events.append((event, self.clock()))
+        cls = type(event)
+        if cls is ev.MessageChunk or cls is ev.Reasoning:  # the hot path: keep it short
             self.deltas += 1
-            self._segment(event).append(event.text)
-            self._set_state("Writing" if isinstance(event, ev.MessageChunk) else "Thinking")
+            seg = self._open.get((event.parent_tool_use_id, cls)) or self._segment(event)  # type: ignore[arg-type]
+            seg.append(event.text)  # type: ignore[union-attr]
+            if self._state_kind is not cls:
+                self._state_kind = cls
+                self._set_state("Writing" if cls is ev.MessageChunk else "Thinking")
             self.throttle.poke()
             return
+        if self._ticker is None:
+            self._start_ticker()
+        self._state_kind = None
         self.throttle.flush_now()
         match event:
             case ev.ToolCall():
-                parent = event.parent_tool_use_id if event.parent_tool_use_id in self.cards else None
-                self._close_segments(parent)
+                self._close_segments(event.parent_tool_use_id)
                 card = ToolCard(event, self.f)
                 self.cards[event.tool_call_id] = card
                 self._tool_started[event.tool_call_id] = self.clock()
@@ -291,8 +319,9 @@ class TurnView:
     def _complete(self, event: ev.Complete) -> None:
         self._retry = ""
         self.stop.disabled = True
-        self._set_state("Interrupted" if self.turn.interrupted else ("Failed" if event.stats.is_error else "Done"))
-        footer = r.stats_html(event.stats, self.turn.context, interrupted=self.turn.interrupted)
+        interrupted = self.turn.interrupted or self.stopped
+        self._set_state("Interrupted" if interrupted else ("Failed" if event.stats.is_error else "Done"))
+        footer = r.stats_html(event.stats, self.turn.context, interrupted=interrupted)
         if self.budget_usd:
             share = event.stats.cost_usd / self.budget_usd
             footer += f'<div style="color:#888;font-size:85%">{share:.1%} of the {r.fmt_usd(self.budget_usd)} budget</div>'

@@ -222,12 +222,26 @@ async def test_ticker_runs_on_the_loop_and_stops_at_finish(rec: Recorder) -> Non
 async def test_throttle_timer_flushes_buffered_text_on_the_loop(rec: Recorder) -> None:
     import asyncio
 
-    v = TurnView("x", interval_s=0.02, tick_s=0)
+    v = TurnView("x", interval_s=0.02, max_wait_s=0.05, tick_s=0)
     v.handle(ev.MessageChunk(text="a"))
     v.handle(ev.MessageChunk(text="b"))
     assert v.segments[0].pending == 1
-    await asyncio.sleep(0.08)
+    await asyncio.sleep(0.15)
     assert v.segments[0].pending == 0 and v.text_updates == 2
+
+
+def test_small_updates_wait_longer_than_big_ones(rec: Recorder, clock: Clock) -> None:
+    v = view(clock, interval_s=0.05, min_chars=100, max_wait_s=0.25)
+    v.handle(ev.MessageChunk(text="first"))  # at once
+    clock.now += 0.1
+    v.handle(ev.MessageChunk(text="small"))  # 5 chars: waits up to 0.25 s
+    assert v.text_updates == 1
+    clock.now += 0.2
+    v.handle(ev.MessageChunk(text="x"))
+    assert v.text_updates == 2
+    clock.now += 0.06
+    v.handle(ev.MessageChunk(text="y" * 100))  # a full chunk after the 0.05 s interval: sent
+    assert v.text_updates == 3
 
 
 def test_stop_button_calls_on_stop(rec: Recorder, clock: Clock) -> None:
