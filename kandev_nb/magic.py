@@ -149,6 +149,7 @@ def transform_cell(lines: list[str]) -> list[str]:
 @argument("--append-system-prompt", help="add to the system prompt")
 @argument("--allowed-tools", help="comma-separated tools allowed without asking, e.g. 'Bash(git status*),Read'")
 @argument("--approval-timeout", type=float, metavar="SECONDS", help="deny an unanswered approval after this long")
+@argument("--approve", metavar="NAME", help="a notebook variable holding an approval policy (callable or Rules) for this cell")
 @argument("--budget", type=float, metavar="USD", help="maximum spend of this session's CLI in USD")
 @argument("--transport", choices=("stdio", "websocket"), default="stdio", help="how to talk to the CLI")
 @argument("--cli", metavar="PATH", help="the claude binary to use")
@@ -283,7 +284,14 @@ async def run_cell(line: str, body: str) -> Turn | None:
             prompt = interpolate(prompt, namespace)
         if not prompt.strip():
             raise UsageError("the %%claude cell is empty: write the prompt below the %%claude line")
+        policy = None
+        if args.approve:
+            if args.approve not in namespace or not callable(namespace[args.approve]):
+                raise UsageError(f"--approve {args.approve}: no callable notebook variable of that name")
+            policy = namespace[args.approve]
         if args.mode and args.session in sessions and not args.new and sessions[args.session].config.mode != args.mode:
+            if args.i_am_sandboxed:
+                sessions[args.session].config.allow_root_bypass = True
             await sessions[args.session].set_mode(args.mode)
         _check_budget()
         session = _session_for(args)
@@ -295,7 +303,7 @@ async def run_cell(line: str, body: str) -> Turn | None:
                     on_stop=lambda: _interrupt_soon(session))
     if not args.quiet:
         view.display()
-    turn = await session.run(prompt, consumers=[view.handle])
+    turn = await session.run(prompt, consumers=[view.handle], approve=policy)
     view.finish(turn)
     if args.quiet:
         from IPython.display import display  # noqa: PLC0415
