@@ -37,11 +37,12 @@ def turn_rows(count: int, seed: int = 1) -> list[dict[str, Any]]:
         total += cost
         used = {name: rng.randint(1, 3) for name in rng.sample(TOOLS, rng.randint(0, 3))}
         began = start + dt.timedelta(minutes=i)
+        prompt = f"prompt number {i}: " + "x" * rng.randint(10, 400)
         rows.append({
             "started_at": began, "ended_at": began + dt.timedelta(seconds=rng.uniform(1, 40)),
             "notebook": f"/home/user/project/nb{i % 20}.ipynb", "execution_count": i % 300,
             "session_name": "default", "session_id": f"session-{i // 50:05d}", "cwd": "/home/user/project",
-            "prompt": f"prompt number {i}: " + "x" * rng.randint(10, 400), "prompt_chars": 0,
+            "prompt": prompt, "prompt_chars": len(prompt),
             "model": rng.choice(MODELS), "models": MODELS[0], "cost_usd": cost, "total_cost_usd": total,
             "input_tokens": rng.randint(100, 50_000), "output_tokens": rng.randint(10, 4000),
             "cache_read_input_tokens": rng.randint(0, 100_000), "cache_creation_input_tokens": rng.randint(0, 5000),
@@ -52,7 +53,6 @@ def turn_rows(count: int, seed: int = 1) -> list[dict[str, Any]]:
             "api_error_status": None, "error": None, "last_message_uuid": f"uuid-{i}", "interrupted": False,
             "cli_version": "2.1.332", "kandev_nb_version": __version__,
         })
-        rows[-1]["prompt_chars"] = len(rows[-1]["prompt"])
     return rows
 
 

@@ -19,7 +19,7 @@ from kandev_nb.turn import Turn
 def cli_env(server: ScriptedModelServer, home: Path) -> dict[str, str]:
     """The child environment that points the real CLI at `server` (DESIGN.md, testing)."""
     try:
-        from kandev_nb.testing import scripted_env  # type: ignore[attr-defined]  # noqa: PLC0415
+        from kandev_nb.testing import scripted_env
     except ImportError:
         return {
             "ANTHROPIC_API_KEY": "sk-ant-scripted",
@@ -59,8 +59,8 @@ def make_turn(
                 request_id=f"req{i}", tool_name=name, tool_use_id=tool_id, normalized=payload, approval=None))
             turn.add(ev.PermissionDecided(request_id=f"req{i}", tool_name=name, behavior=decision,  # type: ignore[arg-type]
                                           decided_by="policy", waited_ms=5))
-        status = "error" if decision == "deny" else "complete"
-        turn.add(ev.ToolUpdate(tool_call_id=tool_id, tool_name=name, status=status, normalized=payload), 1.25)
+        turn.add(ev.ToolUpdate(tool_call_id=tool_id, tool_name=name, status="error" if decision == "deny" else "complete",
+                               normalized=payload), 1.25)
     if cost_usd is None:
         return turn
     usage = ev.ModelUsage(input_tokens=100, output_tokens=20, cost_usd=cost_usd, context_window=200_000)
@@ -100,7 +100,7 @@ def row_dict(frame: Any, index: int) -> dict[str, Any]:
 
 
 def _isna(value: Any) -> bool:
-    import pandas as pd  # noqa: PLC0415
+    import pandas as pd
 
     try:
         return bool(pd.isna(value))

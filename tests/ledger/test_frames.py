@@ -7,7 +7,7 @@ import datetime as dt
 import pandas as pd
 import pytest
 
-from kandev_nb.ledger import RunLedger
+from kandev_nb.ledger import RunLedger, turns_table
 from tests.ledger.conftest import make_turn
 
 UTC = dt.UTC
@@ -173,8 +173,6 @@ def test_summary_of_an_empty_ledger(ledger: RunLedger) -> None:
 
 
 def test_rows_written_by_other_tools_with_nulls_read_back(ledger: RunLedger) -> None:
-    from kandev_nb.ledger import turns_table  # noqa: PLC0415
-
     ledger.record(make_turn("normal", tools=(("Bash", None),)))
     with ledger.engine.begin() as conn:  # e.g. a bulk import: only the required column
         conn.execute(turns_table.insert(), [{"started_at": T0}])

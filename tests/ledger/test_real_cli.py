@@ -143,7 +143,7 @@ def frame(recorded: Recorded) -> pd.DataFrame:
 
 
 def test_scenario_ran_as_scripted(recorded: Recorded) -> None:
-    plain, allowed, denied, failed, interrupted, last = recorded.turns
+    plain, _allowed, _denied, failed, interrupted, last = recorded.turns
     assert plain.text == "Hello there" and last.text == "Back again."
     assert (recorded.cwd / "yes.txt").read_text() == "yes\n"
     assert not (recorded.cwd / "no.txt").exists()

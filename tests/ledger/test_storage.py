@@ -13,7 +13,14 @@ import pytest
 import sqlalchemy as sa
 
 from kandev_nb import ledger as ledger_mod
-from kandev_nb.ledger import ENV_LEDGER, LedgerError, RunLedger, default_ledger, default_path, resolve_url
+from kandev_nb.ledger import (
+    ENV_LEDGER,
+    LedgerError,
+    RunLedger,
+    default_ledger,
+    default_path,
+    resolve_url,
+)
 from tests.ledger.conftest import make_turn
 
 ROWS_PER_WRITER = 200
