@@ -194,7 +194,7 @@ _COUNT_COLUMNS = (
     "input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",
     "duration_ms", "duration_api_ms", "approval_wait_ms", "num_turns", "tool_call_count",
     "permission_denials", "api_error_status", "execution_count", "prompt_chars", "context_window",
-    "id", "turn_id", "seq",
+    "id", "turn_id", "seq", "turns", "calls", "errors", "denied",
 )
 _CATEGORY_COLUMNS = (
     "model", "result_subtype", "session_name", "terminal_reason", "cli_version", "kandev_nb_version",
@@ -211,7 +211,7 @@ _DTYPES: dict[str, str] = {
     **dict.fromkeys(_COUNT_COLUMNS, "Int64"),
     **dict.fromkeys(_CATEGORY_COLUMNS, "category"),
     "started_at": _TS, "ended_at": _TS,
-    "cost_usd": "float64", "total_cost_usd": "float64",
+    "cost_usd": "float64", "total_cost_usd": "float64", "mean_duration_ms": "float64",
     "is_error": "boolean", "interrupted": "boolean",
     "tool_calls": "json",
 }
@@ -724,22 +724,9 @@ class RunLedger:
         ).join_from(tool_calls_table, turns_table, c.turn_id == t.id).group_by(c.tool_name)
         tools = tools.order_by(calls.desc(), c.tool_name).limit(top)
         filters: dict[str, Any] = {"session_id": None, "notebook": None, "since": since, "until": None}
-        out["by_model"] = self._read_plain(_where(by_model, **filters)).set_index("model")
-        out["top_tools"] = self._read_plain(_where(tools, **filters)).set_index("tool_name")
+        out["by_model"] = self._read(_where(by_model, **filters)).astype({"model": _TEXT}).set_index("model")
+        out["top_tools"] = self._read(_where(tools, **filters)).astype({"tool_name": _TEXT}).set_index("tool_name")
         return out
-
-    def _read_plain(self, stmt: _Select) -> pd.DataFrame:
-        frame = self._read(stmt)
-        for column in ("turns", "calls", "errors", "denied", "input_tokens", "output_tokens"):
-            if column in frame:
-                frame[column] = frame[column].astype("Int64")
-        for column in ("cost_usd", "mean_duration_ms"):
-            if column in frame:
-                frame[column] = frame[column].astype("float64")
-        for column in ("model", "tool_name"):
-            if column in frame:
-                frame[column] = frame[column].astype(object)
-        return frame
 
 
 # -- the default ledger ---------------------------------------------------------------------

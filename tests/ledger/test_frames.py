@@ -180,3 +180,13 @@ def test_rows_written_by_other_tools_with_nulls_read_back(ledger: RunLedger) -> 
     assert list(frame["tool_calls"]) == [{"Bash": 1}, None]
     assert frame["is_error"].isna().tolist() == [False, True]
     assert frame["started_at"].iloc[1] == pd.Timestamp(T0)
+
+
+def test_summary_dtypes(ledger: RunLedger) -> None:
+    _fill(ledger)
+    out = ledger.summary()
+    assert {c: str(d) for c, d in out["by_model"].dtypes.items()} == {
+        "turns": "Int64", "cost_usd": "float64", "input_tokens": "Int64", "output_tokens": "Int64"}
+    assert {c: str(d) for c, d in out["top_tools"].dtypes.items()} == {
+        "calls": "Int64", "errors": "Int64", "denied": "Int64", "mean_duration_ms": "float64"}
+    assert list(out["top_tools"].index) == ["Bash", "Read"]
