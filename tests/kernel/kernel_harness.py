@@ -121,11 +121,15 @@ class KernelHarness:
         return run
 
     def eval(self, expr: str) -> Any:
-        """The value of a Python literal expression evaluated in the kernel."""
-        import ast
+        """The value of `expr` evaluated in the kernel, through JSON (tuples become lists,
+        numpy scalars plain numbers)."""
+        import json
 
-        run = self.execute(f"print(repr({expr}))")
-        return ast.literal_eval(run.stdout().strip())
+        run = self.execute(
+            "import json as _j\n"
+            f"print(_j.dumps({expr}, default=lambda o: o.item() if hasattr(o, 'item') else str(o)))"
+        )
+        return json.loads(run.stdout().strip().splitlines()[-1])
 
     # -- widgets ------------------------------------------------------------------------
 
