@@ -180,3 +180,22 @@ def test_factory_makes_unstarted_websocket_transports() -> None:
     assert first.connect_timeout >= 30
     assert not isinstance(first, StdioTransport) and first.pid is None
 
+
+
+async def test_auto_approved_tool_is_seen_from_its_tool_use_block(cli_118: Path, tmp_path: Path, claude_home: Path) -> None:
+    """With --allowedTools the CLI sends no control_request; the tool still shows up."""
+    cwd = tmp_path.resolve()
+    script: list[ScriptEntry] = [Reply(tool_use("Write", {"file_path": f"{cwd}/auto.txt", "content": "a\n"})),
+                                 Reply(text("Done."))]
+    factory = RecordingFactory()
+    with ScriptedModelServer(script) as server:
+        session = Session(cwd=cwd, env=scripted_env(server, claude_home), transport_factory=factory,
+                          cli_path=cli_118, allowed_tools=("Write",))
+        try:
+            turn = await session.run("write without asking")
+        finally:
+            await session.close()
+    assert not any(b'"control_request"' in line for line in factory.seen)
+    assert not any(isinstance(e, ev.PermissionRequest) for e in turn.events)
+    assert [(r.call.tool_name, r.status) for r in turn.tools.values()] == [("Write", "complete")]
+    assert (cwd / "auto.txt").read_text() == "a\n"
