@@ -32,7 +32,7 @@ import re
 import threading
 from collections import Counter
 from pathlib import Path
-from typing import Any, Final, Self, TypeAlias
+from typing import Any, Final, Self, TypeAlias, TypedDict, Unpack
 
 import pandas as pd
 import platformdirs
@@ -46,6 +46,7 @@ from kandev_nb.turn import Turn
 
 __all__ = [
     "ENV_LEDGER",
+    "Filters",
     "LedgerError",
     "RunLedger",
     "default_ledger",
@@ -376,22 +377,40 @@ def _utc(value: TimeLike) -> dt.datetime:
     return moment.astimezone(_UTC)
 
 
-def _where(
-    stmt: _Select,
-    *,
-    session_id: str | None,
-    notebook: str | os.PathLike[str] | None,
-    since: TimeLike | None,
-    until: TimeLike | None,
-) -> _Select:
+class Filters(TypedDict, total=False):
+    """Which turns to read (keyword arguments of the readers); given keys must all match.
+
+    Attributes:
+        session_id: only this CLI session (`system/init.session_id`).
+        notebook: only this notebook path, as recorded.
+        since, until: only turns started at or after `since` and before `until`;
+            datetimes, dates, pandas Timestamps or ISO strings; naive values are local time.
+    """
+
+    session_id: str | None
+    notebook: str | os.PathLike[str] | None
+    since: TimeLike | None
+    until: TimeLike | None
+
+
+def _where(stmt: _Select, filters: Filters) -> _Select:
+    """`stmt` restricted to the turns matching `filters`.
+
+    Raises:
+        TypeError: an unknown filter name.
+        ValueError: a time that is not one (e.g. "NaT").
+    """
+    unknown = set(filters) - set(Filters.__annotations__)
+    if unknown:
+        raise TypeError(f"unknown ledger filter(s) {sorted(unknown)}; expected {sorted(Filters.__annotations__)}")
     t = turns_table.c
-    if session_id is not None:
+    if (session_id := filters.get("session_id")) is not None:
         stmt = stmt.where(t.session_id == session_id)
-    if notebook is not None:
+    if (notebook := filters.get("notebook")) is not None:
         stmt = stmt.where(t.notebook == os.fspath(notebook))
-    if since is not None:
+    if (since := filters.get("since")) is not None:
         stmt = stmt.where(t.started_at >= _utc(since))
-    if until is not None:
+    if (until := filters.get("until")) is not None:
         stmt = stmt.where(t.started_at < _utc(until))
     return stmt
 
@@ -547,21 +566,11 @@ class RunLedger:
             raise LedgerError(f"could not read the ledger at {self}: {exc}", url=str(self)) from exc
         return _typed(frame)
 
-    def runs(
-        self,
-        *,
-        session_id: str | None = None,
-        notebook: str | os.PathLike[str] | None = None,
-        since: TimeLike | None = None,
-        until: TimeLike | None = None,
-    ) -> pd.DataFrame:
+    def runs(self, **filters: Unpack[Filters]) -> pd.DataFrame:
         """The ``turns`` table as a DataFrame, oldest first, one row per turn.
 
         Args:
-            session_id: only this CLI session.
-            notebook: only this notebook path (as recorded).
-            since, until: only turns started at or after `since` and before `until`
-                (naive values are local time).
+            **filters: see :class:`Filters` (`session_id`, `notebook`, `since`, `until`).
 
         Returns:
             One column per ``turns`` column: ``started_at``/``ended_at`` as
@@ -575,17 +584,10 @@ class RunLedger:
         Raises:
             LedgerError: the database cannot be read.
         """
-        stmt = _where(sa.select(*_raw(*turns_table.c)), session_id=session_id, notebook=notebook, since=since, until=until)
+        stmt = _where(sa.select(*_raw(*turns_table.c)), filters)
         return self._read(stmt.order_by(turns_table.c.id))
 
-    def tool_calls(
-        self,
-        *,
-        session_id: str | None = None,
-        notebook: str | os.PathLike[str] | None = None,
-        since: TimeLike | None = None,
-        until: TimeLike | None = None,
-    ) -> pd.DataFrame:
+    def tool_calls(self, **filters: Unpack[Filters]) -> pd.DataFrame:
         """The ``tool_calls`` table joined with its turn, filtered as :meth:`runs`.
 
         Returns:
@@ -602,17 +604,10 @@ class RunLedger:
             c.turn_id, t.started_at, t.session_id, t.notebook, c.seq, c.tool_use_id, c.parent_tool_use_id,
             c.tool_name, c.kind, c.status, c.duration_ms, c.decision, c.decided_by,
         )).join_from(tool_calls_table, turns_table, c.turn_id == t.id)
-        stmt = _where(stmt, session_id=session_id, notebook=notebook, since=since, until=until)
+        stmt = _where(stmt, filters)
         return self._read(stmt.order_by(c.turn_id, c.seq))
 
-    def model_usage(
-        self,
-        *,
-        session_id: str | None = None,
-        notebook: str | os.PathLike[str] | None = None,
-        since: TimeLike | None = None,
-        until: TimeLike | None = None,
-    ) -> pd.DataFrame:
+    def model_usage(self, **filters: Unpack[Filters]) -> pd.DataFrame:
         """The ``model_usage`` table joined with its turn, filtered as :meth:`runs`.
 
         Returns:
@@ -628,19 +623,12 @@ class RunLedger:
             m.turn_id, t.started_at, t.session_id, t.notebook, m.model, m.input_tokens, m.output_tokens,
             m.cache_read_input_tokens, m.cache_creation_input_tokens, m.cost_usd, m.context_window,
         )).join_from(model_usage_table, turns_table, m.turn_id == t.id)
-        stmt = _where(stmt, session_id=session_id, notebook=notebook, since=since, until=until)
+        stmt = _where(stmt, filters)
         return self._read(stmt.order_by(m.turn_id, m.model))
 
     # -- summary ----------------------------------------------------------------------------
 
-    def totals(
-        self,
-        *,
-        session_id: str | None = None,
-        notebook: str | os.PathLike[str] | None = None,
-        since: TimeLike | None = None,
-        until: TimeLike | None = None,
-    ) -> dict[str, Any]:
+    def totals(self, **filters: Unpack[Filters]) -> dict[str, Any]:
         """Sums over the turns matching the filters (computed by the database).
 
         Returns:
@@ -662,7 +650,7 @@ class RunLedger:
             sa.func.min(t.started_at),
             sa.func.max(t.started_at),
         )
-        stmt = _where(stmt, session_id=session_id, notebook=notebook, since=since, until=until)
+        stmt = _where(stmt, filters)
         try:
             with self.engine.connect() as conn:
                 values = conn.execute(stmt).one()
@@ -723,9 +711,9 @@ class RunLedger:
             sa.func.avg(c.duration_ms).label("mean_duration_ms"),
         ).join_from(tool_calls_table, turns_table, c.turn_id == t.id).group_by(c.tool_name)
         tools = tools.order_by(calls.desc(), c.tool_name).limit(top)
-        filters: dict[str, Any] = {"session_id": None, "notebook": None, "since": since, "until": None}
-        out["by_model"] = self._read(_where(by_model, **filters)).astype({"model": _TEXT}).set_index("model")
-        out["top_tools"] = self._read(_where(tools, **filters)).astype({"tool_name": _TEXT}).set_index("tool_name")
+        filters: Filters = {"since": since}
+        out["by_model"] = self._read(_where(by_model, filters)).astype({"model": _TEXT}).set_index("model")
+        out["top_tools"] = self._read(_where(tools, filters)).astype({"tool_name": _TEXT}).set_index("tool_name")
         return out
 
 
@@ -753,40 +741,21 @@ def default_ledger() -> RunLedger:
         return ledger
 
 
-def runs(
-    *,
-    session_id: str | None = None,
-    notebook: str | os.PathLike[str] | None = None,
-    since: TimeLike | None = None,
-    until: TimeLike | None = None,
-) -> pd.DataFrame:
+def runs(**filters: Unpack[Filters]) -> pd.DataFrame:
     """:meth:`RunLedger.runs` of :func:`default_ledger` (``kandev_nb.runs()``)."""
-    return default_ledger().runs(session_id=session_id, notebook=notebook, since=since, until=until)
+    return default_ledger().runs(**filters)
 
 
-def tool_calls(
-    *,
-    session_id: str | None = None,
-    notebook: str | os.PathLike[str] | None = None,
-    since: TimeLike | None = None,
-    until: TimeLike | None = None,
-) -> pd.DataFrame:
+def tool_calls(**filters: Unpack[Filters]) -> pd.DataFrame:
     """:meth:`RunLedger.tool_calls` of :func:`default_ledger` (``kandev_nb.tool_calls()``)."""
-    return default_ledger().tool_calls(session_id=session_id, notebook=notebook, since=since, until=until)
+    return default_ledger().tool_calls(**filters)
 
 
-def model_usage(
-    *,
-    session_id: str | None = None,
-    notebook: str | os.PathLike[str] | None = None,
-    since: TimeLike | None = None,
-    until: TimeLike | None = None,
-) -> pd.DataFrame:
+def model_usage(**filters: Unpack[Filters]) -> pd.DataFrame:
     """:meth:`RunLedger.model_usage` of :func:`default_ledger`."""
-    return default_ledger().model_usage(session_id=session_id, notebook=notebook, since=since, until=until)
+    return default_ledger().model_usage(**filters)
 
 
 def summary(**options: Any) -> dict[str, Any]:
     """:meth:`RunLedger.summary` of :func:`default_ledger`; same keyword arguments."""
     return default_ledger().summary(**options)
-

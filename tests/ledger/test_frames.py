@@ -112,6 +112,11 @@ def test_naive_filter_times_are_local_time(ledger: RunLedger) -> None:
         ledger.runs(since="NaT")
 
 
+def test_an_unknown_filter_is_a_type_error(ledger: RunLedger) -> None:
+    with pytest.raises(TypeError, match="unknown ledger filter"):
+        ledger.runs(notebok="a.ipynb")  # type: ignore[call-arg]
+
+
 def test_tool_call_columns(ledger: RunLedger) -> None:
     turn = make_turn(tools=(("Bash", "allow"), ("Bash", "deny"), ("Read", None)))
     ledger_id = ledger.record(turn)
