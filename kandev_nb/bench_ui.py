@@ -206,33 +206,43 @@ def _paragraphs(pieces: list[str], clock: Clock, dt: float, interval_s: float) -
     """Stock widgets: frozen block HTML widgets + one tail HTML re-sent at most every interval."""
     from kandev_nb.widgets.cards import WidgetFactory  # noqa: PLC0415
 
+    from kandev_nb.widgets.stream import Throttle  # noqa: PLC0415
+
     f = WidgetFactory()
     tail = f.html("")
     box = f.vbox((tail,))
-    text, frozen, last, updates, pending = "", 0, float("-inf"), 0, False
+    st = _ParaState()
 
-    def flush() -> None:
-        nonlocal frozen, updates, last, pending
-        end = stable_end(text, frozen)
+    def flush() -> bool:
+        if len(st.text) == st.shown:
+            return False
+        end = stable_end(st.text, st.frozen)
         with box.hold_sync():
-            if end > frozen:
-                block = f.html(r.markdown_html(text[frozen:end]))
+            if end > st.frozen:
+                block = f.html(r.markdown_html(st.text[st.frozen:end]))
                 box.children = (*box.children[:-1], block, tail)
-                frozen = end
-            tail.value = r.markdown_html(text[frozen:])
-        updates += 1
-        last, pending = clock.now, False
+                st.frozen = end
+            tail.value = r.markdown_html(st.text[st.frozen:])
+        st.shown = len(st.text)
+        st.updates += 1
+        return True
 
+    throttle = Throttle(flush, interval_s, clock=clock)  # the same coalescing as the shipped widget
     for p in pieces:
         clock.now += dt
-        text += p
-        pending = True
-        if clock.now - last >= interval_s:
-            flush()
-    if pending:
-        flush()
+        st.text += p
+        throttle.poke(len(st.text) - st.shown)
+    throttle.flush_now()
     f.close_all()
-    return updates
+    return st.updates
+
+
+@dataclass
+class _ParaState:
+    text: str = ""
+    frozen: int = 0
+    shown: int = 0
+    updates: int = 0
 
 
 # -- large outputs, memory, real CLI -------------------------------------------------------
@@ -373,15 +383,15 @@ def main(argv: list[str]) -> int:
     print("\nCPU per text delta in TurnView.handle (real clock, no frontend)")
     from kandev_nb.widgets import TurnView  # noqa: PLC0415
 
-    pieces = deltas(t80, 20_000)
+    chunks = [ev.MessageChunk(text=p) for p in deltas(t80, 20_000)]  # built outside the timing
     with record_comms():
         view = TurnView("cpu", tick_s=0)
         t0 = time.perf_counter()
-        for p in pieces:
-            view.handle(ev.MessageChunk(text=p))
-        per = (time.perf_counter() - t0) / len(pieces)
+        for chunk in chunks:
+            view.handle(chunk)
+        per = (time.perf_counter() - t0) / len(chunks)
         view.close()
-    print(f"  {per * 1e6:.1f} µs per delta ({len(pieces):,} deltas)")
+    print(f"  {per * 1e6:.1f} µs per delta ({len(chunks):,} deltas)")
 
     print("\nLarge tool outputs: bytes sent for the card")
     print(f"{'case':<28} {'output':>10} {'before Show all':>16} {'ratio':>8} {'after click':>12} {'ratio':>8}")

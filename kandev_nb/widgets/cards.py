@@ -12,7 +12,7 @@ Python (:attr:`ToolCard.output`, and ``turn.tools[id].update.output``).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TypeVar
 
 import ipywidgets as w
 from ipywidgets.widgets.widget_string import HTMLStyle
@@ -22,6 +22,8 @@ from kandev_nb import tools as t
 from kandev_nb.widgets import render as r
 
 __all__ = ["ToolCard", "TodoCard", "WidgetFactory"]
+
+_W = TypeVar("_W", bound=w.Widget)
 
 _OPEN_KINDS = frozenset({"modify_file", "shell_exec", "manage_todos", "plan", "subagent_task"})
 
@@ -40,7 +42,7 @@ class WidgetFactory:
         self._button_style = self.track(w.ButtonStyle())
         self._button_layout = self.track(w.Layout(width="auto"))
 
-    def track(self, widget: Any) -> Any:
+    def track(self, widget: _W) -> _W:
         """Remember `widget` for :meth:`close_all`; returns it."""
         self.created.append(widget)
         return widget

@@ -138,8 +138,8 @@ def record_comms() -> Iterator[Recorder]:
         recorder.comms[c.comm_id] = c
         return c
 
-    _ipw_comm.create_comm = create  # type: ignore[assignment]
+    _ipw_comm.create_comm = create
     try:
         yield recorder
     finally:
-        _ipw_comm.create_comm = original  # type: ignore[assignment]
+        _ipw_comm.create_comm = original

@@ -59,7 +59,7 @@ PREVIEW_CHARS = 6000
 
 
 
-class _Style(DefaultStyle):
+class _Style(DefaultStyle):  # type: ignore[misc]
     """Pygments' default colours, without colouring whitespace (fewer spans, cleaner text)."""
 
     styles = {**DefaultStyle.styles, Whitespace: ""}
@@ -148,7 +148,7 @@ def _more_note(p: Preview, where: str = "") -> str:
 
 
 @lru_cache(maxsize=4)
-def _formatter(wrap: bool) -> HtmlFormatter:  # type: ignore[type-arg]
+def _formatter(wrap: bool) -> HtmlFormatter:
     return HtmlFormatter(noclasses=True, style=_STYLE, nowrap=True) if wrap else HtmlFormatter(noclasses=True)
 
 
@@ -176,12 +176,12 @@ def code_html(code: str, language: str | None = None, filename: str | None = Non
     lexer = _lexer_for(language, filename)
     if lexer is None:
         return _pre(esc(code), cls)
-    return _pre(_pyg_highlight(code, lexer, _formatter(True)).rstrip("\n"), cls)
+    return _pre(str(_pyg_highlight(code, lexer, _formatter(True))).rstrip("\n"), cls)
 
 
 def diff_html(diff: str) -> str:
     """A unified diff coloured by Pygments' DiffLexer (additions green, removals red)."""
-    return _pre(_pyg_highlight(diff, DiffLexer(), _formatter(True)).rstrip("\n"), "kandev-diff")
+    return _pre(str(_pyg_highlight(diff, DiffLexer(), _formatter(True))).rstrip("\n"), "kandev-diff")
 
 
 def _md_highlight(code: str, lang: str, _attrs: str) -> str:
@@ -197,7 +197,7 @@ def _markdown() -> MarkdownIt:
 
 def markdown_html(text: str) -> str:
     """Markdown -> HTML: CommonMark + tables + strikethrough; raw HTML shown as text."""
-    return _markdown().render(text)
+    return str(_markdown().render(text))
 
 
 # -- tool cards -------------------------------------------------------------------------

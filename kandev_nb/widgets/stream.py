@@ -41,7 +41,7 @@ __all__ = ["ASSETS", "KandevLib", "StreamText", "Throttle", "kandev_lib"]
 ASSETS = Path(__file__).parent / "assets"
 
 
-class KandevLib(anywidget.AnyWidget):  # type: ignore[misc]
+class KandevLib(anywidget.AnyWidget):
     """The client library (Markdown renderer, highlighter, CSS), one instance per kernel.
 
     Never displayed: creating its model in the frontend runs its module, which publishes
@@ -65,7 +65,7 @@ def kandev_lib() -> KandevLib:
         return _lib
 
 
-class StreamText(anywidget.AnyWidget):  # type: ignore[misc]
+class StreamText(anywidget.AnyWidget):
     """Append-only text rendered as Markdown (``mode="markdown"``) or plain text in the browser.
 
     Python keeps the full text in :attr:`text`; :meth:`append` buffers, :meth:`flush` sends
@@ -136,7 +136,6 @@ class Throttle:
     Args:
         flush: sends everything buffered (called on the event loop); returns True if it
             sent anything (only then does the interval restart).
-        pending: characters buffered and not yet sent.
         interval_s: minimum seconds between two flushes (0.05 s: at most 20 updates/s).
         min_chars: below this many buffered characters, wait up to `max_wait_s` instead
             of `interval_s`: a slow stream then sends fewer, fuller messages, so the fixed
@@ -149,11 +148,10 @@ class Throttle:
     :meth:`flush_now`.
     """
 
-    def __init__(self, flush: Callable[[], bool], pending: Callable[[], int], interval_s: float = 0.05,
+    def __init__(self, flush: Callable[[], bool], interval_s: float = 0.05,
                  *, min_chars: int = 256, max_wait_s: float = 0.25,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self._flush = flush
-        self._pending = pending
         self.interval_s = interval_s
         self.min_chars = min_chars
         self.max_wait_s = max(max_wait_s, interval_s)
@@ -162,10 +160,11 @@ class Throttle:
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at = float("inf")
 
-    def poke(self) -> None:
-        """New text was buffered: flush now if its wait is over, else make sure a timer will."""
+    def poke(self, pending: int) -> None:
+        """`pending` characters are buffered: flush now if their wait is over, else make sure
+        a timer will."""
         now = self.clock()
-        big = self._pending() >= self.min_chars
+        big = pending >= self.min_chars
         due = self._last + (self.interval_s if big else self.max_wait_s)
         if now >= due:
             self.flush_now()

@@ -99,7 +99,7 @@ class TurnView:
         self.todo_card: TodoCard | None = None
         self.segments: list[StreamText] = []
         self._open: dict[tuple[str | None, type], StreamText] = {}
-        self.throttle = Throttle(self._flush_text, self._pending_text, interval_s, min_chars=min_chars,
+        self.throttle = Throttle(self._flush_text, interval_s, min_chars=min_chars,
                                  max_wait_s=max_wait_s, clock=clock)
         self.deltas = 0
         self._state_kind: type | None = None
@@ -142,7 +142,7 @@ class TurnView:
         """Show the view in the current cell output under a display_id, start the ticker."""
         from IPython.display import display  # noqa: PLC0415
 
-        self._handle = display(self.root, display_id=True)
+        self._handle = display(self.root, display_id=True)  # type: ignore[no-untyped-call]
         self._start_ticker()
 
     def _start_ticker(self) -> None:
@@ -227,9 +227,6 @@ class TurnView:
         for key in [k for k in self._open if k[0] == parent]:
             del self._open[key]
 
-    def _pending_text(self) -> int:
-        return sum(seg.pending for seg in self._open.values())
-
     def _flush_text(self) -> bool:
         sent = False
         for seg in self._open.values():
@@ -249,7 +246,7 @@ class TurnView:
             if self._state_kind is not cls:
                 self._state_kind = cls
                 self._set_state("Writing" if cls is ev.MessageChunk else "Thinking")
-            self.throttle.poke()
+            self.throttle.poke(seg.pending)
             return
         if self._ticker is None:
             self._start_ticker()
@@ -265,11 +262,11 @@ class TurnView:
                 self._set_state(f"Running {event.tool_name}: {event.title[:80]}" if event.title != event.tool_name
                                 else f"Running {event.tool_name}")
             case ev.ToolUpdate():
-                card = self.cards.get(event.tool_call_id)
-                if card is not None:
+                updated = self.cards.get(event.tool_call_id)
+                if updated is not None:
                     started = self._tool_started.get(event.tool_call_id)
                     dur = None if started is None else int((self.clock() - started) * 1000)
-                    card.update(event, dur)
+                    updated.update(event, dur)
                 self._set_state("Thinking")
             case ev.PermissionRequest():
                 self._close_segments(None)
