@@ -287,7 +287,6 @@ class WebSocketTransport(Transport):
         self._ws: ServerConnection | None = None
         self._claimed = False
         self._connected = asyncio.Event()
-        self._closing = False
         self._closed = False
         self._note = ""
         self._ended_why: str | None = None
@@ -395,7 +394,7 @@ class WebSocketTransport(Transport):
 
     def _claim(self) -> bool:
         """Accept the first connection only; called at the handshake."""
-        if self._claimed or self._closing:
+        if self._claimed or self._closed:
             return False
         self._claimed = True
         return True
@@ -433,7 +432,7 @@ class WebSocketTransport(Transport):
             TransportClosedError: not connected, or the connection is closing or gone.
         """
         ws = self._ws
-        if ws is None or self._closing or ws.state is not State.OPEN:
+        if ws is None or self._closed or ws.state is not State.OPEN:
             raise TransportClosedError("Claude Code is not connected to the kernel's WebSocket")
         data = json.dumps(message, ensure_ascii=False) + "\n"
         async with self._write_lock:
@@ -451,7 +450,7 @@ class WebSocketTransport(Transport):
         while (item := await self._queue.get()) is not _END:
             assert isinstance(item, bytes | LineTooLong)
             yield item
-        if self._closing:
+        if self._closed:
             return
         if self._watch is not None:  # did the CLI die (and close its socket), or only the socket?
             await asyncio.wait({self._watch}, timeout=1)
@@ -503,7 +502,7 @@ class WebSocketTransport(Transport):
         """
         if self._closed:
             return
-        self._closed = self._closing = True
+        self._closed = True
         try:
             if self._keepalive is not None:
                 self._keepalive.cancel()
