@@ -174,6 +174,7 @@ class Session:
         self._exit_error: ev.Error | None = None
         self._lock = asyncio.Lock()
         self._asked: set[str] = set()  # tool_use_ids the CLI sent a can_use_tool for
+        self._session_tools: set[str] = set()  # tools allowed "for the session" in this process
         self._launched_mode: str | None = None  # the CLI mode the live process started in
         self._interrupt_task: asyncio.Task[None] | None = None
         self._interrupted_at: float | None = None  # monotonic time of the running turn's interrupt
@@ -231,6 +232,7 @@ class Session:
         self.cli_version = await asyncio.to_thread(cli_version, self.cli_path)
         if self.adapter.session_id:  # a previous process of this session died: resume it
             self.adapter.new_process()
+        self._session_tools.clear()  # "allow for the session" rules lived in the old process
         options = self._cli_options()
         argv = build_argv(self.cli_path, options)
         extra = dict(self.config.env)
@@ -372,10 +374,13 @@ class Session:
                 accepted = decision.get("decision", "accept" if event.status == "complete" else None)
                 if accepted in ("accept", "reject", "deny"):
                     source = " / ".join(str(decision[k]) for k in ("source", "reason_type") if decision.get(k))
+                    why = (f"{event.tool_name} was allowed for this session by an earlier answer"
+                           if event.tool_name in self._session_tools and accepted == "accept"
+                           else f"Claude Code's own permission settings ({source or 'no request was sent'})")
                     out.append(ev.PermissionDecided(
                         request_id=f"settings:{event.tool_call_id}", tool_name=event.tool_name,
                         behavior="allow" if accepted == "accept" else "deny", decided_by="settings", waited_ms=0,
-                        message=f"Claude Code's own permission settings ({source or 'no request was sent'})",
+                        message=why,
                         session_id=self.session_id, parent_tool_use_id=event.parent_tool_use_id,
                     ))
             out.append(event)
@@ -451,6 +456,8 @@ class Session:
     async def _finish_approval(self, approval: Approval, control: ControlPlane) -> None:
         decision: Decision = await approval.wait(self.config.approval_timeout)
         self._last_activity = time.monotonic()
+        if decision.updated_permissions:
+            self._session_tools.add(approval.tool_name)
         if decision.decided_by != "cancelled":
             with contextlib.suppress(TransportClosedError):
                 await control.answer(approval.request_id, decision.to_wire(approval.tool_input))

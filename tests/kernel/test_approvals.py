@@ -1,0 +1,270 @@
+"""Approvals in a real kernel with the real CLI: the test is the frontend (widget comms)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kandev_nb.testing import Reply, ScriptedModelServer, text, tool_use
+from tests.kernel.conftest import setup_code
+from tests.kernel.kernel_harness import CellRun, KernelHarness, WidgetModel
+
+pytestmark = pytest.mark.timeout(300)
+
+
+# -- the frontend's side --------------------------------------------------------------------
+
+
+def with_class(kernel: KernelHarness, cls: str) -> list[WidgetModel]:
+    """Widgets whose `_dom_classes` contain `cls`, in creation order."""
+    return [w for w in kernel.widgets.values() if cls in w.state.get("_dom_classes", ())]
+
+
+def descendants(kernel: KernelHarness, root: WidgetModel) -> list[WidgetModel]:
+    out: list[WidgetModel] = []
+    todo = [root]
+    while todo:
+        node = todo.pop()
+        for ref in node.state.get("children", ()):
+            child = kernel.widgets.get(str(ref).removeprefix("IPY_MODEL_"))
+            if child is not None:
+                out.append(child)
+                todo.append(child)
+    return out
+
+
+def part(kernel: KernelHarness, card: WidgetModel, cls: str) -> WidgetModel:
+    """The widget with dom class `cls` inside `card`."""
+    found = [w for w in descendants(kernel, card) if cls in w.state.get("_dom_classes", ())]
+    assert found, f"no {cls} in the card"
+    return found[0]
+
+
+def wait_for_card(kernel: KernelHarness, n: int, timeout: float = 90) -> WidgetModel:
+    """The `n`-th approval card (1-based) once it exists."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        cards = with_class(kernel, "kandev-approval")
+        if len(cards) >= n:
+            return cards[n - 1]
+        kernel.pump_for(0.1)
+    raise TimeoutError(f"approval card {n} did not appear in {timeout} s")
+
+
+def set_value(kernel: KernelHarness, widget: WidgetModel, value: Any) -> None:
+    """What a browser sends when the user types into a Text/Textarea."""
+    msg = kernel.kc.session.msg("comm_msg", {"comm_id": widget.comm_id,
+                                             "data": {"method": "update", "state": {"value": value},
+                                                      "buffer_paths": []}})
+    kernel.kc.shell_channel.send(msg)
+    widget.state["value"] = value
+
+
+def wait_until_decided(kernel: KernelHarness, card: WidgetModel, timeout: float = 60) -> str:
+    """The card's decision line once it shows one (HTML text)."""
+    status = part(kernel, card, "kandev-decision")
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if status.state.get("value"):
+            return str(status.state["value"])
+        kernel.pump_for(0.1)
+    raise TimeoutError("the card never showed a decision")
+
+
+def html_of(run: CellRun) -> str:
+    return "\n".join(run.data("text/html"))
+
+
+def last_tool_result(scripted_model: ScriptedModelServer) -> str:
+    return json.dumps([m for m in scripted_model.main_requests[-1].messages if m.get("role") == "user"][-1])
+
+
+# -- tests ----------------------------------------------------------------------------------
+
+
+def test_the_card_answers_once_for_the_session_edited_or_denied_with_a_reason(
+    kernel: KernelHarness, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path
+) -> None:
+    scripted_model.push(
+        Reply(tool_use("Bash", {"command": "mkdir one", "description": "first dir"})),
+        Reply(tool_use("Bash", {"command": "mkdir two", "description": "second dir"})),
+        Reply(tool_use("Write", {"file_path": str(claude_workdir / "w.txt"), "content": "proposed\n"})),
+        Reply(tool_use("Write", {"file_path": str(claude_workdir / "x.txt"), "content": "x\n"})),
+        Reply(text("All done.")),
+    )
+    kernel.execute(setup_code(claude_env, claude_workdir))
+    run = kernel.start("%%claude\nMake two dirs and two files")
+
+    first = wait_for_card(kernel, 1)
+    kernel.click(part(kernel, first, "kandev-allow-always"))
+    kernel.click(part(kernel, first, "kandev-deny"))  # a second click, sent before the first is seen
+    kernel.click(part(kernel, first, "kandev-allow"))
+    assert "for the session" in wait_until_decided(kernel, first)
+
+    edit_card = wait_for_card(kernel, 2)  # "mkdir two" needs no card: Bash is allowed for the session
+    assert "w.txt" in part(kernel, edit_card, "kandev-approval-what").state["value"]
+    kernel.click(part(kernel, edit_card, "kandev-edit"))
+    editor = part(kernel, edit_card, "kandev-edit-input")
+    set_value(kernel, editor, json.dumps({"file_path": str(claude_workdir / "w.txt"), "content": "edited\n"}))
+    kernel.click(part(kernel, edit_card, "kandev-allow-edited"))
+    assert "edited input" in wait_until_decided(kernel, edit_card)
+
+    deny_card = wait_for_card(kernel, 3)
+    set_value(kernel, part(kernel, deny_card, "kandev-deny-reason"), "x.txt belongs to someone else")
+    kernel.click(part(kernel, deny_card, "kandev-deny"))
+    kernel.click(part(kernel, deny_card, "kandev-allow"))  # too late: changes nothing
+    status = wait_until_decided(kernel, deny_card)
+    assert "Denied" in status and "x.txt belongs to someone else" in status
+    kernel.wait(run)
+
+    assert run.status == "ok" and run.error is None
+    assert (claude_workdir / "one").is_dir() and (claude_workdir / "two").is_dir()
+    assert (claude_workdir / "w.txt").read_text() == "edited\n"
+    assert not (claude_workdir / "x.txt").exists()
+    assert "x.txt belongs to someone else" in last_tool_result(scripted_model)
+    assert len(with_class(kernel, "kandev-approval")) == 3
+    decisions = kernel.eval("[(r.call.tool_name, r.decision and (r.decision.behavior, r.decision.decided_by))"
+                            " for r in kandev_nb.last_turn().tools.values()]")
+    assert decisions == [["Bash", ["allow", "person"]], ["Bash", ["allow", "settings"]], ["Write", ["allow", "person"]],
+                         ["Write", ["deny", "person"]]]  # (kernel.eval goes through JSON: lists)
+
+
+def test_policies_per_notebook_and_per_cell_show_on_the_card(
+    kernel: KernelHarness, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path
+) -> None:
+    src = claude_workdir / "src"
+    scripted_model.push(
+        Reply(tool_use("Bash", {"command": "mkdir src", "description": "dir"})), Reply(text("ok")),
+        Reply(tool_use("Write", {"file_path": str(src / "a.py"), "content": "a = 1\n"})), Reply(text("ok")),
+    )
+    kernel.execute(setup_code(claude_env, claude_workdir))
+    kernel.execute("kandev_nb.configure(approve=kandev_nb.Rules(allow=['Bash(mkdir *)']))")
+    kernel.execute("%%claude\nMake src")
+    assert "by policy" in wait_until_decided(kernel, wait_for_card(kernel, 1))
+    kernel.execute(f"edits = kandev_nb.Rules(allow_edits_under=[{str(src)!r}])")
+    kernel.execute("%%claude --approve edits\nWrite src/a.py")
+    assert "by policy" in wait_until_decided(kernel, wait_for_card(kernel, 2))
+    assert (src / "a.py").read_text() == "a = 1\n"
+    assert kernel.eval("[r.decision.decided_by for r in kandev_nb.last_turn().tools.values()]") == ["policy"]
+
+
+def test_kernel_interrupt_while_a_card_waits_withdraws_it_and_keeps_the_session(
+    kernel: KernelHarness, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path
+) -> None:
+    target = claude_workdir / "w.txt"
+    scripted_model.push(
+        Reply(text("Noted: the code word is heron.")),
+        Reply(tool_use("Write", {"file_path": str(target), "content": "w\n"})),
+        Reply(text("Stopped; the code word was heron.")),
+    )
+    kernel.execute(setup_code(claude_env, claude_workdir))
+    kernel.execute("%%claude\nThe code word is heron.")
+    pid = kernel.eval("kandev_nb.sessions['default'].pid")
+    run = kernel.start("%%claude\nWrite w.txt")
+    card = wait_for_card(kernel, 1)
+    allow = part(kernel, card, "kandev-allow")
+    kernel.km.interrupt_kernel()
+    kernel.wait(run, timeout=60)
+    assert run.status == "ok", run.error
+    assert "Withdrawn by Claude Code" in wait_until_decided(kernel, card)
+    kernel.click(allow)  # a click on the withdrawn card changes nothing and raises nothing
+    kernel.execute("%%claude\nWhat was the code word?")
+    assert kernel.eval("kandev_nb.sessions['default'].pid") == pid
+    assert kernel.eval("kandev_nb.last_turn().text") == "Stopped; the code word was heron."
+    assert not target.exists()
+    history = repr(scripted_model.main_requests[-1].messages)
+    assert "The code word is heron." in history and "Request interrupted by user" in history
+    assert kernel.eval("[type(e).__name__ for e in kandev_nb.magic._turns[-2].events"
+                       " if type(e).__name__.startswith('Permission')]") == [
+        "PermissionRequest", "PermissionCancelled"]
+
+
+@pytest.mark.parametrize("how", ["stop_button", "kernel_interrupt"])
+def test_stopping_a_streaming_turn_keeps_the_process_and_the_conversation(
+    how: str, kernel: KernelHarness, scripted_model: ScriptedModelServer, claude_env: dict[str, str],
+    claude_workdir: Path,
+) -> None:
+    scripted_model.push(Reply(text("z" * 300, chunk_size=1, delay=0.2)), Reply(text("Back again.")))
+    kernel.execute(setup_code(claude_env, claude_workdir))
+    run = kernel.start("%%claude\nWrite a long answer")
+    stop = kernel.wait_for_button("Stop")
+    end = time.monotonic() + 60
+    while "zzz" not in kernel.widget_texts() and time.monotonic() < end:
+        kernel.pump_for(0.1)
+    if how == "stop_button":
+        kernel.click(stop)
+    else:
+        kernel.km.interrupt_kernel()
+    kernel.wait(run, timeout=60)
+    assert run.status == "ok", run.error
+    interrupted = kernel.eval("(kandev_nb.last_turn().interrupted, kandev_nb.last_turn().stats.result_subtype,"
+                              " len(kandev_nb.last_turn().text), kandev_nb.sessions['default'].pid)")
+    assert interrupted[:2] == [True, "error_during_execution"] and interrupted[2] < 300
+    kernel.execute("%%claude\nAre you still there?")
+    assert kernel.eval("(kandev_nb.last_turn().text, kandev_nb.sessions['default'].pid)") == [
+        "Back again.", interrupted[3]]
+    assert "Write a long answer" in repr(scripted_model.main_requests[-1].messages)
+
+
+def test_modes_plan_then_accept_edits_in_one_live_process(
+    kernel: KernelHarness, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path
+) -> None:
+    plan = "## Plan\n\n1. Write **plan.txt**\n2. Report"
+    scripted_model.push(
+        Reply(tool_use("ExitPlanMode", {"plan": plan})),
+        Reply(tool_use("Write", {"file_path": str(claude_workdir / "plan.txt"), "content": "p\n"})),
+        Reply(text("Planned and done.")),
+        Reply(tool_use("Write", {"file_path": str(claude_workdir / "edit.txt"), "content": "e\n"})),
+        Reply(text("Edited without asking.")),
+    )
+    kernel.execute(setup_code(claude_env, claude_workdir))
+    run = kernel.start("%%claude --mode plan\nPlan, then write plan.txt")
+    plan_card = wait_for_card(kernel, 1)
+    what = part(kernel, plan_card, "kandev-approval-what").state["value"]
+    assert "<strong>plan.txt</strong>" in what  # the plan, rendered as Markdown
+    kernel.click(part(kernel, plan_card, "kandev-allow"))
+    kernel.click(part(kernel, wait_for_card(kernel, 2), "kandev-allow"))
+    kernel.wait(run)
+    assert kernel.eval("(kandev_nb.sessions['default'].config.mode,"
+                       " [e.mode for e in kandev_nb.last_turn().events if e.type == 'session_mode'])") == [
+        "supervised", ["default"]]
+    pid = kernel.eval("kandev_nb.sessions['default'].pid")
+    kernel.execute("%%claude --mode acceptEdits\nWrite edit.txt")
+    assert (claude_workdir / "edit.txt").read_text() == "e\n"
+    assert len(with_class(kernel, "kandev-approval")) == 2  # no card in acceptEdits
+    assert kernel.eval("(kandev_nb.sessions['default'].pid, kandev_nb.sessions['default'].config.mode,"
+                       " [r.decision.decided_by for r in kandev_nb.last_turn().tools.values()])") == [
+        pid, "acceptEdits", ["settings"]]
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="the refusal is for root only")
+def test_autonomous_as_root_says_what_to_do_and_runs_with_the_opt_in(
+    kernel: KernelHarness, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path
+) -> None:
+    scripted_model.push(
+        Reply(tool_use("Bash", {"command": "python3 -c 'open(\"a.txt\", \"w\").write(\"a\")'", "description": "a"})),
+        Reply(text("done")),
+    )
+    kernel.execute(setup_code(claude_env, claude_workdir))
+    refused = kernel.execute("%%claude --mode autonomous\nDo anything")
+    assert "IS_SANDBOX=1" in refused.stdout() and "--i-am-sandboxed" in refused.stdout()
+    assert scripted_model.main_requests == []
+    kernel.execute("%%claude --mode autonomous --i-am-sandboxed\nWrite a.txt")
+    assert (claude_workdir / "a.txt").read_text() == "a"
+    assert with_class(kernel, "kandev-approval") == []
+
+
+def test_turn_timer_ends_a_silent_turn_with_a_clear_error(
+    kernel: KernelHarness, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path
+) -> None:
+    scripted_model.push(Reply(text("late"), delay_first_byte=60), Reply(text("On time.")))
+    kernel.execute(setup_code(claude_env, claude_workdir, inactivity_timeout=3.0))
+    run = kernel.execute("%%claude\nAnswer slowly")
+    assert "No message from Claude Code for" in html_of(run) + kernel.widget_texts()
+    kernel.execute("%%claude\nAnswer now")
+    assert kernel.eval("kandev_nb.last_turn().text") == "On time."
