@@ -166,6 +166,7 @@ def _lab_env(tmp: Path, ledger: Path) -> dict[str, str]:
         KANDEV_NB_LEDGER=str(ledger),
         JUPYTER_CONFIG_DIR=str(tmp / "jupyter-config"),
         JUPYTER_RUNTIME_DIR=str(tmp / "jupyter-runtime"),
+        JUPYTER_DATA_DIR=str(tmp / "jupyter-data"),  # the trust database lives here
         IPYTHONDIR=str(tmp / "ipython"),
         JUPYTER_PLATFORM_DIRS="1",
         PYTHONUNBUFFERED="1",
@@ -236,17 +237,20 @@ def jupyter_lab(tmp_path: Path, lab_ledger: Path) -> Iterator[LabServer]:
         lab.stop()
 
 
-@pytest.fixture
-def project_dir(jupyter_lab: LabServer) -> Path:
-    """A temporary project dir (the CLI's cwd) beside the notebooks, inside the Lab root."""
-    path = jupyter_lab.root / "project"
-    path.mkdir()
-    return path
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """Keep each phase's report on the item, so `page` can tell that its test failed."""
+    report = yield
+    setattr(item, f"report_{report.when}", report)
+    return report
 
 
 @pytest.fixture
-def page(tmp_path: Path) -> Iterator[Any]:
-    """A Playwright page in headless Chromium with a fresh profile (1400x1000 viewport)."""
+def page(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Any]:
+    """A Playwright page in headless Chromium with a fresh profile (1400x1000 viewport).
+
+    When the test fails, the page is saved as ``artifacts/screenshots/FAILED-<test>.png``.
+    """
     from playwright.sync_api import sync_playwright  # noqa: PLC0415
 
     profile = tmp_path / "chromium-profile"
@@ -260,7 +264,12 @@ def page(tmp_path: Path) -> Iterator[Any]:
         )
         try:
             context.set_default_timeout(60_000)
-            yield context.pages[0] if context.pages else context.new_page()
+            the_page = context.pages[0] if context.pages else context.new_page()
+            yield the_page
+            report = getattr(request.node, "report_call", None)
+            if report is not None and report.failed:
+                SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+                the_page.screenshot(path=str(SCREENSHOTS / f"FAILED-{request.node.name}.png"))
         finally:
             context.close()
     shutil.rmtree(profile, ignore_errors=True)

@@ -53,9 +53,10 @@ def wait_kernel_idle(page: Any, timeout_ms: float = 120_000) -> None:
 
 
 def command(page: Any, name: str, args: dict[str, Any] | None = None) -> None:
-    """Run a JupyterLab command (``notebook:run-all-cells``, ``docmanager:save``, ...)."""
+    """Start a JupyterLab command (``notebook:run-all-cells``, ...); does not wait for it to end
+    (run-all's promise only settles when every cell has run)."""
     page.evaluate(
-        "([name, args]) => window.jupyterapp.commands.execute(name, args)", [name, args or {}]
+        "([name, args]) => { window.jupyterapp.commands.execute(name, args); }", [name, args or {}]
     )
 
 
