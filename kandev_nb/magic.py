@@ -25,8 +25,11 @@ from typing import Any
 
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
+from kandev_nb.attachments import AttachmentError, attach, prompt_with_attachments
+from kandev_nb.cli import CLINotFoundError
 from kandev_nb.permissions import MODES, ApprovalPolicy
 from kandev_nb.session import Session, SessionConfig
+from kandev_nb.transport import CLIProcessError
 from kandev_nb.turn import Turn
 
 __all__ = [
@@ -81,6 +84,7 @@ class NotebookSettings:
 
 
 settings = NotebookSettings()
+_websocket_factory: Any = None
 sessions: dict[str, Session] = {}
 _turns: list[Turn] = []
 
@@ -153,6 +157,8 @@ def transform_cell(lines: list[str]) -> list[str]:
 @argument("--budget", type=float, metavar="USD", help="maximum spend of this session's CLI in USD")
 @argument("--transport", choices=("stdio", "websocket"), default="stdio", help="how to talk to the CLI")
 @argument("--cli", metavar="PATH", help="the claude binary to use")
+@argument("--attach", action="append", default=[], metavar="PATH_OR_VAR",
+          help="a file, or a variable holding a matplotlib figure, PIL image or PNG bytes (repeatable)")
 @argument("--no-interpolate", action="store_true", help="send {braces} literally")
 @argument("--quiet", action="store_true", help="no live widgets; only the static rendering at the end")
 @argument("--i-am-sandboxed", action="store_true", help="allow --mode autonomous as root (sets IS_SANDBOX=1)")
@@ -217,7 +223,10 @@ def interpolate(prompt: str, namespace: dict[str, Any]) -> str:
 def _session_for(args: argparse.Namespace) -> Session:
     name = args.session
     existing = sessions.get(name)
-    wants_new = args.new or args.resume is not None or args.cli is not None or args.transport != "stdio"
+    wants_new = (
+        args.new or args.resume is not None or args.cli is not None or args.transport != "stdio"
+        or (args.budget is not None and existing is not None and existing.config.max_budget_usd != args.budget)
+    )
     if existing is not None and not wants_new:
         return existing
     config = SessionConfig(
@@ -230,6 +239,7 @@ def _session_for(args: argparse.Namespace) -> Session:
         env=dict(settings.env),
         cli_path=args.cli or settings.cli_path,
         resume=args.resume,
+        resume_session_at=getattr(args, "resume_session_at", None),
         fork=args.fork,
         max_turns=args.max_turns,
         max_budget_usd=args.budget,
@@ -241,14 +251,36 @@ def _session_for(args: argparse.Namespace) -> Session:
     )
     factory = None
     if args.transport == "websocket":
-        from kandev_nb.transport_ws import websocket_transport_factory  # noqa: PLC0415
+        global _websocket_factory
+        if _websocket_factory is None:
+            from kandev_nb.transport_ws import websocket_transport_factory
 
-        factory = websocket_transport_factory()
+            _websocket_factory = websocket_transport_factory()
+        factory = _websocket_factory
     session = Session(config, name=name, transport_factory=factory)
     if existing is not None:
         _close_later(existing)
     sessions[name] = session
     return session
+
+
+def _prepare_retry(args: argparse.Namespace, prompt: str) -> str:
+    """--retry: resume the session at its last good message UUID; resend the failed prompt.
+
+    Raises:
+        UsageError: the session has no turn to retry, or its last turn did not fail.
+    """
+    from IPython.core.error import UsageError
+
+    session = sessions.get(args.session)
+    failed = session.turns[-1] if session and session.turns else None
+    if failed is None or failed.error is None:
+        raise UsageError("--retry: the last turn of this session did not fail; nothing to retry")
+    if not session or not session.session_id:
+        raise UsageError("--retry: the failed turn has no session id to resume")
+    args.resume = session.session_id
+    args.resume_session_at = failed.last_message_uuid
+    return prompt or failed.prompt
 
 
 def _close_later(session: Session) -> None:
@@ -270,10 +302,10 @@ async def run_cell(line: str, body: str) -> Turn | None:
         The finished :class:`Turn` (also ``kandev_nb.last_turn()``), or None when the options
         or the prompt were rejected before anything was sent (the error is printed).
     """
-    from IPython import get_ipython  # noqa: PLC0415
-    from IPython.core.error import UsageError  # noqa: PLC0415
+    from IPython import get_ipython
+    from IPython.core.error import UsageError
 
-    from kandev_nb.widgets import TurnView  # noqa: PLC0415
+    from kandev_nb.widgets import TurnView
 
     ip = get_ipython()
     namespace: dict[str, Any] = ip.user_ns if ip is not None else {}
@@ -282,6 +314,11 @@ async def run_cell(line: str, body: str) -> Turn | None:
         prompt = body.strip("\n")
         if not args.no_interpolate and settings.interpolate:
             prompt = interpolate(prompt, namespace)
+        if args.retry:
+            prompt = _prepare_retry(args, prompt)
+        if args.attach:
+            cwd = args.cwd or settings.cwd or os.getcwd()
+            prompt = prompt_with_attachments(prompt, [attach(item, namespace, cwd) for item in args.attach])
         if not prompt.strip():
             raise UsageError("the %%claude cell is empty: write the prompt below the %%claude line")
         policy = None
@@ -295,24 +332,28 @@ async def run_cell(line: str, body: str) -> Turn | None:
             await sessions[args.session].set_mode(args.mode)
         _check_budget()
         session = _session_for(args)
-    except (UsageError, PromptError, ValueError, RuntimeError) as exc:
-        print(f"%%claude: {exc}")
-        return None
+    except (PromptError, AttachmentError, ValueError, RuntimeError) as exc:
+        # Shown like IPython's own option errors: one line, no traceback, the cell fails.
+        raise UsageError(f"%%claude: {exc}") from None
 
     view = TurnView(prompt, session_name=session.name, budget_usd=settings.budget_usd,
                     on_stop=lambda: _interrupt_soon(session))
     if not args.quiet:
         view.display()
-    turn = await session.run(prompt, consumers=[view.handle], approve=policy)
+    try:
+        turn = await session.run(prompt, consumers=[view.handle], approve=policy)
+    except (CLINotFoundError, CLIProcessError) as exc:
+        view.close()
+        raise UsageError(f"%%claude: {exc}") from None
     view.finish(turn)
     if args.quiet:
-        from IPython.display import display  # noqa: PLC0415
+        from IPython.display import display
 
         display(turn)
     _turns.append(turn)
     if settings.record:
         try:
-            from kandev_nb.ledger import default_ledger  # noqa: PLC0415
+            from kandev_nb.ledger import default_ledger
 
             default_ledger().record(
                 turn, notebook=_notebook_path(namespace),
@@ -351,6 +392,6 @@ claude_cell.__doc__ = claude_help.__doc__
 
 def claude_stats(line: str) -> Any:
     """``%claude_stats``: spend and usage today, in this notebook and by model; top tools."""
-    from kandev_nb.ledger import default_ledger  # noqa: PLC0415
+    from kandev_nb.ledger import default_ledger
 
     return default_ledger().summary()
