@@ -173,6 +173,8 @@ class PermissionDecided(_Event):
     decided_by: str
     waited_ms: int
     message: str = ""
+    tool_use_id: str | None = None
+    """The `tool_use_id` of the call decided (from the can_use_tool request), when known."""
 
 
 class PermissionCancelled(_Event):

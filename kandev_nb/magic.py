@@ -355,7 +355,7 @@ async def run_cell(line: str, body: str) -> Turn | None:
         try:
             from kandev_nb.ledger import default_ledger
 
-            default_ledger().record(
+            await default_ledger().arecord(  # in a thread: a locked ledger never blocks the loop
                 turn, notebook=_notebook_path(namespace),
                 execution_count=getattr(ip, "execution_count", None),
             )
@@ -394,4 +394,11 @@ def claude_stats(line: str) -> Any:
     """``%claude_stats``: spend and usage today, in this notebook and by model; top tools."""
     from kandev_nb.ledger import default_ledger
 
-    return default_ledger().summary()
+    from IPython import get_ipython  # noqa: PLC0415
+
+    ip = get_ipython()
+    namespace: dict[str, Any] = ip.user_ns if ip is not None else {}
+    session = sessions.get("default")
+    return default_ledger().summary(
+        notebook=_notebook_path(namespace), session_id=session.session_id if session else None
+    )

@@ -93,10 +93,12 @@ class Turn:
                     record.ended = now
             case ev.PermissionDecided():
                 self.approval_wait_ms += event.waited_ms
-                for record in self.tools.values():
-                    if record.call.tool_name == event.tool_name and record.decision is None:
-                        record.decision = event
-                        break
+                record = self.tools.get(event.tool_use_id or "")
+                if record is None:  # no tool_use_id on the request: the oldest undecided call of that tool
+                    record = next((r for r in self.tools.values()
+                                   if r.call.tool_name == event.tool_name and r.decision is None), None)
+                if record is not None:
+                    record.decision = event
             case ev.ContextWindow():
                 self.context = event
             case ev.Todos():
