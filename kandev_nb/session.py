@@ -283,8 +283,8 @@ class Session:
 
     async def close(self) -> None:
         """End the CLI (stdin EOF, then TERM, then KILL, bounded) and close the session."""
-        for approval in self.approvals.values():
-            approval.cancel()
+        for approval in list(self.approvals.values()):
+            self._withdraw(approval)
         await self._teardown()
         self.state = SessionState.CLOSED
 
@@ -314,8 +314,8 @@ class Session:
                         await self._on_control_request(msg, control)
                     case ControlCancelRequest():
                         approval = self.approvals.get(msg.request_id)
-                        if approval is not None and approval.cancel():
-                            self._emit(ev.PermissionCancelled(request_id=msg.request_id, session_id=self.session_id))
+                        if approval is not None:
+                            self._withdraw(approval)
                     case _:
                         events = self.adapter.handle(msg)
                         if isinstance(msg, UserMessage):
@@ -332,7 +332,7 @@ class Session:
         code = transport.exit_code
         control.fail_all(TransportClosedError(f"Claude Code exited (code {code})"))
         for approval in list(self.approvals.values()):
-            approval.cancel()
+            self._withdraw(approval)
         if self.state is not SessionState.CLOSED and self.transport is transport:
             self.state = SessionState.NEW
             self.transport = None
@@ -379,12 +379,18 @@ class Session:
                            else f"Claude Code's own permission settings ({source or 'no request was sent'})")
                     out.append(ev.PermissionDecided(
                         request_id=f"settings:{event.tool_call_id}", tool_name=event.tool_name,
+                        tool_use_id=event.tool_call_id,
                         behavior="allow" if accepted == "accept" else "deny", decided_by="settings", waited_ms=0,
                         message=why,
                         session_id=self.session_id, parent_tool_use_id=event.parent_tool_use_id,
                     ))
             out.append(event)
         return out
+
+    def _withdraw(self, approval: Approval) -> None:
+        """The request is void (control_cancel_request, or the CLI is gone): close its card."""
+        if approval.cancel():
+            self._emit(ev.PermissionCancelled(request_id=approval.request_id, session_id=self.session_id))
 
     def _emit(self, event: ev.AgentEvent) -> None:
         if self._queue is not None:
@@ -454,18 +460,24 @@ class Session:
         task.add_done_callback(self._approval_tasks.discard)
 
     async def _finish_approval(self, approval: Approval, control: ControlPlane) -> None:
+        """Wait for the one decision of `approval`, report it, then send it to the CLI.
+
+        The PermissionDecided event goes out before the answer, so it always precedes what
+        the CLI does next. A request the CLI withdrew (decided_by "cancelled") was already
+        reported as PermissionCancelled by :meth:`_withdraw` and gets no answer.
+        """
         decision: Decision = await approval.wait(self.config.approval_timeout)
         self._last_activity = time.monotonic()
-        if decision.updated_permissions:
-            self._session_tools.add(approval.tool_name)
         if decision.decided_by != "cancelled":
+            if decision.updated_permissions:
+                self._session_tools.add(approval.tool_name)
+            self._emit(ev.PermissionDecided(
+                request_id=approval.request_id, tool_name=approval.tool_name, behavior=decision.behavior,
+                decided_by=decision.decided_by, waited_ms=decision.waited_ms, message=decision.message,
+                tool_use_id=approval.tool_use_id, session_id=self.session_id,
+            ))
             with contextlib.suppress(TransportClosedError):
                 await control.answer(approval.request_id, decision.to_wire(approval.tool_input))
-        self._emit(ev.PermissionDecided(
-            request_id=approval.request_id, tool_name=approval.tool_name, behavior=decision.behavior,
-            decided_by=decision.decided_by, waited_ms=decision.waited_ms, message=decision.message,
-            session_id=self.session_id,
-        ))
         self.approvals.pop(approval.request_id, None)
 
     # -- turns ----------------------------------------------------------------------------
