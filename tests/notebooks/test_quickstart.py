@@ -1,0 +1,42 @@
+"""`notebooks/quickstart.ipynb` runs top to bottom offline, exactly as the README says.
+
+``jupyter execute`` has no frontend, so the notebook's approval turn must end by itself:
+its setup cell sets a 20 s approval timeout, which denies the Write. The ledger (a
+temporary ``KANDEV_NB_LEDGER``) then holds the notebook's three turns.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kandev_nb.ledger import RunLedger
+
+REPO = Path(__file__).resolve().parents[2]
+QUICKSTART = REPO / "notebooks" / "quickstart.ipynb"
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def test_quickstart_runs_offline_with_jupyter_execute(tmp_path: Path) -> None:
+    ledger = tmp_path / "ledger.sqlite"
+    env = dict(os.environ, KANDEV_NB_LEDGER=str(ledger), IPYTHONDIR=str(tmp_path / "ipython"),
+               JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"))
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "KANDEV_NB_APPROVAL_TIMEOUT"):
+        env.pop(name, None)
+    done = subprocess.run(
+        [sys.executable, "-m", "jupyter", "execute", "notebooks/quickstart.ipynb"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=280, check=False,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+
+    runs = RunLedger(ledger).runs()
+    assert runs["prompt"].tolist() == ["What does greet.py do?", "Add a test for greet.", "Use an f-string in greet."]
+    assert not runs["is_error"].any()
+    assert runs["permission_denials"].tolist() == [0, 1, 0]  # nobody clicked: the Write was denied
+    assert runs["session_id"].nunique() == 1  # one conversation across the cells
+    assert (runs["cost_usd"] > 0).all()
