@@ -111,6 +111,7 @@ class TurnView:
         self._loop: asyncio.AbstractEventLoop | None = None
         self.finished = False
         self.stopped = False
+        self.context: ev.ContextWindow | None = None
         self._tool_started: dict[str, float] = {}
         self._render_activity()
 
@@ -290,6 +291,7 @@ class TurnView:
                 else:
                     self.todo_card.set(event.items)
             case ev.ContextWindow():
+                self.context = event
                 self.gauge.value = r.context_html(event)
             case ev.ApiRetry():
                 self._retry = (f"API retry {event.attempt or '?'}/{event.max_retries or '?'}"
@@ -316,9 +318,9 @@ class TurnView:
     def _complete(self, event: ev.Complete) -> None:
         self._retry = ""
         self.stop.disabled = True
-        interrupted = self.turn.interrupted or self.stopped
+        interrupted = self.stopped
         self._set_state("Interrupted" if interrupted else ("Failed" if event.stats.is_error else "Done"))
-        footer = r.stats_html(event.stats, self.turn.context, interrupted=interrupted)
+        footer = r.stats_html(event.stats, self.context, interrupted=interrupted)
         if self.budget_usd:
             share = event.stats.cost_usd / self.budget_usd
             footer += f'<div style="color:#888;font-size:85%">{share:.1%} of the {r.fmt_usd(self.budget_usd)} budget</div>'
