@@ -1,0 +1,157 @@
+"""The live kernel as Claude's workspace: an in-process MCP server named ``kernel``.
+
+`%%claude` starts the CLI with ``--mcp-config '{"mcpServers":{"kernel":{"type":"sdk",
+"name":"kernel"}}}'``; the CLI then sends that server's JSON-RPC traffic as `mcp_message`
+control requests, which :class:`KernelTools` answers from the kernel the cell runs in. The
+model sees four tools, ``mcp__kernel__list_variables``, ``mcp__kernel__inspect_variable``,
+``mcp__kernel__recent_history`` (read-only, allowed without asking) and
+``mcp__kernel__run_code`` (asks for approval every time, through the normal card).
+
+>>> import kandev_nb
+>>> kandev_nb.kernel_tools.options.reveal_secrets = False   # the default
+>>> kandev_nb.configure(kernel_tools=False)                 # doctest: +SKIP
+>>> # or per cell:  %%claude --no-kernel-tools
+
+Using a :class:`~kandev_nb.session.Session` directly::
+
+    config = with_kernel_tools(SessionConfig(cwd="."))
+    session = Session(config)
+
+The ``mcp`` library (2.x) is needed; without it the feature is off and
+:func:`with_kernel_tools` returns the config unchanged with a warning.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import warnings
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from kandev_nb.kernel_tools._options import KernelToolsOptions, options
+
+if TYPE_CHECKING:
+    from kandev_nb.kernel_tools._run import RunResult
+    from kandev_nb.kernel_tools._server import KernelTools, ToolCallRecord
+    from kandev_nb.session import Session, SessionConfig
+
+__all__ = [
+    "READ_ONLY_TOOLS",
+    "RUN_CODE_TOOL",
+    "SERVER_NAME",
+    "KernelTools",
+    "KernelToolsOptions",
+    "RunResult",
+    "ToolCallRecord",
+    "available",
+    "follow_cell",
+    "mcp_config_with_kernel",
+    "options",
+    "with_kernel_tools",
+]
+
+SERVER_NAME = "kernel"
+"""The server's name in the CLI's MCP config; its tools are ``mcp__kernel__<tool>``."""
+
+READ_ONLY_TOOLS = (
+    "mcp__kernel__list_variables",
+    "mcp__kernel__inspect_variable",
+    "mcp__kernel__recent_history",
+)
+"""The tools that only read the kernel's state: allowed without asking."""
+
+RUN_CODE_TOOL = "mcp__kernel__run_code"
+"""The tool that changes the kernel's state: the CLI asks for approval (can_use_tool)."""
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("KernelTools", "ToolCallRecord"):
+        from kandev_nb.kernel_tools import _server  # noqa: PLC0415 - imports mcp
+
+        return getattr(_server, name)
+    if name == "RunResult":
+        from kandev_nb.kernel_tools._run import RunResult  # noqa: PLC0415
+
+        return RunResult
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def available() -> bool:
+    """True when the ``mcp`` library (2.x, with ``mcp.types.jsonrpc_message_adapter``) is installed."""
+    if importlib.util.find_spec("mcp") is None:
+        return False
+    import mcp.types  # noqa: PLC0415
+
+    return hasattr(mcp.types, "jsonrpc_message_adapter")
+
+
+def mcp_config_with_kernel(user_config: str | None) -> str:
+    """The ``--mcp-config`` JSON text: the user's servers plus the ``kernel`` sdk server.
+
+    Args:
+        user_config: the user's ``--mcp-config`` (JSON text or a path to a JSON file), or None.
+
+    Returns:
+        JSON text ``{"mcpServers": {..., "kernel": {"type": "sdk", "name": "kernel"}}}``.
+
+    Raises:
+        ValueError: the user's config is not JSON (text or file), or it already has a
+            server named ``kernel``.
+    """
+    servers: dict[str, Any] = {}
+    if user_config:
+        text = user_config
+        if not user_config.lstrip().startswith("{"):
+            if not os.path.isfile(user_config):
+                raise ValueError(f"--mcp-config {user_config!r} is neither JSON nor a file")
+            with open(user_config, encoding="utf-8") as handle:
+                text = handle.read()
+        try:
+            parsed = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"--mcp-config is not valid JSON: {exc}") from exc
+        servers = dict(parsed.get("mcpServers") or {}) if isinstance(parsed, dict) else {}
+        if SERVER_NAME in servers:
+            raise ValueError(f"--mcp-config already has a server named {SERVER_NAME!r}")
+    servers[SERVER_NAME] = {"type": "sdk", "name": SERVER_NAME}
+    return json.dumps({"mcpServers": servers})
+
+
+def with_kernel_tools(config: SessionConfig, server: KernelTools | None = None) -> SessionConfig:
+    """`config` with the kernel tools added: the merged ``mcp_config``, ``mcp_servers["kernel"]``
+    and the read-only tools in ``allowed_tools``.
+
+    Args:
+        config: the session's configuration (not modified).
+        server: the server to use (default: a new :class:`KernelTools` on ``get_ipython()``).
+
+    Returns:
+        A new config; `config` itself (with a warning) when ``mcp`` is missing or the user's
+        MCP config cannot be merged.
+    """
+    if not available():
+        warnings.warn("kandev-nb kernel tools need the `mcp` library (2.x); they are off", stacklevel=2)
+        return config
+    try:
+        merged = mcp_config_with_kernel(config.mcp_config)
+    except ValueError as exc:
+        warnings.warn(f"kandev-nb kernel tools are off for this session: {exc}", stacklevel=2)
+        return config
+    if server is None:
+        from kandev_nb.kernel_tools._server import KernelTools  # noqa: PLC0415
+
+        server = KernelTools()
+    allowed = config.allowed_tools + tuple(t for t in READ_ONLY_TOOLS if t not in config.allowed_tools)
+    return replace(config, mcp_config=merged, mcp_servers={**config.mcp_servers, SERVER_NAME: server},
+                   allowed_tools=allowed)
+
+
+def follow_cell(session: Session) -> None:
+    """Point the session's kernel tools at the cell running now (rich output of `run_code`
+    goes there). A no-op for a session without kernel tools."""
+    server = session.config.mcp_servers.get(SERVER_NAME)
+    bind = getattr(server, "bind_cell", None)
+    if callable(bind):
+        bind()

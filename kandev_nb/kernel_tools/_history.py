@@ -1,0 +1,101 @@
+"""What the user did lately: the last cells run in this kernel and the last error.
+
+Read from the IPython shell: ``history_manager.input_hist_raw`` (the cells as typed,
+index = execution count), ``user_ns["Out"]`` (their results) and ``sys.last_value`` (the
+exception IPython showed last, with its traceback).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import traceback
+from typing import Any
+
+from kandev_nb.kernel_tools._namespace import is_secret_name
+
+__all__ = ["format_history", "redact_assignments"]
+
+_ASSIGN = re.compile(r"^(?P<lhs>\s*[^=#\n(]*?[^=!<>+\-*/%&|^:\s])(?P<op>\s*(?::[^=]*)?=(?!=)\s*)(?P<rhs>.+)$")
+_KWARG = re.compile(r"\b(?P<name>[A-Za-z_]\w*)(?P<eq>\s*[=:]\s*)(?P<lit>'[^'\n]*'|\"[^\"\n]*\")")
+_DICT_ITEM = re.compile(r"(?P<head>(?P<q>['\"])(?P<key>[\w-]+)(?P=q)\s*:\s*)(?:'[^'\n]*'|\"[^\"\n]*\")")
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+
+
+def redact_assignments(source: str) -> str:
+    """`source` with the right-hand side of every assignment to a secret-looking name, and
+    every string literal passed as a secret-looking keyword or dict key, replaced by
+    ``<redacted>``.
+
+    >>> redact_assignments('api_key = "sk-123"\\nconnect(password="pw", user="me")')
+    'api_key = <redacted>\\nconnect(password=<redacted>, user="me")'
+    """
+    lines = []
+    for line in source.splitlines():
+        match = _ASSIGN.match(line)
+        if match and any(is_secret_name(word) for word in _IDENT.findall(match["lhs"]) + _quoted(match["lhs"])):
+            line = match["lhs"] + match["op"] + "<redacted>"
+        else:
+            line = _KWARG.sub(lambda m: m["name"] + m["eq"] + "<redacted>" if is_secret_name(m["name"]) else m[0], line)
+            line = _DICT_ITEM.sub(lambda m: m["head"] + "<redacted>" if is_secret_name(m["key"]) else m[0], line)
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _quoted(text: str) -> list[str]:
+    return re.findall(r"['\"]([\w-]+)['\"]", text)
+
+
+def _short(value: Any, limit: int = 300) -> str:
+    try:
+        text = repr(value)
+    except Exception as exc:  # noqa: BLE001
+        return f"<repr failed: {type(exc).__name__}>"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _last_error(shell: Any) -> str | None:
+    exc = getattr(sys, "last_value", None)
+    if exc is None:
+        return None
+    cells: dict[str, int] = dict(getattr(getattr(shell, "compile", None), "_filename_map", {}) or {})
+    tb = exc.__traceback__
+    # Start at the first frame of a notebook cell, dropping IPython's own frames.
+    first = tb
+    while first is not None and first.tb_frame.f_code.co_filename not in cells:
+        first = first.tb_next
+    text = "".join(traceback.format_exception(type(exc), exc, first or tb)).rstrip()
+    for filename, count in cells.items():
+        text = text.replace(f'File "{filename}"', f"Cell In[{count}]")
+    return text
+
+
+def format_history(shell: Any, cells: int = 8) -> str:
+    """The last `cells` cells the user ran (source, and result if any) and the last error.
+
+    Args:
+        shell: the IPython ``InteractiveShell`` of the kernel.
+        cells: how many of the most recent cells to show (the running one excluded).
+
+    Returns:
+        Plain text: ``In [n]:`` blocks, with ``Out [n]:`` reprs (300 chars), then
+        ``Last error:`` and its traceback, or "(no error so far)". Assignments of
+        secret-looking names are redacted (:func:`redact_assignments`).
+    """
+    raw: list[str] = list(getattr(getattr(shell, "history_manager", None), "input_hist_raw", []) or [])
+    outputs: dict[int, Any] = dict(getattr(shell, "user_ns", {}).get("Out", {}) or {})
+    running = getattr(shell, "execution_count", len(raw))
+    # IPython stores a cell before running it: the running one is number `execution_count`.
+    numbered = [(n, src) for n, src in enumerate(raw) if 0 < n < running and src.strip()]
+    parts = []
+    for n, source in numbered[-cells:]:
+        body = source.rstrip()
+        if body.startswith("%%claude"):
+            first, _, _ = body.partition("\n")
+            body = f"{first}\n[a prompt to you, omitted]"
+        parts.append(f"In [{n}]:\n{redact_assignments(body)}")
+        if n in outputs:
+            parts.append(f"Out [{n}]: {_short(outputs[n])}")
+    error = _last_error(shell)
+    parts.append(f"Last error:\n{error}" if error else "Last error: (no error so far)")
+    return "\n\n".join(parts) if parts else "No cells have been run yet."

@@ -1,0 +1,328 @@
+"""Describing the user's namespace to the model: listings, inspections, secrets, size caps.
+
+Pure functions over a ``dict[str, Any]`` namespace (the IPython shell's ``user_ns`` in a
+kernel). Nothing here imports pandas or numpy: DataFrames and arrays are recognised by
+duck typing (``dtypes``/``describe``, ``shape``/``dtype``), so listing a namespace never
+imports a library the user has not imported.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import sys
+import types
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "HIDDEN",
+    "VariableInfo",
+    "cap",
+    "describe_variables",
+    "format_listing",
+    "inspect_value",
+    "is_secret_name",
+    "list_variables",
+    "redact_secrets",
+    "secret_values",
+]
+
+HIDDEN = "<hidden: secret-looking name>"
+"""What stands in for the value of a variable whose name looks like a secret."""
+
+_SECRET_WORDS = frozenset({"token", "key", "password", "passwd", "pwd", "secret", "apikey", "credential",
+                           "credentials", "passphrase", "auth"})
+_SECRET_SUFFIXES = ("token", "password", "passwd", "secret")
+_KEY_PREFIXES = frozenset({"api", "secret", "private", "access", "auth", "signing", "encryption", "master", "session"})
+_WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+_IPYTHON_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython", "open"})
+
+
+def is_secret_name(name: str) -> bool:
+    """True when `name` looks like it holds a secret: one of its words (split on ``_`` and
+    camelCase) is token, key, password, secret (and a few spellings), or a run-together
+    form of one (``apikey``, ``authtoken``, ``dbpassword``).
+
+    >>> [is_secret_name(n) for n in ("api_key", "GITHUB_TOKEN", "dbPassword", "monkey", "keys")]
+    [True, True, True, False, False]
+    """
+    for word in _WORDS.findall(name):
+        low = word.lower()
+        if low in _SECRET_WORDS or (len(low) > 6 and low.endswith(_SECRET_SUFFIXES)):
+            return True
+        if low.endswith("key") and low[:-3] in _KEY_PREFIXES:
+            return True
+    return False
+
+
+def secret_values(namespace: Mapping[str, Any]) -> list[str]:
+    """The text values that must never reach the model: every str/bytes value (4 chars or
+    more) of a secret-looking name, at the top level of `namespace` and one level down in
+    dicts and objects (``config["api_key"]``, ``settings.token``). Longest first."""
+    found: set[str] = set()
+
+    def take(value: Any) -> None:
+        if isinstance(value, bytes):
+            value = value.decode("utf-8", "replace")
+        if isinstance(value, str) and len(value) >= 4:
+            found.add(value)
+
+    for name, value in list(namespace.items()):
+        if is_secret_name(name):
+            take(value)
+        inner: Any = value if isinstance(value, Mapping) else getattr(value, "__dict__", None)
+        if isinstance(inner, Mapping) and not isinstance(value, types.ModuleType):
+            for key, item in list(inner.items())[:200]:
+                if isinstance(key, str) and is_secret_name(key):
+                    take(item)
+    return sorted(found, key=len, reverse=True)
+
+
+def redact_secrets(text: str, secrets: Iterable[str]) -> str:
+    """`text` with every occurrence of each of `secrets` replaced by ``<redacted>``."""
+    for secret in secrets:
+        if secret in text:
+            text = text.replace(secret, "<redacted>")
+    return text
+
+
+def cap(text: str, limit: int, what: str = "output") -> str:
+    """`text` cut to at most `limit` characters, ending with a note that says so.
+
+    >>> cap("abcdef", 3)
+    'abc\\n[output cut: 3 of 6 characters shown]'
+    """
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n[{what} cut: {limit} of {len(text)} characters shown]"
+
+
+def _short_repr(value: Any, limit: int = 80) -> str:
+    try:
+        text = repr(value)
+    except Exception as exc:  # noqa: BLE001 - a broken __repr__ must not break the listing
+        return f"<repr failed: {type(exc).__name__}>"
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _type_name(value: Any) -> str:
+    cls = type(value)
+    module = cls.__module__
+    if module in ("builtins", "__main__"):
+        return cls.__qualname__
+    return f"{module.split('.')[0]}.{cls.__qualname__}"
+
+
+def _shape(value: Any) -> str:
+    shape = getattr(value, "shape", None)
+    if isinstance(shape, tuple) and not isinstance(value, type):
+        return "(" + ", ".join(str(n) for n in shape) + ("," if len(shape) == 1 else "") + ")"
+    if isinstance(value, (str, bytes, list, tuple, dict, set, frozenset, range)):
+        return f"len {len(value)}"
+    return ""
+
+
+def _size_bytes(value: Any) -> int | None:
+    try:
+        if hasattr(value, "memory_usage") and hasattr(value, "dtypes"):  # pandas
+            usage = value.memory_usage(deep=True)
+            return int(usage.sum() if hasattr(usage, "sum") else usage)
+        nbytes = getattr(value, "nbytes", None)
+        if isinstance(nbytes, int):
+            return nbytes
+        return sys.getsizeof(value)
+    except Exception:  # noqa: BLE001 - size is best effort
+        return None
+
+
+def _human(n: int | None) -> str:
+    if n is None:
+        return "?"
+    size = float(n)
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} GB"
+
+
+def _summary(value: Any) -> str:
+    if hasattr(value, "columns") and hasattr(value, "dtypes"):  # a DataFrame
+        cols = [str(c) for c in list(value.columns)[:12]]
+        more = f", … (+{len(value.columns) - 12})" if len(value.columns) > 12 else ""
+        return "columns: " + ", ".join(cols) + more
+    if hasattr(value, "dtype") and hasattr(value, "shape"):  # arrays, Series
+        return f"dtype {value.dtype}"
+    return _short_repr(value)
+
+
+@dataclass(frozen=True)
+class VariableInfo:
+    """One row of :func:`list_variables`.
+
+    Attributes:
+        name: the variable's name in the user namespace.
+        type: its type, ``module.QualName`` for non-builtins (``pandas.DataFrame``).
+        shape: ``(rows, cols)`` for anything with a tuple ``shape``, ``len N`` for
+            sized builtins, else "".
+        size_bytes: memory size in bytes (deep for pandas, ``nbytes`` for arrays,
+            ``sys.getsizeof`` otherwise); None if it could not be measured.
+        summary: columns for a DataFrame, dtype for an array, else a short repr (80 chars);
+            :data:`HIDDEN` for a secret-looking name.
+    """
+
+    name: str
+    type: str
+    shape: str
+    size_bytes: int | None
+    summary: str
+
+
+def _is_user_variable(name: str, value: Any, hidden: Mapping[str, Any] | None) -> bool:
+    if name.startswith("_") or name in _IPYTHON_NAMES:
+        return False
+    if hidden is not None and name in hidden and hidden[name] is value:
+        return False
+    return not isinstance(value, types.ModuleType)
+
+
+def list_variables(
+    namespace: Mapping[str, Any],
+    *,
+    hidden: Mapping[str, Any] | None = None,
+    type_filter: str | None = None,
+    name_pattern: str | None = None,
+    reveal_secrets: bool = False,
+) -> list[VariableInfo]:
+    """The user's variables, sorted by name.
+
+    Args:
+        namespace: the user namespace (``shell.user_ns``).
+        hidden: names IPython put there itself (``shell.user_ns_hidden``); skipped while
+            they still hold the same object.
+        type_filter: keep variables whose type name contains this (case-insensitive), e.g.
+            "DataFrame", "ndarray", "function".
+        name_pattern: keep names matching this glob (``df_*``); a plain word matches as a
+            substring.
+        reveal_secrets: show the summary of secret-looking names too.
+
+    Private names (``_x``), modules and IPython's own names are never listed.
+    """
+    rows = []
+    pattern = name_pattern if name_pattern and any(c in name_pattern for c in "*?[") else (
+        f"*{name_pattern}*" if name_pattern else None)
+    for name, value in sorted(namespace.items()):
+        if not _is_user_variable(name, value, hidden):
+            continue
+        if pattern and not fnmatch.fnmatchcase(name, pattern):
+            continue
+        type_name = _type_name(value)
+        if type_filter and type_filter.lower() not in type_name.lower():
+            continue
+        secret = is_secret_name(name) and not reveal_secrets
+        rows.append(VariableInfo(
+            name=name, type=type_name, shape=_shape(value), size_bytes=_size_bytes(value),
+            summary=HIDDEN if secret else _summary(value),
+        ))
+    return rows
+
+
+def format_listing(rows: list[VariableInfo]) -> str:
+    """The rows as a plain-text table: name, type, shape, size, summary."""
+    if not rows:
+        return "No user variables match."
+    table = [("name", "type", "shape", "size", "summary")]
+    table += [(r.name, r.type, r.shape, _human(r.size_bytes), r.summary) for r in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(4)]
+    lines = ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:4])) + "  " + row[4] for row in table]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def describe_variables(namespace: Mapping[str, Any], **kwargs: Any) -> str:
+    """:func:`format_listing` of :func:`list_variables` (same keyword arguments)."""
+    return format_listing(list_variables(namespace, **kwargs))
+
+
+def _safe(label: str, fn: Any) -> str:
+    try:
+        return f"{label}:\n{fn()}"
+    except Exception as exc:  # noqa: BLE001 - one failing section must not hide the rest
+        return f"{label}: <failed: {type(exc).__name__}: {exc}>"
+
+
+def _inspect_frame(value: Any) -> list[str]:
+    parts = [f"shape: {value.shape}"]
+    parts.append(_safe("dtypes", lambda: value.dtypes.to_string()))
+    parts.append(_safe("head(5)", lambda: value.head(5).to_string(max_cols=30)))
+    parts.append(_safe("null counts", lambda: value.isna().sum().to_string()))
+    parts.append(_safe("describe()", lambda: value.describe().to_string(max_cols=30)))
+    return parts
+
+
+def _inspect_series(value: Any) -> list[str]:
+    parts = [f"shape: {value.shape}", f"dtype: {value.dtype}", f"name: {value.name!r}"]
+    parts.append(_safe("head(5)", lambda: value.head(5).to_string()))
+    parts.append(_safe("null count", lambda: int(value.isna().sum())))
+    parts.append(_safe("describe()", lambda: value.describe().to_string()))
+    return parts
+
+
+def _inspect_array(value: Any) -> list[str]:
+    parts = [f"shape: {tuple(value.shape)}", f"dtype: {value.dtype}", f"size: {getattr(value, 'size', '?')}"]
+    kind = getattr(value.dtype, "kind", "")
+    if kind in "biufc" and getattr(value, "size", 0):
+        import numpy as np  # noqa: PLC0415 - only when the user already has arrays
+
+        arr = np.asarray(value)
+        stats = {
+            "min": np.nanmin(arr), "max": np.nanmax(arr), "mean": np.nanmean(arr), "std": np.nanstd(arr),
+            "nan count": int(np.isnan(arr).sum()) if kind in "fc" else 0,
+        }
+        parts.append("stats: " + ", ".join(f"{k}={v}" for k, v in stats.items()))
+    parts.append(_safe("values", lambda: _short_repr(value, 1500)))
+    return parts
+
+
+def inspect_value(name: str, value: Any, *, reveal_secrets: bool = False, repr_chars: int = 2000) -> str:
+    """A description of one variable for the model.
+
+    DataFrame: shape, dtypes, head(5), null counts, describe(). Series: the same for one
+    column. Arrays: shape, dtype, min/max/mean/std and NaN count. Anything else: its type,
+    a repr capped at `repr_chars`, its length and its public attributes. A secret-looking
+    `name` shows the type only, unless `reveal_secrets`.
+    """
+    head = f"{name}: {_type_name(value)}"
+    if is_secret_name(name) and not reveal_secrets:
+        return f"{head}\nvalue: {HIDDEN} (the user can opt in with kandev_nb.kernel_tools.options.reveal_secrets = True)"
+    if hasattr(value, "columns") and hasattr(value, "dtypes") and hasattr(value, "head"):
+        parts = _inspect_frame(value)
+    elif hasattr(value, "dtype") and hasattr(value, "head") and hasattr(value, "isna"):
+        parts = _inspect_series(value)
+    elif hasattr(value, "dtype") and isinstance(getattr(value, "shape", None), tuple):
+        parts = _inspect_array(value)
+    else:
+        parts = []
+        if isinstance(value, (str, bytes, list, tuple, dict, set, frozenset)):
+            parts.append(f"length: {len(value)}")
+        if callable(value):
+            import inspect  # noqa: PLC0415
+
+            try:
+                parts.append(f"signature: {name}{inspect.signature(value)}")
+            except (TypeError, ValueError):
+                pass
+            doc = (getattr(value, "__doc__", None) or "").strip().splitlines()
+            if doc:
+                parts.append(f"doc: {doc[0]}")
+        try:
+            text = repr(value)
+        except Exception as exc:  # noqa: BLE001
+            text = f"<repr failed: {type(exc).__name__}: {exc}>"
+        parts.append("repr:\n" + cap(text, repr_chars, "repr"))
+        attrs = [a for a in dir(value) if not a.startswith("_")][:60]
+        if attrs and not isinstance(value, (str, bytes, int, float, list, tuple, dict, set)):
+            parts.append("attributes: " + ", ".join(attrs))
+    return "\n".join([head, *parts])

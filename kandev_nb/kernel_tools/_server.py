@@ -1,0 +1,357 @@
+"""The `kernel` MCP server: the notebook's live state as tools for Claude.
+
+Tools (the model sees them as ``mcp__kernel__<tool>``):
+
+- ``list_variables``: the user's variables (name, type, shape, size, short summary).
+- ``inspect_variable``: dtypes/head/describe/null counts of a DataFrame, stats of an
+  array, a capped repr and attributes of anything else.
+- ``run_code``: run Python in the user's namespace; stdout, stderr, the result's repr, the
+  exception; figures come back as images and show in the cell.
+- ``recent_history``: the last cells the user ran and the last error.
+
+Every text is cut to ``options.max_output_chars`` (saying so) and, unless
+``options.reveal_secrets``, the values of secret-looking variables are replaced by
+``<redacted>`` wherever they would appear.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextvars
+import logging
+from collections.abc import Callable, MutableMapping
+from dataclasses import dataclass
+from typing import Any
+
+import mcp.types as mt
+from mcp.server import Server
+
+from kandev_nb.kernel_tools._bridge import McpBridge
+from kandev_nb.kernel_tools._history import format_history
+from kandev_nb.kernel_tools._namespace import (
+    cap,
+    describe_variables,
+    inspect_value,
+    is_secret_name,
+    redact_secrets,
+    secret_values,
+)
+from kandev_nb.kernel_tools._options import KernelToolsOptions, options
+from kandev_nb.kernel_tools._run import CodeRunner, RunResult
+
+__all__ = ["KernelTools", "ToolCallRecord"]
+
+log = logging.getLogger("kandev_nb")
+
+SERVER_NAME = "kernel"
+
+INSTRUCTIONS = (
+    "Tools on the live Jupyter kernel the user's notebook runs in. The user's data lives in "
+    "its variables (DataFrames, arrays, models): list_variables and inspect_variable read them, "
+    "recent_history shows the cells the user ran and the last error, run_code runs Python in the "
+    "same namespace (the user approves each run; variables it creates stay for the notebook)."
+)
+
+
+
+
+@dataclass(frozen=True)
+class ToolCallRecord:
+    """One tool call the server answered (``KernelTools.calls``).
+
+    Attributes:
+        tool: the tool name without the ``mcp__kernel__`` prefix.
+        arguments: the call's arguments (from `tools/call` ``params.arguments``).
+        text: the text answer as the model got it (redacted and capped).
+        images: how many images were attached.
+        is_error: whether the answer was marked ``isError``.
+    """
+
+    tool: str
+    arguments: dict[str, Any]
+    text: str
+    images: int
+    is_error: bool
+
+
+_STRING = {"type": "string"}
+
+
+def _tool_list() -> list[mt.Tool]:
+    read_only = mt.ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
+    return [
+        mt.Tool(
+            name="list_variables",
+            description="List the variables in the user's live notebook kernel: name, type, shape or "
+                        "length, memory size and a short summary (DataFrame columns, array dtype, repr). "
+                        "Modules, private names and IPython internals are left out.",
+            input_schema={"type": "object", "properties": {
+                "type_filter": {**_STRING, "description": "keep types whose name contains this, e.g. DataFrame"},
+                "name_pattern": {**_STRING, "description": "keep names matching this glob (df_*) or substring"},
+            }},
+            annotations=read_only,
+        ),
+        mt.Tool(
+            name="inspect_variable",
+            description="Describe one variable of the notebook kernel in detail: for a DataFrame its "
+                        "shape, dtypes, head, describe() and null counts; for an array its shape, dtype "
+                        "and statistics; otherwise its repr and attributes. Dotted paths work (model.coef_).",
+            input_schema={"type": "object", "properties": {"name": _STRING}, "required": ["name"]},
+            annotations=read_only,
+        ),
+        mt.Tool(
+            name="run_code",
+            description="Run Python code in the user's notebook kernel, in the same namespace as their "
+                        "cells (new variables stay). Returns stdout, stderr, the repr of the last "
+                        "expression and any exception with traceback; matplotlib figures are shown in "
+                        "the notebook and returned as images. The user approves every run.",
+            input_schema={"type": "object", "properties": {"code": _STRING}, "required": ["code"]},
+            annotations=mt.ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False),
+        ),
+        mt.Tool(
+            name="recent_history",
+            description="The last cells the user ran in the notebook (source and result) and the last "
+                        "error with its traceback.",
+            input_schema={"type": "object", "properties": {
+                "cells": {"type": "integer", "minimum": 1, "maximum": 50, "description": "how many cells"},
+            }},
+            annotations=read_only,
+        ),
+    ]
+
+
+class KernelTools:
+    """An in-process MCP server over a kernel's user namespace, for ``Session(mcp_servers=...)``.
+
+    Args:
+        shell: the IPython shell (default: ``get_ipython()``; None outside IPython).
+        namespace: the namespace to serve instead of ``shell.user_ns`` (tests, scripts).
+        options: its own :class:`KernelToolsOptions` (default: the module's ``options``,
+            read at each call).
+
+    ``await handle(message)`` answers one JSON-RPC message of an `mcp_message` control
+    request (see :class:`~kandev_nb.kernel_tools._bridge.McpBridge`). The tool methods
+    (:meth:`list_variables`, ...) are the same tools called directly.
+    """
+
+    def __init__(
+        self,
+        shell: Any = None,
+        *,
+        namespace: MutableMapping[str, Any] | None = None,
+        options: KernelToolsOptions | None = None,
+    ) -> None:
+        if shell is None and namespace is None:
+            try:
+                from IPython import get_ipython  # noqa: PLC0415
+
+                shell = get_ipython()
+            except ImportError:
+                shell = None
+        self.shell = shell
+        self._namespace = namespace
+        self._options = options
+        self.calls: list[ToolCallRecord] = []
+        self._cell: contextvars.Context | None = None
+        self.runner = CodeRunner(self.namespace, display=self._display_function(), display_hook=self._png_hook())
+        self.server: Server[Any] = Server(
+            SERVER_NAME, instructions=INSTRUCTIONS, on_list_tools=self._on_list_tools, on_call_tool=self._on_call_tool,
+        )
+        self.bridge = McpBridge(self.server, SERVER_NAME)
+
+    # -- plumbing --------------------------------------------------------------------------
+
+    @property
+    def options(self) -> KernelToolsOptions:
+        """The options in force: this server's own, else the module's ``options``."""
+        return self._options or options
+
+    def namespace(self) -> MutableMapping[str, Any]:
+        """The namespace the tools read and run in (``shell.user_ns``, or the one given)."""
+        if self._namespace is not None:
+            return self._namespace
+        if self.shell is not None:
+            ns: MutableMapping[str, Any] = self.shell.user_ns
+            return ns
+        self._namespace = {}
+        return self._namespace
+
+    def bind_cell(self, context: contextvars.Context | None = None) -> None:
+        """Send rich output of later tool calls to the cell running now (its contextvars,
+        which carry the kernel's parent header). Called by `%%claude` before each turn."""
+        self._cell = context or contextvars.copy_context()
+
+    def stop(self) -> bool:
+        """Stop a running ``run_code``. Returns whether one was running."""
+        return self.runner.stop()
+
+    async def handle(self, message: dict[str, Any]) -> dict[str, Any]:
+        """Answer one JSON-RPC message from the CLI (a `mcp_message` control request's
+        `message`). Returns the JSON-RPC response, or ``{"jsonrpc": "2.0", "result": {}}``
+        as the acknowledgement of a notification."""
+        reply = await self.bridge.handle(message)
+        return reply if reply is not None else {"jsonrpc": "2.0", "result": {}}
+
+    async def aclose(self) -> None:
+        """Stop the server's connection (a running ``run_code`` is stopped too)."""
+        self.stop()
+        await self.bridge.aclose()
+
+    def _display_function(self) -> Callable[[Any], None] | None:
+        if self.shell is None:
+            return None
+        from IPython.display import display  # noqa: PLC0415
+
+        return display
+
+    def _png_hook(self) -> Callable[[Callable[[bytes], None]], Callable[[], None]] | None:
+        publisher = getattr(self.shell, "display_pub", None)
+        if publisher is None:
+            return None
+
+        def install(callback: Callable[[bytes], None]) -> Callable[[], None]:
+            had_own = "publish" in vars(publisher)
+            original = publisher.publish
+
+            def publish(data: Any, *args: Any, **kwargs: Any) -> Any:
+                png = data.get("image/png") if isinstance(data, dict) else None
+                if isinstance(png, str):
+                    callback(base64.b64decode(png))
+                elif isinstance(png, bytes):
+                    callback(png)
+                return original(data, *args, **kwargs)
+
+            publisher.publish = publish
+
+            def uninstall() -> None:
+                if vars(publisher).get("publish") is publish:
+                    if had_own:
+                        publisher.publish = original
+                    else:
+                        del publisher.publish
+
+            return uninstall
+
+        return install
+
+    def _redact(self, text: str) -> str:
+        if self.options.reveal_secrets:
+            return text
+        return redact_secrets(text, secret_values(self.namespace()))
+
+    def _answer(self, text: str) -> str:
+        return cap(self._redact(text), self.options.max_output_chars)
+
+    # -- the tools -------------------------------------------------------------------------
+
+    def list_variables(self, type_filter: str | None = None, name_pattern: str | None = None) -> str:
+        """The ``list_variables`` tool: a text table of the user's variables."""
+        hidden = getattr(self.shell, "user_ns_hidden", None)
+        return self._answer(describe_variables(
+            self.namespace(), hidden=hidden, type_filter=type_filter or None, name_pattern=name_pattern or None,
+            reveal_secrets=self.options.reveal_secrets,
+        ))
+
+    def inspect_variable(self, name: str) -> str:
+        """The ``inspect_variable`` tool: a description of `name` (a dotted path allowed).
+
+        Raises:
+            KeyError: no such variable (or attribute).
+        """
+        root, *attrs = name.strip().split(".")
+        namespace = self.namespace()
+        if root not in namespace or root.startswith("_"):
+            raise KeyError(f"no variable {root!r} in the notebook's namespace; list_variables shows what exists")
+        value = namespace[root]
+        if is_secret_name(root) and not self.options.reveal_secrets:
+            return self._answer(inspect_value(root, value, reveal_secrets=False))
+        for attr in attrs:
+            if attr.startswith("_") or not hasattr(value, attr):
+                raise KeyError(f"{name!r}: no public attribute {attr!r}")
+            value = getattr(value, attr)
+        return self._answer(inspect_value(name, value, reveal_secrets=self.options.reveal_secrets))
+
+    def recent_history(self, cells: int | None = None) -> str:
+        """The ``recent_history`` tool: the last cells and the last error."""
+        if self.shell is None:
+            return "No IPython shell: there is no cell history."
+        return self._answer(format_history(self.shell, cells or self.options.history_cells))
+
+    async def run_code(self, code: str) -> RunResult:
+        """The ``run_code`` tool, without approval (the CLI asked the user before calling).
+
+        Rich output goes to the cell bound with :meth:`bind_cell` (else the current one).
+        """
+        return await self.runner.run(code, timeout_s=self.options.run_timeout_s, context=self._cell)
+
+    def format_run(self, result: RunResult) -> str:
+        """A :class:`RunResult` as the text the model gets (redacted, capped)."""
+        parts = []
+        if result.stdout:
+            parts.append(f"stdout:\n{result.stdout.rstrip()}")
+        if result.stderr:
+            parts.append(f"stderr:\n{result.stderr.rstrip()}")
+        if result.result_repr is not None:
+            parts.append(f"result:\n{result.result_repr}")
+        if result.error:
+            parts.append(f"error:\n{result.error}")
+        if result.timed_out:
+            parts.append(f"stopped: the code ran longer than the {self.options.run_timeout_s:g} s timeout")
+        elif result.stopped:
+            parts.append("stopped: the user stopped the code")
+        if result.still_running:
+            parts.append("warning: the code did not stop; it keeps running in a background thread")
+        if result.images:
+            n = len(result.images)
+            parts.append(f"{n} image{'s' if n != 1 else ''} shown in the notebook and attached")
+        if not parts:
+            parts.append("ok (no output)")
+        parts.append(f"took {result.duration_s:.2f} s")
+        return self._answer("\n\n".join(parts))
+
+    # -- MCP handlers ----------------------------------------------------------------------
+
+    async def _on_list_tools(self, ctx: Any, params: Any) -> mt.ListToolsResult:
+        return mt.ListToolsResult(tools=_tool_list())
+
+    async def _on_call_tool(self, ctx: Any, params: mt.CallToolRequestParams) -> mt.CallToolResult:
+        args: dict[str, Any] = dict(params.arguments or {})
+        content: list[mt.TextContent | mt.ImageContent] = []
+        is_error = False
+        try:
+            if params.name == "list_variables":
+                text = self.list_variables(_opt_str(args, "type_filter"), _opt_str(args, "name_pattern"))
+            elif params.name == "inspect_variable":
+                text = self.inspect_variable(_req_str(args, "name"))
+            elif params.name == "recent_history":
+                cells = args.get("cells")
+                text = self.recent_history(int(cells) if isinstance(cells, (int, float)) else None)
+            elif params.name == "run_code":
+                result = await self.run_code(_req_str(args, "code"))
+                text = self.format_run(result)
+                is_error = bool(result.error or result.timed_out or result.stopped)
+                content.extend(
+                    mt.ImageContent(data=base64.b64encode(png).decode("ascii"), mime_type="image/png")
+                    for png in result.images
+                )
+            else:
+                raise KeyError(f"unknown tool {params.name!r}")
+        except (KeyError, ValueError, TypeError) as exc:
+            text, is_error = self._answer(str(exc.args[0] if exc.args else exc)), True
+        except Exception as exc:  # noqa: BLE001 - a tool's failure is the model's to read
+            log.exception("kernel tool %s failed", params.name)
+            text, is_error = self._answer(f"{type(exc).__name__}: {exc}"), True
+        self.calls.append(ToolCallRecord(params.name, args, text, len(content), is_error))
+        return mt.CallToolResult(content=[mt.TextContent(text=text), *content], is_error=is_error)
+
+
+def _opt_str(args: dict[str, Any], key: str) -> str | None:
+    value = args.get(key)
+    return value if isinstance(value, str) and value else None
+
+
+def _req_str(args: dict[str, Any], key: str) -> str:
+    value = args.get(key)
+    if not isinstance(value, str):
+        raise TypeError(f"argument {key!r} (a string) is required")
+    return value
