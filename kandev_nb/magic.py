@@ -25,6 +25,7 @@ from typing import Any
 
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
+from kandev_nb import kernel_tools
 from kandev_nb.attachments import AttachmentError, attach, prompt_with_attachments
 from kandev_nb.cli import CLINotFoundError
 from kandev_nb.permissions import MODES, ApprovalPolicy
@@ -65,6 +66,8 @@ class NotebookSettings:
         budget_usd: notebook-wide spend limit in USD across cells (None: no limit).
         record: write each turn to the ledger.
         interpolate: expand ``{name}`` with notebook variables in prompts.
+        kernel_tools: give Claude the ``kernel`` MCP tools on this kernel's variables
+            (:mod:`kandev_nb.kernel_tools`); applies to sessions started afterwards.
     """
 
     mode: str = "supervised"
@@ -81,6 +84,7 @@ class NotebookSettings:
     record: bool = True
     interpolate: bool = True
     allow_root_bypass: bool = False
+    kernel_tools: bool = True
 
 
 settings = NotebookSettings()
@@ -161,6 +165,8 @@ def transform_cell(lines: list[str]) -> list[str]:
           help="a file, or a variable holding a matplotlib figure, PIL image or PNG bytes (repeatable)")
 @argument("--no-interpolate", action="store_true", help="send {braces} literally")
 @argument("--quiet", action="store_true", help="no live widgets; only the static rendering at the end")
+@argument("--no-kernel-tools", action="store_true",
+          help="no kernel MCP tools (variables, run_code) for a session this cell starts")
 @argument("--i-am-sandboxed", action="store_true", help="allow --mode autonomous as root (sets IS_SANDBOX=1)")
 def claude_help(line: str, cell: str | None = None) -> None:
     """Send the cell's body to Claude Code and show the turn live.
@@ -249,6 +255,8 @@ def _session_for(args: argparse.Namespace) -> Session:
         allowed_tools=tuple(t.strip() for t in (args.allowed_tools or "").split(",") if t.strip()),
         allow_root_bypass=args.i_am_sandboxed or settings.allow_root_bypass,
     )
+    if settings.kernel_tools and not args.no_kernel_tools:
+        config = kernel_tools.with_kernel_tools(config)
     factory = None
     if args.transport == "websocket":
         global _websocket_factory
@@ -340,6 +348,7 @@ async def run_cell(line: str, body: str) -> Turn | None:
                     on_stop=lambda: _interrupt_soon(session))
     if not args.quiet:
         view.display()
+    kernel_tools.follow_cell(session)
     try:
         turn = await session.run(prompt, consumers=[view.handle], approve=policy)
     except (CLINotFoundError, CLIProcessError) as exc:
