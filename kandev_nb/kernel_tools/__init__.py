@@ -18,19 +18,22 @@ Using a :class:`~kandev_nb.session.Session` directly::
     session = Session(config)
 
 The ``mcp`` library (2.x) is needed; without it the feature is off and
-:func:`with_kernel_tools` returns the config unchanged with a warning.
+:func:`with_kernel_tools` returns the config unchanged (logged at INFO level).
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import logging
 import os
 import warnings
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from kandev_nb.kernel_tools._options import KernelToolsOptions, options
+
+log = logging.getLogger("kandev_nb")
 
 if TYPE_CHECKING:
     from kandev_nb.kernel_tools._run import RunResult
@@ -128,11 +131,11 @@ def with_kernel_tools(config: SessionConfig, server: KernelTools | None = None) 
         server: the server to use (default: a new :class:`KernelTools` on ``get_ipython()``).
 
     Returns:
-        A new config; `config` itself (with a warning) when ``mcp`` is missing or the user's
-        MCP config cannot be merged.
+        A new config; `config` itself when ``mcp`` is missing (logged) or the user's MCP
+        config cannot be merged (with a warning).
     """
     if not available():
-        warnings.warn("kandev-nb kernel tools need the `mcp` library (2.x); they are off", stacklevel=2)
+        log.info("kandev-nb kernel tools need the `mcp` library (2.x); they are off")
         return config
     try:
         merged = mcp_config_with_kernel(config.mcp_config)

@@ -48,6 +48,8 @@ def what_html(event: ev.PermissionRequest) -> str:
             return f"<div>{'fetch' if p.url else 'search the web for'} <code>{r.esc(target)}</code></div>"
         case t.Plan():
             return f'<div class="kandev-plan">{r.markdown_html(p.plan)}</div>'
+        case t.Generic(input={"code": str(code)}):  # e.g. mcp__kernel__run_code
+            return r.code_html(code, "python", cls="kandev-code")
         case _:
             return r.json_html(event.input)
 
