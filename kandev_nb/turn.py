@@ -41,8 +41,8 @@ class Turn:
         prompt: the text sent.
         started_at, ended_at: timezone-aware UTC datetimes.
         events: every event, in order (nothing dropped; `Unknown` ones included).
-        text: the assistant's main-thread answer (message_chunk texts concatenated).
-        reasoning: main-thread thinking text.
+        text_parts, reasoning_parts: the main-thread message_chunk / reasoning texts; read
+            them joined as ``turn.text`` and ``turn.reasoning`` (appending stays O(1)).
         tools: tool calls by `tool_use_id`, in call order.
         stats: from the `Complete` event, once the turn is over.
         error: the `Error` event, if the turn failed.
@@ -54,8 +54,8 @@ class Turn:
     started_at: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
     ended_at: dt.datetime | None = None
     events: list[ev.AgentEvent] = field(default_factory=list)
-    text: str = ""
-    reasoning: str = ""
+    text_parts: list[str] = field(default_factory=list, repr=False)
+    reasoning_parts: list[str] = field(default_factory=list, repr=False)
     tools: dict[str, ToolRecord] = field(default_factory=dict)
     stats: ev.TurnStats | None = None
     error: ev.Error | None = None
@@ -70,6 +70,20 @@ class Turn:
     meta: dict[str, Any] = field(default_factory=dict)
 
     @property
+    def text(self) -> str:
+        """The main-thread answer: every message_chunk text, in order (joined on demand)."""
+        if len(self.text_parts) > 1:
+            self.text_parts[:] = ["".join(self.text_parts)]
+        return self.text_parts[0] if self.text_parts else ""
+
+    @property
+    def reasoning(self) -> str:
+        """The main-thread thinking text."""
+        if len(self.reasoning_parts) > 1:
+            self.reasoning_parts[:] = ["".join(self.reasoning_parts)]
+        return self.reasoning_parts[0] if self.reasoning_parts else ""
+
+    @property
     def done(self) -> bool:
         """True once the `Complete` event was added."""
         return self.stats is not None
@@ -81,9 +95,9 @@ class Turn:
             self.session_id = event.session_id
         match event:
             case ev.MessageChunk(parent_tool_use_id=None):
-                self.text += event.text
+                self.text_parts.append(event.text)
             case ev.Reasoning(parent_tool_use_id=None):
-                self.reasoning += event.text
+                self.reasoning_parts.append(event.text)
             case ev.ToolCall():
                 self.tools[event.tool_call_id] = ToolRecord(call=event, started=now)
             case ev.ToolUpdate():
