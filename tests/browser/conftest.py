@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import sync_playwright
 
 CHROMIUM = Path(os.environ.get("KANDEV_NB_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [
@@ -46,8 +47,10 @@ SCREENSHOTS = REPO / "artifacts" / "screenshots"
 DOCS_SCREENSHOTS = REPO / "docs" / "screenshots"
 """Committed screenshots the README shows (refreshed by ``KANDEV_NB_UPDATE_DOCS=1``)."""
 
-# Settings that keep toasts and news prompts out of the screenshots.
+# Settings that keep toasts and news prompts out of the screenshots, and every cell in the
+# DOM (no windowing), so cell locators can count cells.
 _LAB_SETTINGS = {
+    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
     "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
         "fetchNews": "false",
         "checkForUpdates": False,
@@ -251,8 +254,6 @@ def page(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Any]:
 
     When the test fails, the page is saved as ``artifacts/screenshots/FAILED-<test>.png``.
     """
-    from playwright.sync_api import sync_playwright  # noqa: PLC0415
-
     profile = tmp_path / "chromium-profile"
     with sync_playwright() as pw:
         context = pw.chromium.launch_persistent_context(
