@@ -29,6 +29,7 @@ import logging
 import re
 from typing import Any
 
+from kandev_nb import debug
 from kandev_nb import events as ev
 from kandev_nb.protocol import (
     AssistantMessage,
@@ -72,6 +73,7 @@ _IGNORED_SYSTEM = frozenset(
         "thinking_tokens", "hook_started", "hook_progress", "hook_response", "permission_denied",
         "informational", "local_command_output", "files_persisted", "session_state_changed",
         "memory_saved", "stop_hook_summary",
+        "background_tasks_changed",  # a snapshot of running tasks; task_* messages carry each change
     }
 )
 _TASK_PHASES: dict[str, str] = {
@@ -113,8 +115,9 @@ class Adapter:
 
     Args:
         resumed: the session was started with ``--resume`` (its `session_status` says so).
-        observer: optional ``(msg, events) -> None`` called after each message (debug logs,
-            tracing; see :mod:`kandev_nb.debug`); its exceptions are logged and ignored.
+        observer: ``(msg, events) -> None`` called after each message; its exceptions are
+            logged and ignored. Default: the debug logs and spans of :mod:`kandev_nb.debug`
+            when ``KANDEV_DEBUG_AGENT_MESSAGES=true``, else none.
 
     Attributes:
         session_id: from the latest message that carried one.
@@ -128,9 +131,9 @@ class Adapter:
         context_size, context_used: the latest context window figures, in tokens.
     """
 
-    def __init__(self, *, resumed: bool = False, observer: Any = None) -> None:
+    def __init__(self, *, resumed: bool = False, observer: debug.Observer | None = None) -> None:
         self.resumed = resumed
-        self.observer = observer
+        self.observer = observer if observer is not None else debug.from_env()
         self.session_id: str | None = None
         self.last_message_uuid: str | None = None
         self.permission_mode: str | None = None
@@ -149,11 +152,12 @@ class Adapter:
         self._shown_text = False  # main-thread text shown this turn
         self._interrupted = False  # the CLI said "[Request interrupted by user]" this turn
         self._error_text: str | None = None  # a synthetic assistant error message this turn
-        self._streamed: set[tuple[str | None, str, str]] = set()  # (parent, message id, "text"|"thinking")
+        self._streamed: set[tuple[str | None, str, str]] = set()  # (parent, message id, "text"|"thinking") blocks
         self._current_msg: dict[str | None, str] = {}  # parent -> API message id being streamed
         self._msg_usage: dict[str, dict[str, Any]] = {}  # main-thread message id -> usage so far
         self._prev_total_cost = 0.0
         self._prev_model_usage: dict[str, dict[str, float]] = {}
+        self._main_key: str | None = None  # the main model's `modelUsage` key, once seen
 
     # -- public -------------------------------------------------------------------------
 
@@ -239,29 +243,35 @@ class Adapter:
         event = raw["event"]
         kind = event.get("type")
         if kind == "content_block_delta":
+            # The hot path: one event per text or thinking delta and nothing else to do
+            # (the block was marked as streamed at its content_block_start).
             delta = event.get("delta")
-            if not isinstance(delta, dict):
-                return []
-            dtype = delta.get("type")
+            dtype = delta.get("type") if type(delta) is dict else None
             if dtype == "text_delta":
                 text = delta.get("text")
-                if not isinstance(text, str) or not text:
+                if not text:
                     return []
                 parent = raw.get("parent_tool_use_id")
-                self._mark_streamed(parent, "text")
                 if parent is None:
                     self._shown_text = True
-                return [ev.MessageChunk(text=text, session_id=self._sid(raw), parent_tool_use_id=parent)]
+                # A `text` that is not a string fails validation: handle() reports it.
+                return [ev.MessageChunk(text=text, session_id=raw.get("session_id") or self.session_id,
+                                        parent_tool_use_id=parent)]
             if dtype == "thinking_delta":
                 text = delta.get("thinking")
-                if not isinstance(text, str) or not text:
+                if not text:
                     return []
-                parent = raw.get("parent_tool_use_id")
-                self._mark_streamed(parent, "thinking")
-                return [ev.Reasoning(text=text, session_id=self._sid(raw), parent_tool_use_id=parent)]
+                return [ev.Reasoning(text=text, session_id=raw.get("session_id") or self.session_id,
+                                     parent_tool_use_id=raw.get("parent_tool_use_id"))]
             return []
         self._sid(raw)
         parent = msg.parent_tool_use_id
+        if kind == "content_block_start":
+            block = event.get("content_block")
+            btype = block.get("type") if isinstance(block, dict) else None
+            if btype == "text" or btype == "thinking":
+                self._streamed.add((parent, self._current_msg.get(parent, ""), btype))
+            return []
         if kind == "message_start":
             message = event.get("message")
             if isinstance(message, dict) and isinstance(message.get("id"), str):
@@ -284,9 +294,6 @@ class Adapter:
         if isinstance(sid, str) and sid:
             self.session_id = sid
         return self.session_id
-
-    def _mark_streamed(self, parent: Any, kind: str) -> None:
-        self._streamed.add((parent, self._current_msg.get(parent, ""), kind))
 
     def _was_streamed(self, parent: str | None, mid: str, kind: str) -> bool:
         return (parent, mid, kind) in self._streamed or (parent, "", kind) in self._streamed
@@ -427,7 +434,12 @@ class Adapter:
                 for index, item in enumerate(call.items)
             }
         elif isinstance(result, ManageTodos) and result.operation == "list":
-            self.todos = {item.id: item for item in result.items}
+            # TaskList is the whole list, but without each task's active form: keep ours.
+            self.todos = {
+                item.id: item.model_copy(update={"active_form": self.todos[item.id].active_form})
+                if item.id in self.todos and item.active_form is None else item
+                for item in result.items
+            }
         elif isinstance(call, ManageTodos) and call.operation in ("update", "delete"):
             self._apply_task_update(self.tool_inputs.get(tool_id, {}))
         elif isinstance(result, CreateTask):
@@ -579,6 +591,7 @@ class Adapter:
         model_usage = self._model_usage_delta(cumulative)
         main = self._main_model_key(cumulative)
         if main is not None:
+            self._main_key = main
             window = cumulative[main].get("contextWindow") if isinstance(cumulative[main], dict) else None
             if isinstance(window, int) and window > 0:
                 self.context_size = window
@@ -678,7 +691,7 @@ class Adapter:
             cache_read_input_tokens=_int(usage.get("cache_read_input_tokens")),
             cache_creation_input_tokens=_int(usage.get("cache_creation_input_tokens")),
             model_usage=model_usage,
-            main_model=main or self.main_model,
+            main_model=main or self._main_key or self.main_model,
             permission_denials=tuple(d for d in msg.permission_denials if isinstance(d, dict)),
             stop_reason=msg.stop_reason,
             terminal_reason=msg.terminal_reason,

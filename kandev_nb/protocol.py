@@ -20,6 +20,8 @@ Outgoing messages are built by the small functions at the bottom (:func:`user_me
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Callable
 from json.decoder import JSONDecoder
 from typing import Any, ClassVar
 
@@ -40,6 +42,7 @@ __all__ = [
     "control_error",
     "control_request",
     "control_success",
+    "JSON_DECODER",
     "decode_json",
     "parse_line",
     "parse_object",
@@ -416,7 +419,9 @@ def parse_object(obj: Any) -> WireMessage:
     if type(obj) is not dict:
         return InvalidLine(text=json.dumps(obj)[:1000], error="not a JSON object")
     kind = obj.get("type")
-    entry = _MODELS.get(kind) if isinstance(kind, str) else None
+    if kind == "stream_event" and type(obj.get("event")) is dict:  # most lines
+        return StreamEvent(obj)
+    entry = _MODELS.get(kind) if type(kind) is str else None
     if entry is None:
         return UnknownMessage(obj, f"unknown type {kind!r}")
     model, required, json_type = entry
@@ -429,20 +434,48 @@ def parse_object(obj: Any) -> WireMessage:
 
 _scan_once = JSONDecoder().scan_once  # type: ignore[attr-defined]  # the C scanner
 
+ENV_JSON = "KANDEV_NB_JSON"
+"""Set to "stdlib" to decode with the standard library even when orjson is installed."""
+
+
+def _orjson_loads() -> Callable[[bytes | str], Any] | None:
+    if os.environ.get(ENV_JSON, "").lower() == "stdlib":
+        return None
+    try:
+        import orjson  # noqa: PLC0415 - optional accelerator
+    except ImportError:
+        return None
+    return orjson.loads
+
+
+_fast_loads = _orjson_loads()
+JSON_DECODER = "orjson" if _fast_loads is not None else "json"
+"""Which decoder :func:`decode_json` tries first: "orjson" when installed, else "json"."""
+
 
 def decode_json(line: bytes | str) -> Any:
-    """Decode one JSON text, as :func:`json.loads` does, but faster for NDJSON lines.
+    """Decode one JSON text to the same value :func:`json.loads` gives, faster.
 
-    ``json.loads`` spends most of its time on a short line outside the C scanner
-    (encoding detection, two whitespace regexes); a line that starts with a value and
-    ends with it goes straight to the C scanner instead. Anything else (leading
-    whitespace, a stray byte) takes the ``json.loads`` path, so results and errors are
-    the same.
+    When `orjson` is installed it decodes first; anything it refuses (NaN, lone
+    surrogates, ...) falls through to the standard library. The one difference in value:
+    orjson reads an integer beyond 64 bits as a float (the CLI sends none). The standard library path skips what ``json.loads`` spends
+    most of its time on for a short line (encoding detection, two whitespace regexes):
+    a line that starts and ends with its value goes straight to the C scanner; anything
+    else takes ``json.loads`` itself, so results and errors are the same.
 
     Raises:
         ValueError: not JSON (:class:`json.JSONDecodeError`, or :class:`UnicodeDecodeError`).
         RecursionError: nested too deeply.
     """
+    if _fast_loads is not None:
+        try:
+            return _fast_loads(line)
+        except ValueError:
+            pass
+    return _decode_stdlib(line)
+
+
+def _decode_stdlib(line: bytes | str) -> Any:
     text = line.decode("utf-8") if isinstance(line, bytes) else line
     try:
         obj, end = _scan_once(text, 0)
@@ -464,11 +497,20 @@ def parse_line(line: bytes | str) -> WireMessage:
         cut to 1,000 characters) for anything that is not a JSON object.
     """
     try:
-        obj = decode_json(line)
-    except (ValueError, RecursionError) as exc:
-        text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
-        return InvalidLine(text=text[:1000], error=str(exc)[:200])
+        obj = _fast_loads(line) if _fast_loads is not None else decode_json(line)
+    except ValueError:
+        try:
+            obj = _decode_stdlib(line)  # what orjson refuses (NaN, lone surrogates) or not JSON
+        except (ValueError, RecursionError) as exc:
+            return _invalid(line, exc)
+    except RecursionError as exc:
+        return _invalid(line, exc)
     return parse_object(obj)
+
+
+def _invalid(line: bytes | str, exc: BaseException) -> InvalidLine:
+    text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
+    return InvalidLine(text=text[:1000], error=str(exc)[:200])
 
 
 # -- outgoing --------------------------------------------------------------------------

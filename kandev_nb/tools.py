@@ -477,6 +477,8 @@ def normalize_tool_result(
                 return payload.model_copy(update={"mutations": (mutation,), "result": text})
             return payload.model_copy(update={"result": text})
         case CodeSearch():
+            if is_error:
+                return payload.model_copy(update={"text": text})
             files = s.get("filenames")
             if isinstance(files, list):
                 names = tuple(str(f) for f in files)

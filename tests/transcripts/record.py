@@ -59,7 +59,7 @@ class Ctx:
 
     def session(self, *, append: bool = False, env: dict[str, str] | None = None, **config: Any) -> Session:
         """A Session on the pinned CLI, recorded to `out` (appended to with `append`)."""
-        rewrite = {str(self.cwd): PROJECT, str(self.home): HOME}
+        rewrite = {str(self.cwd): PROJECT, str(self.home): HOME, self.server.url: "http://127.0.0.1:8000"}
         return Session(
             cwd=self.cwd,
             env=scripted_env(self.server, self.home) | (env or {}),
@@ -163,13 +163,16 @@ async def s_search(c: Ctx) -> None:
         Reply(tool_use("Grep", {"pattern": "TODO", "path": str(c.cwd), "output_mode": "files_with_matches"})),
         Reply(text("Searched.")),
     )
-    s = c.session()
+    s = c.session(allowed_tools=("Glob", "Grep"))  # naming them opts in to the search tools
     await s.run("find the TODOs", consumers=[allow_all])
     await s.close()
 
 
 @scenario
 async def s_web(c: Ctx) -> None:
+    # The WebFetch preflight asks a remote service whether the domain is safe; skip it.
+    (c.home / ".claude").mkdir(exist_ok=True)
+    (c.home / ".claude" / "settings.json").write_text(json.dumps({"skipWebFetchPreflight": True}))
     c.server.push(
         Reply(tool_use("WebFetch", {"url": f"{c.server.url}/page", "prompt": "Summarise the page"})),
         Reply(tool_use("SomeUnknownTool", {"x": 1})),
@@ -226,12 +229,16 @@ async def s_max_turns(c: Ctx) -> None:
     await s.close()
 
 
+def bad_request(c: Ctx) -> list[Any]:
+    """HTTP 400 answers that fail one turn. With x-should-retry false, 2.1.197 fails at once;
+    2.1.332 silently sends the request five more times (no `api_retry`, ~1.5 s) first."""
+    error = http_error(400, "Invalid request: scripted failure", headers=NO_RETRY)
+    return [error] * 6 if c.new else [error]
+
+
 @scenario
 async def s_api_error(c: Ctx) -> None:
-    c.server.push(
-        http_error(400, "Invalid request: scripted failure", headers=NO_RETRY),
-        Reply(text("Working again.")),
-    )
+    c.server.push(*bad_request(c), Reply(text("Working again.")))
     s = c.session()
     await s.run("this fails")
     await s.run("and this works")
@@ -273,9 +280,12 @@ async def s_multi_turn(c: Ctx) -> None:
 async def s_subagent(c: Ctx) -> None:
     (c.cwd / "notes.md").write_text("# Notes\nThe build uses make.\n")
     task = "Agent" if c.new else "Task"
+    call = {"description": "Read the notes", "subagent_type": "general-purpose",
+            "prompt": "Read notes.md and report how the project builds."}
+    if c.new:
+        call["run_in_background"] = False  # 2.1.332 runs agents in the background by default
     c.server.push(
-        Reply(text("I will delegate."), tool_use(task, {"description": "Read the notes", "subagent_type": "general-purpose",
-                                                       "prompt": "Read notes.md and report how the project builds."})),
+        Reply(text("I will delegate."), tool_use(task, call)),
         Reply(thinking("Reading notes."), tool_use("Read", {"file_path": f"{c.cwd}/notes.md"})),
         Reply(text("The project builds with make.")),
         Reply(text("The subagent says: the project builds with make.")),
@@ -320,18 +330,14 @@ async def s_todos(c: Ctx) -> None:
             Reply(tool_use("TaskList", {})),
             Reply(text("Tracked.")),
         )
-    s = c.session()
+    s = c.session(env={"CLAUDE_CODE_ENABLE_TODO_TOOLS": "1"} if c.new else None)
     await s.run("track the work", consumers=[allow_all])
     await s.close()
 
 
 @scenario
 async def s_resume_retry(c: Ctx) -> None:
-    c.server.push(
-        Reply(text("First turn ok.")),
-        http_error(400, "Invalid request: scripted failure", headers=NO_RETRY),
-        Reply(text("Retried from the last good message.")),
-    )
+    c.server.push(Reply(text("First turn ok.")), *bad_request(c), Reply(text("Retried from the last good message.")))
     s = c.session()
     await s.run("first")
     failed = await s.run("second fails")

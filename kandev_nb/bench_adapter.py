@@ -1,0 +1,183 @@
+"""``python -m kandev_nb.bench adapter``: events per second through framing, parsing and the adapter.
+
+The input is synthesised from recorded transcripts (``tests/transcripts/<version>/*.jsonl``
+by default): their stdout lines, each text/thinking delta repeated so that deltas dominate
+as in a long answer, the whole repeated with fresh tool and message ids until there are at
+least ``--lines`` lines (default 200,000). The pipelines run on the same lines, timed
+in CPU time, slice by slice with the pipelines interleaved, best of ``--repeat`` per slice:
+
+- ours: the bytes in 64 KiB reads -> :class:`~kandev_nb.transport.LineFramer` ->
+  :func:`~kandev_nb.protocol.parse_line` -> :meth:`~kandev_nb.adapter.Adapter.handle`
+  (control messages skipped, as the session's reader routes them elsewhere);
+- the same with the standard library's decoder only, when orjson is installed
+  (:func:`~kandev_nb.protocol.decode_json` uses orjson first when it can);
+- ``json.loads`` on each line alone;
+- ``json.loads`` then ``claude_agent_sdk``'s own ``parse_message`` on each line.
+
+It prints lines per second for each, events per second for ours, and ours as a ratio of
+each baseline. Targets: >= 0.5x the ``json.loads`` rate, > 1.0x the SDK parser's rate.
+Nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import re
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from kandev_nb.adapter import Adapter
+from kandev_nb import protocol
+from kandev_nb.protocol import ControlCancelRequest, ControlRequest, ControlResponse, parse_line
+from kandev_nb.recorder import load_transcript, out_lines
+from kandev_nb.transport import LineFramer
+
+__all__ = ["main", "synthesise"]
+
+DEFAULT_DIR = Path(__file__).resolve().parents[1] / "tests" / "transcripts" / "2.1.332"
+READ_SIZE = 65536
+_IDS = re.compile(rb"(toolu_|msg_scripted_)")
+_DELTA = (b'"text_delta"', b'"thinking_delta"')
+
+
+def synthesise(transcripts: list[Path], min_lines: int, delta_repeat: int = 20) -> list[bytes]:
+    """At least `min_lines` stdout lines built from the `transcripts`' out lines.
+
+    Each text/thinking delta line is repeated `delta_repeat` times; each copy of the whole
+    gets its own tool_use and message ids (``toolu_7_0001``), so that the adapter sees new
+    tool calls rather than repeats of old ones.
+    """
+    base: list[bytes] = []
+    for path in transcripts:
+        for line in out_lines(load_transcript(path)):
+            base += [line] * (delta_repeat if any(d in line for d in _DELTA) else 1)
+    if not base:
+        raise SystemExit(f"no out lines in {', '.join(map(str, transcripts)) or 'no transcripts'}")
+    lines: list[bytes] = []
+    copy = 0
+    while len(lines) < min_lines:
+        copy += 1
+        prefix = b"%d_" % copy
+        lines += [_IDS.sub(lambda m: m.group(1) + prefix, line) for line in base]
+    return lines
+
+
+def _ours(data: bytes) -> tuple[int, int]:
+    adapter = Adapter(observer=lambda msg, events: None)  # no debug logs in a benchmark
+    framer = LineFramer()
+    handle = adapter.handle
+    skip = (ControlRequest, ControlResponse, ControlCancelRequest)
+    n_lines = n_events = 0
+    for start in range(0, len(data), READ_SIZE):
+        for line in framer.push(data[start : start + READ_SIZE]):
+            n_lines += 1
+            msg = parse_line(line)  # type: ignore[arg-type]  # no line is over the limit here
+            if not isinstance(msg, skip):
+                n_events += len(handle(msg))
+    for line in framer.flush():
+        n_lines += 1
+        n_events += len(handle(parse_line(line)))  # type: ignore[arg-type]
+    return n_lines, n_events
+
+
+def _json_only(lines: list[bytes]) -> tuple[int, int]:
+    loads = json.loads
+    for line in lines:
+        loads(line)
+    return len(lines), 0
+
+
+def _sdk(lines: list[bytes]) -> tuple[int, int]:
+    from claude_agent_sdk._errors import MessageParseError  # noqa: PLC0415
+    from claude_agent_sdk._internal.message_parser import parse_message  # noqa: PLC0415
+
+    loads = json.loads
+    for line in lines:
+        try:
+            parse_message(loads(line))
+        except MessageParseError:
+            pass
+    return len(lines), 0
+
+
+def _best_of(pipelines: dict[str, Callable[[int], tuple[int, int]]], slices: int, repeat: int) -> dict[str, tuple[float, int, int]]:
+    """Per pipeline: CPU seconds, lines and events, summed over `slices` slices of the input.
+
+    Each slice is timed `repeat` times per pipeline with the pipelines interleaved, and its
+    best time counts. CPU time (``time.process_time``) rather than wall time, so that other
+    processes on a shared machine do not count against whichever pipeline was running.
+    """
+    best: dict[tuple[str, int], tuple[float, int, int]] = {}
+    for _ in range(repeat):
+        for index in range(slices):
+            for name, fn in pipelines.items():
+                gc.collect()
+                start = time.process_time()
+                n_lines, n_events = fn(index)
+                seconds = time.process_time() - start
+                key = (name, index)
+                if key not in best or seconds < best[key][0]:
+                    best[key] = (seconds, n_lines, n_events)
+    totals: dict[str, tuple[float, int, int]] = {}
+    for name in pipelines:
+        parts = [best[(name, index)] for index in range(slices)]
+        totals[name] = (sum(p[0] for p in parts), sum(p[1] for p in parts), sum(p[2] for p in parts))
+    return totals
+
+
+def _stdlib_only(data: bytes) -> tuple[int, int]:
+    fast, protocol._fast_loads = protocol._fast_loads, None
+    try:
+        return _ours(data)
+    finally:
+        protocol._fast_loads = fast
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark and print its table; returns 0 (1 if no transcripts were found)."""
+    parser = argparse.ArgumentParser(prog="python -m kandev_nb.bench adapter", description=__doc__.splitlines()[0])
+    parser.add_argument("--lines", type=int, default=200_000, help="minimum number of lines (default 200,000)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per slice and pipeline; the best counts (default 3)")
+    parser.add_argument("--slices", type=int, default=20, help="the input is timed in this many slices (default 20)")
+    parser.add_argument("--delta-repeat", type=int, default=20, help="copies of each text delta (default 20)")
+    parser.add_argument("transcripts", nargs="*", type=Path, help=f"default: {DEFAULT_DIR}/*.jsonl")
+    args = parser.parse_args(argv)
+    paths = args.transcripts or sorted(DEFAULT_DIR.glob("*.jsonl"))
+    if not paths:
+        print(f"no transcripts found in {DEFAULT_DIR}; pass some .jsonl paths")
+        return 1
+    lines = synthesise(paths, args.lines, args.delta_repeat)
+    data = b"".join(line + b"\n" for line in lines)
+    deltas = sum(1 for line in lines if b'"stream_event"' in line)
+    tools = sum(line.count(b'"type": "tool_use"') for line in lines if b'"assistant"' in line)
+    print(f"{len(lines):,} lines ({len(data) / 1e6:.1f} MB) from {len(paths)} transcripts: "
+          f"{deltas:,} stream_event lines, {tools:,} tool calls")
+
+    ours = f"kandev_nb ({protocol.JSON_DECODER}): framer + parse + adapter"
+    step = -(-len(lines) // args.slices)
+    parts = [lines[i : i + step] for i in range(0, len(lines), step)]
+    blobs = [b"".join(line + b"\n" for line in part) for part in parts]
+    pipelines: dict[str, Callable[[int], tuple[int, int]]] = {
+        "json.loads only": lambda i: _json_only(parts[i]),
+        "json.loads + claude_agent_sdk parse_message": lambda i: _sdk(parts[i]),
+        ours: lambda i: _ours(blobs[i]),
+    }
+    if protocol.JSON_DECODER != "json":  # also show the standard-library-only figure
+        pipelines["kandev_nb (json): framer + parse + adapter"] = lambda i: _stdlib_only(blobs[i])
+    rows = _best_of(pipelines, len(parts), args.repeat)
+    ours_t, ours_lines, ours_events = rows[ours]
+    print(f"\n{'pipeline':48} {'lines/s':>12} {'events/s':>12} {'ours vs this':>13}")
+    print(f"{'':48} {'':12} {'':12} {'(ours: ' + protocol.JSON_DECODER + ')':>13}")
+    for name, (seconds, n_lines, n_events) in rows.items():
+        events = f"{n_events / seconds:12,.0f}" if n_events else f"{'':12}"
+        ratio = (n_lines / ours_t) / (n_lines / seconds) if n_lines else 0.0
+        print(f"{name:48} {n_lines / seconds:12,.0f} {events} {ratio:12.2f}x")
+    json_rate = rows["json.loads only"][1] / rows["json.loads only"][0]
+    sdk_rate = rows["json.loads + claude_agent_sdk parse_message"][1] / rows["json.loads + claude_agent_sdk parse_message"][0]
+    ours_rate = ours_lines / ours_t
+    print(f"\n{ours_events:,} events; {ours}: {ours_rate / json_rate:.2f}x json.loads (target >= 0.5x), "
+          f"{ours_rate / sdk_rate:.2f}x the SDK parser (target > 1.0x)")
+    return 0
