@@ -60,14 +60,16 @@ def tool_calls(**filters: Any) -> pd.DataFrame:
 
 
 def _check_ipykernel() -> None:
+    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
+
     try:
-        import ipykernel  # noqa: PLC0415
-    except ImportError:
+        found = version("ipykernel")
+    except PackageNotFoundError:
         return  # plain IPython (a terminal): the transformer still works with autoawait
-    parts = tuple(int(p) for p in ipykernel.__version__.split(".")[:2] if p.isdigit())
+    parts = tuple(int(p) for p in found.split(".")[:2] if p.isdigit())
     if parts < MIN_IPYKERNEL:
         raise ImportError(
-            f"kandev_nb needs ipykernel >= 7.4 (this kernel has {ipykernel.__version__}): only from 7.4 on "
+            f"kandev_nb needs ipykernel >= 7.4 (this kernel has {found}): only from 7.4 on "
             "can a %%claude cell wait for its turn while Allow/Deny clicks still reach Python. "
             "Upgrade with: pip install -U 'ipykernel>=7.4', then restart the kernel."
         )
@@ -84,8 +86,8 @@ def load_ipython_extension(ip: InteractiveShell) -> None:
     _check_ipykernel()
     if magic.transform_cell not in ip.input_transformers_cleanup:
         ip.input_transformers_cleanup.append(magic.transform_cell)
-    ip.register_magic_function(magic.claude_cell, "cell", "claude")
-    ip.register_magic_function(magic.claude_stats, "line", "claude_stats")
+    ip.register_magic_function(magic.claude_cell, "cell", "claude")  # type: ignore[arg-type]
+    ip.register_magic_function(magic.claude_stats, "line", "claude_stats")  # type: ignore[arg-type]
 
 
 def unload_ipython_extension(ip: InteractiveShell) -> None:

@@ -184,7 +184,8 @@ def parse_options(line: str) -> argparse.Namespace:
     Raises:
         UsageError: unknown option or bad value (IPython shows the message, nothing is sent).
     """
-    return parse_argstring(claude_help, line)
+    args: argparse.Namespace = parse_argstring(claude_help, line)
+    return args
 
 
 class PromptError(ValueError):
@@ -307,10 +308,14 @@ async def run_cell(line: str, body: str) -> Turn | None:
     """Run one `%%claude` cell: parse options, show the live view, run the turn, record it.
 
     Returns:
-        The finished :class:`Turn` (also ``kandev_nb.last_turn()``), or None when the options
-        or the prompt were rejected before anything was sent (the error is printed).
+        The finished :class:`Turn` (also ``kandev_nb.last_turn()``).
+
+    Raises:
+        UsageError: bad options, an unknown ``{name}``, a missing attachment, an exhausted
+            budget, or a CLI that cannot start; IPython prints it in one line and nothing is
+            sent to the CLI.
     """
-    from IPython import get_ipython
+    from IPython.core.getipython import get_ipython
     from IPython.core.error import UsageError
 
     from kandev_nb.widgets import TurnView
@@ -403,7 +408,7 @@ def claude_stats(line: str) -> Any:
     """``%claude_stats``: spend and usage today, in this notebook and by model; top tools."""
     from kandev_nb.ledger import default_ledger
 
-    from IPython import get_ipython  # noqa: PLC0415
+    from IPython.core.getipython import get_ipython  # noqa: PLC0415
 
     ip = get_ipython()
     namespace: dict[str, Any] = ip.user_ns if ip is not None else {}
