@@ -251,7 +251,8 @@ def test_autonomous_as_root_says_what_to_do_and_runs_with_the_opt_in(
         Reply(text("done")),
     )
     kernel.execute(setup_code(claude_env, claude_workdir))
-    refused = kernel.execute("%%claude --mode autonomous\nDo anything")
+    refused = kernel.wait(kernel.start("%%claude --mode autonomous\nDo anything"))
+    assert refused.status == "error"  # a UsageError: one line, no traceback
     assert "IS_SANDBOX=1" in refused.stdout() and "--i-am-sandboxed" in refused.stdout()
     assert scripted_model.main_requests == []
     kernel.execute("%%claude --mode autonomous --i-am-sandboxed\nWrite a.txt")
