@@ -57,12 +57,6 @@ _LAB_SETTINGS = {
     },
 }
 
-if not CHROMIUM.exists():  # pragma: no cover - depends on the machine
-    pytest.skip(
-        f"no Chromium at {CHROMIUM}: run `python -m kandev_nb.testing.install`",
-        allow_module_level=True,
-    )
-
 
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that was free a moment ago."""
@@ -232,8 +226,15 @@ def lab_ledger(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def jupyter_lab(tmp_path: Path, lab_ledger: Path) -> Iterator[LabServer]:
-    """A JupyterLab 4 server for one test; kernels and server are shut down afterwards."""
-    lab = start_lab(tmp_path / "lab", lab_ledger)
+    """A JupyterLab 4 server for one test; kernels and server are shut down afterwards.
+
+    A second attempt on another port covers the rare case where the free port was taken
+    between :func:`free_port` and the server binding it.
+    """
+    try:
+        lab = start_lab(tmp_path / "lab", lab_ledger)
+    except RuntimeError:
+        lab = start_lab(tmp_path / "lab-2", lab_ledger)
     try:
         yield lab
     finally:
@@ -254,6 +255,8 @@ def page(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Any]:
 
     When the test fails, the page is saved as ``artifacts/screenshots/FAILED-<test>.png``.
     """
+    if not CHROMIUM.exists():
+        pytest.fail(f"no Chromium at {CHROMIUM}: run `python -m kandev_nb.testing.install`", pytrace=False)
     profile = tmp_path / "chromium-profile"
     with sync_playwright() as pw:
         context = pw.chromium.launch_persistent_context(

@@ -4,7 +4,8 @@ The quickstart starts its own scripted model inside the kernel, so this test onl
 in JupyterLab, runs all cells, clicks Allow on its approval card, and photographs a
 streaming turn, the approval card, a diff card and the finished turns. Then it saves with
 Ctrl+S, reloads the page and checks that the static rendering of the turns (the cell
-outputs that replace the live widgets when a turn ends) is still shown, without re-running.
+outputs that replace the live widgets when a turn ends) is still shown, without re-running;
+last, an unsigned copy (untrusted, so its HTML is sanitized) shows it too.
 
 Screenshots go to ``artifacts/screenshots/quickstart-*.png``; with ``KANDEV_NB_UPDATE_DOCS=1``
 they are also copied to ``docs/screenshots/`` for the README.
@@ -108,6 +109,20 @@ def test_quickstart_in_jupyterlab_screenshots_and_survives_a_reload(
     assert {i: lab_page.wait_cell_done(page, i, timeout_ms=5_000) for i in counts} == counts
     shots["reloaded"] = screenshots / "quickstart-5-after-reload.png"
     _shot(page, first, shots["reloaded"])
+
+    # Opened elsewhere: a copy this server never signed is untrusted, so JupyterLab shows
+    # its HTML sanitized. The static rendering needs no script, so it still reads well.
+    saved.metadata["opened_elsewhere"] = True
+    nbformat.write(saved, jupyter_lab.root / "elsewhere.ipynb")
+    lab_page.open_notebook(page, jupyter_lab.notebook_url("elsewhere.ipynb"))
+    first = lab_page.cell(page, FIRST)
+    expect(first.locator(".jp-OutputArea-output")).to_contain_text("defines one function")
+    expect(first.locator(".kandev-footer")).to_contain_text("cost")
+    edit_card = lab_page.cell(page, EDIT).locator("details", has_text="Edit")
+    edit_card.locator("summary").first.click()
+    expect(edit_card.locator(".kandev-diff")).to_contain_text('return f"Hello, {name}"')
+    shots["untrusted"] = screenshots / "quickstart-6-opened-elsewhere.png"
+    _shot(page, first, shots["untrusted"])
 
     if os.environ.get("KANDEV_NB_UPDATE_DOCS") == "1":
         DOCS_SCREENSHOTS.mkdir(parents=True, exist_ok=True)
