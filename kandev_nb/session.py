@@ -248,13 +248,15 @@ class Session:
         self.control = ControlPlane(self.transport.send)
         self._exit_error = None
         self._launched_mode = options.permission_mode
+        launched = self.transport
         await self.transport.start()
         self._reader = asyncio.get_running_loop().create_task(self._read_loop(self.transport, self.control))
         try:
             response = await self.control.request("initialize", timeout=self.config.initialize_timeout, hooks=None)
         except (ConnectionError, ControlError, TimeoutError) as exc:
-            transport = self.transport
+            transport = launched  # self.transport is None if the reader saw the exit first
             await self._teardown()
+            await transport.close()  # idempotent; waits for the rest of its stderr
             code = transport.exit_code
             raise CLIProcessError(
                 f"Claude Code exited before answering initialize (exit code {code}): {exc}\n{transport.stderr_tail}",

@@ -323,6 +323,9 @@ class StdioTransport(Transport):
                 self.kill()
             _live.discard(self)
             if self._stderr_task and not self._stderr_task.done():
+                # The process is gone: its stderr ends soon; keep what it said (bounded wait).
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(asyncio.shield(self._stderr_task), 2)
                 self._stderr_task.cancel()
 
 
