@@ -282,6 +282,9 @@ class TurnView:
                     tool_id = acard2.event.tool_use_id
                     if isinstance(event, ev.PermissionDecided) and tool_id in self.cards:
                         self.cards[tool_id].set_decision(event)
+                elif isinstance(event, ev.PermissionDecided) and event.tool_use_id in self.cards:
+                    # no card: the CLI's own settings decided (decided_by "settings")
+                    self.cards[event.tool_use_id].set_decision(event)
                 self._set_state("Working")
             case ev.Todos():
                 if self.todo_card is None:
