@@ -83,7 +83,7 @@ def test_quickstart_in_jupyterlab_screenshots_and_survives_a_reload(
 
     # The finished notebook: every cell ran, the files cell shows the agent's work.
     counts = {i: lab_page.wait_cell_done(page, i) for i in (FIRST, APPROVAL, EDIT, FILES, LEDGER)}
-    expect(lab_page.cell(page, FILES).locator(".jp-OutputArea-output")).to_contain_text("test_greet.py")
+    expect(lab_page.cell(page, FILES).locator(".jp-OutputArea-output")).to_contain_text('assert greet("Ada")')
     expect(lab_page.cell(page, LEDGER).locator(".jp-OutputArea-output table")).to_contain_text("Add a test for greet.")
     expect(first.locator(".kandev-footer")).to_contain_text("cost")
     shots["finished"] = screenshots / "quickstart-4-finished-turn.png"
