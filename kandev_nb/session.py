@@ -263,6 +263,10 @@ class Session:
                 code,
                 transport.stderr_tail,
             ) from exc
+        except asyncio.CancelledError:  # the kernel's interrupt while the CLI starts: no half-started process
+            await self._teardown()
+            await launched.close()
+            raise
         self.commands = tuple(
             ev.SlashCommand(name=c.get("name", ""), description=c.get("description", ""),
                             argument_hint=c.get("argumentHint", ""))
