@@ -93,11 +93,13 @@ sessions: dict[str, Session] = {}
 _turns: list[Turn] = []
 
 
-def configure(**changes: Any) -> NotebookSettings:
+def configure(**changes: Any) -> None:
     """Change notebook-wide defaults, e.g. ``configure(mode="acceptEdits", approval_timeout=60)``.
 
     Changes apply to sessions started afterwards (use ``%%claude --new`` to restart the
     default one), except `approve` and `approval_timeout`, which apply at once.
+
+    Returns None (so a setup cell ending with it prints nothing); read ``kandev_nb.settings``.
 
     Raises:
         TypeError: an unknown setting name.
@@ -112,7 +114,6 @@ def configure(**changes: Any) -> NotebookSettings:
             session.config.approval_timeout = settings.approval_timeout
         if "approve" in changes:
             session.config.approve = settings.approve
-    return settings
 
 
 def last_turn() -> Turn | None:

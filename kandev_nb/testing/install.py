@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 CHROMIUM = Path("/usr/bin/chromium")
+EMOJI_FONT = Path("/usr/share/fonts/truetype/noto/NotoColorEmoji.ttf")
 
 
 def _apt_install(packages: list[str]) -> None:
@@ -45,10 +46,10 @@ def main(argv: list[str] | None = None) -> int:
     for version, path in install_pinned_clis().items():
         print(f"claude {version:10} {path}")
     if not args.no_browser:
-        if not CHROMIUM.exists():
-            print("installing Debian's chromium with apt-get ...", flush=True)
+        if not CHROMIUM.exists() or not EMOJI_FONT.exists():
+            print("installing Debian's chromium and an emoji font with apt-get ...", flush=True)
             try:
-                _apt_install(["chromium"])
+                _apt_install(["chromium", "fonts-noto-color-emoji"])
             except (RuntimeError, subprocess.CalledProcessError) as exc:
                 print(f"could not install chromium: {exc}", file=sys.stderr)
                 return 1
