@@ -270,7 +270,9 @@ class TurnStats(BaseModel):
 
     Tokens are per turn (`result.usage`). `cost_usd` is this turn's cost in USD: the
     difference of `result.total_cost_usd`, which is cumulative per CLI process.
-    `model_usage` is per turn too (differences of `result.modelUsage`). Durations in ms.
+    `model_usage` is per turn too (differences of `result.modelUsage`). Durations in ms:
+    `duration_ms` is the turn's wall time; `duration_api_ms` the turn's time in API calls,
+    the difference of `result.duration_api_ms`, which the CLI also reports per process.
     """
 
     model_config = ConfigDict(frozen=True)

@@ -104,3 +104,18 @@ async def test_attachments_reach_the_cli_as_file_references(
     await session.close()
     sent = scripted_model.main_requests[-1].last_user_text()
     assert str(paths[0]) in sent and str(paths[1]) in sent and sent.rstrip().endswith("Describe these")
+
+
+async def test_per_turn_figures_from_cumulative_totals(
+    claude_env: dict[str, str], claude_workdir: Path, scripted_model: ScriptedModelServer
+) -> None:
+    """The CLI reports total_cost_usd and duration_api_ms per process; turns get differences."""
+    scripted_model.push(Reply(text("one", delay=0.05)), Reply(text("two " * 20, delay=0.02)), Reply(text("three")))
+    session = Session(cwd=claude_workdir, env=claude_env)
+    turns = [await session.run(p) for p in ("first", "second", "third")]
+    await session.close()
+    stats = [t.stats for t in turns]
+    assert all(s is not None for s in stats)
+    for s in stats:
+        assert s is not None and 0 < s.duration_api_ms <= s.duration_ms
+    assert sum(s.cost_usd for s in stats if s) == pytest.approx(stats[-1].total_cost_usd if stats[-1] else 0)
