@@ -413,7 +413,11 @@ class Session:
             elif subtype == "hook_callback":
                 await control.answer(msg.request_id, {})
             elif subtype == "mcp_message":
-                await self._on_mcp_message(msg.request_id, request, control)
+                # A task, like approvals: a long tools/call must not stop the reader, which
+                # has to pass on the CLI's notifications/cancelled when the turn is interrupted.
+                task = asyncio.get_running_loop().create_task(self._on_mcp_message(msg.request_id, request, control))
+                self._approval_tasks.add(task)
+                task.add_done_callback(self._approval_tasks.discard)
             else:
                 self._emit(ev.Unknown(raw=msg.model_dump(), reason=f"unsupported control_request {subtype!r}"))
                 await control.answer_error(msg.request_id, f"kandev-nb does not support {subtype!r}")
@@ -427,7 +431,8 @@ class Session:
             await control.answer_error(request_id, f"no in-process MCP server named {request.get('server_name')!r}")
             return
         reply = await server.handle(message)
-        await control.answer(request_id, {"mcp_response": reply})
+        with contextlib.suppress(TransportClosedError):
+            await control.answer(request_id, {"mcp_response": reply})
 
     def _start_approval(self, request_id: str, request: dict[str, Any], control: ControlPlane) -> None:
         tool_name = str(request.get("tool_name") or "unknown")

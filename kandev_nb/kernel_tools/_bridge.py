@@ -9,13 +9,17 @@ tools/call, ping, cancellation): nothing here parses JSON-RPC beyond matching a 
 its request by ``id``.
 
 One bridge runs one connection for its lifetime; a repeated `initialize` (CLI 2.1.197 sends
-two) goes to the same live connection, which answers both.
+two) goes to the same live connection, which answers both. 2.1.197 also reuses request ids
+(two `initialize` with id 0, two `tools/list` with id 1, from two MCP clients of its own), so
+requests may be in flight with the same id: each gets a connection-unique id on the way in
+and its own id back on the way out (a `notifications/cancelled` is mapped the same way).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 from typing import Any
 
@@ -51,7 +55,9 @@ class McpBridge:
     def __init__(self, server: Server[Any], name: str) -> None:
         self.server = server
         self.name = name
-        self._pending: dict[Any, asyncio.Future[dict[str, Any]]] = {}
+        self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._ids = itertools.count(1)
+        self._original: dict[int, Any] = {}  # connection id -> the CLI's id
         self._to_server: Any = None
         self._task: asyncio.Task[None] | None = None
         self._ready: asyncio.Event | None = None
@@ -77,13 +83,12 @@ class McpBridge:
         if self._closed:
             raise McpBridgeError(f"in-process MCP server {self.name!r} is closed")
         await self._ensure_started()
+        message = self._renumber(message)
         parsed = mt.jsonrpc_message_adapter.validate_python(message, by_name=False)
         future: asyncio.Future[dict[str, Any]] | None = None
         metadata = None
         if isinstance(parsed, mt.JSONRPCRequest):
-            request_id = parsed.id
-            if request_id in self._pending:
-                raise McpBridgeError(f"request id {request_id!r} is already in flight")
+            request_id = int(parsed.id)
             future = asyncio.get_running_loop().create_future()
             self._pending[request_id] = future
 
@@ -94,12 +99,27 @@ class McpBridge:
         try:
             await self._to_server.send(SessionMessage(parsed, metadata=metadata))
         except (anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
-            if future is not None:
-                self._pending.pop(parsed.id, None)  # type: ignore[union-attr]
+            if isinstance(parsed, mt.JSONRPCRequest):
+                self._pending.pop(int(parsed.id), None)
+                self._original.pop(int(parsed.id), None)
             raise McpBridgeError(f"in-process MCP server {self.name!r} stopped") from exc
         if future is None:
             return None
         return await asyncio.shield(future)
+
+    def _renumber(self, message: dict[str, Any]) -> dict[str, Any]:
+        """A request with a connection-unique id; a cancellation naming that id."""
+        if "method" in message and message.get("id") is not None:
+            internal = next(self._ids)
+            self._original[internal] = message["id"]
+            return {**message, "id": internal}
+        params = message.get("params")
+        if message.get("method") == "notifications/cancelled" and isinstance(params, dict):
+            wanted = params.get("requestId")
+            matches = [i for i, original in self._original.items() if original == wanted and i in self._pending]
+            if matches:
+                return {**message, "params": {**params, "requestId": matches[-1]}}
+        return message
 
     async def _ensure_started(self) -> None:
         if self._task is not None and self._task.done():
@@ -156,12 +176,14 @@ class McpBridge:
             # notifications from the server (logging, list_changed) have nowhere to go
 
     def _deliver(self, payload: dict[str, Any]) -> None:
-        future = self._pending.pop(payload.get("id"), None)
+        internal = payload.get("id")
+        future = self._pending.pop(internal, None) if isinstance(internal, int) else None
         if future is not None and not future.done():
-            future.set_result(payload)
+            future.set_result({**payload, "id": self._original.pop(internal, internal)})
 
     def _fail_pending(self, reason: str) -> None:
         pending, self._pending = self._pending, {}
+        self._original.clear()
         for future in pending.values():
             if not future.done():
                 future.set_exception(McpBridgeError(reason))

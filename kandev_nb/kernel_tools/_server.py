@@ -188,8 +188,14 @@ class KernelTools:
     async def handle(self, message: dict[str, Any]) -> dict[str, Any]:
         """Answer one JSON-RPC message from the CLI (a `mcp_message` control request's
         `message`). Returns the JSON-RPC response, or ``{"jsonrpc": "2.0", "result": {}}``
-        as the acknowledgement of a notification."""
-        reply = await self.bridge.handle(message)
+        as the acknowledgement of a notification. Never raises: a message that cannot be
+        handled (not JSON-RPC, server stopped) is answered with a JSON-RPC error (-32603)."""
+        try:
+            reply = await self.bridge.handle(message)
+        except Exception as exc:  # noqa: BLE001 - the CLI's MCP client fails this one request
+            log.warning("kernel MCP server could not handle %r: %r", message.get("method"), exc)
+            return {"jsonrpc": "2.0", "id": message.get("id"),
+                    "error": {"code": -32603, "message": f"{type(exc).__name__}: {exc}"}}
         return reply if reply is not None else {"jsonrpc": "2.0", "result": {}}
 
     async def aclose(self) -> None:

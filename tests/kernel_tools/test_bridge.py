@@ -68,3 +68,16 @@ async def test_cancelled_call_stops_the_code_and_is_answered() -> None:
         assert "result:\n2" in after["result"]["content"][0]["text"]
     finally:
         await tools.aclose()
+
+
+async def test_requests_in_flight_with_the_same_id_each_get_their_answer() -> None:
+    tools = KernelTools(namespace={"x": 1})
+    try:
+        await tools.handle(INITIALIZE)
+        await tools.handle({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        both = await asyncio.gather(tools.handle(call(7, "list_variables")), tools.handle(call(7, "inspect_variable", name="x")))
+        assert [a["id"] for a in both] == [7, 7]
+        assert both[0]["result"]["content"][0]["text"].startswith("name")
+        assert both[1]["result"]["content"][0]["text"].startswith("x: int")
+    finally:
+        await tools.aclose()
