@@ -156,6 +156,7 @@ class Adapter:
         self._current_msg: dict[str | None, str] = {}  # parent -> API message id being streamed
         self._msg_usage: dict[str, dict[str, Any]] = {}  # main-thread message id -> usage so far
         self._prev_total_cost = 0.0
+        self._prev_api_ms = 0  # result.duration_api_ms is cumulative per process too (measured)
         self._prev_model_usage: dict[str, dict[str, float]] = {}
         self._main_key: str | None = None  # the main model's `modelUsage` key, once seen
 
@@ -164,6 +165,7 @@ class Adapter:
     def new_process(self) -> None:
         """A new CLI process took over the session: its cumulative totals start at zero."""
         self._prev_total_cost = 0.0
+        self._prev_api_ms = 0
         self._prev_model_usage = {}
         self._announced = False
         self.resumed = True
@@ -677,6 +679,8 @@ class Adapter:
         else:
             cost = max(total - self._prev_total_cost, 0.0)
             self._prev_total_cost = max(total, self._prev_total_cost)
+        api_ms = max(msg.duration_api_ms - self._prev_api_ms, 0)
+        self._prev_api_ms = max(msg.duration_api_ms, self._prev_api_ms)
         return ev.TurnStats(
             session_id=msg.session_id or self.session_id,
             result_subtype=msg.subtype,
@@ -684,7 +688,7 @@ class Adapter:
             cost_usd=round(cost, 10),
             total_cost_usd=total,
             duration_ms=msg.duration_ms,
-            duration_api_ms=msg.duration_api_ms,
+            duration_api_ms=api_ms,
             num_turns=msg.num_turns,
             input_tokens=_int(usage.get("input_tokens")),
             output_tokens=_int(usage.get("output_tokens")),
