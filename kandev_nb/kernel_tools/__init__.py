@@ -71,11 +71,11 @@ RUN_CODE_TOOL = "mcp__kernel__run_code"
 
 def __getattr__(name: str) -> Any:
     if name in ("KernelTools", "ToolCallRecord"):
-        from kandev_nb.kernel_tools import _server  # noqa: PLC0415 - imports mcp
+        from kandev_nb.kernel_tools import _server
 
         return getattr(_server, name)
     if name == "RunResult":
-        from kandev_nb.kernel_tools._run import RunResult  # noqa: PLC0415
+        from kandev_nb.kernel_tools._run import RunResult
 
         return RunResult
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -85,7 +85,7 @@ def available() -> bool:
     """True when the ``mcp`` library (2.x, with ``mcp.types.jsonrpc_message_adapter``) is installed."""
     if importlib.util.find_spec("mcp") is None:
         return False
-    import mcp.types  # noqa: PLC0415
+    import mcp.types
 
     return hasattr(mcp.types, "jsonrpc_message_adapter")
 
@@ -143,7 +143,7 @@ def with_kernel_tools(config: SessionConfig, server: KernelTools | None = None) 
         warnings.warn(f"kandev-nb kernel tools are off for this session: {exc}", stacklevel=2)
         return config
     if server is None:
-        from kandev_nb.kernel_tools._server import KernelTools  # noqa: PLC0415
+        from kandev_nb.kernel_tools._server import KernelTools
 
         server = KernelTools()
     allowed = config.allowed_tools + tuple(t for t in READ_ONLY_TOOLS if t not in config.allowed_tools)

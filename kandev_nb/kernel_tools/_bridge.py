@@ -143,7 +143,7 @@ class McpBridge:
                     self._ready.set()
                     await self._stop.wait()
                     tg.cancel_scope.cancel()
-        except Exception as exc:  # noqa: BLE001 - reported to every waiting request
+        except Exception as exc:
             self.failure = exc
             log.exception("in-process MCP server %r failed", self.name)
         finally:
@@ -177,7 +177,9 @@ class McpBridge:
 
     def _deliver(self, payload: dict[str, Any]) -> None:
         internal = payload.get("id")
-        future = self._pending.pop(internal, None) if isinstance(internal, int) else None
+        if not isinstance(internal, int):
+            return
+        future = self._pending.pop(internal, None)
         if future is not None and not future.done():
             future.set_result({**payload, "id": self._original.pop(internal, internal)})
 

@@ -273,8 +273,8 @@ def _inspect_series(value: Any) -> list[str]:
 def _inspect_array(value: Any) -> list[str]:
     parts = [f"shape: {tuple(value.shape)}", f"dtype: {value.dtype}", f"size: {getattr(value, 'size', '?')}"]
     kind = getattr(value.dtype, "kind", "")
-    if kind in "biufc" and getattr(value, "size", 0):
-        import numpy as np  # noqa: PLC0415 - only when the user already has arrays
+    if kind in "biufc" and int(getattr(value, "size", 0) or 0) > 0:
+        import numpy as np
 
         arr = np.asarray(value)
         stats = {
@@ -308,7 +308,7 @@ def inspect_value(name: str, value: Any, *, reveal_secrets: bool = False, repr_c
         if isinstance(value, (str, bytes, list, tuple, dict, set, frozenset)):
             parts.append(f"length: {len(value)}")
         if callable(value):
-            import inspect  # noqa: PLC0415
+            import inspect
 
             try:
                 parts.append(f"signature: {name}{inspect.signature(value)}")

@@ -23,21 +23,24 @@ import inspect
 import io
 import itertools
 import linecache
+import logging
 import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import Any, Self, TextIO
 
 __all__ = ["CodeRunner", "RunResult", "RunStopped"]
+
+log = logging.getLogger("kandev_nb")
 
 _RESULT = "_kandev_run_code_result_"
 _counter = itertools.count(1)
 
 
-class RunStopped(BaseException):  # noqa: N818 - raised inside user code, like KeyboardInterrupt
+class RunStopped(BaseException):
     """Raised inside running code to stop it (timeout or :meth:`CodeRunner.stop`).
 
     A BaseException so that a bare ``except Exception`` in the user's code does not
@@ -106,11 +109,11 @@ class _Capture:
         self.out: _Tee | None = None
         self.err: _Tee | None = None
 
-    def __enter__(self) -> _Capture:
+    def __enter__(self) -> Self:
         with self._lock:
             if self._users == 0:
                 self.out, self.err = _Tee(sys.stdout), _Tee(sys.stderr)
-                sys.stdout, sys.stderr = self.out, self.err  # type: ignore[assignment]
+                sys.stdout, sys.stderr = self.out, self.err
             self._users += 1
         return self
 
@@ -185,7 +188,7 @@ class CodeRunner:
 
     def __init__(
         self,
-        namespace: Callable[[], MutableMapping[str, Any]],
+        namespace: Callable[[], dict[str, Any]],
         *,
         display: Display | None = None,
         display_hook: Callable[[Callable[[bytes], None]], Callable[[], None]] | None = None,
@@ -281,7 +284,7 @@ class CodeRunner:
         return result
 
     async def _run_thread(
-        self, compiled: Any, namespace: MutableMapping[str, Any], timeout_s: float, context: contextvars.Context,
+        self, compiled: Any, namespace: dict[str, Any], timeout_s: float, context: contextvars.Context,
     ) -> tuple[str, str, BaseException | None, Any, bool, bool]:
         loop = asyncio.get_running_loop()
         done: asyncio.Future[tuple[BaseException | None, Any]] = loop.create_future()
@@ -297,7 +300,7 @@ class CodeRunner:
             outcome: tuple[BaseException | None, Any]
             try:
                 try:
-                    eval(compiled, namespace)  # noqa: S307 - the user approved this code
+                    eval(compiled, namespace)
                     outcome = (None, namespace.pop(_RESULT, None))
                 finally:
                     namespace.pop(_RESULT, None)
@@ -339,14 +342,14 @@ class CodeRunner:
             return None
 
     async def _run_coroutine(
-        self, compiled: Any, namespace: MutableMapping[str, Any], timeout_s: float, context: contextvars.Context,
+        self, compiled: Any, namespace: dict[str, Any], timeout_s: float, context: contextvars.Context,
     ) -> tuple[str, str, BaseException | None, Any, bool, bool]:
         ident = threading.get_ident()
         out, err = self._capture.register(ident)
 
         async def body() -> Any:
             try:
-                await eval(compiled, namespace)  # noqa: S307 - the user approved this code
+                await eval(compiled, namespace)
                 return namespace.pop(_RESULT, None)
             finally:
                 namespace.pop(_RESULT, None)
@@ -373,16 +376,16 @@ class CodeRunner:
         if self._display is not None:
             try:
                 context.copy().run(self._display, value)
-            except Exception:  # noqa: BLE001 - showing is best effort; the model has the repr
-                pass
+            except Exception:  # showing is best effort; the model has the repr
+                log.debug("kernel tools could not display %r", type(value), exc_info=True)
 
     def _show_png(self, context: contextvars.Context, png: bytes) -> None:
         if self._display is None:
             return
         try:
-            from IPython.display import Image  # noqa: PLC0415
+            from IPython.core.display import Image
 
-            self._show(context, Image(data=png, format="png"))
+            self._show(context, Image(data=png, format="png"))  # type: ignore[no-untyped-call]
         except ImportError:
             pass
 
@@ -419,5 +422,5 @@ def _close_figure(figure: Any) -> None:
     if pyplot is not None:
         try:
             pyplot.close(figure)
-        except Exception:  # noqa: BLE001
-            pass
+        except Exception:
+            log.debug("kernel tools could not close a figure", exc_info=True)

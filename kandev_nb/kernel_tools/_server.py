@@ -19,7 +19,7 @@ from __future__ import annotations
 import base64
 import contextvars
 import logging
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -138,14 +138,14 @@ class KernelTools:
         self,
         shell: Any = None,
         *,
-        namespace: MutableMapping[str, Any] | None = None,
+        namespace: dict[str, Any] | None = None,
         options: KernelToolsOptions | None = None,
     ) -> None:
         if shell is None and namespace is None:
             try:
-                from IPython import get_ipython  # noqa: PLC0415
+                from IPython.core.getipython import get_ipython
 
-                shell = get_ipython()
+                shell = get_ipython()  # type: ignore[no-untyped-call]
             except ImportError:
                 shell = None
         self.shell = shell
@@ -166,12 +166,12 @@ class KernelTools:
         """The options in force: this server's own, else the module's ``options``."""
         return self._options or options
 
-    def namespace(self) -> MutableMapping[str, Any]:
+    def namespace(self) -> dict[str, Any]:
         """The namespace the tools read and run in (``shell.user_ns``, or the one given)."""
         if self._namespace is not None:
             return self._namespace
         if self.shell is not None:
-            ns: MutableMapping[str, Any] = self.shell.user_ns
+            ns: dict[str, Any] = self.shell.user_ns
             return ns
         self._namespace = {}
         return self._namespace
@@ -206,7 +206,7 @@ class KernelTools:
     def _display_function(self) -> Callable[[Any], None] | None:
         if self.shell is None:
             return None
-        from IPython.display import display  # noqa: PLC0415
+        from IPython.display import display
 
         return display
 
@@ -344,7 +344,7 @@ class KernelTools:
                 raise KeyError(f"unknown tool {params.name!r}")
         except (KeyError, ValueError, TypeError) as exc:
             text, is_error = self._answer(str(exc.args[0] if exc.args else exc)), True
-        except Exception as exc:  # noqa: BLE001 - a tool's failure is the model's to read
+        except Exception as exc:
             log.exception("kernel tool %s failed", params.name)
             text, is_error = self._answer(f"{type(exc).__name__}: {exc}"), True
         self.calls.append(ToolCallRecord(params.name, args, text, len(content), is_error))

@@ -9,7 +9,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from kandev_nb.kernel_tools import KernelTools, KernelToolsOptions  # noqa: E402
+from kandev_nb.kernel_tools import KernelTools, KernelToolsOptions
 
 
 def make(ns: dict[str, Any], timeout_s: float = 30) -> KernelTools:
