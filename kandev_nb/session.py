@@ -26,7 +26,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from kandev_nb import events as ev
 from kandev_nb.adapter import Adapter
@@ -294,7 +294,7 @@ class Session:
         await self._teardown()
         self.state = SessionState.CLOSED
 
-    async def __aenter__(self) -> Session:
+    async def __aenter__(self) -> Self:
         await self.start()
         return self
 
