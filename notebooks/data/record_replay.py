@@ -23,7 +23,15 @@ from pathlib import Path
 from kandev_nb import Session
 from kandev_nb import events as ev
 from kandev_nb.recorder import recording_factory
-from kandev_nb.testing import Reply, ScriptedModelServer, Usage, scripted_env, text, thinking, tool_use
+from kandev_nb.testing import (
+    Reply,
+    ScriptedModelServer,
+    Usage,
+    scripted_env,
+    text,
+    thinking,
+    tool_use,
+)
 
 OUT = Path(__file__).with_name("fix_mean.jsonl")
 PROJECT, HOME = "/home/user/project", "/home/user"
