@@ -148,7 +148,8 @@ def transform_cell(lines: list[str]) -> list[str]:
 @argument("--model", help="the model for this session (e.g. sonnet, opus)")
 @argument("--new", action="store_true", help="start a fresh session (the old CLI process is closed)")
 @argument("--session", default="default", metavar="NAME", help="a named session; several can run side by side")
-@argument("--resume", metavar="SESSION_ID", help="continue a conversation from another kernel or the terminal")
+@argument("--resume", metavar="SESSION_ID",
+          help="continue a conversation from another kernel or the terminal; 'last' = this notebook's latest")
 @argument("--fork", action="store_true", help="with --resume: branch off without changing the original")
 @argument("--retry", action="store_true", help="after a failed turn: resume at the last good message and send again")
 @argument("--max-turns", type=int, help="maximum API round trips in this session's turns")
@@ -274,6 +275,21 @@ def _session_for(args: argparse.Namespace) -> Session:
     return session
 
 
+def _last_session_of(notebook: str | None) -> str:
+    """The session_id of the latest ledger row of `notebook` (``--resume last``).
+
+    Raises:
+        RuntimeError: the ledger has no turn for this notebook.
+    """
+    from kandev_nb.ledger import default_ledger  # noqa: PLC0415
+
+    rows = default_ledger().runs(notebook=notebook) if notebook else default_ledger().runs()
+    rows = rows.dropna(subset=["session_id"])
+    if rows.empty:
+        raise RuntimeError(f"--resume last: the ledger has no turn for {notebook or 'any notebook'}")
+    return str(rows.iloc[-1]["session_id"])
+
+
 def _prepare_retry(args: argparse.Namespace, prompt: str) -> str:
     """--retry: resume the session at its last good message UUID; resend the failed prompt.
 
@@ -328,6 +344,8 @@ async def run_cell(line: str, body: str) -> Turn | None:
         prompt = body.strip("\n")
         if not args.no_interpolate and settings.interpolate:
             prompt = interpolate(prompt, namespace)
+        if args.resume == "last":
+            args.resume = _last_session_of(_notebook_path(namespace))
         if args.retry:
             prompt = _prepare_retry(args, prompt)
         if args.attach:
@@ -350,7 +368,7 @@ async def run_cell(line: str, body: str) -> Turn | None:
         # Shown like IPython's own option errors: one line, no traceback, the cell fails.
         raise UsageError(f"%%claude: {exc}") from None
 
-    view = TurnView(prompt, session_name=session.name, budget_usd=settings.budget_usd,
+    view = TurnView(prompt, session_name=session.name, budget_usd=settings.budget_usd, spent_before_usd=_spent(),
                     on_stop=lambda: _interrupt_soon(session))
     if not args.quiet:
         view.display()
@@ -384,10 +402,16 @@ def _interrupt_soon(session: Session) -> None:
     loop.call_soon_threadsafe(lambda: loop.create_task(session.interrupt()))
 
 
+def _spent() -> float:
+    """USD spent by this kernel's `%%claude` turns (per-turn costs from the CLI's results)."""
+    return sum(t.stats.cost_usd for t in _turns if t.stats)
+
+
 def _check_budget() -> None:
+    """Refuse a turn once the notebook-wide budget is spent (raises RuntimeError)."""
     if settings.budget_usd is None:
         return
-    spent = sum(t.stats.cost_usd for t in _turns if t.stats)
+    spent = _spent()
     if spent >= settings.budget_usd:
         raise RuntimeError(
             f"the notebook's budget of ${settings.budget_usd:.2f} is spent (${spent:.4f} so far); "

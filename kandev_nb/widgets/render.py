@@ -454,6 +454,12 @@ def stats_html(stats: ev.TurnStats, ctx: ev.ContextWindow | None = None, *, inte
             f'padding-top:0.3em;margin-top:0.3em">{state}{" · ".join(items)}</div>')
 
 
+def budget_html(spent_usd: float, budget_usd: float) -> str:
+    """One line: the notebook's spend (USD, this turn included) against its budget (USD)."""
+    return (f'<div class="kandev-budget" style="color:#888;font-size:85%">spent {fmt_usd(spent_usd)} of the '
+            f"{fmt_usd(budget_usd)} budget ({spent_usd / budget_usd:.1%})</div>")
+
+
 def approval_note_html(decision: ev.PermissionDecided) -> str:
     """One line saying how an approval ended: behaviour, by whom, after how long."""
     verb = "allowed" if decision.behavior == "allow" else "denied"

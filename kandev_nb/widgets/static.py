@@ -151,6 +151,8 @@ def render_html(turn: Turn) -> str:
     parts = [_WRAP, _header_html(turn), _html_items(_outline(turn.events, turn.tools), turn)]
     if turn.stats is not None:
         parts.append(r.stats_html(turn.stats, turn.context, interrupted=turn.interrupted))
+        if turn.meta.get("budget_usd"):
+            parts.append(r.budget_html(float(turn.meta["spent_usd"]), float(turn.meta["budget_usd"])))
     elif turn.context is not None:
         parts.append(f'<div class="kandev-footer">{r.context_html(turn.context)}</div>')
     parts.append("</div>")

@@ -46,7 +46,8 @@ class TurnView:
     Args:
         prompt: the prompt text (shown in the header of the static rendering).
         session_name: the session's label.
-        budget_usd: an optional budget in USD; the footer shows the turn's share of it.
+        budget_usd: an optional notebook budget in USD; the footer shows the spend against it.
+        spent_before_usd: what the notebook spent before this turn, in USD.
         on_stop: called with no arguments when the Stop button is clicked (possibly on a
             button thread); if it returns an awaitable, that is run on the view's loop.
         interval_s: minimum seconds between two text updates (0.05 s: <= 20 updates/s).
@@ -69,6 +70,7 @@ class TurnView:
         session_name: str = "default",
         budget_usd: float | None = None,
         *,
+        spent_before_usd: float = 0.0,
         on_stop: Callable[[], Any] | None = None,
         interval_s: float = 0.05,
         min_chars: int = 256,
@@ -80,6 +82,7 @@ class TurnView:
         self._events: list[tuple[ev.AgentEvent, float]] = []
         self._turn: Turn | None = None
         self.budget_usd = budget_usd
+        self.spent_before_usd = spent_before_usd
         self.on_stop = on_stop
         self.clock = clock
         self.tick_s = tick_s
@@ -325,8 +328,7 @@ class TurnView:
         self._set_state("Interrupted" if interrupted else ("Failed" if event.stats.is_error else "Done"))
         footer = r.stats_html(event.stats, self.context, interrupted=interrupted)
         if self.budget_usd:
-            share = event.stats.cost_usd / self.budget_usd
-            footer += f'<div style="color:#888;font-size:85%">{share:.1%} of the {r.fmt_usd(self.budget_usd)} budget</div>'
+            footer += r.budget_html(self.spent_before_usd + event.stats.cost_usd, self.budget_usd)
         self.footer.value = footer
 
     # -- the end --------------------------------------------------------------------------
@@ -340,6 +342,9 @@ class TurnView:
         """
         if turn is None:
             turn = self.turn
+        if self.budget_usd and turn.stats is not None:
+            turn.meta["budget_usd"] = self.budget_usd
+            turn.meta["spent_usd"] = self.spent_before_usd + turn.stats.cost_usd
         bundle = static.mime_bundle(turn)
         if self.finished:
             return bundle

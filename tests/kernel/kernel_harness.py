@@ -29,6 +29,7 @@ class CellRun:
     status: str | None = None
     error: dict[str, Any] | None = None
     done: bool = False
+    reply: dict[str, Any] = field(default_factory=dict)
 
     def stdout(self) -> str:
         return "".join(m["content"]["text"] for m in self.outputs if m["msg_type"] == "stream")
@@ -113,6 +114,7 @@ class KernelHarness:
         while reply["parent_header"].get("msg_id") != run.msg_id:
             reply = self.kc.get_shell_msg(timeout=30)
         run.status = reply["content"]["status"]
+        run.reply = reply["content"]
         return run
 
     def execute(self, code: str, timeout: float = 120) -> CellRun:
