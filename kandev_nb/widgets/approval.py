@@ -89,13 +89,20 @@ class ApprovalCard:
         self.allow_edited.layout = factory.track(w.Layout(width="auto", display="none"))
         self.error = factory.html("", "kandev-approval-error")
         self.status = factory.html("", "kandev-decision")
-        self.buttons = factory.hbox((self.allow, self.allow_always, self.deny, self.reason, self.edit),
-                                    "kandev-approval-buttons")
+        shown: tuple[w.DOMWidget, ...] = (self.allow, self.allow_always, self.deny, self.reason, self.edit)
+        if isinstance(event.normalized, t.Plan):
+            # ExitPlanMode: approving the plan ends plan mode (the CLI reports the new mode);
+            # keeping on planning is a deny whose message tells the agent why.
+            self.allow.description, self.allow.tooltip = "Approve plan", "Approve the plan and leave plan mode"
+            self.deny.description, self.deny.button_style = "Keep planning", "warning"
+            self.reason.placeholder = "what to change in the plan (optional)"
+            shown = (self.allow, self.deny, self.reason)
+        self.buttons = factory.hbox(shown, "kandev-approval-buttons")
         self.box = factory.vbox((self.what, self.buttons, self.editor, self.allow_edited, self.error, self.status),
                                 "kandev-approval")
         self.allow.on_click(lambda _b: self._answer(self.approval.allow()))
         self.allow_always.on_click(lambda _b: self._answer(self.approval.allow(always=True)))
-        self.deny.on_click(lambda _b: self._answer(self.approval.deny(self.reason.value.strip())))
+        self.deny.on_click(lambda _b: self._answer(self.approval.deny(self._deny_message())))
         self.edit.on_click(lambda _b: self._open_editor())
         self.allow_edited.on_click(lambda _b: self._allow_edited())
         self.approval.on_decided(self._on_decided)
@@ -104,6 +111,12 @@ class ApprovalCard:
     def controls(self) -> tuple[w.DOMWidget, ...]:
         """Every input of the card (all disabled once decided)."""
         return (self.allow, self.allow_always, self.deny, self.reason, self.edit, self.editor, self.allow_edited)
+
+    def _deny_message(self) -> str:
+        typed = self.reason.value.strip()
+        if isinstance(self.event.normalized, t.Plan):
+            return "The user wants you to keep planning" + (f": {typed}" if typed else ".")
+        return typed
 
     def _answer(self, decided: bool) -> None:
         if not decided and self.outcome is None:

@@ -153,3 +153,18 @@ async def test_stop_with_a_coroutine_runs_on_the_loop(rec: Recorder) -> None:
     threading.Thread(target=v.stop.click).start()
     await asyncio.wait_for(stopped.wait(), 5)
     v.finish()
+
+
+async def test_plan_card_offers_approve_or_keep_planning(rec: Recorder) -> None:
+    v = TurnView("x")
+    e = request("ExitPlanMode", {"plan": "1. Read the code\n2. **Fix** the bug"})
+    v.handle(e)
+    card = card_of(v)
+    assert "<strong>Fix</strong>" in card.what.value  # the plan as rendered Markdown
+    assert (card.allow.description, card.deny.description) == ("Approve plan", "Keep planning")
+    assert card.allow_always not in card.buttons.children and card.edit not in card.buttons.children
+    card.reason.value = "also add a test"
+    rec.click(card.deny)
+    d = e.approval.decision
+    assert d is not None and d.behavior == "deny"
+    assert d.message == "The user wants you to keep planning: also add a test"
