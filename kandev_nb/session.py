@@ -563,7 +563,10 @@ class Session:
         self._interrupted_at = None
         while not turn.done:
             try:
-                event = await asyncio.wait_for(self._queue.get(), 1.0)
+                if self._queue.empty():  # wait (a timer per wait, not per event: a pipe read brings many)
+                    event = await asyncio.wait_for(self._queue.get(), 1.0)
+                else:
+                    event = self._queue.get_nowait()
             except TimeoutError:
                 if self._interrupted_at is not None and time.monotonic() - self._interrupted_at > INTERRUPT_GRACE_S:
                     self._dispatch(ev.Error(
