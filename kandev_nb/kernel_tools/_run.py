@@ -308,7 +308,10 @@ class CodeRunner:
                 outcome = (exc, None)
             finally:
                 self._capture.unregister(ident)
-            loop.call_soon_threadsafe(finish, outcome)
+            try:
+                loop.call_soon_threadsafe(finish, outcome)
+            except RuntimeError:  # the loop is gone (a run stopped as its loop was closing)
+                pass
 
         thread = threading.Thread(target=context.copy().run, args=(target,), name="kandev-run-code", daemon=True)
         self._thread = thread
