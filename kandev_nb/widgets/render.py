@@ -15,6 +15,9 @@ from __future__ import annotations
 
 import html
 import json
+import re
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -33,7 +36,9 @@ from kandev_nb import events as ev
 from kandev_nb import tools as t
 
 __all__ = [
+    "HIGHLIGHT_MAX_CHARS",
     "PREVIEW_CHARS",
+    "CodeWarmer",
     "PREVIEW_LINES",
     "Preview",
     "card_body_html",
@@ -172,8 +177,12 @@ def _lexer_for(language: str | None = None, filename: str | None = None) -> Lexe
 
 
 def code_html(code: str, language: str | None = None, filename: str | None = None, cls: str = "kandev-code") -> str:
-    """A ``<pre>`` block of `code`, coloured by Pygments when the language/filename is known."""
-    lexer = _lexer_for(language, filename)
+    """A ``<pre>`` block of `code`, coloured by Pygments when the language/filename is known.
+
+    Code longer than :data:`HIGHLIGHT_MAX_CHARS` is shown uncoloured (Pygments needs about
+    a second per 100 KB; the text is the same).
+    """
+    lexer = _lexer_for(language, filename) if len(code) <= HIGHLIGHT_MAX_CHARS else None
     if lexer is None:
         return _pre(esc(code), cls)
     return _pre(str(_pyg_highlight(code, lexer, _formatter(True))).rstrip("\n"), cls)
@@ -181,11 +190,83 @@ def code_html(code: str, language: str | None = None, filename: str | None = Non
 
 def diff_html(diff: str) -> str:
     """A unified diff coloured by Pygments' DiffLexer (additions green, removals red)."""
+    if len(diff) > HIGHLIGHT_MAX_CHARS:
+        return _pre(esc(diff), "kandev-diff")
     return _pre(str(_pyg_highlight(diff, DiffLexer(), _formatter(True))).rstrip("\n"), "kandev-diff")
 
 
+HIGHLIGHT_MAX_CHARS = 200_000
+"""Longer code blocks and diffs are shown without colours."""
+
+_CODE_CACHE_CHARS = 4_000_000
+_code_cache: OrderedDict[tuple[str, str], str] = OrderedDict()
+_code_cache_size = 0
+_code_cache_lock = threading.Lock()
+
+
 def _md_highlight(code: str, lang: str, _attrs: str) -> str:
-    return code_html(code.rstrip("\n"), lang or None)
+    """markdown-it's highlight hook: :func:`code_html`, memoised by (code, language).
+
+    The memo lets :class:`CodeWarmer` colour each fenced block while the answer streams,
+    so the static rendering at the end of a turn only parses (same output, less waiting).
+    Bounded to about :data:`_CODE_CACHE_CHARS` characters of HTML, least recently used out.
+    """
+    global _code_cache_size
+    key = (code, lang)
+    with _code_cache_lock:
+        hit = _code_cache.get(key)
+        if hit is not None:
+            _code_cache.move_to_end(key)
+            return hit
+    out = code_html(code.rstrip("\n"), lang or None)
+    size = len(out) + len(code)
+    if size <= _CODE_CACHE_CHARS // 8:
+        with _code_cache_lock:
+            if key not in _code_cache:
+                _code_cache[key] = out
+                _code_cache_size += size
+            while _code_cache_size > _CODE_CACHE_CHARS and _code_cache:
+                (old_code, _lang), old = _code_cache.popitem(last=False)
+                _code_cache_size -= len(old) + len(old_code)
+    return out
+
+
+_FENCE_LINE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
+
+
+class CodeWarmer:
+    """Colours the fenced code blocks of a growing Markdown text as soon as each one closes.
+
+    Feed it the whole text so far (:meth:`feed`, e.g. at every streamed update); it scans
+    only the new complete lines and renders each finished top-level fenced block once,
+    which fills the highlight memo of :func:`markdown_html`. What the static rendering
+    shows does not depend on it: a block rendered differently here (inside a list, say) is
+    only a memo miss.
+    """
+
+    def __init__(self) -> None:
+        self.pos = 0  # start of the first line not scanned yet
+        self._open: tuple[int, str, int] | None = None  # (offset of the opening line, fence char, length)
+        self.warmed = 0
+
+    def feed(self, text: str) -> None:
+        """Scan `text` (the previous text plus more) from where the last call stopped."""
+        pos = self.pos
+        find = text.find
+        while (nl := find("\n", pos)) >= 0:
+            if text.startswith(("```", "~~~", " "), pos):  # cheap pre-check: most lines are prose
+                m = _FENCE_LINE.match(text, pos, nl)
+                if m is not None:
+                    fence = m.group(1)
+                    if self._open is None:
+                        if not (fence[0] == "`" and "`" in m.group(2)):
+                            self._open = (pos, fence[0], len(fence))
+                    elif fence[0] == self._open[1] and len(fence) >= self._open[2] and not m.group(2).strip():
+                        markdown_html(text[self._open[0]:nl + 1])
+                        self._open = None
+                        self.warmed += 1
+            pos = nl + 1
+        self.pos = pos
 
 
 @lru_cache(maxsize=1)

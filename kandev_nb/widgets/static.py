@@ -40,6 +40,7 @@ class _Item:
     tool_id: str = ""
     children: list[_Item] = field(default_factory=list)
     todos: tuple[t.TodoItem, ...] = ()
+    parts: list[str] = field(default_factory=list, repr=False)  # text pieces, joined once at the end
 
 
 def _outline(events: Iterable[ev.AgentEvent], tools: dict[str, ToolRecord]) -> list[_Item]:
@@ -56,9 +57,9 @@ def _outline(events: Iterable[ev.AgentEvent], tools: dict[str, ToolRecord]) -> l
                 kind = "text" if isinstance(e, ev.MessageChunk) else "thinking"
                 items = where(e)
                 if items and items[-1].kind == kind:
-                    items[-1].text += e.text
+                    items[-1].parts.append(e.text)  # O(1); `text +=` here was quadratic-ish and slow
                 else:
-                    items.append(_Item(kind, e.text))
+                    items.append(_Item(kind, parts=[e.text]))
             case ev.ToolCall():
                 item = _Item("tool", tool_id=e.tool_call_id)
                 where(e).append(item)
@@ -83,7 +84,17 @@ def _outline(events: Iterable[ev.AgentEvent], tools: dict[str, ToolRecord]) -> l
                 where(e).append(_Item("note", f"error: {e.message}"))
             case _:
                 pass
+    _join(main)
     return [i for i in main if i.kind != "tool" or i.tool_id in tools]
+
+
+def _join(items: list[_Item]) -> None:
+    for item in items:
+        if item.parts:
+            item.text = "".join(item.parts)
+            item.parts = []
+        if item.children:
+            _join(item.children)
 
 
 def _record_parts(rec: ToolRecord) -> tuple[t.NormalizedPayload, str, str]:
@@ -148,7 +159,11 @@ def render_html(turn: Turn) -> str:
     Returns:
         ``<div class="kandev-turn kandev-static">...</div>``.
     """
-    parts = [_WRAP, _header_html(turn), _html_items(_outline(turn.events, turn.tools), turn)]
+    return _render_html(turn, _outline(turn.events, turn.tools))
+
+
+def _render_html(turn: Turn, outline: list[_Item]) -> str:
+    parts = [_WRAP, _header_html(turn), _html_items(outline, turn)]
     if turn.stats is not None:
         parts.append(r.stats_html(turn.stats, turn.context, interrupted=turn.interrupted))
         if turn.meta.get("budget_usd"):
@@ -293,7 +308,11 @@ def _md_footer(turn: Turn) -> str:
 
 def render_markdown(turn: Turn) -> str:
     """The whole turn as Markdown (tool cards and thinking as ``<details>`` blocks)."""
-    parts = _md_items(_outline(turn.events, turn.tools), turn)
+    return _render_markdown(turn, _outline(turn.events, turn.tools))
+
+
+def _render_markdown(turn: Turn, outline: list[_Item]) -> str:
+    parts = _md_items(outline, turn)
     footer = _md_footer(turn)
     if footer:
         parts.append(footer)
@@ -307,4 +326,6 @@ def render_text(turn: Turn) -> str:
 
 def mime_bundle(turn: Turn) -> dict[str, Any]:
     """``{"text/html", "text/markdown", "text/plain"}`` for ``display``/``update_display``."""
-    return {"text/html": render_html(turn), "text/markdown": render_markdown(turn), "text/plain": render_text(turn)}
+    outline = _outline(turn.events, turn.tools)  # once for both renderings
+    return {"text/html": _render_html(turn, outline), "text/markdown": _render_markdown(turn, outline),
+            "text/plain": render_text(turn)}

@@ -102,6 +102,7 @@ class TurnView:
         self.todo_card: TodoCard | None = None
         self.segments: list[StreamText] = []
         self._open: dict[tuple[str | None, type], StreamText] = {}
+        self._warmers: dict[int, r.CodeWarmer] = {}  # by id() of an open segment
         self.throttle = Throttle(self._flush_text, interval_s, min_chars=min_chars,
                                  max_wait_s=max_wait_s, clock=clock)
         self.deltas = 0
@@ -234,7 +235,14 @@ class TurnView:
     def _flush_text(self) -> bool:
         sent = False
         for seg in self._open.values():
-            sent = seg.flush() or sent
+            if seg.flush():
+                sent = True
+                # Colour each finished code block now, while the CLI is still writing, so
+                # finish() does not wait for Pygments (same rendering, see CodeWarmer).
+                warmer = self._warmers.get(id(seg))
+                if warmer is None:
+                    warmer = self._warmers[id(seg)] = r.CodeWarmer()
+                warmer.feed(seg.text)
         return sent
 
     def handle(self, event: ev.AgentEvent) -> None:
@@ -369,6 +377,7 @@ class TurnView:
         self.f.close_all()
         self.root = None
         self._open.clear()
+        self._warmers.clear()
         self.segments = []
         self.cards.clear()
         self.approvals.clear()
