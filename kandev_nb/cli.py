@@ -33,12 +33,16 @@ class CLINotFoundError(FileNotFoundError):
 
 def bundled_cli() -> Path | None:
     """The binary bundled inside the `claude-agent-sdk` wheel, if that package is installed."""
-    try:
-        import claude_agent_sdk  # noqa: PLC0415
-    except ImportError:
+    import importlib.util  # noqa: PLC0415 - locate the package without importing it (slow)
+
+    spec = importlib.util.find_spec("claude_agent_sdk")
+    if spec is None or not spec.submodule_search_locations:
         return None
-    path = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
-    return path if path.is_file() else None
+    for folder in spec.submodule_search_locations:
+        path = Path(folder) / "_bundled" / "claude"
+        if path.is_file():
+            return path
+    return None
 
 
 def find_cli(path: str | os.PathLike[str] | None = None) -> Path:

@@ -373,11 +373,16 @@ async def run_cell(line: str, body: str) -> Turn | None:
     if not args.quiet:
         view.display()
     kernel_tools.follow_cell(session)
+    session_timeout = session.config.approval_timeout
+    if args.approval_timeout is not None:  # this cell only
+        session.config.approval_timeout = args.approval_timeout
     try:
         turn = await session.run(prompt, consumers=[view.handle], approve=policy)
     except (CLINotFoundError, CLIProcessError) as exc:
         view.close()
         raise UsageError(f"%%claude: {exc}") from None
+    finally:
+        session.config.approval_timeout = session_timeout
     view.finish(turn)
     if args.quiet:
         from IPython.display import display

@@ -16,8 +16,9 @@ not register them. Measured on CLI 2.1.197 and 2.1.332 (tests/approvals, tests/k
   ``rm``, ``printf > f``) run without asking; other commands (``python3``, ``git``,
   ``curl``) ask.
 - ``plan``: ExitPlanMode arrives as can_use_tool (on 2.1.332 with an empty ``input``: the
-  plan is only in the assistant's tool_use block); allowing it makes the CLI switch to
-  ``default`` and report ``system/status`` with ``permissionMode``.
+  plan is only in the assistant's tool_use block); allowing it makes the CLI leave plan mode for the
+  mode it was in before (``default``, or ``acceptEdits``...) and report ``system/status``
+  with ``permissionMode``.
 - ``bypassPermissions`` as root exits at once ("cannot be used with root/sudo privileges")
   unless ``IS_SANDBOX=1`` is in its environment.
 - ``set_permission_mode`` (control request) changes the mode of the running process; the

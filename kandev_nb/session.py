@@ -30,7 +30,7 @@ from typing import Any, Self
 
 from kandev_nb import events as ev
 from kandev_nb.adapter import Adapter
-from kandev_nb.cli import CLIOptions, build_argv, child_env, cli_version, find_cli
+from kandev_nb.cli import CLINotFoundError, CLIOptions, build_argv, child_env, cli_version, find_cli
 from kandev_nb.control import ControlError, ControlPlane
 from kandev_nb.permissions import (
     Approval,
@@ -165,6 +165,7 @@ class Session:
         self.turns: list[Turn] = []
         self.approvals: dict[str, Approval] = {}
         self._transport_factory = transport_factory
+        self._saved = bool(self.config.resume)
         self._reader: asyncio.Task[None] | None = None
         self._backlog: list[ev.AgentEvent] = []
         self._queue: asyncio.Queue[ev.AgentEvent] | None = None
@@ -200,7 +201,9 @@ class Session:
 
     def _cli_options(self) -> CLIOptions:
         c = self.config
-        resume = self.adapter.session_id or c.resume
+        # Resume our own conversation only once the CLI has saved it (after a turn ended):
+        # a CLI killed in its first turn leaves nothing to resume, and --resume would fail.
+        resume = (self.adapter.session_id if self._saved else None) or c.resume
         return CLIOptions(
             model=c.model,
             permission_mode=cli_permission_mode(c.mode, allow_root_bypass=c.allow_root_bypass),
@@ -228,8 +231,14 @@ class Session:
             raise SessionClosedError("this session is closed")
         if self.state is not SessionState.NEW:
             return
-        self.cli_path = find_cli(self.config.cli_path)
-        self.cli_version = await asyncio.to_thread(cli_version, self.cli_path)
+        try:
+            self.cli_path = find_cli(self.config.cli_path)
+            self.cli_version = await asyncio.to_thread(cli_version, self.cli_path)
+        except CLINotFoundError:
+            if self._transport_factory is None:
+                raise
+            # A custom transport (a replay, a remote CLI) may need no local binary.
+            self.cli_path, self.cli_version = Path("claude"), None
         if self.adapter.session_id:  # a previous process of this session died: resume it
             self.adapter.new_process()
         self._session_tools.clear()  # "allow for the session" rules lived in the old process
@@ -329,6 +338,8 @@ class Session:
                         for event in events:
                             if isinstance(event, ev.SessionMode):
                                 self.config.mode = mode_from_cli(event.mode) or self.config.mode
+                            elif isinstance(event, ev.Complete):
+                                self._saved = True  # a finished turn: the CLI has written the transcript
                             self._emit(event)
         except asyncio.CancelledError:
             raise

@@ -68,6 +68,7 @@ class Turn:
     context: ev.ContextWindow | None = None
     todos: tuple[Any, ...] = ()
     meta: dict[str, Any] = field(default_factory=dict)
+    _tool_since_text: bool = field(default=False, repr=False)
 
     @property
     def text(self) -> str:
@@ -95,11 +96,15 @@ class Turn:
             self.session_id = event.session_id
         match event:
             case ev.MessageChunk(parent_tool_use_id=None):
+                if self._tool_since_text and self.text_parts:
+                    self.text_parts.append("\n\n")  # text after a tool call is a new paragraph
+                self._tool_since_text = False
                 self.text_parts.append(event.text)
             case ev.Reasoning(parent_tool_use_id=None):
                 self.reasoning_parts.append(event.text)
             case ev.ToolCall():
                 self.tools[event.tool_call_id] = ToolRecord(call=event, started=now)
+                self._tool_since_text = event.parent_tool_use_id is None or self._tool_since_text
             case ev.ToolUpdate():
                 record = self.tools.get(event.tool_call_id)
                 if record is not None:

@@ -42,7 +42,7 @@ async def test_live_turn_with_approvals_then_replay(version: str, tmp_path: Path
         turn = await asyncio.wait_for(session.run("write them", consumers=[decide]), 120)
         await session.close()
     assert (work / "yes.txt").read_text() == "yes\n" and not (work / "no.txt").exists()
-    assert turn.text == "Writing two files.One written, one refused." and turn.error is None
+    assert turn.text == "Writing two files.\n\nOne written, one refused." and turn.error is None
     assert [(r.status, r.decision.behavior if r.decision else None) for r in turn.tools.values()] == [
         ("complete", "allow"), ("error", "deny")]
     assert turn.stats is not None and turn.stats.cost_usd > 0 and turn.last_message_uuid

@@ -39,7 +39,8 @@ async def test_real_turn_text_tools_and_approval_buttons(
         await session.close()
     assert turn.error is None and target.read_text() == "def f():\n    return 2\n"
     assert clicked == ["Edit", "Bash"]
-    assert "".join(s.text for s in view.segments if "kandev-text" in s._dom_classes) == turn.text
+    # each text run between tool cards is its own segment; Turn.text joins them as paragraphs
+    assert "\n\n".join(s.text for s in view.segments if "kandev-text" in s._dom_classes) == turn.text
     kinds = {c.call.tool_name: c for c in view.cards.values()}
     assert set(kinds) == {"Read", "Edit", "Bash"}
     assert kinds["Read"].kind == "read_file" and "return 1" in plain(kinds["Read"].html.value)
