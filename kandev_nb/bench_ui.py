@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import gc
 import json
 import random
@@ -52,7 +53,7 @@ import ipywidgets as w
 from kandev_nb import events as ev
 from kandev_nb import tools as t
 from kandev_nb.widgets import render as r
-from kandev_nb.widgets.recording import Recorder, record_comms
+from kandev_nb.widgets.recording import record_comms
 
 __all__ = ["main", "markdown_text", "stable_end"]
 
@@ -197,13 +198,13 @@ def _stream(kind: str, pieces: list[str], seconds: float, interval_s: float = 0.
         add = rec._add
 
         def note(m: Any) -> None:  # the (simulated) time of every text update
-            if m.kind == "msg" and ((kind != "append" and m.method == "update")
-                                    or m.data.get("content", {}).get("type") == "append"):
-                if kind == "append" or not times or times[-1] != clock.now:  # one hold_sync flush = one update
-                    times.append(clock.now)
+            text_update = m.kind == "msg" and ((kind != "append" and m.method == "update")
+                                               or m.data.get("content", {}).get("type") == "append")
+            if text_update and (kind == "append" or not times or times[-1] != clock.now):  # hold_sync: one update
+                times.append(clock.now)
             add(m)
 
-        rec._add = note  # type: ignore[method-assign]
+        rec._add = note  # type: ignore[method-assign,assignment]
         if kind == "append":
             view = TurnView("bench", clock=clock, interval_s=interval_s, tick_s=0)
             for p in pieces:
@@ -235,7 +236,6 @@ def _stream(kind: str, pieces: list[str], seconds: float, interval_s: float = 0.
 def _paragraphs(pieces: list[str], clock: Clock, dt: float, interval_s: float, at_end: Callable[[], None]) -> int:
     """Stock widgets: frozen block HTML widgets + one tail HTML re-sent at most every interval."""
     from kandev_nb.widgets.cards import WidgetFactory  # noqa: PLC0415
-
     from kandev_nb.widgets.stream import Throttle  # noqa: PLC0415
 
     f = WidgetFactory()
@@ -372,7 +372,7 @@ def _render_checks() -> dict[str, bool]:
                        if m.method == "custom" and m.data.get("content", {}).get("type") == "append")
         ok = sent == full and r.markdown_html(full) in bundle["text/html"] and full in bundle["text/markdown"]
         if name == "a code block split across chunks":
-            pre = re.search(r'<pre class="kandev-code"[^>]*>(.*?)</pre>', bundle["text/html"], re.S)
+            pre = re.search(r'<pre class="kandev-code"[^>]*>(.*?)</pre>', bundle["text/html"], re.DOTALL)
             ok = ok and pre is not None and _html.unescape(re.sub(r"<[^>]+>", "", pre.group(1))) == _CODE
             ok = ok and "<span" in (pre.group(1) if pre else "")  # coloured
         if name == "a table":
@@ -459,6 +459,83 @@ class RawCLI:
                 await self.proc.wait()
 
 
+class _CountingComm:
+    """A widget comm like a kernel's for memory purposes: it serialises every message to JSON
+    (counting bytes) and keeps nothing; closing drops its handler (the kernel's comm manager
+    forgets a closed comm). :class:`~kandev_nb.widgets.recording.Recorder` keeps every
+    message and comm, which would be counted as the widgets' memory."""
+
+    kernel = "bench"
+    sent = 0
+    _ids = 0
+
+    def __init__(self, data: Any = None, buffers: Any = None, comm_id: str | None = None, **_: Any) -> None:
+        _CountingComm._ids += 1
+        self.comm_id = comm_id or f"count-{_CountingComm._ids}"
+        self._handler: Any = None
+        self.send(data)
+
+    def send(self, data: Any = None, metadata: Any = None, buffers: Any = None) -> None:
+        _CountingComm.sent += len(json.dumps(data or {}, default=str).encode())
+
+    def close(self, data: Any = None, metadata: Any = None, buffers: Any = None, deleting: bool = False) -> None:
+        self._handler = None
+
+    def on_msg(self, callback: Any) -> None:
+        self._handler = callback
+
+    def on_close(self, callback: Any) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def _counting_comms() -> Any:
+    import ipywidgets.comm as ipw_comm  # noqa: PLC0415
+
+    original = ipw_comm.create_comm
+    ipw_comm.create_comm = _CountingComm
+    try:
+        yield
+    finally:
+        ipw_comm.create_comm = original
+
+
+_SERVE = """
+import json, sys
+from kandev_nb.testing import Reply, ScriptedModelServer, text
+spec = json.loads(sys.stdin.readline())
+with ScriptedModelServer([Reply(text(t, chunk_size=n)) for t, n in spec]) as srv:
+    print(srv.url, flush=True)
+    sys.stdin.read()
+"""
+
+
+@contextlib.contextmanager
+def _server_process(replies: list[tuple[str, int]]) -> Any:
+    """A ScriptedModelServer answering `replies` ((text, chunk_size) each) in a child
+    process, so that neither its CPU nor the requests it records count as the kernel's.
+    Yields its URL; it stops when its stdin closes."""
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    proc = subprocess.Popen([sys.executable, "-c", _SERVE], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write(json.dumps(replies) + "\n")
+        proc.stdin.flush()
+        url = proc.stdout.readline().strip()
+        if not url.startswith("http"):
+            raise RuntimeError("the scripted model server did not start")
+        yield url
+    finally:
+        proc.stdin.close()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 def _timed_stdio() -> tuple[Callable[..., Any], dict[str, float | None]]:
     """A transport factory for Session whose StdioTransport notes when it read the first
     text_delta line of a turn and its result line (`mark`; reset both before a turn)."""
@@ -486,7 +563,7 @@ def _shell() -> Any:
     from IPython.core.interactiveshell import InteractiveShell  # noqa: PLC0415
     from traitlets.config import Config  # noqa: PLC0415
 
-    class JsonPublisher(DisplayPublisher):  # type: ignore[misc]
+    class JsonPublisher(DisplayPublisher):
         sent = 0
 
         def publish(self, data: Any, metadata: Any = None, source: Any = None, *, transient: Any = None,
@@ -500,7 +577,7 @@ def _shell() -> Any:
     config = Config()
     config.HistoryManager.enabled = False
     shell = InteractiveShell.instance(config=config)
-    shell.display_pub = JsonPublisher(shell=shell)
+    shell.display_pub = JsonPublisher(shell=shell)  # type: ignore[no-untyped-call]
     return shell
 
 
@@ -552,10 +629,7 @@ async def _real(n_deltas: int, rounds: int, mem_turns: int, log: Callable[[str],
     import os  # noqa: PLC0415
     import subprocess  # noqa: PLC0415
 
-    from kandev_nb import magic  # noqa: PLC0415
-    from kandev_nb.cli import CLIOptions, build_argv, child_env, find_cli  # noqa: PLC0415
-    from kandev_nb.session import Session, SessionConfig  # noqa: PLC0415
-    from kandev_nb.testing import Reply, ScriptedModelServer, scripted_env, text  # noqa: PLC0415
+    from kandev_nb.cli import find_cli  # noqa: PLC0415
 
     res = Real()
     body = markdown_text(n_deltas * 2, seed=6)
@@ -568,10 +642,27 @@ async def _real(n_deltas: int, rounds: int, mem_turns: int, log: Callable[[str],
     os.environ["KANDEV_NB_LEDGER"] = str(tmp / "ledger.sqlite")
     shell = _shell()
     cli = find_cli(None)
-    subprocess.run([str(cli), "--version"], capture_output=True, check=False, timeout=60)  # page cache
-    replies = [Reply(text(body, chunk_size=2)) for _ in range(2 * rounds + 2)]
-    replies += [Reply(text(small, chunk_size=10)) for _ in range(mem_turns + 3)]
-    srv = ScriptedModelServer(replies).start()
+    await asyncio.to_thread(subprocess.run, [str(cli), "--version"], capture_output=True, check=False,
+                            timeout=60)  # the binary into the page cache, for both sides alike
+    replies = [(body, 2)] * (2 * rounds + 2) + [(small, 10)] * (mem_turns + 3)
+    try:
+        with _server_process(replies) as url:
+            await _real_in(res, url, tmp, cli, shell, body, rounds, mem_turns, log)
+    finally:
+        if old_ledger is None:
+            os.environ.pop("KANDEV_NB_LEDGER", None)
+        else:
+            os.environ["KANDEV_NB_LEDGER"] = old_ledger
+    return res
+
+
+async def _real_in(res: Real, srv: str, tmp: Path, cli: Path, shell: Any, body: str, rounds: int, mem_turns: int,
+                   log: Callable[[str], None]) -> None:
+    from kandev_nb import magic  # noqa: PLC0415
+    from kandev_nb.cli import CLIOptions, build_argv, child_env  # noqa: PLC0415
+    from kandev_nb.session import Session, SessionConfig  # noqa: PLC0415
+    from kandev_nb.testing import scripted_env  # noqa: PLC0415
+
     raw: RawCLI | None = None
     session: Session | None = None
     try:
@@ -597,7 +688,7 @@ async def _real(n_deltas: int, rounds: int, mem_turns: int, log: Callable[[str],
                     appends.append(time.perf_counter())
                 add(m)
 
-            rec._add = note  # type: ignore[method-assign]
+            rec._add = note  # type: ignore[method-assign,assignment]
             t0 = time.perf_counter()
             await raw.turn("warm up")
             res.raw_first = res.raw_start + time.perf_counter() - t0
@@ -637,9 +728,10 @@ async def _real(n_deltas: int, rounds: int, mem_turns: int, log: Callable[[str],
                     await step()
                 log(f"  round {i + 1}/{rounds}: raw {res.raw[-1]:.3f} s, %%claude {res.kandev[-1]:.3f} s")
 
-            if mem_turns:
-                await raw.close()
-                raw = None
+        if mem_turns:
+            await raw.close()
+            raw = None
+            with _counting_comms():
                 await magic.run_cell("", "small")  # caches and the first small-turn allocations
                 await magic.run_cell("", "small")
                 gc.collect()
@@ -666,12 +758,6 @@ async def _real(n_deltas: int, rounds: int, mem_turns: int, log: Callable[[str],
         if session is not None:
             await session.close()
         magic.sessions.pop("default", None)
-        srv.stop()
-        if old_ledger is None:
-            os.environ.pop("KANDEV_NB_LEDGER", None)
-        else:
-            os.environ["KANDEV_NB_LEDGER"] = old_ledger
-    return res
 
 
 # -- main -----------------------------------------------------------------------------------
