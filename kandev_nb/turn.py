@@ -9,7 +9,36 @@ from typing import Any
 
 from kandev_nb import events as ev
 
-__all__ = ["ToolRecord", "Turn"]
+__all__ = ["ToolRecord", "Turn", "compact_events"]
+
+
+def compact_events(events: list[ev.AgentEvent]) -> list[ev.AgentEvent]:
+    """Merge runs of consecutive text (or thinking) chunks from the same thread into one event.
+
+    A finished turn keeps one MessageChunk per text run instead of one per stream delta
+    (about 500 bytes each), so 200 long turns stay small; nothing else changes.
+    """
+    out: list[ev.AgentEvent] = []
+    run: list[str] = []
+    for event in events:
+        last = out[-1] if out else None
+        if (
+            isinstance(event, ev.MessageChunk | ev.Reasoning)
+            and type(last) is type(event)
+            and last is not None
+            and last.parent_tool_use_id == event.parent_tool_use_id
+        ):
+            if not run:
+                run.append(last.text)  # type: ignore[union-attr]
+            run.append(event.text)
+            continue
+        if run:
+            out[-1] = out[-1].model_copy(update={"text": "".join(run)})
+            run = []
+        out.append(event)
+    if run:
+        out[-1] = out[-1].model_copy(update={"text": "".join(run)})
+    return out
 
 
 @dataclass
@@ -131,8 +160,7 @@ class Turn:
                 self.stats = event.stats
                 self.last_message_uuid = event.last_message_uuid
                 self.ended_at = dt.datetime.now(dt.UTC)
-                if event.stats.result_subtype == "error_during_execution" and self.interrupted:
-                    self.error = None if self.error is None else self.error
+                self.events = compact_events(self.events)
 
     def add_now(self, event: ev.AgentEvent) -> None:
         """:meth:`add` with the current monotonic time (for tool durations)."""
