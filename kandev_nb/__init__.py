@@ -47,20 +47,20 @@ MIN_IPYKERNEL = (7, 4)
 
 def runs(**filters: Any) -> pd.DataFrame:
     """One row per turn from the ledger (see :func:`kandev_nb.ledger.runs` for filters)."""
-    from kandev_nb import ledger  # noqa: PLC0415
+    from kandev_nb import ledger
 
     return ledger.runs(**filters)
 
 
 def tool_calls(**filters: Any) -> pd.DataFrame:
     """One row per tool call from the ledger (see :func:`kandev_nb.ledger.tool_calls`)."""
-    from kandev_nb import ledger  # noqa: PLC0415
+    from kandev_nb import ledger
 
     return ledger.tool_calls(**filters)
 
 
 def _check_ipykernel() -> None:
-    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
+    from importlib.metadata import PackageNotFoundError, version
 
     try:
         found = version("ipykernel")
@@ -81,7 +81,7 @@ def load_ipython_extension(ip: InteractiveShell) -> None:
     Raises:
         ImportError: ipykernel is older than 7.4 (the message says why and how to upgrade).
     """
-    from kandev_nb import magic  # noqa: PLC0415
+    from kandev_nb import magic
 
     _check_ipykernel()
     if magic.transform_cell not in ip.input_transformers_cleanup:
@@ -92,7 +92,7 @@ def load_ipython_extension(ip: InteractiveShell) -> None:
 
 def unload_ipython_extension(ip: InteractiveShell) -> None:
     """``%unload_ext kandev_nb``: remove the transformer."""
-    from kandev_nb import magic  # noqa: PLC0415
+    from kandev_nb import magic
 
     if magic.transform_cell in ip.input_transformers_cleanup:
         ip.input_transformers_cleanup.remove(magic.transform_cell)

@@ -85,7 +85,7 @@ _TASK_PHASES: dict[str, str] = {
 _TOOL_USE_BLOCKS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
 _SERVER_RESULT_BLOCKS = frozenset({"web_search_tool_result", "web_fetch_tool_result", "mcp_tool_result"})
 _QUIET_BLOCKS = frozenset({"redacted_thinking", "image", "document", "container_upload"})
-_LOCAL_OUTPUT = re.compile(r"<local-command-std(?:out|err)>(.*?)</local-command-std(?:out|err)>", re.S)
+_LOCAL_OUTPUT = re.compile(r"<local-command-std(?:out|err)>(.*?)</local-command-std(?:out|err)>", re.DOTALL)
 _USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 _MODEL_USAGE_FIELDS = {
     "input_tokens": "inputTokens",
@@ -193,7 +193,7 @@ class Adapter:
         if self.observer is not None:
             try:
                 self.observer(msg, events)
-            except Exception:  # noqa: BLE001 - a debug log must not stop the session
+            except Exception:
                 log.exception("kandev_nb adapter observer failed")
         return events
 

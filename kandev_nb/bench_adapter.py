@@ -29,8 +29,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from kandev_nb.adapter import Adapter
 from kandev_nb import protocol
+from kandev_nb.adapter import Adapter
 from kandev_nb.protocol import ControlCancelRequest, ControlRequest, ControlResponse, parse_line
 from kandev_nb.recorder import load_transcript, out_lines
 from kandev_nb.transport import LineFramer
@@ -40,6 +40,11 @@ __all__ = ["main", "synthesise"]
 DEFAULT_DIR = Path(__file__).resolve().parents[1] / "tests" / "transcripts" / "2.1.332"
 READ_SIZE = 65536
 _IDS = re.compile(rb"(toolu_|msg_scripted_)")
+
+
+def _suffixer(prefix: bytes) -> Callable[[re.Match[bytes]], bytes]:
+    """A replacement that keeps an id's kind and makes the id unique per copy."""
+    return lambda m: m.group(1) + prefix
 _DELTA = (b'"text_delta"', b'"thinking_delta"')
 
 
@@ -61,7 +66,7 @@ def synthesise(transcripts: list[Path], min_lines: int, delta_repeat: int = 20) 
     while len(lines) < min_lines:
         copy += 1
         prefix = b"%d_" % copy
-        lines += [_IDS.sub(lambda m: m.group(1) + prefix, line) for line in base]
+        lines += [_IDS.sub(_suffixer(prefix), line) for line in base]
     return lines
 
 
@@ -91,8 +96,8 @@ def _json_only(lines: list[bytes]) -> tuple[int, int]:
 
 
 def _sdk(lines: list[bytes]) -> tuple[int, int]:
-    from claude_agent_sdk._errors import MessageParseError  # noqa: PLC0415
-    from claude_agent_sdk._internal.message_parser import parse_message  # noqa: PLC0415
+    from claude_agent_sdk._errors import MessageParseError
+    from claude_agent_sdk._internal.message_parser import parse_message
 
     loads = json.loads
     for line in lines:

@@ -170,9 +170,9 @@ class Result:
 def _envelope_bytes() -> int:
     """Bytes a Jupyter comm_msg adds around its payload (jupyter_client Session, HMAC-signed)."""
     try:
-        from jupyter_client.session import Session  # noqa: PLC0415
+        from jupyter_client.session import Session
     except ImportError:  # pragma: no cover
-        from kandev_nb.widgets.recording import ENVELOPE_BYTES  # noqa: PLC0415
+        from kandev_nb.widgets.recording import ENVELOPE_BYTES
 
         return ENVELOPE_BYTES
     s = Session(key=b"k" * 32, username="kernel")
@@ -186,8 +186,8 @@ ENVELOPE = 0  # set in main()
 
 
 def _stream(kind: str, pieces: list[str], seconds: float, interval_s: float = 0.05) -> Result:
-    from kandev_nb.widgets import TurnView  # noqa: PLC0415
-    from kandev_nb.widgets.stream import kandev_lib  # noqa: PLC0415
+    from kandev_nb.widgets import TurnView
+    from kandev_nb.widgets.stream import kandev_lib
 
     kandev_lib()  # once per kernel: not part of any turn
     clock = Clock()
@@ -235,8 +235,8 @@ def _stream(kind: str, pieces: list[str], seconds: float, interval_s: float = 0.
 
 def _paragraphs(pieces: list[str], clock: Clock, dt: float, interval_s: float, at_end: Callable[[], None]) -> int:
     """Stock widgets: frozen block HTML widgets + one tail HTML re-sent at most every interval."""
-    from kandev_nb.widgets.cards import WidgetFactory  # noqa: PLC0415
-    from kandev_nb.widgets.stream import Throttle  # noqa: PLC0415
+    from kandev_nb.widgets.cards import WidgetFactory
+    from kandev_nb.widgets.stream import Throttle
 
     f = WidgetFactory()
     tail = f.html("")
@@ -280,7 +280,7 @@ class _ParaState:
 
 
 def _big_output(kind: str, size: int) -> tuple[int, int, int]:
-    from kandev_nb.widgets import TurnView  # noqa: PLC0415
+    from kandev_nb.widgets import TurnView
 
     line = "0123456789 the quick brown fox jumps over the lazy dog 0123456789\n"
     big = (line * (size // len(line) + 1))[:size]
@@ -309,7 +309,7 @@ def _big_output(kind: str, size: int) -> tuple[int, int, int]:
 
 
 def _memory(turns: int) -> tuple[float, int, int]:
-    from kandev_nb.widgets import TurnView  # noqa: PLC0415
+    from kandev_nb.widgets import TurnView
 
     text = markdown_text(4000)
     pieces = deltas(text, 300)
@@ -347,10 +347,10 @@ _TABLE = "| tool | calls | share |\n|:---|---:|:---:|\n| Bash | 12 | 40% |\n| Re
 def _render_checks() -> dict[str, bool]:
     """Stream texts through a TurnView in small random pieces; the saved rendering must be
     the rendering of the whole text, and the text sent to the browser must be the text."""
-    import html as _html  # noqa: PLC0415
-    import re  # noqa: PLC0415
+    import html as _html
+    import re
 
-    from kandev_nb.widgets import TurnView  # noqa: PLC0415
+    from kandev_nb.widgets import TurnView
 
     cases = {
         "Markdown (paragraphs, lists, code, tables)": markdown_text(12_000, seed=5),
@@ -392,7 +392,7 @@ def _rss_mb() -> float:
                 return int(line.split()[1]) / 1024
     except OSError:
         pass
-    import resource  # noqa: PLC0415
+    import resource
 
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -490,7 +490,7 @@ class _CountingComm:
 
 @contextlib.contextmanager
 def _counting_comms() -> Any:
-    import ipywidgets.comm as ipw_comm  # noqa: PLC0415
+    import ipywidgets.comm as ipw_comm
 
     original = ipw_comm.create_comm
     ipw_comm.create_comm = _CountingComm
@@ -515,8 +515,8 @@ def _server_process(replies: list[tuple[str, int]]) -> Any:
     """A ScriptedModelServer answering `replies` ((text, chunk_size) each) in a child
     process, so that neither its CPU nor the requests it records count as the kernel's.
     Yields its URL; it stops when its stdin closes."""
-    import subprocess  # noqa: PLC0415
-    import sys  # noqa: PLC0415
+    import subprocess
+    import sys
 
     proc = subprocess.Popen([sys.executable, "-c", _SERVE], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert proc.stdin is not None and proc.stdout is not None
@@ -539,7 +539,7 @@ def _server_process(replies: list[tuple[str, int]]) -> Any:
 def _timed_stdio() -> tuple[Callable[..., Any], dict[str, float | None]]:
     """A transport factory for Session whose StdioTransport notes when it read the first
     text_delta line of a turn and its result line (`mark`; reset both before a turn)."""
-    from kandev_nb.transport import StdioTransport  # noqa: PLC0415
+    from kandev_nb.transport import StdioTransport
 
     mark: dict[str, float | None] = {"first_delta": None, "result": None}
 
@@ -559,9 +559,9 @@ def _shell() -> Any:
     """An IPython shell whose display publisher serialises every display message to JSON
     (what ipykernel does before sending), counting bytes: `view.display()` and
     `update_display` then run as in a kernel."""
-    from IPython.core.displaypub import DisplayPublisher  # noqa: PLC0415
-    from IPython.core.interactiveshell import InteractiveShell  # noqa: PLC0415
-    from traitlets.config import Config  # noqa: PLC0415
+    from IPython.core.displaypub import DisplayPublisher
+    from IPython.core.interactiveshell import InteractiveShell
+    from traitlets.config import Config
 
     class JsonPublisher(DisplayPublisher):
         sent = 0
@@ -627,10 +627,10 @@ def _max_in_window(times: list[float], window: float = 1.0) -> int:
 
 async def _real(n_deltas: int, rounds: int, mem_turns: int, log: Callable[[str], None]) -> Real:
     """Side by side in one run: start-up, warm turns (raw / %%claude alternating), memory."""
-    import os  # noqa: PLC0415
-    import subprocess  # noqa: PLC0415
+    import os
+    import subprocess
 
-    from kandev_nb.cli import find_cli  # noqa: PLC0415
+    from kandev_nb.cli import find_cli
 
     res = Real()
     body = markdown_text(n_deltas * 2, seed=6)
@@ -659,10 +659,10 @@ async def _real(n_deltas: int, rounds: int, mem_turns: int, log: Callable[[str],
 
 async def _real_in(res: Real, srv: str, tmp: Path, cli: Path, shell: Any, body: str, rounds: int, mem_turns: int,
                    log: Callable[[str], None]) -> None:
-    from kandev_nb import magic  # noqa: PLC0415
-    from kandev_nb.cli import CLIOptions, build_argv, child_env  # noqa: PLC0415
-    from kandev_nb.session import Session, SessionConfig  # noqa: PLC0415
-    from kandev_nb.testing import scripted_env  # noqa: PLC0415
+    from kandev_nb import magic
+    from kandev_nb.cli import CLIOptions, build_argv, child_env
+    from kandev_nb.session import Session, SessionConfig
+    from kandev_nb.testing import scripted_env
 
     raw: RawCLI | None = None
     session: Session | None = None
@@ -753,7 +753,7 @@ async def _real_in(res: Real, srv: str, tmp: Path, cli: Path, shell: Any, body: 
                 res.rss_mb = _rss_mb() - rss0 - tracemalloc.get_tracemalloc_memory() / 2**20
                 tracemalloc.stop()
                 res.mem_turns = mem_turns
-        from kandev_nb.ledger import default_ledger  # noqa: PLC0415
+        from kandev_nb.ledger import default_ledger
 
         res.ledger_rows = len(default_ledger().runs())
     finally:
@@ -791,7 +791,7 @@ def main(argv: list[str]) -> int:
     rounds = args.rounds if args.rounds is not None else (3 if args.quick else 10)
     turns = args.turns if args.turns is not None else (20 if args.quick else 200)
     ENVELOPE = _envelope_bytes()
-    from kandev_nb.widgets.stream import ASSETS  # noqa: PLC0415
+    from kandev_nb.widgets.stream import ASSETS
 
     lib_bytes = len((ASSETS / "kandev_lib.js").read_bytes()) + len((ASSETS / "kandev.css").read_bytes())
     print(f"Streaming text (simulated clock; bytes = comm payload JSON; wire = + {ENVELOPE} B Jupyter envelope/msg)")
@@ -817,7 +817,7 @@ def main(argv: list[str]) -> int:
     print(f"one-off per kernel (KandevLib: marked + highlight.js + CSS): {lib_bytes / 1024:.1f} KB")
 
     print("\nCPU per text delta in TurnView.handle (real clock, no frontend)")
-    from kandev_nb.widgets import TurnView  # noqa: PLC0415
+    from kandev_nb.widgets import TurnView
 
     chunks = [ev.MessageChunk(text=p) for p in deltas(t80, 20_000)]  # built outside the timing
     with record_comms():

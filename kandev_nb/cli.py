@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = [
+    "ENV_CLI_PATH",
     "CLINotFoundError",
     "CLIOptions",
-    "ENV_CLI_PATH",
     "build_argv",
     "bundled_cli",
     "child_env",
@@ -33,7 +33,7 @@ class CLINotFoundError(FileNotFoundError):
 
 def bundled_cli() -> Path | None:
     """The binary bundled inside the `claude-agent-sdk` wheel, if that package is installed."""
-    import importlib.util  # noqa: PLC0415 - locate the package without importing it (slow)
+    import importlib.util
 
     spec = importlib.util.find_spec("claude_agent_sdk")
     if spec is None or not spec.submodule_search_locations:

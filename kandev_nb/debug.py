@@ -145,7 +145,7 @@ class _Tracer:
     def create(cls) -> _Tracer | None:
         """A tracer if OpenTelemetry is importable, else None (tracing silently off)."""
         try:
-            from opentelemetry import trace  # noqa: PLC0415
+            from opentelemetry import trace
         except ImportError:
             return None
         _configure_sdk(trace)
@@ -183,7 +183,7 @@ _configured = False
 
 def _configure_sdk(trace: Any) -> None:
     """Install an OTLP exporter if the app has no tracer provider and the SDK is installed."""
-    global _configured  # noqa: PLW0603 - once per process
+    global _configured
     if _configured:
         return
     _configured = True
@@ -191,10 +191,10 @@ def _configure_sdk(trace: Any) -> None:
     if type(provider).__name__ not in ("ProxyTracerProvider", "NoOpTracerProvider"):
         return  # the application configured tracing itself
     try:
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter  # noqa: PLC0415
-        from opentelemetry.sdk.resources import Resource  # noqa: PLC0415
-        from opentelemetry.sdk.trace import TracerProvider  # noqa: PLC0415
-        from opentelemetry.sdk.trace.export import BatchSpanProcessor  # noqa: PLC0415
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+        from opentelemetry.sdk.resources import Resource
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor
     except ImportError:
         log.info("opentelemetry-sdk or the OTLP exporter is not installed: spans are not exported")
         return

@@ -281,7 +281,7 @@ def _last_session_of(notebook: str | None) -> str:
     Raises:
         RuntimeError: the ledger has no turn for this notebook.
     """
-    from kandev_nb.ledger import default_ledger  # noqa: PLC0415
+    from kandev_nb.ledger import default_ledger
 
     rows = default_ledger().runs(notebook=notebook) if notebook else default_ledger().runs()
     rows = rows.dropna(subset=["session_id"])
@@ -332,8 +332,8 @@ async def run_cell(line: str, body: str) -> Turn | None:
             budget, or a CLI that cannot start; IPython prints it in one line and nothing is
             sent to the CLI.
     """
-    from IPython.core.getipython import get_ipython
     from IPython.core.error import UsageError
+    from IPython.core.getipython import get_ipython
 
     from kandev_nb.widgets import TurnView
 
@@ -436,9 +436,9 @@ claude_cell.__doc__ = claude_help.__doc__
 
 def claude_stats(line: str) -> Any:
     """``%claude_stats``: spend and usage today, in this notebook and by model; top tools."""
-    from kandev_nb.ledger import default_ledger
+    from IPython.core.getipython import get_ipython
 
-    from IPython.core.getipython import get_ipython  # noqa: PLC0415
+    from kandev_nb.ledger import default_ledger
 
     ip = get_ipython()
     namespace: dict[str, Any] = ip.user_ns if ip is not None else {}

@@ -26,6 +26,7 @@ from json.decoder import JSONDecoder
 from typing import Any, ClassVar
 
 __all__ = [
+    "JSON_DECODER",
     "AssistantMessage",
     "ControlCancelRequest",
     "ControlRequest",
@@ -42,7 +43,6 @@ __all__ = [
     "control_error",
     "control_request",
     "control_success",
-    "JSON_DECODER",
     "decode_json",
     "parse_line",
     "parse_object",
@@ -442,7 +442,7 @@ def _orjson_loads() -> Callable[[bytes | str], Any] | None:
     if os.environ.get(ENV_JSON, "").lower() == "stdlib":
         return None
     try:
-        import orjson  # noqa: PLC0415 - optional accelerator
+        import orjson
     except ImportError:
         return None
     return orjson.loads

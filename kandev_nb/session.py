@@ -78,6 +78,8 @@ TransportFactory = Callable[[list[str], dict[str, str], str], Transport]
 
 
 class SessionState(enum.Enum):
+    """Where a :class:`Session` is: NEW (no process), READY, RUNNING (a turn), CLOSED."""
+
     NEW = "new"
     READY = "ready"
     RUNNING = "running"

@@ -29,7 +29,7 @@ def compact_events(events: list[ev.AgentEvent]) -> list[ev.AgentEvent]:
             and last.parent_tool_use_id == event.parent_tool_use_id
         ):
             if not run:
-                run.append(last.text)  # type: ignore[union-attr]
+                run.append(last.text)
             run.append(event.text)
             continue
         if run:
@@ -171,12 +171,12 @@ class Turn:
         return [e for e in self.events if isinstance(e, ev.Unknown)]
 
     def _repr_html_(self) -> str:
-        from kandev_nb.widgets.static import render_html  # noqa: PLC0415
+        from kandev_nb.widgets.static import render_html
 
         return render_html(self)
 
     def _repr_markdown_(self) -> str:
-        from kandev_nb.widgets.static import render_markdown  # noqa: PLC0415
+        from kandev_nb.widgets.static import render_markdown
 
         return render_markdown(self)
 

@@ -15,7 +15,7 @@ __all__ = ["available", "run"]
 
 def available() -> list[str]:
     """Names of the benchmark modules found next to this package (``bench_<name>``)."""
-    import kandev_nb  # noqa: PLC0415
+    import kandev_nb
 
     return sorted(m.name.removeprefix("bench_") for m in pkgutil.iter_modules(kandev_nb.__path__)
                   if m.name.startswith("bench_"))

@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-browser", action="store_true", help="skip Chromium")
     args = parser.parse_args(argv)
 
-    from kandev_nb.testing.clis import install_pinned_clis  # noqa: PLC0415
+    from kandev_nb.testing.clis import install_pinned_clis
 
     for version, path in install_pinned_clis().items():
         print(f"claude {version:10} {path}")

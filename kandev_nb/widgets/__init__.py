@@ -27,7 +27,7 @@ __all__ = ["TurnView", "mime_bundle", "render_html", "render_markdown"]
 def __getattr__(name: str) -> Any:
     # TurnView imports ipywidgets/anywidget; keep `import kandev_nb.widgets` light for static use.
     if name == "TurnView":
-        from kandev_nb.widgets.view import TurnView  # noqa: PLC0415
+        from kandev_nb.widgets.view import TurnView
 
         return TurnView
     raise AttributeError(name)

@@ -113,7 +113,7 @@ class ApprovalCard:
         return (self.allow, self.allow_always, self.deny, self.reason, self.edit, self.editor, self.allow_edited)
 
     def _deny_message(self) -> str:
-        typed = self.reason.value.strip()
+        typed = str(self.reason.value).strip()
         if isinstance(self.event.normalized, t.Plan):
             return "The user wants you to keep planning" + (f": {typed}" if typed else ".")
         return typed

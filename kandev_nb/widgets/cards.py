@@ -21,7 +21,7 @@ from kandev_nb import events as ev
 from kandev_nb import tools as t
 from kandev_nb.widgets import render as r
 
-__all__ = ["ToolCard", "TodoCard", "WidgetFactory"]
+__all__ = ["TodoCard", "ToolCard", "WidgetFactory"]
 
 _W = TypeVar("_W", bound=w.Widget)
 

@@ -21,7 +21,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, ClassVar
 
 from markdown_it import MarkdownIt
 from pygments import highlight as _pyg_highlight
@@ -38,8 +38,8 @@ from kandev_nb import tools as t
 __all__ = [
     "HIGHLIGHT_MAX_CHARS",
     "PREVIEW_CHARS",
-    "CodeWarmer",
     "PREVIEW_LINES",
+    "CodeWarmer",
     "Preview",
     "card_body_html",
     "card_summary_html",
@@ -67,7 +67,7 @@ PREVIEW_CHARS = 6000
 class _Style(DefaultStyle):  # type: ignore[misc]
     """Pygments' default colours, without colouring whitespace (fewer spans, cleaner text)."""
 
-    styles = {**DefaultStyle.styles, Whitespace: ""}
+    styles: ClassVar[dict[Any, str]] = {**DefaultStyle.styles, Whitespace: ""}
 
 
 _STYLE = _Style

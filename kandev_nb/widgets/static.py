@@ -245,7 +245,7 @@ def _md_tool_body(payload: t.NormalizedPayload, output: str, status: str, where:
             parts.append(payload.plan + "\n")
         case t.Generic():
             if payload.input:
-                import json  # noqa: PLC0415
+                import json
 
                 parts.append(_fence(json.dumps(payload.input, indent=2, ensure_ascii=False, default=str), "json"))
             if payload.output or output:
@@ -295,8 +295,9 @@ def _md_footer(turn: Turn) -> str:
     if s is None:
         return ""
     bits = [f"**{r.fmt_usd(s.cost_usd)}**",
-            f"tokens in {r.fmt_tokens(s.input_tokens)} / out {r.fmt_tokens(s.output_tokens)} / "
-            f"cache read {r.fmt_tokens(s.cache_read_input_tokens)} / cache write {r.fmt_tokens(s.cache_creation_input_tokens)}",
+            (f"tokens in {r.fmt_tokens(s.input_tokens)} / out {r.fmt_tokens(s.output_tokens)} / "
+             f"cache read {r.fmt_tokens(s.cache_read_input_tokens)} / "
+             f"cache write {r.fmt_tokens(s.cache_creation_input_tokens)}"),
             f"{r.fmt_ms(s.duration_ms)} (API {r.fmt_ms(s.duration_api_ms)})",
             f"{s.num_turns} API turns"]
     if turn.context is not None and turn.context.size:

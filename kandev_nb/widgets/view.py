@@ -145,7 +145,7 @@ class TurnView:
 
     def display(self) -> None:
         """Show the view in the current cell output under a display_id, start the ticker."""
-        from IPython.display import display  # noqa: PLC0415
+        from IPython.display import display
 
         self._handle = display(self.root, display_id=True)  # type: ignore[no-untyped-call]
         self._start_ticker()

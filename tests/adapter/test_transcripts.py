@@ -157,7 +157,7 @@ def test_uuids_commit_at_result_and_resume_point(version: str) -> None:
     outs = [e["msg"] for e in entries if e["dir"] == "out" and isinstance(e["msg"], dict)]
     completes = [e for e in _load(version, "resume_retry") if isinstance(e, ev.Complete)]
     first_ok, failed, retried = completes
-    last_assistant = [m["uuid"] for m in outs if m.get("type") == "assistant"][0]
+    last_assistant = next(m["uuid"] for m in outs if m.get("type") == "assistant")
     assert first_ok.last_message_uuid == last_assistant
     assert failed.stats.is_error and failed.last_message_uuid == first_ok.last_message_uuid
     metas = [e["msg"] for e in entries if e["dir"] == "meta"]

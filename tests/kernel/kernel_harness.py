@@ -38,9 +38,9 @@ class CellRun:
         """Every `mime` payload displayed, updated or returned by the cell, in order."""
         found = []
         for m in self.outputs:
-            if m["msg_type"] in ("display_data", "update_display_data", "execute_result"):
-                if mime in m["content"]["data"]:
-                    found.append(m["content"]["data"][mime])
+            kinds = ("display_data", "update_display_data", "execute_result")
+            if m["msg_type"] in kinds and mime in m["content"]["data"]:
+                found.append(m["content"]["data"][mime])
         return found
 
 
@@ -77,9 +77,8 @@ class KernelHarness:
             data = content.get("data", {})
             if model is not None and data.get("method") in ("update", "echo_update"):
                 model.state.update(data.get("state", {}))
-        elif kind == "comm_close":
-            if content["comm_id"] in self.widgets:
-                self.widgets[content["comm_id"]].closed = True
+        elif kind == "comm_close" and content["comm_id"] in self.widgets:
+            self.widgets[content["comm_id"]].closed = True
         parent = msg.get("parent_header", {}).get("msg_id")
         run = self.runs.get(parent)
         if run is None:

@@ -9,7 +9,14 @@ from pathlib import Path
 import pytest
 
 from kandev_nb.ledger import RunLedger
-from kandev_nb.testing import HttpError, RecordedRequest, Reply, ScriptedModelServer, http_error, text
+from kandev_nb.testing import (
+    HttpError,
+    RecordedRequest,
+    Reply,
+    ScriptedModelServer,
+    http_error,
+    text,
+)
 from tests.kernel.conftest import setup_code
 from tests.kernel.kernel_harness import KernelHarness
 

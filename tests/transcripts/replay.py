@@ -69,7 +69,7 @@ def adapter_events(entries: Sequence[Entry], cuts: Iterable[int] | None = None) 
         framer = LineFramer()
         lines: list[bytes | LineTooLong] = []
         start = 0
-        for cut in sorted(set(c for c in (cuts or ()) if 0 < c < len(data))):
+        for cut in sorted({c for c in (cuts or ()) if 0 < c < len(data)}):
             lines += framer.push(data[start:cut])
             start = cut
         lines += framer.push(data[start:])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+
 import pytest
 
 from kandev_nb.widgets.recording import Recorder, record_comms
