@@ -203,9 +203,10 @@ class Session:
 
     def _cli_options(self) -> CLIOptions:
         c = self.config
-        # Resume our own conversation only once the CLI has saved it (after a turn ended):
-        # a CLI killed in its first turn leaves nothing to resume, and --resume would fail.
-        resume = (self.adapter.session_id if self._saved else None) or c.resume
+        # Resume our own conversation only once the CLI has saved it: a CLI killed in its
+        # first moments leaves nothing to resume, and --resume would fail.
+        own = self.adapter.session_id
+        resume = (own if own and (self._saved or self._transcript_saved(own)) else None) or c.resume
         return CLIOptions(
             model=c.model,
             permission_mode=cli_permission_mode(c.mode, allow_root_bypass=c.allow_root_bypass),
@@ -220,6 +221,14 @@ class Session:
             allowed_tools=c.allowed_tools,
             include_partial_messages=c.include_partial_messages,
         )
+
+    def _transcript_saved(self, session_id: str) -> bool:
+        """Whether the CLI wrote `session_id`'s transcript (``<config>/projects/*/<id>.jsonl``)."""
+        env = {**os.environ, **self.config.env}
+        roots = {Path(env.get("HOME", "~")).expanduser() / ".claude"}
+        if env.get("CLAUDE_CONFIG_DIR"):
+            roots.add(Path(env["CLAUDE_CONFIG_DIR"]).expanduser())
+        return any(next(root.glob(f"projects/*/{session_id}.jsonl"), None) for root in roots)
 
     async def start(self) -> None:
         """Launch the CLI and send `initialize`; no-op if already running.

@@ -203,7 +203,7 @@ def test_replay_notebook_replays_the_recording_without_starting_a_cli(tmp_path: 
     assert done.text("turn") == second  # the Turn's rich display is the static rendering
 
     fields = done.text("turn-fields")
-    assert "<Turn done, $0.0551: 'What does stats.py do?' -> 343 chars, 1 tools>" in fields
+    assert "<Turn done, $0.0551: 'What does stats.py do?' -> 345 chars, 1 tools>" in fields  # 2 text runs
     assert "Edit  complete  allow by policy" in fields and "Bash  complete  allow by policy" in fields
     assert "cost $0.0391 (CLI total $0.0942)" in fields
     sent = done.text("sent").splitlines()
