@@ -25,6 +25,8 @@ The rules, each from the seed or the real wire (DESIGN.md, "Wire facts"):
 
 from __future__ import annotations
 
+import math
+
 import logging
 import re
 from typing import Any
@@ -97,7 +99,10 @@ _MODEL_USAGE_FIELDS = {
 
 
 def _int(value: Any) -> int:
-    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
+    """A token count or duration from the wire; anything else (bool, NaN, inf, text) is 0."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0
+    return int(value) if math.isfinite(value) else 0
 
 
 def _usage_total(usage: dict[str, Any]) -> int:

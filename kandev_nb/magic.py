@@ -20,7 +20,7 @@ import logging
 import os
 import re
 import warnings
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
@@ -102,18 +102,37 @@ def configure(**changes: Any) -> None:
     Returns None (so a setup cell ending with it prints nothing); read ``kandev_nb.settings``.
 
     Raises:
-        TypeError: an unknown setting name.
+        TypeError: an unknown setting name, or a value of the wrong type.
+        ValueError: an unknown mode. Nothing changes when one value is rejected.
     """
     names = {f.name for f in fields(NotebookSettings)}
     for key, value in changes.items():
         if key not in names:
             raise TypeError(f"unknown setting {key!r}; known: {', '.join(sorted(names))}")
+        _check_setting(key, value)
+    for key, value in changes.items():
         setattr(settings, key, value)
     for session in sessions.values():
         if "approval_timeout" in changes:
             session.config.approval_timeout = settings.approval_timeout
         if "approve" in changes:
             session.config.approve = settings.approve
+
+
+_SECONDS = ("approval_timeout", "inactivity_timeout", "budget_usd")
+
+
+def _check_setting(key: str, value: Any) -> None:
+    """Raise TypeError/ValueError for a value the setting cannot take."""
+    if key in _SECONDS and value is not None:
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            raise TypeError(f"{key} must be a non-negative number (seconds or USD) or None, not {value!r}")
+    elif key == "mode" and value not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}, not {value!r}")
+    elif key == "env" and not (isinstance(value, dict) and all(isinstance(v, str) for v in value.values())):
+        raise TypeError("env must be a dict of strings")
+    elif key == "approve" and value is not None and not callable(value):
+        raise TypeError("approve must be a callable policy (e.g. kandev_nb.Rules(...)) or None")
 
 
 def last_turn() -> Turn | None:
@@ -194,32 +213,34 @@ class PromptError(ValueError):
     """The prompt refers to a notebook variable that does not exist."""
 
 
-_FIELD = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\}")
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
+_FIELD = re.compile(r"\{\{(" + _NAME + r")\}\}|\{(" + _NAME + r")\}")
 
 
 def interpolate(prompt: str, namespace: dict[str, Any]) -> str:
-    """Replace ``{name}`` / ``{name.attr}`` with the variable's ``str()``; ``{{``/``}}`` escape.
+    """Replace ``{name}`` / ``{name.attr}`` with the variable's ``str()``.
 
-    Braces around anything that is not a dotted name (JSON, code) are left as they are.
+    ``{{name}}`` gives a literal ``{name}``. Braces around anything that is not a dotted
+    name (JSON, dicts, code, ``}}``) are left exactly as they are.
 
     Raises:
         PromptError: ``{name}`` names no notebook variable.
     """
 
     def replace(match: re.Match[str]) -> str:
-        token = match.group(0)
-        if token == "{{":
-            return "{"
-        if token == "}}":
-            return "}"
-        head, *attrs = match.group(1).split(".")
+        if match.group(1) is not None:  # {{name}}: the literal text {name}
+            return "{" + match.group(1) + "}"
+        dotted = match.group(2)
+        head, *attrs = dotted.split(".")
         if head not in namespace:
             raise PromptError(
-                f"{{{match.group(1)}}} in the prompt names no notebook variable {head!r}; "
-                f"write {{{{{match.group(1)}}}}} for literal braces, or use --no-interpolate"
+                f"{{{dotted}}} in the prompt names no notebook variable {head!r}; "
+                f"write {{{{{dotted}}}}} for literal braces, or use --no-interpolate"
             )
         value = namespace[head]
         for attr in attrs:
+            if not hasattr(value, attr):
+                raise PromptError(f"{{{dotted}}} in the prompt: {head} has no attribute path {dotted!r}")
             value = getattr(value, attr)
         return str(value)
 
@@ -229,36 +250,82 @@ def interpolate(prompt: str, namespace: dict[str, Any]) -> str:
 # -- running a cell ------------------------------------------------------------------------
 
 
-def _session_for(args: argparse.Namespace) -> Session:
+@dataclass(frozen=True)
+class _Launch:
+    """The options a CLI process is launched with; changing one needs a new process."""
+
+    cwd: str | None
+    model: str | None
+    max_turns: int | None
+    budget: float | None
+    mcp_config: str | None
+    system_prompt: str | None
+    append_system_prompt: str | None
+    allowed_tools: tuple[str, ...]
+    kernel_tools: bool
+    transport: str
+
+
+_launches: dict[str, _Launch] = {}
+
+
+def _launch_for(args: argparse.Namespace, base: _Launch | None) -> _Launch:
+    """`base` (or the notebook settings) with the options this cell gives."""
+    if base is None:
+        base = _Launch(cwd=settings.cwd, model=settings.model, max_turns=None, budget=None, mcp_config=None,
+                       system_prompt=None, append_system_prompt=None, allowed_tools=(),
+                       kernel_tools=settings.kernel_tools, transport="stdio")
+    given: dict[str, Any] = {
+        "cwd": args.cwd, "model": args.model, "max_turns": args.max_turns, "budget": args.budget,
+        "mcp_config": args.mcp_config, "system_prompt": args.system_prompt,
+        "append_system_prompt": args.append_system_prompt,
+        "allowed_tools": tuple(t.strip() for t in args.allowed_tools.split(",") if t.strip())
+        if args.allowed_tools is not None else None,
+        "kernel_tools": False if args.no_kernel_tools else None,
+        "transport": args.transport,
+    }
+    return replace(base, **{k: v for k, v in given.items() if v is not None})
+
+
+def _session_for(args: argparse.Namespace) -> tuple[Session, Session | None, _Launch]:
+    """The session this cell runs in, the live one it replaces, and its launch options.
+
+    Consecutive cells reuse one session. A cell whose launch options differ (``--model``,
+    ``--budget``, ``--cwd``...) gets a new CLI process that resumes the same conversation;
+    ``--new``, ``--resume``, ``--cli`` and ``--transport`` start a different one. The caller
+    registers the new session only once it has started, so a failing option leaves the
+    working session in place.
+    """
     name = args.session
     existing = sessions.get(name)
-    wants_new = (
-        args.new or args.resume is not None or args.cli is not None or args.transport != "stdio"
-        or (args.budget is not None and existing is not None and existing.config.max_budget_usd != args.budget)
-    )
-    if existing is not None and not wants_new:
-        return existing
+    before = _launches.get(name)
+    fresh = existing is None or before is None or args.new or args.resume is not None or args.cli is not None or (
+        args.transport != before.transport)
+    launch = _launch_for(args, None if fresh else before)
+    if not fresh and existing is not None and launch == before:
+        return existing, None, launch
+    resume = args.resume if fresh else existing.session_id if existing else None
     config = SessionConfig(
-        cwd=args.cwd or settings.cwd,
-        mode=args.mode or settings.mode,
-        model=args.model or settings.model,
+        cwd=launch.cwd,
+        mode=args.mode or (existing.config.mode if existing and not fresh else settings.mode),
+        model=launch.model,
         approve=settings.approve,
-        approval_timeout=args.approval_timeout if args.approval_timeout is not None else settings.approval_timeout,
+        approval_timeout=settings.approval_timeout,
         inactivity_timeout=settings.inactivity_timeout,
         env=dict(settings.env),
         cli_path=args.cli or settings.cli_path,
-        resume=args.resume,
-        resume_session_at=getattr(args, "resume_session_at", None),
-        fork=args.fork,
-        max_turns=args.max_turns,
-        max_budget_usd=args.budget,
-        mcp_config=args.mcp_config,
-        system_prompt=args.system_prompt,
-        append_system_prompt=args.append_system_prompt,
-        allowed_tools=tuple(t.strip() for t in (args.allowed_tools or "").split(",") if t.strip()),
+        resume=resume,
+        resume_session_at=getattr(args, "resume_session_at", None) if fresh else None,
+        fork=args.fork and fresh,
+        max_turns=launch.max_turns,
+        max_budget_usd=launch.budget,
+        mcp_config=launch.mcp_config,
+        system_prompt=launch.system_prompt,
+        append_system_prompt=launch.append_system_prompt,
+        allowed_tools=launch.allowed_tools,
         allow_root_bypass=args.i_am_sandboxed or settings.allow_root_bypass,
     )
-    if settings.kernel_tools and not args.no_kernel_tools:
+    if launch.kernel_tools:
         config = kernel_tools.with_kernel_tools(config)
     factory = None
     if args.transport == "websocket":
@@ -268,25 +335,31 @@ def _session_for(args: argparse.Namespace) -> Session:
 
             _websocket_factory = websocket_transport_factory()
         factory = _websocket_factory
-    session = Session(config, name=name, transport_factory=factory)
-    if existing is not None:
-        _close_later(existing)
-    sessions[name] = session
-    return session
+    return Session(config, name=name, transport_factory=factory), existing, launch
+
+
+def _adopt(session: Session, replaced: Session | None, launch: _Launch) -> None:
+    """Register a session that started; close the one it replaces."""
+    sessions[session.name] = session
+    _launches[session.name] = launch
+    if replaced is not None and replaced is not session:
+        _close_later(replaced)
 
 
 def _last_session_of(notebook: str | None) -> str:
     """The session_id of the latest ledger row of `notebook` (``--resume last``).
 
     Raises:
-        RuntimeError: the ledger has no turn for this notebook.
+        RuntimeError: the notebook path is unknown, or the ledger has no turn for it.
     """
     from kandev_nb.ledger import default_ledger
 
-    rows = default_ledger().runs(notebook=notebook) if notebook else default_ledger().runs()
-    rows = rows.dropna(subset=["session_id"])
+    if not notebook:
+        raise RuntimeError("--resume last: this notebook's path is unknown here; pass the session id "
+                           "(kandev_nb.runs() lists them)")
+    rows = default_ledger().runs(notebook=notebook).dropna(subset=["session_id"])
     if rows.empty:
-        raise RuntimeError(f"--resume last: the ledger has no turn for {notebook or 'any notebook'}")
+        raise RuntimeError(f"--resume last: the ledger has no turn for {notebook}")
     return str(rows.iloc[-1]["session_id"])
 
 
@@ -363,7 +436,7 @@ async def run_cell(line: str, body: str) -> Turn | None:
                 sessions[args.session].config.allow_root_bypass = True
             await sessions[args.session].set_mode(args.mode)
         _check_budget()
-        session = _session_for(args)
+        session, replaced, launch = _session_for(args)
     except (PromptError, AttachmentError, ValueError, RuntimeError) as exc:
         # Shown like IPython's own option errors: one line, no traceback, the cell fails.
         raise UsageError(f"%%claude: {exc}") from None
@@ -377,6 +450,9 @@ async def run_cell(line: str, body: str) -> Turn | None:
     if args.approval_timeout is not None:  # this cell only
         session.config.approval_timeout = args.approval_timeout
     try:
+        if sessions.get(session.name) is not session:
+            await session.start()  # before it replaces anything: a bad option keeps the old session
+            _adopt(session, replaced, launch)
         turn = await session.run(prompt, consumers=[view.handle], approve=policy)
     except (CLINotFoundError, CLIProcessError) as exc:
         view.close()
@@ -431,7 +507,7 @@ def claude_cell(line: str, cell: str) -> None:
     print("%%claude cells are run by kandev_nb's input transformer; reload with %reload_ext kandev_nb")
 
 
-claude_cell.__doc__ = claude_help.__doc__
+claude_cell.__doc__ = (claude_help.__doc__ or "").replace("%claude_help", "%%claude")
 
 
 def claude_stats(line: str) -> Any:

@@ -22,6 +22,7 @@ import contextlib
 import enum
 import logging
 import os
+import subprocess
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field, replace
@@ -44,6 +45,7 @@ from kandev_nb.protocol import (
     ControlRequest,
     ControlResponse,
     KeepAlive,
+    ResultMessage,
     UserMessage,
     parse_line,
     user_message,
@@ -156,6 +158,10 @@ class Session:
     ) -> None:
         self.config = replace(config or SessionConfig(), **overrides)
         cli_permission_mode(self.config.mode, allow_root_bypass=self.config.allow_root_bypass)  # validate early
+        for timeout in ("approval_timeout", "inactivity_timeout", "initialize_timeout"):
+            value = getattr(self.config, timeout)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int | float) or value < 0):
+                raise TypeError(f"{timeout} must be a non-negative number of seconds or None, not {value!r}")
         self.name = name
         self.state = SessionState.NEW
         self.adapter = Adapter(resumed=bool(self.config.resume))
@@ -250,6 +256,9 @@ class Session:
                 raise
             # A custom transport (a replay, a remote CLI) may need no local binary.
             self.cli_path, self.cli_version = Path("claude"), None
+        except (OSError, RuntimeError, subprocess.SubprocessError) as exc:  # not executable, no version...
+            raise CLIProcessError(f"{self.cli_path or self.config.cli_path} does not run as Claude Code: {exc}",
+                                  None, "") from exc
         if self.adapter.session_id:  # a previous process of this session died: resume it
             self.adapter.new_process()
         self._session_tools.clear()  # "allow for the session" rules lived in the old process
@@ -346,6 +355,8 @@ class Session:
                         events = self.adapter.handle(msg)
                         if isinstance(msg, UserMessage):
                             events = self._note_unasked(msg, events)
+                        elif isinstance(msg, ResultMessage) and not any(isinstance(e, ev.Complete) for e in events):
+                            events = [*events, *self._unreadable_result()]
                         for event in events:
                             if isinstance(event, ev.SessionMode):
                                 self.config.mode = mode_from_cli(event.mode) or self.config.mode
@@ -419,6 +430,17 @@ class Session:
         """The request is void (control_cancel_request, or the CLI is gone): close its card."""
         if approval.cancel():
             self._emit(ev.PermissionCancelled(request_id=approval.request_id, session_id=self.session_id))
+
+    def _unreadable_result(self) -> list[ev.AgentEvent]:
+        """A `result` the adapter could not read still ends the turn (the raw line is in an
+        `unknown` event just before): an error, then a Complete without figures."""
+        sid = self.session_id
+        return [
+            ev.Error(message="kandev-nb could not read the CLI's result message; the turn ended without figures",
+                     subtype="unreadable_result", session_id=sid),
+            ev.Complete(stats=ev.TurnStats(session_id=sid, result_subtype="unreadable_result", is_error=True),
+                        last_message_uuid=self.adapter.last_message_uuid, session_id=sid),
+        ]
 
     def _emit(self, event: ev.AgentEvent) -> None:
         if self._queue is not None:
@@ -499,7 +521,12 @@ class Session:
         the CLI does next. A request the CLI withdrew (decided_by "cancelled") was already
         reported as PermissionCancelled by :meth:`_withdraw` and gets no answer.
         """
-        decision: Decision = await approval.wait(self.config.approval_timeout)
+        try:
+            decision: Decision = await approval.wait(self.config.approval_timeout)
+        except Exception:  # never leave the CLI waiting: a broken wait denies
+            log.exception("kandev_nb approval wait failed; denying")
+            approval.deny("kandev-nb could not wait for an answer; denied.", by="timeout")
+            decision = await approval.wait(None)
         self._last_activity = time.monotonic()
         if decision.decided_by != "cancelled":
             if decision.updated_permissions:

@@ -155,7 +155,7 @@ class Turn:
                 self.cli_version = event.cli_version or self.cli_version
                 self.cwd = event.cwd or self.cwd
             case ev.Error():
-                self.error = event
+                self.error = self.error or event  # the first error is the cause (e.g. the timeout)
             case ev.Complete():
                 self.stats = event.stats
                 self.last_message_uuid = event.last_message_uuid

@@ -1,4 +1,4 @@
-"""Bugs found by the break-it review; each test fails now for the reason in its name.
+"""Regression tests for the bugs a break-it review found (each failed before its fix).
 
 They drive `kandev_nb.magic.run_cell` (what a `%%claude` cell runs) and `Session` against a
 tiny fake `claude` (see conftest.py), so they need no model server and run in seconds.
@@ -26,8 +26,6 @@ def _launches(log: Path) -> list[list[str]]:
     return [json.loads(line[5:]) for line in log.read_text().splitlines() if line.startswith("ARGV ")]
 
 
-@pytest.mark.xfail(strict=True, reason="a failed `--cli PATH` cell replaces the default session for good: "
-                   "every later plain %%claude cell fails with the same error, and the working CLI was closed")
 async def test_cli_typo_breaks_every_later_plain_cell(magic_state: None) -> None:
     try:
         first = await run_cell("", "first")
@@ -40,8 +38,6 @@ async def test_cli_typo_breaks_every_later_plain_cell(magic_state: None) -> None
         await _close_all()
 
 
-@pytest.mark.xfail(strict=True, reason="a failed `--resume ID` cell replaces the default session for good: "
-                   "every later plain %%claude cell fails with the CLI's 'No conversation found'")
 async def test_bogus_resume_breaks_every_later_plain_cell(magic_state: None, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FAKE_REFUSE_RESUME", "1")
     try:
@@ -54,15 +50,11 @@ async def test_bogus_resume_breaks_every_later_plain_cell(magic_state: None, mon
         await _close_all()
 
 
-@pytest.mark.xfail(strict=True, reason="'}}' in a prompt is silently turned into '}' (nested JSON/dicts are corrupted), "
-                   "although braces that are not around a name are documented to stay as they are")
 def test_nested_json_in_prompt_loses_a_closing_brace() -> None:
     prompt = 'Validate {"user": {"id": 1}} against the schema'
     assert interpolate(prompt, {}) == prompt
 
 
-@pytest.mark.xfail(strict=True, reason="`%%claude --model X` on a later cell of a running session is silently "
-                   "ignored: the CLI is neither restarted with --model nor sent set_model")
 async def test_model_option_on_a_later_cell_is_silently_ignored(magic_state: None, fake_cli: Path) -> None:
     try:
         await run_cell("", "first")
@@ -75,8 +67,6 @@ async def test_model_option_on_a_later_cell_is_silently_ignored(magic_state: Non
     assert launched_with_opus or "set_model" in after_first_turn
 
 
-@pytest.mark.xfail(strict=True, reason="`%%claude --budget USD` on a later cell silently starts a NEW conversation "
-                   "(new CLI process without --resume), losing the context of the cells above")
 async def test_budget_option_on_a_later_cell_drops_the_conversation(magic_state: None, fake_cli: Path) -> None:
     try:
         await run_cell("", "first")
@@ -87,8 +77,6 @@ async def test_budget_option_on_a_later_cell_drops_the_conversation(magic_state:
     assert len(launches) == 1 or "--resume" in launches[-1]
 
 
-@pytest.mark.xfail(strict=True, reason="a `claude` that prints no version (or is not executable) raises a raw "
-                   "RuntimeError/PermissionError instead of UsageError, and the live view's ticker keeps running")
 async def test_unusable_cli_binary_raises_raw_error_and_leaves_view_ticking(magic_state: None, tmp_path: Path) -> None:
     not_claude = tmp_path / "not-claude"
     not_claude.write_text("#!/bin/sh\necho hello\n")
@@ -105,8 +93,6 @@ async def test_unusable_cli_binary_raises_raw_error_and_leaves_view_ticking(magi
     assert not tickers, "the failed cell's view still ticks"
 
 
-@pytest.mark.xfail(strict=True, reason="approval_timeout given as a string (configure(approval_timeout='5')) is "
-                   "accepted, then kills the approval task: the turn hangs forever, even an Allow click is never sent")
 async def test_string_approval_timeout_hangs_the_turn(fake_cli: Path, tmp_path: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FAKE_SCENARIO", "approval")
@@ -128,8 +114,6 @@ async def test_string_approval_timeout_hangs_the_turn(fake_cli: Path, tmp_path: 
         await session.close()
 
 
-@pytest.mark.xfail(strict=True, reason="an exception in the adapter on a `result` line (here usage Infinity -> "
-                   "OverflowError) drops the result: the turn only ends at the 300 s inactivity timeout")
 async def test_result_the_adapter_chokes_on_hangs_the_turn(fake_cli: Path, tmp_path: Path,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FAKE_SCENARIO", "infinite_tokens")
@@ -143,8 +127,6 @@ async def test_result_the_adapter_chokes_on_hangs_the_turn(fake_cli: Path, tmp_p
         await session.close()
 
 
-@pytest.mark.xfail(strict=True, reason="`{name.attr}` with a missing attribute raises a raw AttributeError "
-                   "traceback instead of the one-line UsageError an unknown `{name}` gets")
 async def test_missing_attribute_in_prompt_is_a_raw_traceback(magic_state: None,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     import types

@@ -32,3 +32,12 @@ def test_interpolation() -> None:
     assert interpolate('JSON stays: {"a": 1} and {{name}}', ns) == 'JSON stays: {"a": 1} and {name}'
     with pytest.raises(PromptError, match="missing"):
         interpolate("what is {missing}?", ns)
+
+
+def test_interpolation_leaves_json_and_code_braces_alone() -> None:
+    ns = {"x": 1}
+    prompt = 'Validate {"user": {"id": 1}} and def f(): return {k: v for k, v in d.items()}}'
+    assert interpolate(prompt, ns) == prompt
+    assert interpolate("{{x}} is {x}", ns) == "{x} is 1"
+    with pytest.raises(PromptError, match="attribute"):
+        interpolate("{x.nope}", ns)

@@ -9,7 +9,14 @@ import pytest
 
 from kandev_nb.attachments import AttachmentError, attach, prompt_with_attachments
 from kandev_nb.session import Session
-from kandev_nb.testing import HttpError, RecordedRequest, Reply, ScriptedModelServer, http_error, text
+from kandev_nb.testing import (
+    HttpError,
+    RecordedRequest,
+    Reply,
+    ScriptedModelServer,
+    http_error,
+    text,
+)
 
 pytestmark = pytest.mark.timeout(180)
 
