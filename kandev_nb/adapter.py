@@ -25,9 +25,8 @@ The rules, each from the seed or the real wire (DESIGN.md, "Wire facts"):
 
 from __future__ import annotations
 
-import math
-
 import logging
+import math
 import re
 from typing import Any
 
