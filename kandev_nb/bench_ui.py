@@ -577,7 +577,7 @@ def _shell() -> Any:
     config = Config()
     config.HistoryManager.enabled = False
     shell = InteractiveShell.instance(config=config)
-    shell.display_pub = JsonPublisher(shell=shell)  # type: ignore[no-untyped-call]
+    shell.display_pub = JsonPublisher(shell=shell)  # type: ignore[no-untyped-call, unused-ignore]  # typed from IPython 9
     return shell
 
 

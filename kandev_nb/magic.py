@@ -287,6 +287,15 @@ def _launch_for(args: argparse.Namespace, base: _Launch | None) -> _Launch:
     return replace(base, **{k: v for k, v in given.items() if v is not None})
 
 
+def _launch_of(session: Session, transport: str) -> _Launch:
+    """The launch options of a session made outside the magic, read from its config."""
+    c = session.config
+    return _Launch(cwd=str(c.cwd) if c.cwd is not None else None, model=c.model, max_turns=c.max_turns,
+                   budget=c.max_budget_usd, mcp_config=c.mcp_config, system_prompt=c.system_prompt,
+                   append_system_prompt=c.append_system_prompt, allowed_tools=c.allowed_tools,
+                   kernel_tools="kernel" in c.mcp_servers, transport=transport)
+
+
 def _session_for(args: argparse.Namespace) -> tuple[Session, Session | None, _Launch]:
     """The session this cell runs in, the live one it replaces, and its launch options.
 
@@ -298,6 +307,8 @@ def _session_for(args: argparse.Namespace) -> tuple[Session, Session | None, _La
     """
     name = args.session
     existing = sessions.get(name)
+    if existing is not None and name not in _launches:  # a Session put in kandev_nb.sessions from Python
+        _launches[name] = _launch_of(existing, args.transport)
     before = _launches.get(name)
     fresh = existing is None or before is None or args.new or args.resume is not None or args.cli is not None or (
         args.transport != before.transport)

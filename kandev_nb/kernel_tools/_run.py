@@ -388,7 +388,7 @@ class CodeRunner:
         try:
             from IPython.core.display import Image
 
-            self._show(context, Image(data=png, format="png"))  # type: ignore[no-untyped-call]
+            self._show(context, Image(data=png, format="png"))  # type: ignore[no-untyped-call, unused-ignore]  # typed from IPython 9
         except ImportError:
             pass
 

@@ -145,7 +145,7 @@ class KernelTools:
             try:
                 from IPython.core.getipython import get_ipython
 
-                shell = get_ipython()  # type: ignore[no-untyped-call]
+                shell = get_ipython()  # type: ignore[no-untyped-call, unused-ignore]  # typed from IPython 9
             except ImportError:
                 shell = None
         self.shell = shell

@@ -147,7 +147,7 @@ class TurnView:
         """Show the view in the current cell output under a display_id, start the ticker."""
         from IPython.display import display
 
-        self._handle = display(self.root, display_id=True)  # type: ignore[no-untyped-call]
+        self._handle = display(self.root, display_id=True)  # type: ignore[no-untyped-call, unused-ignore]  # typed from IPython 9
         self._start_ticker()
 
     def _start_ticker(self) -> None:

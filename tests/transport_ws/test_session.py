@@ -49,7 +49,11 @@ async def _two_turns(factory: TransportFactory | None, cli: Path, root: Path) ->
     with ScriptedModelServer(_script(cwd)) as server:
         session = Session(cwd=cwd, env=scripted_env(server, home), transport_factory=factory, cli_path=cli)
         try:
-            turns = [await session.run("say hi"), await session.run("write it", consumers=[approve_all])]
+            hello_chunks: list[ev.MessageChunk] = []
+            say_hi = await session.run("say hi", consumers=[
+                lambda e: hello_chunks.append(e) if isinstance(e, ev.MessageChunk) else None])
+            say_hi.meta["chunks"] = [c.text for c in hello_chunks]  # as delivered, before the turn compacts them
+            turns = [say_hi, await session.run("write it", consumers=[approve_all])]
         finally:
             await session.close()
         assert server.remaining == 0
@@ -72,7 +76,7 @@ async def test_full_turn_with_approval_matches_stdio(cli_118: Path, tmp_path: Pa
     hello, write = ws_turns
     assert hello.error is None and write.error is None
     assert hello.text == ANSWER  # once: stream_event deltas and the assistant line are not both shown
-    assert [e.text for e in hello.events if isinstance(e, ev.MessageChunk)] == [ANSWER[i:i + 7] for i in range(0, len(ANSWER), 7)]
+    assert hello.meta["chunks"] == [ANSWER[i:i + 7] for i in range(0, len(ANSWER), 7)]
     kinds = [e.type for e in write.events]
     assert kinds.index("tool_call") < kinds.index("permission_request") < kinds.index("permission_decided") < kinds.index("tool_update")
     assert write.text == "Wrote it." and write.stats is not None and write.stats.cost_usd > 0
