@@ -299,7 +299,16 @@ def _kv(label: str, value: str) -> str:
     return f'<span class="kandev-kv"><span style="color:#888">{esc(label)}</span> {value}</span>'
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
+
+
+def strip_ansi(text: str) -> str:
+    """`text` without terminal colour/cursor escapes (pytest, git... print them); for display only."""
+    return _ANSI.sub("", text) if "\x1b" in text else text
+
+
 def _block(label: str, text: str, *, full: bool, where: str, cls: str, style: str = "") -> str:
+    text = strip_ansi(text)
     if not text:
         return ""
     p = cut(text) if not full else Preview(text, len(text), 0, 0)

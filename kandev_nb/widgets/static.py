@@ -207,9 +207,9 @@ def _md_tool_body(payload: t.NormalizedPayload, output: str, status: str, where:
             out = payload.output
             if out is not None:
                 if out.stdout:
-                    parts.append("stdout:\n" + _md_cut(out.stdout, where))
+                    parts.append("stdout:\n" + _md_cut(r.strip_ansi(out.stdout), where))
                 if out.stderr:
-                    parts.append("stderr:\n" + _md_cut(out.stderr, where))
+                    parts.append("stderr:\n" + _md_cut(r.strip_ansi(out.stderr), where))
                 if out.exit_code is not None:
                     parts.append(f"exit code **{out.exit_code}**" + (" (interrupted)" if out.interrupted else "") + "\n")
             elif output:

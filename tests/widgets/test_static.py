@@ -112,3 +112,17 @@ def test_running_turn_renders_without_footer() -> None:
     turn.add(call("t1", "Bash", {"command": "sleep 9"}))
     h = render_html(turn)
     assert "partial" in h and "⏳" in h and "kandev-footer" not in h
+
+
+def test_terminal_colours_are_stripped_for_display_but_kept_in_the_data() -> None:
+    turn = Turn(prompt="run the tests")
+    bash = call("t1", "Bash", {"command": "pytest"})
+    coloured = "\x1b[32m1 passed\x1b[0m in 0.01s\n"
+    for e in (bash, result(bash, coloured, structured={"stdout": coloured, "stderr": "\x1b[1mwarn\x1b[0m\n"}),
+              complete()):
+        turn.add(e)
+    html, md = render_html(turn), render_markdown(turn)
+    assert "1 passed in 0.01s" in plain(html) and "\x1b" not in html
+    assert "1 passed in 0.01s" in md and "\x1b" not in md
+    update = turn.tools["t1"].update
+    assert update is not None and "\x1b[32m" in update.output  # nothing the agent produced is lost
