@@ -529,6 +529,8 @@ class Adapter:
             tools = data.get("tools")
             model = data.get("model")
             version = data.get("claude_code_version")
+            if isinstance(model, str) and model.endswith("[1m]") and self._main_key is None:
+                self.context_size = 1_000_000  # the 1M-token variant; the result confirms it
             cwd = data.get("cwd")
             out.append(
                 ev.SessionStatus(
