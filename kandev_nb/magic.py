@@ -419,43 +419,19 @@ async def run_cell(line: str, body: str) -> Turn | None:
     from IPython.core.error import UsageError
     from IPython.core.getipython import get_ipython
 
-    from kandev_nb.widgets import TurnView
-
     ip = get_ipython()
     namespace: dict[str, Any] = ip.user_ns if ip is not None else {}
     try:
         args = parse_options(line)
-        prompt = body.strip("\n")
-        if not args.no_interpolate and settings.interpolate:
-            prompt = interpolate(prompt, namespace)
-        if args.resume == "last":
-            args.resume = _last_session_of(_notebook_path(namespace))
-        if args.retry:
-            prompt = _prepare_retry(args, prompt)
-        if args.attach:
-            cwd = args.cwd or settings.cwd or os.getcwd()
-            prompt = prompt_with_attachments(prompt, [attach(item, namespace, cwd) for item in args.attach])
-        if not prompt.strip():
-            raise UsageError("the %%claude cell is empty: write the prompt below the %%claude line")
-        policy = None
-        if args.approve:
-            if args.approve not in namespace or not callable(namespace[args.approve]):
-                raise UsageError(f"--approve {args.approve}: no callable notebook variable of that name")
-            policy = namespace[args.approve]
-        if args.mode and args.session in sessions and not args.new and sessions[args.session].config.mode != args.mode:
-            if args.i_am_sandboxed:
-                sessions[args.session].config.allow_root_bypass = True
-            await sessions[args.session].set_mode(args.mode)
+        prompt, policy = _prompt_and_policy(args, body, namespace)
+        await _switch_mode(args)
         _check_budget()
         session, replaced, launch = _session_for(args)
     except (PromptError, AttachmentError, ValueError, RuntimeError) as exc:
         # Shown like IPython's own option errors: one line, no traceback, the cell fails.
         raise UsageError(f"%%claude: {exc}") from None
 
-    view = TurnView(prompt, session_name=session.name, budget_usd=settings.budget_usd, spent_before_usd=_spent(),
-                    on_stop=lambda: _interrupt_soon(session))
-    if not args.quiet:
-        view.display()
+    view = None if args.quiet else _live_view(prompt, session)
     kernel_tools.follow_cell(session)
     session_timeout = session.config.approval_timeout
     if args.approval_timeout is not None:  # this cell only
@@ -464,29 +440,83 @@ async def run_cell(line: str, body: str) -> Turn | None:
         if sessions.get(session.name) is not session:
             await session.start()  # before it replaces anything: a bad option keeps the old session
             _adopt(session, replaced, launch)
-        turn = await session.run(prompt, consumers=[view.handle], approve=policy)
+        turn = await session.run(prompt, consumers=[view.handle] if view else [], approve=policy)
     except (CLINotFoundError, CLIProcessError) as exc:
-        view.close()
+        if view is not None:
+            view.close()
         raise UsageError(f"%%claude: {exc}") from None
     finally:
         session.config.approval_timeout = session_timeout
-    view.finish(turn)
-    if args.quiet:
+    if view is not None:
+        view.finish(turn)  # the cell output becomes the turn's static rendering
+    else:
         from IPython.display import display
 
         display(turn)
     _turns.append(turn)
     if settings.record:
-        try:
-            from kandev_nb.ledger import default_ledger
-
-            await default_ledger().arecord(  # in a thread: a locked ledger never blocks the loop
-                turn, notebook=_notebook_path(namespace),
-                execution_count=getattr(ip, "execution_count", None),
-            )
-        except Exception as exc:  # noqa: BLE001 - the ledger must never break a cell
-            warnings.warn(f"kandev-nb could not record the turn in the ledger: {exc}", stacklevel=1)
+        await _record(turn, _notebook_path(namespace), getattr(ip, "execution_count", None))
     return turn
+
+
+def _prompt_and_policy(
+    args: argparse.Namespace, body: str, namespace: dict[str, Any]
+) -> tuple[str, ApprovalPolicy | None]:
+    """The prompt to send (interpolated, retried, with attachments) and the cell's policy.
+
+    Raises:
+        UsageError, PromptError, AttachmentError, RuntimeError: see :func:`run_cell`.
+    """
+    from IPython.core.error import UsageError
+
+    prompt = body.strip("\n")
+    if not args.no_interpolate and settings.interpolate:
+        prompt = interpolate(prompt, namespace)
+    if args.resume == "last":
+        args.resume = _last_session_of(_notebook_path(namespace))
+    if args.retry:
+        prompt = _prepare_retry(args, prompt)
+    if args.attach:
+        cwd = args.cwd or settings.cwd or os.getcwd()
+        prompt = prompt_with_attachments(prompt, [attach(item, namespace, cwd) for item in args.attach])
+    if not prompt.strip():
+        raise UsageError("the %%claude cell is empty: write the prompt below the %%claude line")
+    policy: ApprovalPolicy | None = None
+    if args.approve:
+        if args.approve not in namespace or not callable(namespace[args.approve]):
+            raise UsageError(f"--approve {args.approve}: no callable notebook variable of that name")
+        policy = namespace[args.approve]
+    return prompt, policy
+
+
+async def _switch_mode(args: argparse.Namespace) -> None:
+    """``--mode`` on a live session: the control request, no restart."""
+    live = sessions.get(args.session)
+    if args.mode and live is not None and not args.new and live.config.mode != args.mode:
+        if args.i_am_sandboxed:
+            live.config.allow_root_bypass = True
+        await live.set_mode(args.mode)
+
+
+def _live_view(prompt: str, session: Session) -> Any:
+    """A displayed :class:`~kandev_nb.widgets.TurnView` whose Stop button interrupts `session`."""
+    from kandev_nb.widgets import TurnView
+
+    view = TurnView(prompt, session_name=session.name, budget_usd=settings.budget_usd,
+                    spent_before_usd=_spent(), on_stop=lambda: _interrupt_soon(session))
+    view.display()
+    return view
+
+
+async def _record(turn: Turn, notebook: str | None, execution_count: int | None) -> None:
+    """Write `turn` to the ledger in a thread (a locked ledger never blocks the loop); a
+    failure is a warning, never an error of the cell."""
+    try:
+        from kandev_nb.ledger import default_ledger
+
+        await default_ledger().arecord(turn, notebook=notebook, execution_count=execution_count)
+    except Exception as exc:  # noqa: BLE001 - the ledger must never break a cell
+        warnings.warn(f"kandev-nb could not record the turn in the ledger: {exc}", stacklevel=1)
 
 
 def _interrupt_soon(session: Session) -> None:

@@ -82,3 +82,15 @@ def test_websocket_transport_refuses_new_cli_versions_clearly(
     shown = repr(run.error) + run.stdout()  # a UsageError is printed, not raised with a traceback
     assert "stdio" in shown and "sdk-url" in shown.lower()
     assert not scripted_model.main_requests
+
+
+def test_quiet_cell_shows_only_the_static_rendering(
+    kernel: KernelHarness, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path
+) -> None:
+    scripted_model.push(Reply(text("Quietly **done**.")))
+    kernel.execute(setup_code(claude_env, claude_workdir))
+    before = len(kernel.widgets)
+    run = kernel.execute("%%claude --quiet\nhello")
+    assert "Quietly <strong>done</strong>." in "\n".join(run.data("text/html"))
+    turn_views = [w for w in list(kernel.widgets.values())[before:] if "kandev-turn" in w.state.get("_dom_classes", ())]
+    assert turn_views == []
