@@ -18,10 +18,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kandev_nb import events as ev
 from kandev_nb._version import __version__
+from kandev_nb.agent import events as ev
+from kandev_nb.agent.turn import Turn
 from kandev_nb.ledger import RunLedger, tool_calls_table, turns_table
-from kandev_nb.turn import Turn
 
 MODELS = ("claude-opus-5-5", "claude-sonnet-5", "claude-haiku-5")
 TOOLS = ("Bash", "Read", "Edit", "Write", "Grep")
@@ -57,7 +57,7 @@ def turn_rows(count: int, seed: int = 1) -> list[dict[str, Any]]:
 
 
 def sample_turn() -> Turn:
-    """A finished turn as :class:`~kandev_nb.session.Session` would hand it over."""
+    """A finished turn as :class:`~kandev_nb.agent.session.Session` would hand it over."""
     turn = Turn(prompt="benchmark")
     stats = ev.TurnStats(session_id="bench", result_subtype="success", cost_usd=0.01, total_cost_usd=0.01,
                          input_tokens=100, output_tokens=20,

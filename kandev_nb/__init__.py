@@ -1,6 +1,6 @@
 """kandev-nb: drive Claude Code from Jupyter.
 
-``%load_ext kandev_nb`` registers the `%%claude` cell magic (see :mod:`kandev_nb.magic`).
+``%load_ext kandev_nb`` registers the `%%claude` cell magic (see :mod:`kandev_nb.notebook.magic`).
 Everything the magic does is one Python call away: :class:`Session` runs turns,
 :func:`runs` and :func:`tool_calls` read the ledger as DataFrames, :func:`last_turn` gives
 the latest turn, :func:`configure` sets notebook-wide defaults.
@@ -11,11 +11,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kandev_nb._version import __version__
-from kandev_nb.cli import CLINotFoundError, find_cli
-from kandev_nb.magic import configure, last_turn, sessions, settings
-from kandev_nb.permissions import Approval, Decision, RootBypassError, Rules
-from kandev_nb.session import Session, SessionConfig
-from kandev_nb.turn import Turn
+from kandev_nb.agent.permissions import Approval, Decision, RootBypassError, Rules
+from kandev_nb.agent.session import Session, SessionConfig
+from kandev_nb.agent.turn import DISPLAY_RENDERERS, Turn
+from kandev_nb.notebook.magic import configure, last_turn, sessions, settings
+from kandev_nb.render.static import render_html, render_markdown
+from kandev_nb.wire.cli import CLINotFoundError, find_cli
+
+DISPLAY_RENDERERS.update({"text/html": render_html, "text/markdown": render_markdown})
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -81,7 +84,7 @@ def load_ipython_extension(ip: InteractiveShell) -> None:
     Raises:
         ImportError: ipykernel is older than 7.4 (the message says why and how to upgrade).
     """
-    from kandev_nb import magic
+    from kandev_nb.notebook import magic
 
     _check_ipykernel()
     if magic.transform_cell not in ip.input_transformers_cleanup:
@@ -92,7 +95,7 @@ def load_ipython_extension(ip: InteractiveShell) -> None:
 
 def unload_ipython_extension(ip: InteractiveShell) -> None:
     """``%unload_ext kandev_nb``: remove the transformer."""
-    from kandev_nb import magic
+    from kandev_nb.notebook import magic
 
     if magic.transform_cell in ip.input_transformers_cleanup:
         ip.input_transformers_cleanup.remove(magic.transform_cell)

@@ -6,11 +6,11 @@ as in a long answer, the whole repeated with fresh tool and message ids until th
 least ``--lines`` lines (default 200,000). The pipelines run on the same lines, timed
 in CPU time, slice by slice with the pipelines interleaved, best of ``--repeat`` per slice:
 
-- ours: the bytes in 64 KiB reads -> :class:`~kandev_nb.transport.LineFramer` ->
-  :func:`~kandev_nb.protocol.parse_line` -> :meth:`~kandev_nb.adapter.Adapter.handle`
+- ours: the bytes in 64 KiB reads -> :class:`~kandev_nb.wire.transport.LineFramer` ->
+  :func:`~kandev_nb.wire.protocol.parse_line` -> :meth:`~kandev_nb.agent.adapter.Adapter.handle`
   (control messages skipped, as the session's reader routes them elsewhere);
 - the same with the standard library's decoder only, when orjson is installed
-  (:func:`~kandev_nb.protocol.decode_json` uses orjson first when it can);
+  (:func:`~kandev_nb.wire.protocol.decode_json` uses orjson first when it can);
 - ``json.loads`` on each line alone;
 - ``json.loads`` then ``claude_agent_sdk``'s own ``parse_message`` on each line.
 
@@ -29,11 +29,16 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from kandev_nb import protocol
-from kandev_nb.adapter import Adapter
-from kandev_nb.protocol import ControlCancelRequest, ControlRequest, ControlResponse, parse_line
-from kandev_nb.recorder import load_transcript, out_lines
-from kandev_nb.transport import LineFramer
+from kandev_nb.agent.adapter import Adapter
+from kandev_nb.wire import protocol
+from kandev_nb.wire.protocol import (
+    ControlCancelRequest,
+    ControlRequest,
+    ControlResponse,
+    parse_line,
+)
+from kandev_nb.wire.recorder import load_transcript, out_lines
+from kandev_nb.wire.transport import LineFramer
 
 __all__ = ["main", "synthesise"]
 

@@ -2,11 +2,11 @@
 
 Prints tables, then one summary table ("Issue 8: every figure"); nothing is asserted.
 
-* Streaming text cases feed :class:`~kandev_nb.events.MessageChunk` events to a
-  :class:`~kandev_nb.widgets.TurnView` on a SIMULATED clock with realistic timestamps
+* Streaming text cases feed :class:`~kandev_nb.agent.events.MessageChunk` events to a
+  :class:`~kandev_nb.notebook.widgets.TurnView` on a SIMULATED clock with realistic timestamps
   (deltas evenly spaced over the stated duration), so the 60 s case takes well under a
   second; the throttle sees the same times it would see live. Bytes are counted by a
-  recording comm (:mod:`kandev_nb.widgets.recording`): the JSON of every comm_open /
+  recording comm (:mod:`kandev_nb.notebook.widgets.recording`): the JSON of every comm_open /
   comm_msg / comm_close payload of the turn's widgets. "wire" adds the Jupyter message
   envelope, measured by serialising a real comm_msg with jupyter_client's Session.
   "max/1s" is the most text updates inside any one second while streaming (in brackets:
@@ -50,10 +50,10 @@ from typing import Any
 
 import ipywidgets as w
 
-from kandev_nb import events as ev
-from kandev_nb import tools as t
-from kandev_nb.widgets import render as r
-from kandev_nb.widgets.recording import record_comms
+from kandev_nb.agent import events as ev
+from kandev_nb.agent import tools as t
+from kandev_nb.notebook.widgets.recording import record_comms
+from kandev_nb.render import html as r
 
 __all__ = ["main", "markdown_text", "stable_end"]
 
@@ -172,7 +172,7 @@ def _envelope_bytes() -> int:
     try:
         from jupyter_client.session import Session
     except ImportError:  # pragma: no cover
-        from kandev_nb.widgets.recording import ENVELOPE_BYTES
+        from kandev_nb.notebook.widgets.recording import ENVELOPE_BYTES
 
         return ENVELOPE_BYTES
     s = Session(key=b"k" * 32, username="kernel")
@@ -186,8 +186,8 @@ ENVELOPE = 0  # set in main()
 
 
 def _stream(kind: str, pieces: list[str], seconds: float, interval_s: float = 0.05) -> Result:
-    from kandev_nb.widgets import TurnView
-    from kandev_nb.widgets.stream import kandev_lib
+    from kandev_nb.notebook.widgets import TurnView
+    from kandev_nb.notebook.widgets.stream import kandev_lib
 
     kandev_lib()  # once per kernel: not part of any turn
     clock = Clock()
@@ -235,8 +235,8 @@ def _stream(kind: str, pieces: list[str], seconds: float, interval_s: float = 0.
 
 def _paragraphs(pieces: list[str], clock: Clock, dt: float, interval_s: float, at_end: Callable[[], None]) -> int:
     """Stock widgets: frozen block HTML widgets + one tail HTML re-sent at most every interval."""
-    from kandev_nb.widgets.cards import WidgetFactory
-    from kandev_nb.widgets.stream import Throttle
+    from kandev_nb.notebook.widgets.cards import WidgetFactory
+    from kandev_nb.notebook.widgets.stream import Throttle
 
     f = WidgetFactory()
     tail = f.html("")
@@ -280,7 +280,7 @@ class _ParaState:
 
 
 def _big_output(kind: str, size: int) -> tuple[int, int, int]:
-    from kandev_nb.widgets import TurnView
+    from kandev_nb.notebook.widgets import TurnView
 
     line = "0123456789 the quick brown fox jumps over the lazy dog 0123456789\n"
     big = (line * (size // len(line) + 1))[:size]
@@ -309,7 +309,7 @@ def _big_output(kind: str, size: int) -> tuple[int, int, int]:
 
 
 def _memory(turns: int) -> tuple[float, int, int]:
-    from kandev_nb.widgets import TurnView
+    from kandev_nb.notebook.widgets import TurnView
 
     text = markdown_text(4000)
     pieces = deltas(text, 300)
@@ -350,7 +350,7 @@ def _render_checks() -> dict[str, bool]:
     import html as _html
     import re
 
-    from kandev_nb.widgets import TurnView
+    from kandev_nb.notebook.widgets import TurnView
 
     cases = {
         "Markdown (paragraphs, lists, code, tables)": markdown_text(12_000, seed=5),
@@ -462,7 +462,7 @@ class RawCLI:
 class _CountingComm:
     """A widget comm like a kernel's for memory purposes: it serialises every message to JSON
     (counting bytes) and keeps nothing; closing drops its handler (the kernel's comm manager
-    forgets a closed comm). :class:`~kandev_nb.widgets.recording.Recorder` keeps every
+    forgets a closed comm). :class:`~kandev_nb.notebook.widgets.recording.Recorder` keeps every
     message and comm, which would be counted as the widgets' memory."""
 
     kernel = "bench"
@@ -539,7 +539,7 @@ def _server_process(replies: list[tuple[str, int]]) -> Any:
 def _timed_stdio() -> tuple[Callable[..., Any], dict[str, float | None]]:
     """A transport factory for Session whose StdioTransport notes when it read the first
     text_delta line of a turn and its result line (`mark`; reset both before a turn)."""
-    from kandev_nb.transport import StdioTransport
+    from kandev_nb.wire.transport import StdioTransport
 
     mark: dict[str, float | None] = {"first_delta": None, "result": None}
 
@@ -630,7 +630,7 @@ async def _real(n_deltas: int, rounds: int, mem_turns: int, log: Callable[[str],
     import os
     import subprocess
 
-    from kandev_nb.cli import find_cli
+    from kandev_nb.wire.cli import find_cli
 
     res = Real()
     body = markdown_text(n_deltas * 2, seed=6)
@@ -659,10 +659,10 @@ async def _real(n_deltas: int, rounds: int, mem_turns: int, log: Callable[[str],
 
 async def _real_in(res: Real, srv: str, tmp: Path, cli: Path, shell: Any, body: str, rounds: int, mem_turns: int,
                    log: Callable[[str], None]) -> None:
-    from kandev_nb import magic
-    from kandev_nb.cli import CLIOptions, build_argv, child_env
-    from kandev_nb.session import Session, SessionConfig
+    from kandev_nb.agent.session import Session, SessionConfig
+    from kandev_nb.notebook import magic
     from kandev_nb.testing import scripted_env
+    from kandev_nb.wire.cli import CLIOptions, build_argv, child_env
 
     raw: RawCLI | None = None
     session: Session | None = None
@@ -791,7 +791,7 @@ def main(argv: list[str]) -> int:
     rounds = args.rounds if args.rounds is not None else (3 if args.quick else 10)
     turns = args.turns if args.turns is not None else (20 if args.quick else 200)
     ENVELOPE = _envelope_bytes()
-    from kandev_nb.widgets.stream import ASSETS
+    from kandev_nb.notebook.widgets.stream import ASSETS
 
     lib_bytes = len((ASSETS / "kandev_lib.js").read_bytes()) + len((ASSETS / "kandev.css").read_bytes())
     print(f"Streaming text (simulated clock; bytes = comm payload JSON; wire = + {ENVELOPE} B Jupyter envelope/msg)")
@@ -817,7 +817,7 @@ def main(argv: list[str]) -> int:
     print(f"one-off per kernel (KandevLib: marked + highlight.js + CSS): {lib_bytes / 1024:.1f} KB")
 
     print("\nCPU per text delta in TurnView.handle (real clock, no frontend)")
-    from kandev_nb.widgets import TurnView
+    from kandev_nb.notebook.widgets import TurnView
 
     chunks = [ev.MessageChunk(text=p) for p in deltas(t80, 20_000)]  # built outside the timing
     with record_comms():

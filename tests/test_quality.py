@@ -27,8 +27,8 @@ def test_ruff() -> None:
     assert done.returncode == 0, done.stdout[-4000:]
 
 
-@pytest.mark.parametrize("module", ["kandev_nb", "kandev_nb.events", "kandev_nb.tools", "kandev_nb.protocol",
-                                    "kandev_nb.session", "kandev_nb.permissions", "kandev_nb.testing"])
+@pytest.mark.parametrize("module", ["kandev_nb", "kandev_nb.agent.events", "kandev_nb.agent.tools", "kandev_nb.wire.protocol",
+                                    "kandev_nb.agent.session", "kandev_nb.agent.permissions", "kandev_nb.testing"])
 def test_all_names_exist_and_are_documented(module: str) -> None:
     mod = importlib.import_module(module)
     for name in mod.__all__:

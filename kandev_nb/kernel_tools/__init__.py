@@ -12,7 +12,7 @@ model sees four tools, ``mcp__kernel__list_variables``, ``mcp__kernel__inspect_v
 >>> kandev_nb.configure(kernel_tools=False)                 # doctest: +SKIP
 >>> # or per cell:  %%claude --no-kernel-tools
 
-Using a :class:`~kandev_nb.session.Session` directly::
+Using a :class:`~kandev_nb.agent.session.Session` directly::
 
     config = with_kernel_tools(SessionConfig(cwd="."))
     session = Session(config)
@@ -36,9 +36,9 @@ from kandev_nb.kernel_tools._options import KernelToolsOptions, options
 log = logging.getLogger("kandev_nb")
 
 if TYPE_CHECKING:
+    from kandev_nb.agent.session import Session, SessionConfig
     from kandev_nb.kernel_tools._run import RunResult
     from kandev_nb.kernel_tools._server import KernelTools, ToolCallRecord
-    from kandev_nb.session import Session, SessionConfig
 
 __all__ = [
     "READ_ONLY_TOOLS",

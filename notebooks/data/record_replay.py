@@ -3,7 +3,7 @@
     python notebooks/data/record_replay.py
 
 A real Claude Code CLI (the one kandev-nb finds first) runs two turns against the scripted
-model, in a throwaway project, through :func:`kandev_nb.recorder.recording_factory`:
+model, in a throwaway project, through :func:`kandev_nb.wire.recorder.recording_factory`:
 
 1. "What does stats.py do?": a Read (no approval needed) and a Markdown answer.
 2. "Fix the bug in mean() and run the tests.": an Edit (approval: allowed, shown as a diff),
@@ -21,8 +21,7 @@ import tempfile
 from pathlib import Path
 
 from kandev_nb import Session
-from kandev_nb import events as ev
-from kandev_nb.recorder import recording_factory
+from kandev_nb.agent import events as ev
 from kandev_nb.testing import (
     Reply,
     ScriptedModelServer,
@@ -32,6 +31,7 @@ from kandev_nb.testing import (
     thinking,
     tool_use,
 )
+from kandev_nb.wire.recorder import recording_factory
 
 OUT = Path(__file__).with_name("fix_mean.jsonl")
 PROJECT, HOME = "/home/user/project", "/home/user"

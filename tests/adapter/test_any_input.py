@@ -14,13 +14,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kandev_nb import events as ev
-from kandev_nb.adapter import Adapter
-from kandev_nb.protocol import InvalidLine, UnknownMessage, parse_line
-from kandev_nb.recorder import load_transcript, out_lines
-from kandev_nb.session import Session
+from kandev_nb.agent import events as ev
+from kandev_nb.agent.adapter import Adapter
+from kandev_nb.agent.session import Session
 from kandev_nb.testing import Reply, ScriptedModelServer, pinned_cli, scripted_env, text
-from kandev_nb.transport import CLIProcessError, LineFramer
+from kandev_nb.wire.protocol import InvalidLine, UnknownMessage, parse_line
+from kandev_nb.wire.recorder import load_transcript, out_lines
+from kandev_nb.wire.transport import CLIProcessError, LineFramer
 from tests.transcripts.replay import feed
 
 ROOT = Path(__file__).parents[1] / "transcripts"

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from kandev_nb import events as ev
-from kandev_nb.adapter import Adapter
-from kandev_nb.debug import DebugObserver, from_env
-from kandev_nb.protocol import parse_line
-from kandev_nb.recorder import ReplayTransport, load_transcript, recording_factory
-from kandev_nb.session import Session
+from kandev_nb.agent import events as ev
+from kandev_nb.agent.adapter import Adapter
+from kandev_nb.agent.debug import DebugObserver, from_env
+from kandev_nb.agent.session import Session
 from kandev_nb.testing import Reply, ScriptedModelServer, pinned_cli, scripted_env, text, tool_use
+from kandev_nb.wire.protocol import parse_line
+from kandev_nb.wire.recorder import ReplayTransport, load_transcript, recording_factory
 
 ROOT = Path(__file__).parents[1] / "transcripts"
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from kandev_nb import events as ev
-from kandev_nb.recorder import load_transcript
+from kandev_nb.agent import events as ev
+from kandev_nb.wire.recorder import load_transcript
 from tests.transcripts.replay import adapter_events, dump, stream_of
 
 ROOT = Path(__file__).parents[1] / "transcripts"

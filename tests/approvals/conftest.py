@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from kandev_nb.session import Session, SessionConfig
-from kandev_nb.transport import StdioTransport
+from kandev_nb.agent.session import Session, SessionConfig
+from kandev_nb.wire.transport import StdioTransport
 
 
 class RecordingTransport(StdioTransport):

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from kandev_nb import events as ev
-from kandev_nb.permissions import Rules
+from kandev_nb.agent import events as ev
+from kandev_nb.agent.permissions import Rules
 from kandev_nb.testing import Reply, ScriptedModelServer, text, tool_use
 from tests.approvals.conftest import SessionMaker, sent
 

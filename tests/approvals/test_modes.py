@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from kandev_nb import events as ev
-from kandev_nb.permissions import RootBypassError
+from kandev_nb.agent import events as ev
+from kandev_nb.agent.permissions import RootBypassError
+from kandev_nb.agent.tools import Plan
 from kandev_nb.testing import Reply, ScriptedModelServer, text, tool_use
-from kandev_nb.tools import Plan
 from tests.approvals.conftest import SessionMaker
 
 pytestmark = pytest.mark.timeout(180)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kandev_nb.permissions import Approval, Rules, mode_from_cli, session_rule
+from kandev_nb.agent.permissions import Approval, Rules, mode_from_cli, session_rule
 
 
 @pytest.mark.parametrize(("command", "answer"), [

@@ -57,7 +57,7 @@ def test_without_the_cli_the_table_still_has_the_offline_rows() -> None:
 
 @pytest.fixture
 def cli_binary() -> object:
-    from kandev_nb.cli import CLINotFoundError, find_cli
+    from kandev_nb.wire.cli import CLINotFoundError, find_cli
 
     try:
         return find_cli(None)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kandev_nb import magic
+from kandev_nb.notebook import magic
 
 FAKE = textwrap.dedent('''\
     #!{python}

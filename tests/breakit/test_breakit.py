@@ -1,6 +1,6 @@
 """Regression tests for the bugs a break-it review found (each failed before its fix).
 
-They drive `kandev_nb.magic.run_cell` (what a `%%claude` cell runs) and `Session` against a
+They drive `kandev_nb.notebook.magic.run_cell` (what a `%%claude` cell runs) and `Session` against a
 tiny fake `claude` (see conftest.py), so they need no model server and run in seconds.
 """
 
@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 from IPython.core.error import UsageError
 
-from kandev_nb import Session, magic
-from kandev_nb.magic import interpolate, run_cell
+from kandev_nb import Session
+from kandev_nb.notebook import magic
+from kandev_nb.notebook.magic import interpolate, run_cell
 
 
 async def _close_all() -> None:

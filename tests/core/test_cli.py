@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from kandev_nb import cli
-from kandev_nb.cli import CLINotFoundError, CLIOptions, build_argv, child_env, find_cli
+from kandev_nb.wire import cli
+from kandev_nb.wire.cli import CLINotFoundError, CLIOptions, build_argv, child_env, find_cli
 
 
 def _fake_binary(path: Path) -> Path:

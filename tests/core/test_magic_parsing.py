@@ -3,12 +3,12 @@ from __future__ import annotations
 import pytest
 from IPython.core.error import UsageError
 
-from kandev_nb.magic import PromptError, interpolate, parse_options, transform_cell
+from kandev_nb.notebook.magic import PromptError, interpolate, parse_options, transform_cell
 
 
 def test_transform_makes_a_top_level_await() -> None:
     out = transform_cell(["%%claude --mode plan\n", "Fix {thing}\n", "now\n"])
-    assert out == ["await __import__('kandev_nb.magic').magic.run_cell('--mode plan', 'Fix {thing}\\nnow\\n');\n"]
+    assert out == ["await __import__('kandev_nb.notebook.magic').notebook.magic.run_cell('--mode plan', 'Fix {thing}\\nnow\\n');\n"]
 
 
 def test_transform_leaves_other_cells_and_help_alone() -> None:

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from kandev_nb.permissions import Approval, RootBypassError, Rules, cli_permission_mode
+from kandev_nb.agent.permissions import Approval, RootBypassError, Rules, cli_permission_mode
 
 
 async def test_approval_is_answered_exactly_once() -> None:

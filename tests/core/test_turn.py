@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-from kandev_nb import events as ev
-from kandev_nb import tools as t
-from kandev_nb.turn import Turn, compact_events
+from kandev_nb.agent import events as ev
+from kandev_nb.agent import tools as t
+from kandev_nb.agent.turn import Turn, compact_events
 
 
 def _call(tool_id: str) -> ev.ToolCall:

@@ -179,7 +179,7 @@ def test_kernel_interrupt_while_a_card_waits_withdraws_it_and_keeps_the_session(
     assert not target.exists()
     history = repr(scripted_model.main_requests[-1].messages)
     assert "The code word is heron." in history and "Request interrupted by user" in history
-    assert kernel.eval("[type(e).__name__ for e in kandev_nb.magic._turns[-2].events"
+    assert kernel.eval("[type(e).__name__ for e in kandev_nb.notebook.magic._turns[-2].events"
                        " if type(e).__name__.startswith('Permission')]") == [
         "PermissionRequest", "PermissionCancelled"]
 

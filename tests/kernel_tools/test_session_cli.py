@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from kandev_nb.agent.session import Session, SessionConfig
 from kandev_nb.kernel_tools import KernelTools, KernelToolsOptions, with_kernel_tools
-from kandev_nb.session import Session, SessionConfig
 from kandev_nb.testing import Reply, ScriptedModelServer, text, tool_use
 from tests.kernel_tools.conftest import result_text, tool_results
 

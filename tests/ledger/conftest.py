@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from kandev_nb import events as ev
+from kandev_nb.agent import events as ev
+from kandev_nb.agent.tools import normalize_tool_call
+from kandev_nb.agent.turn import Turn
 from kandev_nb.ledger import ENV_LEDGER, RunLedger
 from kandev_nb.testing.model_server import ScriptedModelServer
-from kandev_nb.tools import normalize_tool_call
-from kandev_nb.turn import Turn
 
 
 def cli_env(server: ScriptedModelServer, home: Path) -> dict[str, str]:

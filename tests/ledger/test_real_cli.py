@@ -20,10 +20,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from kandev_nb import events as ev
 from kandev_nb._version import __version__
+from kandev_nb.agent import events as ev
+from kandev_nb.agent.session import Session
+from kandev_nb.agent.turn import Turn
 from kandev_nb.ledger import RunLedger
-from kandev_nb.session import Session
 from kandev_nb.testing.model_server import (
     HttpError,
     RecordedRequest,
@@ -34,7 +35,6 @@ from kandev_nb.testing.model_server import (
     text,
     tool_use,
 )
-from kandev_nb.turn import Turn
 from tests.ledger.conftest import cli_env
 
 FAIL = "please fail now"

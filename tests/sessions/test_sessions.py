@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from kandev_nb.attachments import AttachmentError, attach, prompt_with_attachments
-from kandev_nb.session import Session
+from kandev_nb.agent.session import Session
+from kandev_nb.notebook.attachments import AttachmentError, attach, prompt_with_attachments
 from kandev_nb.testing import (
     HttpError,
     RecordedRequest,

@@ -4,8 +4,8 @@
     python -m tests.transcripts.record -v 2.1.197 files # some of them
     python -m tests.transcripts.record --events-only    # only rewrite the *.events.json
 
-Each scenario drives a real :class:`~kandev_nb.session.Session` through
-:func:`~kandev_nb.recorder.recording_factory` and writes
+Each scenario drives a real :class:`~kandev_nb.agent.session.Session` through
+:func:`~kandev_nb.wire.recorder.recording_factory` and writes
 ``tests/transcripts/<version>/<scenario>.jsonl`` (temporary paths rewritten to
 ``/home/user/project`` and ``/home/user``), then the adapter's events for its "out" lines
 to ``<scenario>.events.json``, which the transcript tests compare against. Review the
@@ -25,9 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kandev_nb import events as ev
-from kandev_nb.recorder import load_transcript, recording_factory
-from kandev_nb.session import Session
+from kandev_nb.agent import events as ev
+from kandev_nb.agent.session import Session
 from kandev_nb.testing import (
     Reply,
     ScriptedModelServer,
@@ -38,6 +37,7 @@ from kandev_nb.testing import (
     thinking,
     tool_use,
 )
+from kandev_nb.wire.recorder import load_transcript, recording_factory
 from tests.transcripts.replay import adapter_events, events_json
 
 HERE = Path(__file__).parent

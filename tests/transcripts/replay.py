@@ -8,11 +8,16 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from kandev_nb import events as ev
-from kandev_nb.adapter import Adapter
-from kandev_nb.protocol import ControlCancelRequest, ControlRequest, ControlResponse, parse_line
-from kandev_nb.recorder import Entry, out_lines
-from kandev_nb.transport import LineFramer, LineTooLong
+from kandev_nb.agent import events as ev
+from kandev_nb.agent.adapter import Adapter
+from kandev_nb.wire.protocol import (
+    ControlCancelRequest,
+    ControlRequest,
+    ControlResponse,
+    parse_line,
+)
+from kandev_nb.wire.recorder import Entry, out_lines
+from kandev_nb.wire.transport import LineFramer, LineTooLong
 
 _EVENTS: TypeAdapter[list[ev.AgentEvent]] = TypeAdapter(list[ev.AgentEvent])
 

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from kandev_nb import events as ev
+from kandev_nb.agent import events as ev
 from kandev_nb.testing.clis import pinned_cli
-from kandev_nb.transport import LineTooLong, Transport
-from kandev_nb.transport_ws import WebSocketTransport, websocket_transport_factory
+from kandev_nb.wire.transport import LineTooLong, Transport
+from kandev_nb.wire.websocket import WebSocketTransport, websocket_transport_factory
 
 HERE = Path(__file__).parent
 RELAY = str(HERE / "rechunk_relay.py")

@@ -11,17 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from kandev_nb import events as ev
-from kandev_nb.session import Session, TransportFactory
+from kandev_nb.agent import events as ev
+from kandev_nb.agent.session import Session, TransportFactory
+from kandev_nb.agent.turn import Turn
 from kandev_nb.testing import Reply, ScriptedModelServer, ScriptEntry, scripted_env, text, tool_use
 from kandev_nb.testing.clis import pinned_cli
-from kandev_nb.transport import StdioTransport
-from kandev_nb.transport_ws import (
+from kandev_nb.wire.transport import StdioTransport
+from kandev_nb.wire.websocket import (
     SdkUrlUnsupportedError,
     WebSocketTransport,
     websocket_transport_factory,
 )
-from kandev_nb.turn import Turn
 from tests.transport_ws.conftest import (
     RecordingFactory,
     approve_all,

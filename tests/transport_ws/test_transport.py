@@ -15,11 +15,11 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
-from kandev_nb.cli import CLIOptions, build_argv, child_env
-from kandev_nb.protocol import control_request, control_success, user_message
 from kandev_nb.testing import Reply, ScriptedModelServer, ScriptEntry, scripted_env, text, tool_use
-from kandev_nb.transport import CLIProcessError, LineTooLong
-from kandev_nb.transport_ws import (
+from kandev_nb.wire.cli import CLIOptions, build_argv, child_env
+from kandev_nb.wire.protocol import control_request, control_success, user_message
+from kandev_nb.wire.transport import CLIProcessError, LineTooLong
+from kandev_nb.wire.websocket import (
     DEFAULT_CONNECT_TIMEOUT,
     CLIWebSocketServer,
     WebSocketTransport,

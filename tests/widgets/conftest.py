@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from kandev_nb.widgets.recording import Recorder, record_comms
+from kandev_nb.notebook.widgets.recording import Recorder, record_comms
 
 
 @pytest.fixture

@@ -6,12 +6,12 @@ import asyncio
 import threading
 from typing import Any
 
-from kandev_nb import events as ev
-from kandev_nb import tools as t
-from kandev_nb.permissions import Approval
-from kandev_nb.widgets import TurnView
-from kandev_nb.widgets.approval import ApprovalCard
-from kandev_nb.widgets.recording import Recorder
+from kandev_nb.agent import events as ev
+from kandev_nb.agent import tools as t
+from kandev_nb.agent.permissions import Approval
+from kandev_nb.notebook.widgets import TurnView
+from kandev_nb.notebook.widgets.approval import ApprovalCard
+from kandev_nb.notebook.widgets.recording import Recorder
 from tests.widgets.test_view import find
 
 

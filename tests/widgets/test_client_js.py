@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from kandev_nb.widgets.stream import ASSETS
+from kandev_nb.notebook.widgets.stream import ASSETS
 
 NODE = shutil.which("node")
 pytestmark = pytest.mark.skipif(NODE is None, reason="needs node")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kandev_nb import events as ev
-from kandev_nb.session import Session
+from kandev_nb.agent import events as ev
+from kandev_nb.agent.session import Session
+from kandev_nb.notebook.widgets import TurnView
+from kandev_nb.notebook.widgets.recording import Recorder
 from kandev_nb.testing import Reply, ScriptedModelServer, text, thinking, tool_use
-from kandev_nb.widgets import TurnView
-from kandev_nb.widgets.recording import Recorder
 from tests.widgets.test_static import plain
 
 

@@ -9,10 +9,10 @@ import re
 import nbformat
 from nbconvert import HTMLExporter, MarkdownExporter
 
-from kandev_nb import events as ev
-from kandev_nb import tools as t
-from kandev_nb.turn import Turn
-from kandev_nb.widgets import mime_bundle, render_html, render_markdown
+from kandev_nb.agent import events as ev
+from kandev_nb.agent import tools as t
+from kandev_nb.agent.turn import Turn
+from kandev_nb.notebook.widgets import mime_bundle, render_html, render_markdown
 from tests.widgets.widget_events import call, complete, result
 
 

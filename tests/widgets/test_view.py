@@ -7,11 +7,11 @@ from typing import Any
 import ipywidgets as w
 import pytest
 
-from kandev_nb import events as ev
-from kandev_nb import tools as t
-from kandev_nb.widgets import TurnView
-from kandev_nb.widgets.recording import Recorder
-from kandev_nb.widgets.stream import StreamText
+from kandev_nb.agent import events as ev
+from kandev_nb.agent import tools as t
+from kandev_nb.notebook.widgets import TurnView
+from kandev_nb.notebook.widgets.recording import Recorder
+from kandev_nb.notebook.widgets.stream import StreamText
 from tests.widgets.conftest import Clock
 from tests.widgets.widget_events import call, complete, result
 
@@ -269,7 +269,7 @@ def test_finish_closes_every_widget_and_returns_the_static_bundle(rec: Recorder,
     opened = {m.comm_id for m in rec.messages if m.kind == "open"}
     bundle = v.finish()
     closed = {m.comm_id for m in rec.messages if m.kind == "close"}
-    from kandev_nb.widgets.stream import kandev_lib
+    from kandev_nb.notebook.widgets.stream import kandev_lib
 
     assert opened - closed <= {kandev_lib().model_id}  # only the per-kernel library stays
     assert v.root is None and not v.cards

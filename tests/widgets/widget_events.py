@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kandev_nb import events as ev
-from kandev_nb import tools as t
+from kandev_nb.agent import events as ev
+from kandev_nb.agent import tools as t
 
 
 def call(tool_id: str, name: str, tool_input: dict[str, Any], parent: str | None = None) -> ev.ToolCall:

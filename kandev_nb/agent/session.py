@@ -29,18 +29,26 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Self
 
-from kandev_nb import events as ev
-from kandev_nb.adapter import Adapter
-from kandev_nb.cli import CLINotFoundError, CLIOptions, build_argv, child_env, cli_version, find_cli
-from kandev_nb.control import ControlError, ControlPlane
-from kandev_nb.permissions import (
+from kandev_nb.agent import events as ev
+from kandev_nb.agent.adapter import Adapter
+from kandev_nb.agent.permissions import (
     Approval,
     ApprovalPolicy,
     Decision,
     cli_permission_mode,
     mode_from_cli,
 )
-from kandev_nb.protocol import (
+from kandev_nb.agent.turn import Turn
+from kandev_nb.wire.cli import (
+    CLINotFoundError,
+    CLIOptions,
+    build_argv,
+    child_env,
+    cli_version,
+    find_cli,
+)
+from kandev_nb.wire.control import ControlError, ControlPlane
+from kandev_nb.wire.protocol import (
     ControlCancelRequest,
     ControlRequest,
     ControlResponse,
@@ -50,14 +58,13 @@ from kandev_nb.protocol import (
     parse_line,
     user_message,
 )
-from kandev_nb.transport import (
+from kandev_nb.wire.transport import (
     CLIProcessError,
     LineTooLong,
     StdioTransport,
     Transport,
     TransportClosedError,
 )
-from kandev_nb.turn import Turn
 
 __all__ = ["Consumer", "Session", "SessionClosedError", "SessionConfig", "SessionState", "TurnInProgressError"]
 
@@ -143,7 +150,7 @@ class Session:
     Args:
         config: a :class:`SessionConfig`; keyword arguments override its fields.
         transport_factory: ``(argv, env, cwd) -> Transport``; defaults to a
-            :class:`~kandev_nb.transport.StdioTransport`. Tests and the WebSocket transport
+            :class:`~kandev_nb.wire.transport.StdioTransport`. Tests and the WebSocket transport
             plug in here.
         name: a label for the ledger and the widgets ("default" for the magic's session).
     """
@@ -393,7 +400,7 @@ class Session:
         In every mode but autonomous, a tool outside :data:`NO_APPROVAL_NOTE` whose result
         arrives with no can_use_tool before it was allowed by the CLI's own permission
         settings: a ``permissions.allow`` rule of the user, the mode (acceptEdits), or its
-        read-only classification of a shell command. A :class:`~kandev_nb.events.PermissionDecided`
+        read-only classification of a shell command. A :class:`~kandev_nb.agent.events.PermissionDecided`
         with ``decided_by="settings"`` is put before its ToolUpdate, so the tool's record and
         card show who decided. On CLIs that report it (2.1.332), the reason comes from the
         message's ``tool_result_meta[].permission_decision`` (`source`, `reason_type`).
@@ -699,7 +706,7 @@ class Session:
         a new one in bypassPermissions mode that resumes the conversation (``--resume``).
 
         Raises:
-            ValueError, RootBypassError: see :func:`kandev_nb.permissions.cli_permission_mode`.
+            ValueError, RootBypassError: see :func:`kandev_nb.agent.permissions.cli_permission_mode`.
             ControlError: the CLI refused the mode.
             ControlTimeoutError: the CLI did not answer within 30 s.
         """

@@ -3,7 +3,7 @@
 Instead of stdin/stdout, the CLI opens a WebSocket to ``ws://HOST:PORT/ws/cli/<key>/<token>``
 and exchanges the same stream-json lines over it, both ways. Everything above the transport
 (control plane, adapter, widgets, ledger) is unchanged: :class:`WebSocketTransport` is a
-:class:`~kandev_nb.transport.Transport` like :class:`~kandev_nb.transport.StdioTransport`.
+:class:`~kandev_nb.wire.transport.Transport` like :class:`~kandev_nb.wire.transport.StdioTransport`.
 
 The CLI is still a local child process. It runs inside a :class:`StdioTransport` (own
 session, ``PR_SET_PDEATHSIG``, bounded close, killed at exit) whose stdout stays silent in
@@ -15,7 +15,7 @@ What was measured with CLI 2.1.118 (the last good version; see :data:`SDK_URL_RE
   the transport counts as connected when the socket opens (``system/init`` only follows the
   first user message, and hooks can delay it further).
 * Every CLI message is one text frame holding one line with its ``"\\n"``. We still frame
-  bytes with :class:`~kandev_nb.transport.LineFramer`, so a message may hold several lines
+  bytes with :class:`~kandev_nb.wire.transport.LineFramer`, so a message may hold several lines
   or part of one, as text or binary.
 * The CLI sends ``{"type":"keep_alive"}`` every 300 s and ignores ours; the session does not
   count keep_alive as activity.
@@ -53,8 +53,8 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 from websockets.protocol import State
 
-from kandev_nb.cli import cli_version
-from kandev_nb.transport import (
+from kandev_nb.wire.cli import cli_version
+from kandev_nb.wire.transport import (
     DEFAULT_MAX_LINE_BYTES,
     CLIProcessError,
     LineFramer,
@@ -77,7 +77,7 @@ __all__ = [
 log = logging.getLogger("kandev_nb")
 
 TransportFactory = Callable[[list[str], dict[str, str], str], Transport]
-"""``(argv, env, cwd) -> Transport``, what :class:`kandev_nb.session.Session` accepts."""
+"""``(argv, env, cwd) -> Transport``, what :class:`kandev_nb.agent.session.Session` accepts."""
 
 SDK_URL_REFUSED_FROM: Final = (2, 1, 121)
 """The first CLI version that refuses ``--sdk-url`` to hosts other than Anthropic's."""
@@ -242,7 +242,7 @@ class WebSocketTransport(Transport):
 
     Args:
         argv: the CLI's command line without ``--sdk-url`` (see
-            :func:`kandev_nb.cli.build_argv`); ``--sdk-url <url>`` is appended.
+            :func:`kandev_nb.wire.cli.build_argv`); ``--sdk-url <url>`` is appended.
         env: the child's environment (``CLAUDECODE`` is removed again here).
         cwd: the working directory.
         server: the server to attach to (default: a new loopback one for this transport).
@@ -525,7 +525,7 @@ def websocket_transport_factory(
     check_version: bool = True,
     on_stderr: Callable[[str], None] | None = None,
 ) -> TransportFactory:
-    """A `transport_factory` for :class:`kandev_nb.session.Session` using the WebSocket transport.
+    """A `transport_factory` for :class:`kandev_nb.agent.session.Session` using the WebSocket transport.
 
     Every transport it makes shares one :class:`CLIWebSocketServer` on `host`:`port` (one
     path and token per CLI process).

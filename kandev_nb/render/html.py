@@ -32,8 +32,8 @@ from pygments.styles.default import DefaultStyle
 from pygments.token import Whitespace
 from pygments.util import ClassNotFound
 
-from kandev_nb import events as ev
-from kandev_nb import tools as t
+from kandev_nb.agent import events as ev
+from kandev_nb.agent import tools as t
 
 __all__ = [
     "HIGHLIGHT_MAX_CHARS",

@@ -30,9 +30,20 @@ import math
 import re
 from typing import Any
 
-from kandev_nb import debug
-from kandev_nb import events as ev
-from kandev_nb.protocol import (
+from kandev_nb.agent import debug
+from kandev_nb.agent import events as ev
+from kandev_nb.agent.tools import (
+    CreateTask,
+    ManageTodos,
+    NormalizedPayload,
+    TodoItem,
+    map_todo_status,
+    normalize_tool_call,
+    normalize_tool_result,
+    tool_result_text,
+    tool_title,
+)
+from kandev_nb.wire.protocol import (
     AssistantMessage,
     ControlCancelRequest,
     ControlRequest,
@@ -47,21 +58,10 @@ from kandev_nb.protocol import (
     UserMessage,
     WireMessage,
 )
-from kandev_nb.tools import (
-    CreateTask,
-    ManageTodos,
-    NormalizedPayload,
-    TodoItem,
-    map_todo_status,
-    normalize_tool_call,
-    normalize_tool_result,
-    tool_result_text,
-    tool_title,
-)
 
 __all__ = ["DEFAULT_CONTEXT_WINDOW", "INTERRUPTED_TEXT", "Adapter"]
 
-log = logging.getLogger("kandev_nb.adapter")
+log = logging.getLogger("kandev_nb.agent.adapter")
 
 DEFAULT_CONTEXT_WINDOW = 200_000
 """Tokens assumed until a result reports the model's `contextWindow`."""
@@ -120,7 +120,7 @@ class Adapter:
     Args:
         resumed: the session was started with ``--resume`` (its `session_status` says so).
         observer: ``(msg, events) -> None`` called after each message; its exceptions are
-            logged and ignored. Default: the debug logs and spans of :mod:`kandev_nb.debug`
+            logged and ignored. Default: the debug logs and spans of :mod:`kandev_nb.agent.debug`
             when ``KANDEV_DEBUG_AGENT_MESSAGES=true``, else none.
 
     Attributes:
@@ -178,7 +178,7 @@ class Adapter:
         """The events for one wire message, in order (possibly none).
 
         Never raises: a message that makes the adapter fail becomes one
-        :class:`~kandev_nb.events.Unknown` event (reason "adapter error: ...") and the
+        :class:`~kandev_nb.agent.events.Unknown` event (reason "adapter error: ...") and the
         state stays as it was before the failing step.
         """
         if type(msg) is StreamEvent:  # the hot path: most lines are deltas

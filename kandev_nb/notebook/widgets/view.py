@@ -29,13 +29,13 @@ from typing import Any
 
 import ipywidgets as w
 
-from kandev_nb import events as ev
-from kandev_nb.turn import Turn
-from kandev_nb.widgets import render as r
-from kandev_nb.widgets import static
-from kandev_nb.widgets.approval import ApprovalCard
-from kandev_nb.widgets.cards import TodoCard, ToolCard, WidgetFactory
-from kandev_nb.widgets.stream import StreamText, Throttle
+from kandev_nb.agent import events as ev
+from kandev_nb.agent.turn import Turn
+from kandev_nb.notebook.widgets.approval import ApprovalCard
+from kandev_nb.notebook.widgets.cards import TodoCard, ToolCard, WidgetFactory
+from kandev_nb.notebook.widgets.stream import StreamText, Throttle
+from kandev_nb.render import html as r
+from kandev_nb.render import static
 
 __all__ = ["TurnView"]
 
@@ -52,12 +52,12 @@ class TurnView:
             button thread); if it returns an awaitable, that is run on the view's loop.
         interval_s: minimum seconds between two text updates (0.05 s: <= 20 updates/s).
         min_chars, max_wait_s: fewer than `min_chars` buffered characters wait up to
-            `max_wait_s` seconds (see :class:`~kandev_nb.widgets.stream.Throttle`).
+            `max_wait_s` seconds (see :class:`~kandev_nb.notebook.widgets.stream.Throttle`).
         tick_s: seconds between two activity-line updates while the turn runs.
         clock: monotonic seconds (injectable for simulated time).
 
     Attributes:
-        turn: the view's own :class:`~kandev_nb.turn.Turn` record, built from the events.
+        turn: the view's own :class:`~kandev_nb.agent.turn.Turn` record, built from the events.
         root: the root ``VBox`` (None after :meth:`finish`).
         cards: tool cards by `tool_use_id`; approvals: approval cards by `request_id`.
         text_updates: number of "append" messages sent for streamed text; deltas: text and

@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import datetime as dt
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kandev_nb import events as ev
+from kandev_nb.agent import events as ev
 
-__all__ = ["ToolRecord", "Turn", "compact_events"]
+__all__ = ["DISPLAY_RENDERERS", "ToolRecord", "Turn", "compact_events"]
+
+DISPLAY_RENDERERS: dict[str, Callable[[Turn], str]] = {}
+"""MIME type -> renderer of a finished :class:`Turn` for IPython's rich display.
+
+Filled by ``kandev_nb/__init__.py`` with :mod:`kandev_nb.render.static` (the agent layer does
+not import the renderers above it); empty, a Turn displays as its ``repr``."""
 
 
 def compact_events(events: list[ev.AgentEvent]) -> list[ev.AgentEvent]:
@@ -170,15 +177,13 @@ class Turn:
         """Messages the adapter did not understand, kept for inspection."""
         return [e for e in self.events if isinstance(e, ev.Unknown)]
 
-    def _repr_html_(self) -> str:
-        from kandev_nb.widgets.static import render_html
+    def _repr_html_(self) -> str | None:
+        render = DISPLAY_RENDERERS.get("text/html")
+        return render(self) if render else None
 
-        return render_html(self)
-
-    def _repr_markdown_(self) -> str:
-        from kandev_nb.widgets.static import render_markdown
-
-        return render_markdown(self)
+    def _repr_markdown_(self) -> str | None:
+        render = DISPLAY_RENDERERS.get("text/markdown")
+        return render(self) if render else None
 
     def __repr__(self) -> str:
         state = "done" if self.done else "running"

@@ -1,6 +1,6 @@
 """Debug logs and tracing of the adapter, as in the seed ("Debug & Tracing").
 
-With ``KANDEV_DEBUG_AGENT_MESSAGES=true`` every :class:`~kandev_nb.adapter.Adapter` gets a
+With ``KANDEV_DEBUG_AGENT_MESSAGES=true`` every :class:`~kandev_nb.agent.adapter.Adapter` gets a
 :class:`DebugObserver` that writes two JSONL files per adapter (one per session):
 
 - ``raw-streamjson-<id>.jsonl``: each message the adapter received, as decoded (control
@@ -29,11 +29,11 @@ import uuid
 from pathlib import Path
 from typing import IO, Any, Protocol
 
-from kandev_nb import events as ev
+from kandev_nb.agent import events as ev
 
 __all__ = ["ENV_DEBUG", "ENV_DEBUG_DIR", "DebugObserver", "Observer", "debug_enabled", "from_env"]
 
-log = logging.getLogger("kandev_nb.debug")
+log = logging.getLogger("kandev_nb.agent.debug")
 
 ENV_DEBUG = "KANDEV_DEBUG_AGENT_MESSAGES"
 ENV_DEBUG_DIR = "KANDEV_DEBUG_DIR"

@@ -14,7 +14,7 @@ Why an anywidget with an "append" message (measured by ``python -m kandev_nb.ben
   the :class:`KandevLib` widget; each text segment carries only a 0.7 KB loader.
 * The final rendering is exact anyway: when the turn ends, the view is replaced by the
   static rendering of the whole text (markdown-it-py + Pygments), see
-  :mod:`kandev_nb.widgets.static`.
+  :mod:`kandev_nb.render.static`.
 
 Protocol of :class:`StreamText` (custom messages):
 

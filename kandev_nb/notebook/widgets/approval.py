@@ -1,6 +1,6 @@
 """The approval card: what a can_use_tool request will do, and the buttons that answer it.
 
-Buttons only call the request's :class:`~kandev_nb.permissions.Approval` (``allow``,
+Buttons only call the request's :class:`~kandev_nb.agent.permissions.Approval` (``allow``,
 ``allow(always=True)``, ``allow(updated_input=...)``, ``deny(reason)``), which is thread-safe
 and once-only, and set traits. The card learns the outcome from ``approval.on_decided`` and
 from the ``PermissionDecided`` / ``PermissionCancelled`` events (:meth:`ApprovalCard.decided`),
@@ -19,11 +19,11 @@ from typing import Any
 
 import ipywidgets as w
 
-from kandev_nb import events as ev
-from kandev_nb import tools as t
-from kandev_nb.permissions import Decision
-from kandev_nb.widgets import render as r
-from kandev_nb.widgets.cards import WidgetFactory
+from kandev_nb.agent import events as ev
+from kandev_nb.agent import tools as t
+from kandev_nb.agent.permissions import Decision
+from kandev_nb.notebook.widgets.cards import WidgetFactory
+from kandev_nb.render import html as r
 
 __all__ = ["ApprovalCard", "what_html"]
 

@@ -9,10 +9,10 @@ decoded JSON object, or the line's text when it was not JSON), "stderr" a line o
 stderr, "exit" its exit code (an int, or null if unknown), and "meta" (the first entry,
 our addition) ``{"argv": [...], "cwd": ...}``. `t` is seconds since the transport started.
 
-:class:`RecordingTransport` wraps any :class:`~kandev_nb.transport.Transport`; the easy
+:class:`RecordingTransport` wraps any :class:`~kandev_nb.wire.transport.Transport`; the easy
 way in is ``Session(transport_factory=recording_factory("run.jsonl"))``.
 :class:`ReplayTransport` plays the "out" lines of a recording back to a
-:class:`~kandev_nb.session.Session` (or anything else), releasing each part of the
+:class:`~kandev_nb.agent.session.Session` (or anything else), releasing each part of the
 recording only once the client has sent what came before it (see its docstring).
 """
 
@@ -25,8 +25,8 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from kandev_nb.protocol import decode_json
-from kandev_nb.transport import LineTooLong, StdioTransport, Transport, TransportClosedError
+from kandev_nb.wire.protocol import decode_json
+from kandev_nb.wire.transport import LineTooLong, StdioTransport, Transport, TransportClosedError
 
 __all__ = [
     "RecordingTransport",
@@ -102,7 +102,7 @@ class RecordingTransport(Transport):
     """A transport that writes everything passing through `inner` to a transcript file.
 
     Args:
-        inner: the real transport (usually a :class:`~kandev_nb.transport.StdioTransport`).
+        inner: the real transport (usually a :class:`~kandev_nb.wire.transport.StdioTransport`).
         path: the JSONL file to write.
         rewrite: literal substrings replaced in every written line (e.g. a temporary
             directory -> ``/home/user/project``), so that committed transcripts are stable.
@@ -211,7 +211,7 @@ def recording_factory(
         path: the transcript file; the first process truncates it (unless `append`), later
             ones (a session restarted after the CLI died) append to it.
         inner: makes the real transport from ``(argv, env, cwd)``; default a
-            :class:`~kandev_nb.transport.StdioTransport`.
+            :class:`~kandev_nb.wire.transport.StdioTransport`.
         rewrite: see :class:`RecordingTransport`.
         append: the first process appends too (a second session continuing a recording).
     """

@@ -104,7 +104,7 @@ class CLIOptions:
     """What the CLI is launched with. Paths are strings so that options stay hashable.
 
     `permission_mode` is the CLI's own value (default, plan, acceptEdits, bypassPermissions);
-    see :func:`kandev_nb.permissions.cli_permission_mode`.
+    see :func:`kandev_nb.agent.permissions.cli_permission_mode`.
     """
 
     model: str | None = None

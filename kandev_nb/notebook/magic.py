@@ -1,11 +1,11 @@
-"""The `%%claude` cell magic: a shell over :class:`~kandev_nb.session.Session`.
+"""The `%%claude` cell magic: a shell over :class:`~kandev_nb.agent.session.Session`.
 
 A `%%claude` cell must block until the turn ends (so Run All, nbclient and papermill run in
 order) while button clicks still reach Python. Measured (DESIGN.md): only a cell whose body
 is a top-level ``await`` does both on ipykernel >= 7.4. So `%%claude` is an IPython *input
 transformer* that rewrites the cell into::
 
-    await __import__("kandev_nb.magic").magic.run_cell('<options>', '<prompt>');
+    await __import__("kandev_nb.notebook.magic").notebook.magic.run_cell('<options>', '<prompt>');
 
 The trailing semicolon keeps the Turn out of ``Out[]``; use ``kandev_nb.last_turn()``.
 The kernel's interrupt arrives as CancelledError in that await; the session turns it into
@@ -26,12 +26,12 @@ from typing import Any
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
 from kandev_nb import kernel_tools
-from kandev_nb.attachments import AttachmentError, attach, prompt_with_attachments
-from kandev_nb.cli import CLINotFoundError
-from kandev_nb.permissions import MODES, ApprovalPolicy
-from kandev_nb.session import Session, SessionConfig
-from kandev_nb.transport import CLIProcessError
-from kandev_nb.turn import Turn
+from kandev_nb.agent.permissions import MODES, ApprovalPolicy
+from kandev_nb.agent.session import Session, SessionConfig
+from kandev_nb.agent.turn import Turn
+from kandev_nb.notebook.attachments import AttachmentError, attach, prompt_with_attachments
+from kandev_nb.wire.cli import CLINotFoundError
+from kandev_nb.wire.transport import CLIProcessError
 
 __all__ = [
     "NotebookSettings",
@@ -156,7 +156,7 @@ def transform_cell(lines: list[str]) -> list[str]:
         return lines
     options = (match.group("line") or "").strip()
     body = source[match.end():]
-    return [f"await __import__('kandev_nb.magic').magic.run_cell({options!r}, {body!r});\n"]
+    return [f"await __import__('kandev_nb.notebook.magic').notebook.magic.run_cell({options!r}, {body!r});\n"]
 
 
 # -- options -------------------------------------------------------------------------------
@@ -342,7 +342,7 @@ def _session_for(args: argparse.Namespace) -> tuple[Session, Session | None, _La
     if args.transport == "websocket":
         global _websocket_factory
         if _websocket_factory is None:
-            from kandev_nb.transport_ws import websocket_transport_factory
+            from kandev_nb.wire.websocket import websocket_transport_factory
 
             _websocket_factory = websocket_transport_factory()
         factory = _websocket_factory
@@ -499,8 +499,8 @@ async def _switch_mode(args: argparse.Namespace) -> None:
 
 
 def _live_view(prompt: str, session: Session) -> Any:
-    """A displayed :class:`~kandev_nb.widgets.TurnView` whose Stop button interrupts `session`."""
-    from kandev_nb.widgets import TurnView
+    """A displayed :class:`~kandev_nb.notebook.widgets.TurnView` whose Stop button interrupts `session`."""
+    from kandev_nb.notebook.widgets import TurnView
 
     view = TurnView(prompt, session_name=session.name, budget_usd=settings.budget_usd,
                     spent_before_usd=_spent(), on_stop=lambda: _interrupt_soon(session))

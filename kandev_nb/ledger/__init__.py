@@ -40,9 +40,9 @@ import sqlalchemy as sa
 from sqlalchemy.engine import URL, Connection, Dialect, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
-from kandev_nb import events as ev
 from kandev_nb._version import __version__
-from kandev_nb.turn import Turn
+from kandev_nb.agent import events as ev
+from kandev_nb.agent.turn import Turn
 
 __all__ = [
     "ENV_LEDGER",
@@ -521,7 +521,7 @@ class RunLedger:
         The new id is also stored as ``turn.meta["ledger_id"]``.
 
         Args:
-            turn: the :class:`~kandev_nb.turn.Turn` to record.
+            turn: the :class:`~kandev_nb.agent.turn.Turn` to record.
             notebook: the notebook's path, if known.
             execution_count: the cell's execution count, if known.
 

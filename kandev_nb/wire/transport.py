@@ -2,7 +2,7 @@
 
 :class:`Transport` is the seam (like httpx's transports): ``start``, ``send``, ``lines``,
 ``close``. :class:`StdioTransport` runs the CLI as a child process; tests and replays can
-pass any other implementation to :class:`kandev_nb.session.Session`.
+pass any other implementation to :class:`kandev_nb.agent.session.Session`.
 
 :class:`LineFramer` is pure: bytes in, complete lines out. It splits on ``b"\\n"`` only
 (never on U+2028, which may appear inside JSON strings), works across any chunk boundary
@@ -196,8 +196,8 @@ class StdioTransport(Transport):
     gets ``PR_SET_PDEATHSIG=SIGKILL`` on Linux, and :func:`kill_all_children` runs at exit.
 
     Args:
-        argv: the full command line (see :func:`kandev_nb.cli.build_argv`).
-        env: the child's environment (see :func:`kandev_nb.cli.child_env`).
+        argv: the full command line (see :func:`kandev_nb.wire.cli.build_argv`).
+        env: the child's environment (see :func:`kandev_nb.wire.cli.child_env`).
         cwd: the working directory.
         on_stderr: called with each stderr line (text, no newline).
         max_line_bytes: lines longer than this become :class:`LineTooLong`.

@@ -13,7 +13,7 @@ import itertools
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from kandev_nb.protocol import ControlResponse, control_error, control_request, control_success
+from kandev_nb.wire.protocol import ControlResponse, control_error, control_request, control_success
 
 __all__ = ["ControlError", "ControlPlane", "ControlTimeoutError"]
 

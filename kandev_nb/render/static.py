@@ -1,4 +1,4 @@
-"""Static renderings of a finished (or running) :class:`~kandev_nb.turn.Turn`.
+"""Static renderings of a finished (or running) :class:`~kandev_nb.agent.turn.Turn`.
 
 :func:`render_html` and :func:`render_markdown` turn a Turn into self-contained HTML and
 Markdown: the answer (Markdown rendered, code coloured), thinking folded in ``<details>``,
@@ -8,7 +8,7 @@ durations, API turns, context gauge). :func:`mime_bundle` packs both with ``text
 for ``update_display``: this is what a saved notebook keeps, and what JupyterLab after a
 reload, nbconvert and kernel-less renderers show.
 
-Long outputs are cut to a preview (:func:`~kandev_nb.widgets.render.cut`); the note under
+Long outputs are cut to a preview (:func:`~kandev_nb.render.html.cut`); the note under
 each preview names the Python expression that holds the full text (``turn.tools[...]``),
 so nothing is lost, and a 5 MB shell output does not end up in the notebook file.
 
@@ -22,10 +22,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kandev_nb import events as ev
-from kandev_nb import tools as t
-from kandev_nb.turn import ToolRecord, Turn
-from kandev_nb.widgets import render as r
+from kandev_nb.agent import events as ev
+from kandev_nb.agent import tools as t
+from kandev_nb.agent.turn import ToolRecord, Turn
+from kandev_nb.render import html as r
 
 __all__ = ["mime_bundle", "render_html", "render_markdown"]
 
@@ -154,7 +154,7 @@ def render_html(turn: Turn) -> str:
     """The whole turn as one self-contained HTML fragment (inline styles, no scripts).
 
     Args:
-        turn: a :class:`~kandev_nb.turn.Turn`, finished or not (a running turn has no footer).
+        turn: a :class:`~kandev_nb.agent.turn.Turn`, finished or not (a running turn has no footer).
 
     Returns:
         ``<div class="kandev-turn kandev-static">...</div>``.

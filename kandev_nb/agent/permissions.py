@@ -69,7 +69,7 @@ MODES: tuple[PermissionMode, ...] = ("supervised", "plan", "acceptEdits", "auton
 DecidedBy = Literal["person", "policy", "timeout", "cancelled", "settings"]
 """Who answered: a person (a button, or the interrupt), a policy, the approval timeout, the
 CLI itself withdrawing the request ("cancelled"), or the CLI's own permission settings
-("settings": the tool ran without any request, see :func:`kandev_nb.session.Session`)."""
+("settings": the tool ran without any request, see :func:`kandev_nb.agent.session.Session`)."""
 
 _CLI_MODE: dict[str, str] = {
     "supervised": "default",

@@ -1,7 +1,7 @@
 """Live tool cards: one :class:`ToolCard` per `tool_use`, by NormalizedPayload kind.
 
 A card is a ``VBox`` holding one ``HTML`` (a ``<details>`` element built by
-:mod:`kandev_nb.widgets.render`, the same builders the static rendering uses), a "Show all"
+:mod:`kandev_nb.render.html`, the same builders the static rendering uses), a "Show all"
 button when an output was cut, and, for subagent cards, a box of nested cards and text for
 the events whose `parent_tool_use_id` is this card's `tool_use_id`.
 
@@ -17,9 +17,9 @@ from typing import TypeVar
 import ipywidgets as w
 from ipywidgets.widgets.widget_string import HTMLStyle
 
-from kandev_nb import events as ev
-from kandev_nb import tools as t
-from kandev_nb.widgets import render as r
+from kandev_nb.agent import events as ev
+from kandev_nb.agent import tools as t
+from kandev_nb.render import html as r
 
 __all__ = ["TodoCard", "ToolCard", "WidgetFactory"]
 

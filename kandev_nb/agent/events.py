@@ -12,8 +12,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kandev_nb.permissions import Approval
-from kandev_nb.tools import NormalizedPayload, TodoItem
+from kandev_nb.agent.permissions import Approval
+from kandev_nb.agent.tools import NormalizedPayload, TodoItem
 
 __all__ = [
     "AgentEvent",

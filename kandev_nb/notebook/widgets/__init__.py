@@ -16,18 +16,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kandev_nb.widgets.static import mime_bundle, render_html, render_markdown
+from kandev_nb.render.static import mime_bundle, render_html, render_markdown
 
 if TYPE_CHECKING:
-    from kandev_nb.widgets.view import TurnView
+    from kandev_nb.notebook.widgets.view import TurnView
 
 __all__ = ["TurnView", "mime_bundle", "render_html", "render_markdown"]
 
 
 def __getattr__(name: str) -> Any:
-    # TurnView imports ipywidgets/anywidget; keep `import kandev_nb.widgets` light for static use.
+    # TurnView imports ipywidgets/anywidget; keep `import kandev_nb.notebook.widgets` light for static use.
     if name == "TurnView":
-        from kandev_nb.widgets.view import TurnView
+        from kandev_nb.notebook.widgets.view import TurnView
 
         return TurnView
     raise AttributeError(name)

@@ -1,0 +1,139 @@
+"""The package is layered by stage, and imports point one way (issue 12).
+
+``wire`` (the CLI, transports, wire models, control plane) <- ``agent`` (adapter, events,
+turns, permissions, the Session) <- ``render`` (pure HTML/Markdown) / ``ledger`` /
+``kernel_tools`` <- ``notebook`` (the magic and widgets), and only the extension entry point
+``kandev_nb/__init__.py`` imports ``notebook``. ``testing`` ships the scripted model server
+and stands alone. Every import is checked, also those inside functions; cycles are checked
+among the imports that run at import time.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PKG = Path(__file__).resolve().parents[1] / "kandev_nb"
+ROOT_FILES = {"__init__.py", "_version.py", "errors.py"}
+SHARED = {"kandev_nb._version", "kandev_nb.errors"}  # importable from every stage
+ALLOWED: dict[str, set[str]] = {
+    "wire": set(),
+    "agent": {"wire"},
+    "render": {"agent", "wire"},
+    "ledger": {"agent", "wire"},
+    "kernel_tools": {"agent", "wire"},
+    "notebook": {"agent", "wire", "render", "ledger", "kernel_tools"},
+    "testing": set(),
+}
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in sorted(PKG.rglob("*.py")):
+        rel = path.relative_to(PKG.parent).with_suffix("")
+        parts = list(rel.parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    t = node.test
+    return (isinstance(t, ast.Name) and t.id == "TYPE_CHECKING") or (
+        isinstance(t, ast.Attribute) and t.attr == "TYPE_CHECKING"
+    )
+
+
+def _imports(module: str, *, import_time_only: bool) -> set[str]:
+    """The kandev_nb modules that ``module`` imports (explicit names, resolved to modules)."""
+    tree = ast.parse(MODULES[module].read_text())
+    is_pkg = MODULES[module].name == "__init__.py"
+    found: set[str] = set()
+
+    def visit(nodes: list[ast.stmt]) -> None:
+        for node in nodes:
+            if isinstance(node, ast.If) and _is_type_checking(node):
+                visit(node.orelse)
+                continue
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and import_time_only:
+                continue
+            if isinstance(node, ast.Import):
+                found.update(a.name for a in node.names if a.name.startswith("kandev_nb"))
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = module.split(".") if is_pkg else module.split(".")[:-1]
+                    anchor = anchor[: len(anchor) - node.level + 1]
+                    base = ".".join([*anchor, base] if base else anchor)
+                if base.startswith("kandev_nb"):
+                    for alias in node.names:
+                        sub = f"{base}.{alias.name}"
+                        found.add(sub if sub in MODULES else base)
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.stmt):
+                    visit([child])
+
+    visit(tree.body)
+    found.discard(module)
+    return found
+
+
+def _stage(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in ALLOWED else None
+
+
+def test_the_root_holds_only_the_entry_point_version_and_errors() -> None:
+    extra = {p.name for p in PKG.glob("*.py")} - ROOT_FILES
+    assert not extra, f"modules at the package root: {sorted(extra)}; put them in a stage package"
+    assert {p.name for p in PKG.iterdir() if p.is_dir() and (p / "__init__.py").exists()} <= set(ALLOWED)
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_imports_point_down(module: str) -> None:
+    stage = _stage(module)
+    if module == "kandev_nb":
+        return  # the extension entry point wires the stages together
+    wrong = []
+    for target in _imports(module, import_time_only=False):
+        if target in SHARED:
+            continue
+        other = _stage(target)
+        if other is None:
+            wrong.append(f"{target} (the package root; import the stage module itself)")
+        elif other != stage and other not in ALLOWED.get(stage or "", set()):
+            wrong.append(target)
+    assert not wrong, f"{module} ({stage}) imports against the direction: {sorted(wrong)}"
+
+
+def test_no_import_cycle_at_import_time() -> None:
+    graph = {m: _imports(m, import_time_only=True) & MODULES.keys() for m in MODULES}
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def dfs(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                return [*stack[stack.index(nxt):], nxt]
+            if nxt not in state and (cycle := dfs(nxt)):
+                return cycle
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for m in sorted(graph):
+        if m not in state and (cycle := dfs(m)):
+            pytest.fail("import cycle: " + " -> ".join(cycle))
+
+
+def test_no_module_is_over_600_lines() -> None:
+    long = {str(p.relative_to(PKG)): n for p in PKG.rglob("*.py") if (n := len(p.read_text().splitlines())) > 600}
+    assert not long, f"split these modules: {long}"
