@@ -11,12 +11,30 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kandev_nb._version import __version__
-from kandev_nb.agent.permissions import Approval, Decision, RootBypassError, Rules
+from kandev_nb.agent.permissions import Approval, Decision, Rules
 from kandev_nb.agent.session import Session, SessionConfig
 from kandev_nb.agent.turn import DISPLAY_RENDERERS, Turn
+from kandev_nb.errors import (
+    AttachmentError,
+    CLIInstallError,
+    CLINotFoundError,
+    CLIProcessError,
+    ControlError,
+    ControlTimeoutError,
+    KandevError,
+    LedgerError,
+    McpBridgeError,
+    PromptError,
+    RootBypassError,
+    SessionClosedError,
+    SessionError,
+    TransportClosedError,
+    TransportError,
+    TurnInProgressError,
+)
 from kandev_nb.notebook.magic import configure, last_turn, sessions, settings
 from kandev_nb.render.static import render_html, render_markdown
-from kandev_nb.wire.cli import CLINotFoundError, find_cli
+from kandev_nb.wire.cli import find_cli
 
 DISPLAY_RENDERERS.update({"text/html": render_html, "text/markdown": render_markdown})
 
@@ -26,13 +44,27 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Approval",
+    "AttachmentError",
+    "CLIInstallError",
     "CLINotFoundError",
+    "CLIProcessError",
+    "ControlError",
+    "ControlTimeoutError",
     "Decision",
+    "KandevError",
+    "LedgerError",
+    "McpBridgeError",
+    "PromptError",
     "RootBypassError",
     "Rules",
     "Session",
+    "SessionClosedError",
     "SessionConfig",
+    "SessionError",
+    "TransportClosedError",
+    "TransportError",
     "Turn",
+    "TurnInProgressError",
     "__version__",
     "configure",
     "find_cli",

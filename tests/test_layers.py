@@ -137,3 +137,24 @@ def test_no_import_cycle_at_import_time() -> None:
 def test_no_module_is_over_600_lines() -> None:
     long = {str(p.relative_to(PKG)): n for p in PKG.rglob("*.py") if (n := len(p.read_text().splitlines())) > 600}
     assert not long, f"split these modules: {long}"
+
+
+def test_every_error_is_a_kandev_error_and_exported() -> None:
+    import importlib
+    import inspect
+
+    import kandev_nb
+    from kandev_nb import errors
+
+    outside = {"kandev_nb.kernel_tools._run.RunStopped"}  # a BaseException raised inside user code
+    found = []
+    for module in MODULES:
+        mod = importlib.import_module(module)
+        for name, obj in vars(mod).items():
+            if inspect.isclass(obj) and issubclass(obj, BaseException) and obj.__module__ == module:
+                found.append(obj)
+                if f"{module}.{name}" not in outside:
+                    assert issubclass(obj, errors.KandevError), f"{module}.{name} is not a KandevError"
+    assert len(found) >= 15
+    assert set(errors.__all__) <= set(kandev_nb.__all__)
+    assert all((getattr(errors, n).__doc__ or "").strip() for n in errors.__all__)

@@ -50,6 +50,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from kandev_nb.errors import RootBypassError
+
 __all__ = [
     "MODES",
     "Approval",
@@ -77,14 +79,6 @@ _CLI_MODE: dict[str, str] = {
     "acceptEdits": "acceptEdits",
     "autonomous": "bypassPermissions",
 }
-
-
-class RootBypassError(RuntimeError):
-    """Autonomous mode was asked for as root without the explicit opt-in.
-
-    The CLI refuses ``bypassPermissions`` as root unless ``IS_SANDBOX=1`` is set; kandev-nb
-    never sets it on its own.
-    """
 
 
 def cli_permission_mode(mode: str, *, allow_root_bypass: bool = False) -> str:

@@ -39,6 +39,7 @@ from kandev_nb.agent.permissions import (
     mode_from_cli,
 )
 from kandev_nb.agent.turn import Turn
+from kandev_nb.errors import SessionClosedError, TurnInProgressError
 from kandev_nb.wire.cli import (
     CLINotFoundError,
     CLIOptions,
@@ -93,14 +94,6 @@ class SessionState(enum.Enum):
     READY = "ready"
     RUNNING = "running"
     CLOSED = "closed"
-
-
-class SessionClosedError(RuntimeError):
-    """The session was closed; make a new one."""
-
-
-class TurnInProgressError(RuntimeError):
-    """A turn is already running in this session; wait for it or interrupt it."""
 
 
 @dataclass

@@ -29,16 +29,14 @@ from mcp.server import Server
 from mcp.shared.memory import create_client_server_memory_streams
 from mcp.shared.message import ServerMessageMetadata, SessionMessage
 
+from kandev_nb.errors import McpBridgeError
+
 __all__ = ["McpBridge", "McpBridgeError"]
 
 log = logging.getLogger("kandev_nb")
 
 _REQUEST_CANCELLED = {"code": -32800, "message": "Request cancelled"}
 """What a request the server settled without answering (a cancelled call) is ended with."""
-
-
-class McpBridgeError(RuntimeError):
-    """The in-process server is not running (it failed, or the bridge was closed)."""
 
 
 class McpBridge:

@@ -43,6 +43,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from kandev_nb._version import __version__
 from kandev_nb.agent import events as ev
 from kandev_nb.agent.turn import Turn
+from kandev_nb.errors import LedgerError
 
 __all__ = [
     "ENV_LEDGER",
@@ -74,22 +75,6 @@ TimeLike: TypeAlias = "dt.datetime | dt.date | pd.Timestamp | str"
 _UTC = dt.UTC
 _Select: TypeAlias = "sa.Select[*tuple[Any, ...]]"
 _URL_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")
-
-
-class LedgerError(RuntimeError):
-    """The ledger could not be opened, written or read; the cause is ``__cause__``.
-
-    Raised by :meth:`RunLedger.record` when the write fails (disk full, database locked
-    for longer than the busy timeout, server gone) and by the constructor when the schema
-    cannot be created. Nothing was written when it is raised by ``record``.
-
-    Attributes:
-        url: the ledger's URL, with any password masked.
-    """
-
-    def __init__(self, message: str, *, url: str) -> None:
-        super().__init__(message)
-        self.url = url
 
 
 class UTCDateTime(sa.types.TypeDecorator[dt.datetime]):

@@ -13,14 +13,12 @@ import io
 from pathlib import Path
 from typing import Any
 
+from kandev_nb.errors import AttachmentError
+
 __all__ = ["AttachmentError", "attach", "prompt_with_attachments"]
 
 IMAGE_DIR = Path(".kandev") / "temp" / "images"
 _MAGIC = {b"\x89PNG": ".png", b"\xff\xd8\xff": ".jpg", b"GIF8": ".gif", b"RIFF": ".webp"}
-
-
-class AttachmentError(ValueError):
-    """An --attach item is neither an existing file nor an image value we can save."""
 
 
 def _image_bytes(value: Any) -> tuple[bytes, str] | None:

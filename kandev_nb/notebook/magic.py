@@ -29,6 +29,7 @@ from kandev_nb import kernel_tools
 from kandev_nb.agent.permissions import MODES, ApprovalPolicy
 from kandev_nb.agent.session import Session, SessionConfig
 from kandev_nb.agent.turn import Turn
+from kandev_nb.errors import PromptError
 from kandev_nb.notebook.attachments import AttachmentError, attach, prompt_with_attachments
 from kandev_nb.wire.cli import CLINotFoundError
 from kandev_nb.wire.transport import CLIProcessError
@@ -207,10 +208,6 @@ def parse_options(line: str) -> argparse.Namespace:
     """
     args: argparse.Namespace = parse_argstring(claude_help, line)
     return args
-
-
-class PromptError(ValueError):
-    """The prompt refers to a notebook variable that does not exist."""
 
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"

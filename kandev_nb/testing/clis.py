@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Final
 
 import platformdirs
 
+from kandev_nb.errors import CLIInstallError
+
 if TYPE_CHECKING:
     from kandev_nb.testing.model_server import ScriptedModelServer
 
@@ -48,20 +50,6 @@ NEWEST_PINNED: Final = "2.1.332"
 BUNDLED_SDK: Final = "claude-agent-sdk==0.2.189"
 NPM_PACKAGE: Final = "@anthropic-ai/claude-code"
 _VERSION_TIMEOUT = 60.0  # seconds; a cold first start of a 200 MB binary can be slow
-
-
-class CLIInstallError(RuntimeError):
-    """Installing a pinned CLI failed.
-
-    Attributes:
-        version: The CLI version that was being installed.
-        detail: The tail of the installer's output, or what was wrong.
-    """
-
-    def __init__(self, version: str, detail: str) -> None:
-        super().__init__(f"installing Claude Code CLI {version} failed: {detail}")
-        self.version = version
-        self.detail = detail
 
 
 def cli_dir() -> Path:

@@ -12,6 +12,8 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kandev_nb.errors import CLINotFoundError
+
 __all__ = [
     "ENV_CLI_PATH",
     "CLINotFoundError",
@@ -25,10 +27,6 @@ __all__ = [
 
 ENV_CLI_PATH = "KANDEV_CLAUDE_CLI"
 """Environment variable naming the `claude` binary to use."""
-
-
-class CLINotFoundError(FileNotFoundError):
-    """No Claude Code binary was found in any of the four places we look."""
 
 
 def bundled_cli() -> Path | None:

@@ -13,27 +13,10 @@ import itertools
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from kandev_nb.errors import ControlError, ControlTimeoutError
 from kandev_nb.wire.protocol import ControlResponse, control_error, control_request, control_success
 
 __all__ = ["ControlError", "ControlPlane", "ControlTimeoutError"]
-
-
-class ControlError(RuntimeError):
-    """The CLI answered one of our control_requests with ``subtype: "error"``.
-
-    Attributes:
-        subtype: the request's subtype ("initialize", "interrupt", ...).
-        error: the CLI's error text.
-    """
-
-    def __init__(self, subtype: str, error: str) -> None:
-        super().__init__(f"the CLI refused {subtype}: {error}")
-        self.subtype = subtype
-        self.error = error
-
-
-class ControlTimeoutError(TimeoutError):
-    """The CLI did not answer a control_request in time."""
 
 
 class ControlPlane:
@@ -67,7 +50,7 @@ class ControlPlane:
             await self._send(control_request(request_id, subtype, **fields))
             return await asyncio.wait_for(future, timeout)
         except TimeoutError as exc:
-            raise ControlTimeoutError(f"no answer to {subtype} within {timeout:g} s") from exc
+            raise ControlTimeoutError(subtype, timeout or 0.0) from exc
         finally:
             self._pending.pop(request_id, None)
 

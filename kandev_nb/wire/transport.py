@@ -28,6 +28,8 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from kandev_nb.errors import CLIProcessError, TransportClosedError
+
 __all__ = [
     "CLIProcessError",
     "LineFramer",
@@ -38,24 +40,6 @@ __all__ = [
 ]
 
 DEFAULT_MAX_LINE_BYTES = 256 * 1024 * 1024
-
-
-class TransportClosedError(ConnectionError):
-    """Writing to a transport whose CLI has exited or was closed."""
-
-
-class CLIProcessError(RuntimeError):
-    """The CLI process exited unexpectedly.
-
-    Attributes:
-        exit_code: the process's return code (negative: killed by that signal).
-        stderr: the last lines it wrote to stderr (at most 64 KiB).
-    """
-
-    def __init__(self, message: str, exit_code: int | None, stderr: str) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
-        self.stderr = stderr
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,179 @@
+"""Every error kandev-nb raises, in one tree.
+
+Catch :class:`KandevError` for anything of ours; each class also keeps the built-in base
+that callers caught before the tree existed (``except FileNotFoundError`` still catches
+:class:`CLINotFoundError`)::
+
+    KandevError
+    ├── CLINotFoundError          (FileNotFoundError)  no `claude` binary in the four places we look
+    ├── CLIInstallError           (RuntimeError)       a pinned test CLI could not be installed
+    ├── TransportError                                 the connection to the CLI process
+    │   ├── TransportClosedError  (ConnectionError)    writing to a CLI that exited or was closed
+    │   └── CLIProcessError       (RuntimeError)       the CLI exited unexpectedly: exit_code, stderr
+    │       └── SdkUrlUnsupportedError                 this CLI refuses --sdk-url (kandev_nb.wire.websocket)
+    ├── ControlError              (RuntimeError)       the CLI answered a control_request with an error
+    ├── ControlTimeoutError       (TimeoutError)       no control_response in time: subtype, timeout_s
+    ├── SessionError                                   misuse of a Session
+    │   ├── SessionClosedError    (RuntimeError)       the session was closed
+    │   └── TurnInProgressError   (RuntimeError)       a turn is already running
+    ├── RootBypassError           (RuntimeError)       autonomous mode as root without the opt-in
+    ├── McpBridgeError            (RuntimeError)       the in-kernel MCP server is not running
+    ├── LedgerError               (RuntimeError)       the ledger could not be opened, written or read: url
+    ├── PromptError               (ValueError)         `{name}` in a prompt names no notebook variable
+    └── AttachmentError           (ValueError)         an --attach item is no file and no image value
+
+Outside the tree on purpose: :class:`kandev_nb.kernel_tools.RunStopped`, a ``BaseException``
+raised *inside* the user's running code to stop it (so a bare ``except Exception`` there
+cannot swallow it). It never reaches a caller of kandev-nb.
+
+This module imports nothing else of kandev-nb, so every layer can raise these.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AttachmentError",
+    "CLIInstallError",
+    "CLINotFoundError",
+    "CLIProcessError",
+    "ControlError",
+    "ControlTimeoutError",
+    "KandevError",
+    "LedgerError",
+    "McpBridgeError",
+    "PromptError",
+    "RootBypassError",
+    "SessionClosedError",
+    "SessionError",
+    "TransportClosedError",
+    "TransportError",
+    "TurnInProgressError",
+]
+
+
+class KandevError(Exception):
+    """The base of every error kandev-nb raises (see the tree in this module's docstring)."""
+
+
+class CLINotFoundError(KandevError, FileNotFoundError):
+    """No Claude Code binary was found in any of the four places we look.
+
+    Raised by :func:`kandev_nb.wire.cli.find_cli` (and so by ``Session.start`` and the first
+    `%%claude` cell): the message names the explicit path, ``KANDEV_CLAUDE_CLI``, ``PATH``
+    and the `claude-agent-sdk` wheel, in that order.
+    """
+
+
+class CLIInstallError(KandevError, RuntimeError):
+    """Installing a pinned CLI failed (:mod:`kandev_nb.testing.clis`).
+
+    Attributes:
+        version: The CLI version that was being installed.
+        detail: The tail of the installer's output, or what was wrong.
+    """
+
+    def __init__(self, version: str, detail: str) -> None:
+        super().__init__(f"installing Claude Code CLI {version} failed: {detail}")
+        self.version = version
+        self.detail = detail
+
+
+class TransportError(KandevError):
+    """The connection to the CLI process failed (stdio or WebSocket)."""
+
+
+class TransportClosedError(TransportError, ConnectionError):
+    """Writing to a transport whose CLI has exited or was closed."""
+
+
+class CLIProcessError(TransportError, RuntimeError):
+    """The CLI process exited unexpectedly.
+
+    Raised by ``Session.start`` when the CLI exits before it answers ``initialize``, and by
+    a turn whose CLI dies mid-turn.
+
+    Attributes:
+        exit_code: the process's return code (negative: killed by that signal).
+        stderr: the last lines it wrote to stderr (at most 64 KiB).
+    """
+
+    def __init__(self, message: str, exit_code: int | None, stderr: str) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+        self.stderr = stderr
+
+
+class ControlError(KandevError, RuntimeError):
+    """The CLI answered one of our control_requests with ``subtype: "error"``.
+
+    Attributes:
+        subtype: the request's subtype ("initialize", "interrupt", ...).
+        error: the CLI's error text (the control_response's ``error`` field).
+    """
+
+    def __init__(self, subtype: str, error: str) -> None:
+        super().__init__(f"the CLI refused {subtype}: {error}")
+        self.subtype = subtype
+        self.error = error
+
+
+class ControlTimeoutError(KandevError, TimeoutError):
+    """The CLI did not answer a control_request in time.
+
+    Attributes:
+        subtype: the request's subtype ("initialize", "set_permission_mode", ...).
+        timeout_s: how long we waited, in seconds.
+    """
+
+    def __init__(self, subtype: str, timeout_s: float) -> None:
+        super().__init__(f"no answer to {subtype} within {timeout_s:g} s")
+        self.subtype = subtype
+        self.timeout_s = timeout_s
+
+
+class SessionError(KandevError):
+    """A :class:`~kandev_nb.agent.session.Session` was used in a way its state forbids."""
+
+
+class SessionClosedError(SessionError, RuntimeError):
+    """The session was closed; make a new one."""
+
+
+class TurnInProgressError(SessionError, RuntimeError):
+    """A turn is already running in this session; wait for it or interrupt it."""
+
+
+class RootBypassError(KandevError, RuntimeError):
+    """Autonomous mode was asked for as root without the explicit opt-in.
+
+    The CLI refuses ``bypassPermissions`` as root unless ``IS_SANDBOX=1`` is set; kandev-nb
+    never sets it on its own.
+    """
+
+
+class McpBridgeError(KandevError, RuntimeError):
+    """The in-process MCP server is not running (it failed, or the bridge was closed)."""
+
+
+class LedgerError(KandevError, RuntimeError):
+    """The ledger could not be opened, written or read; the cause is ``__cause__``.
+
+    Raised by :meth:`~kandev_nb.ledger.RunLedger.record` when the write fails (disk full,
+    database locked for longer than the busy timeout, server gone) and by the constructor
+    when the schema cannot be created. Nothing was written when it is raised by ``record``.
+
+    Attributes:
+        url: the ledger's URL, with any password masked.
+    """
+
+    def __init__(self, message: str, *, url: str) -> None:
+        super().__init__(message)
+        self.url = url
+
+
+class PromptError(KandevError, ValueError):
+    """The prompt refers to a notebook variable that does not exist (``{name}``)."""
+
+
+class AttachmentError(KandevError, ValueError):
+    """An --attach item is neither an existing file nor an image value we can save."""
