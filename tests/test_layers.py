@@ -158,3 +158,15 @@ def test_every_error_is_a_kandev_error_and_exported() -> None:
     assert len(found) >= 15
     assert set(errors.__all__) <= set(kandev_nb.__all__)
     assert all((getattr(errors, n).__doc__ or "").strip() for n in errors.__all__)
+
+
+HEADLESS = {"wire", "agent", "render"}  # run in a terminal, a test or a replay: no front end
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _stage(m) in HEADLESS))
+def test_the_core_imports_no_front_end(module: str) -> None:
+    tree = ast.parse(MODULES[module].read_text())
+    names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    names |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and not n.level}
+    front = sorted(n for n in names if n.split(".")[0] in {"ipywidgets", "anywidget", "IPython", "pandas"})
+    assert not front, f"{module} imports {front}: only notebook/ (widgets, magic) and ledger/ (pandas) may"
