@@ -317,7 +317,12 @@ class Complete(_Event):
 
 
 class Error(_Event):
-    """The turn failed: the CLI's own message, its result subtype and HTTP status if any."""
+    """The turn failed: the CLI's own message, its result subtype and HTTP status if any.
+
+    `interrupted` is True when the failed `result` is the CLI's answer to an interrupt
+    (the user line "[Request interrupted by user]" came first, or
+    ``terminal_reason == "aborted_streaming"``): the turn was stopped, nothing broke.
+    """
 
     type: Literal["error"] = "error"
     message: str
@@ -325,6 +330,7 @@ class Error(_Event):
     api_error_status: int | None = None
     exit_code: int | None = None
     stderr: str | None = None
+    interrupted: bool = False
 
 
 class Unknown(_Event):

@@ -190,6 +190,10 @@ model_usage_table = sa.Table(
 )
 """One row per model per turn (deltas of the CLI's cumulative ``result.modelUsage``)."""
 
+RUNS_LEAD: Final = ("prompt", "cost_usd", "input_tokens", "output_tokens", "duration_ms", "tool_call_count",
+                    "is_error", "interrupted", "started_at")
+"""The first columns of :meth:`RunLedger.runs`, in this order."""
+
 _TS = "datetime64[ns, UTC]"
 _COUNT_COLUMNS = (
     "input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",
@@ -309,10 +313,10 @@ def _turn_row(turn: Turn, notebook: str | None, execution_count: int | None) -> 
         "tool_calls": dict(by_tool),
         "tool_call_count": len(turn.tools),
         "permission_denials": len(stats.permission_denials) if stats else denied,
-        "is_error": (stats.is_error if stats else False) or turn.error is not None,
+        "is_error": turn.failed,  # a stop by the user is `interrupted`, not an error
         "error": error,
         "last_message_uuid": turn.last_message_uuid,
-        "interrupted": turn.interrupted,
+        "interrupted": turn.interrupted or turn.stopped,
         "cli_version": turn.cli_version,
         "kandev_nb_version": __version__,
     }
@@ -569,6 +573,11 @@ class RunLedger:
     def runs(self, **filters: Unpack[Filters]) -> pd.DataFrame:
         """The ``turns`` table as a DataFrame, oldest first, one row per turn.
 
+        The columns read first come first (:data:`RUNS_LEAD`: prompt, cost_usd,
+        input_tokens, output_tokens, duration_ms, tool_call_count, is_error, interrupted),
+        then the rest in table order. Values keep full precision (costs are not rounded).
+        ``is_error`` is False for a turn the user stopped; ``interrupted`` is True for it.
+
         Args:
             **filters: see :class:`Filters` (`session_id`, `notebook`, `since`, `until`).
 
@@ -585,7 +594,9 @@ class RunLedger:
             LedgerError: the database cannot be read.
         """
         stmt = _where(sa.select(*_raw(*turns_table.c)), filters)
-        return self._read(stmt.order_by(turns_table.c.id))
+        frame = self._read(stmt.order_by(turns_table.c.id))
+        lead = [c for c in RUNS_LEAD if c in frame.columns]
+        return frame[lead + [c for c in frame.columns if c not in lead]]
 
     def tool_calls(self, **filters: Unpack[Filters]) -> pd.DataFrame:
         """The ``tool_calls`` table joined with its turn, filtered as :meth:`runs`.
@@ -634,7 +645,9 @@ class RunLedger:
         Returns:
             ``{"turns": int, "cost_usd": float (USD), "input_tokens": int,
             "output_tokens": int, "tool_calls": int, "errors": int (turns with is_error),
-            "first": datetime | None, "last": datetime | None}`` (UTC start times).
+            "interrupted": int (turns the user stopped), "denials": int (tool calls the CLI
+            reported denied, `result.permission_denials`), "first": datetime | None,
+            "last": datetime | None}`` (UTC start times, timezone-aware).
 
         Raises:
             LedgerError: the database cannot be read.
@@ -647,6 +660,8 @@ class RunLedger:
             sa.func.coalesce(sa.func.sum(t.output_tokens), 0),
             sa.func.coalesce(sa.func.sum(t.tool_call_count), 0),
             sa.func.coalesce(sa.func.sum(sa.case((t.is_error.is_(True), 1), else_=0)), 0),
+            sa.func.coalesce(sa.func.sum(sa.case((t.interrupted.is_(True), 1), else_=0)), 0),
+            sa.func.coalesce(sa.func.sum(t.permission_denials), 0),
             sa.func.min(t.started_at),
             sa.func.max(t.started_at),
         )
@@ -656,11 +671,13 @@ class RunLedger:
                 values = conn.execute(stmt).one()
         except (SQLAlchemyError, OSError) as exc:
             raise LedgerError(f"could not read the ledger at {self}: {exc}", url=str(self)) from exc
-        turns, cost, tokens_in, tokens_out, tools, errors, first, last = values
+        turns, cost, tokens_in, tokens_out, tools, errors, interrupted, denials, first, last = values
+        stamp = UTCDateTime()
         return {
             "turns": int(turns), "cost_usd": float(cost), "input_tokens": int(tokens_in),
             "output_tokens": int(tokens_out), "tool_calls": int(tools), "errors": int(errors),
-            "first": first, "last": last,
+            "interrupted": int(interrupted), "denials": int(denials),
+            "first": _as_utc(first, stamp), "last": _as_utc(last, stamp),
         }
 
     def summary(
@@ -685,8 +702,9 @@ class RunLedger:
             where totals are :meth:`totals` dicts, "today" starts at local midnight,
             ``by_model`` is indexed by model with columns ``turns``, ``cost_usd`` (USD),
             ``input_tokens``, ``output_tokens`` (most expensive first), and ``top_tools``
-            is indexed by tool name with ``calls``, ``errors``, ``denied`` and
-            ``mean_duration_ms`` (most called first).
+            is indexed by tool name with ``calls``, ``errors`` (calls that ran and
+            failed; a denied call is not one), ``denied`` and ``mean_duration_ms`` (most
+            called first). :class:`kandev_nb.stats.Stats` renders it.
 
         Raises:
             LedgerError: the database cannot be read.
@@ -706,7 +724,8 @@ class RunLedger:
         calls = sa.func.count(c.id).label("calls")
         tools = sa.select(
             c.tool_name, calls,
-            sa.func.sum(sa.case((c.status == "error", 1), else_=0)).label("errors"),
+            sa.func.sum(sa.case((sa.and_(c.status == "error", sa.func.coalesce(c.decision, "") != "deny"), 1),
+                                else_=0)).label("errors"),
             sa.func.sum(sa.case((c.decision == "deny", 1), else_=0)).label("denied"),
             sa.func.avg(c.duration_ms).label("mean_duration_ms"),
         ).join_from(tool_calls_table, turns_table, c.turn_id == t.id).group_by(c.tool_name)
@@ -715,6 +734,15 @@ class RunLedger:
         out["by_model"] = self._read(_where(by_model, filters)).astype({"model": _TEXT}).set_index("model")
         out["top_tools"] = self._read(_where(tools, filters)).astype({"tool_name": _TEXT}).set_index("tool_name")
         return out
+
+
+def _as_utc(value: Any, stamp: UTCDateTime) -> dt.datetime | None:
+    """An aggregate's time (SQLite gives ISO text for MIN/MAX) as an aware UTC datetime."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = dt.datetime.fromisoformat(value)
+    return stamp.process_result_value(value, sa.engine.default.DefaultDialect())
 
 
 # -- the default ledger ---------------------------------------------------------------------

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import difflib
 import logging
 import os
 import re
@@ -192,10 +193,31 @@ def transform_cell(lines: list[str]) -> list[str]:
 def claude_help(line: str, cell: str | None = None) -> None:
     """Send the cell's body to Claude Code and show the turn live.
 
-    Consecutive cells continue one conversation in one CLI process. ``{name}`` in the prompt
-    is replaced by the notebook variable `name` (``{{`` for a literal brace). The cell
-    blocks until the turn ends; approvals appear as cards with Allow / Deny buttons.
-    After the cell, ``kandev_nb.runs()`` has one row per turn.
+    Consecutive cells continue one conversation in one CLI process. {name} in the prompt
+    is replaced by the notebook variable `name` ({{name}} for literal braces); a value of
+    several lines (a DataFrame, a file's text) is sent as a fenced block. The cell blocks
+    until the turn ends; approvals appear as cards with Allow / Deny buttons. After the
+    cell, kandev_nb.runs() has one row per turn and kandev_nb.last_turn() the turn itself.
+
+    For this cell only: --mode, --approve, --approval-timeout, --attach, --no-interpolate,
+    --quiet, --retry. A cell without --mode runs in the notebook's mode
+    (kandev_nb.configure(mode=...), supervised unless changed).
+    For the session (kept by later cells until changed): --model, --budget, --max-turns,
+    --cwd, --mcp-config, --system-prompt, --append-system-prompt, --allowed-tools,
+    --no-kernel-tools, --transport, --cli. Which session: --session, --new, --resume, --fork.
+
+    Examples:
+      %%claude
+      Summarise {df} in three bullet points
+
+      %%claude --mode plan
+      Plan a refactor of utils.py; do not edit yet
+
+      %%claude --mode acceptEdits --attach fig
+      Fix the axis labels of this plot in plot.py
+
+      %%claude --session review --model opus
+      Review the diff of the last commit
     """
 
 
@@ -203,10 +225,38 @@ def parse_options(line: str) -> argparse.Namespace:
     """Parse a `%%claude` option line like IPython's own magics do.
 
     Raises:
-        UsageError: unknown option or bad value (IPython shows the message, nothing is sent).
+        UsageError: unknown option or bad value (IPython shows the message, nothing is
+            sent); a misspelt option also says "did you mean --mode?" (difflib).
     """
-    args: argparse.Namespace = parse_argstring(claude_help, line)
+    from IPython.core.error import UsageError
+
+    try:
+        args: argparse.Namespace = parse_argstring(claude_help, line)
+    except UsageError as exc:
+        hint = _did_you_mean(line)
+        if hint:
+            raise UsageError(f"{exc}; {hint}") from None
+        raise
     return args
+
+
+def _option_names() -> list[str]:
+    """Every long option of `%%claude` (``--mode``, ``--model``...)."""
+    parser = claude_help.parser  # type: ignore[attr-defined]
+    return [o for action in parser._actions for o in action.option_strings if o.startswith("--")]
+
+
+def _did_you_mean(line: str) -> str:
+    """"did you mean --mode?" for each unknown ``--option`` of `line` close to a known one."""
+    known = _option_names()
+    hints = []
+    for token in line.split():
+        name = token.split("=", 1)[0]
+        if name.startswith("--") and name not in known:
+            close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+            if close:
+                hints.append(f"did you mean {close[0]}? (not {name})")
+    return "; ".join(hints)
 
 
 class PromptError(ValueError):
@@ -221,7 +271,9 @@ def interpolate(prompt: str, namespace: dict[str, Any]) -> str:
     """Replace ``{name}`` / ``{name.attr}`` with the variable's ``str()``.
 
     ``{{name}}`` gives a literal ``{name}``. Braces around anything that is not a dotted
-    name (JSON, dicts, code, ``}}``) are left exactly as they are.
+    name (JSON, dicts, code, ``}}``) are left exactly as they are. A value whose ``str()``
+    has several lines (a DataFrame, a file's text) is sent as a fenced block on lines of
+    its own (see :func:`fenced`), so its columns and indentation reach Claude intact.
 
     Raises:
         PromptError: ``{name}`` names no notebook variable.
@@ -242,9 +294,27 @@ def interpolate(prompt: str, namespace: dict[str, Any]) -> str:
             if not hasattr(value, attr):
                 raise PromptError(f"{{{dotted}}} in the prompt: {head} has no attribute path {dotted!r}")
             value = getattr(value, attr)
-        return str(value)
+        text = str(value)
+        if "\n" not in text.strip("\n"):
+            return text
+        start = match.string.rfind("\n", 0, match.start()) + 1
+        before = "" if match.string[start:match.start()].strip() == "" else "\n"
+        end = match.string.find("\n", match.end())
+        after = "" if match.string[match.end():end if end >= 0 else None].strip() == "" else "\n"
+        return before + fenced(text) + after
 
     return _FIELD.sub(replace, prompt)
+
+
+def fenced(text: str) -> str:
+    """`text` as a Markdown fenced block whose fence is longer than any backtick run in it.
+
+    >>> fenced("a\nb")
+    '```\na\nb\n```'
+    """
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}\n{text.strip(chr(10))}\n{fence}"
 
 
 # -- running a cell ------------------------------------------------------------------------
@@ -318,7 +388,7 @@ def _session_for(args: argparse.Namespace) -> tuple[Session, Session | None, _La
     resume = args.resume if fresh else existing.session_id if existing else None
     config = SessionConfig(
         cwd=launch.cwd,
-        mode=args.mode or (existing.config.mode if existing and not fresh else settings.mode),
+        mode=cell_mode(args),
         model=launch.model,
         approve=settings.approve,
         approval_timeout=settings.approval_timeout,
@@ -489,13 +559,30 @@ def _prompt_and_policy(
     return prompt, policy
 
 
+def cell_mode(args: argparse.Namespace) -> str:
+    """The permission mode one cell runs in: its own ``--mode``, else the notebook's
+    (``configure(mode=...)``, "supervised" unless changed). A mode never carries over from
+    an earlier cell."""
+    return str(args.mode or settings.mode)
+
+
 async def _switch_mode(args: argparse.Namespace) -> None:
-    """``--mode`` on a live session: the control request, no restart."""
+    """Put the live session in this cell's mode (:func:`cell_mode`) before the turn.
+
+    A mode change on a live process is the CLI's ``set_permission_mode`` control request
+    (no restart; :meth:`Session.set_mode`). A cell without ``--mode`` after a
+    ``--mode acceptEdits`` cell thus goes back to the notebook's mode.
+
+    Raises:
+        ControlError, ControlTimeoutError: the CLI refused or did not answer; the cell is
+            not sent (it must not run in a more permissive mode than it says).
+    """
     live = sessions.get(args.session)
-    if args.mode and live is not None and not args.new and live.config.mode != args.mode:
+    mode = cell_mode(args)
+    if live is not None and not args.new and live.config.mode != mode:
         if args.i_am_sandboxed:
             live.config.allow_root_bypass = True
-        await live.set_mode(args.mode)
+        await live.set_mode(mode)
 
 
 def _live_view(prompt: str, session: Session) -> Any:
@@ -503,7 +590,8 @@ def _live_view(prompt: str, session: Session) -> Any:
     from kandev_nb.widgets import TurnView
 
     view = TurnView(prompt, session_name=session.name, budget_usd=settings.budget_usd,
-                    spent_before_usd=_spent(), on_stop=lambda: _interrupt_soon(session))
+                    spent_before_usd=_spent(), on_stop=lambda: _interrupt_soon(session),
+                    mode=session.config.mode, model=session.model or session.config.model)
     view.display()
     return view
 
@@ -548,7 +636,15 @@ def claude_cell(line: str, cell: str) -> None:
     print("%%claude cells are run by kandev_nb's input transformer; reload with %reload_ext kandev_nb")
 
 
-claude_cell.__doc__ = (claude_help.__doc__ or "").replace("%claude_help", "%%claude")
+def _clean_help(doc: str) -> str:
+    """The help text of ``%%claude?`` without reST residue: no leading ``::`` block marker,
+    no double backticks."""
+    doc = doc.replace("%claude_help", "%%claude")
+    doc = re.sub(r"^\s*::\s*\n", "", doc)
+    return doc.replace("``", "")
+
+
+claude_cell.__doc__ = _clean_help(claude_help.__doc__ or "")
 
 
 def claude_stats(line: str) -> Any:

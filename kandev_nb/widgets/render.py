@@ -537,11 +537,18 @@ def stats_html(stats: ev.TurnStats, ctx: ev.ContextWindow | None = None, *, inte
         items.append(gauge)
     state = ""
     if interrupted:
-        state = '<b style="color:#bf8700">interrupted</b> · '
+        state = '<b class="kandev-stopped">■ stopped by you</b> · '
     elif stats.is_error:
         state = f'<b style="color:#cf222e">{esc(stats.result_subtype)}</b> · '
     return (f'<div class="kandev-footer" style="color:#57606a;font-size:90%;border-top:1px solid #d0d7de;'
             f'padding-top:0.3em;margin-top:0.3em">{state}{" · ".join(items)}</div>')
+
+
+def run_info_html(session_name: str, mode: str | None, model: str | None) -> str:
+    """The turn header's run line: ``claude · <session> · <mode> · <model>`` (mode as in
+    :data:`kandev_nb.permissions.MODES`, model from `system/init.model`; unknown ones left out)."""
+    bits = ["claude", session_name, *(b for b in (mode, model) if b)]
+    return f'<span class="kandev-run-info" style="color:#888;font-size:85%">{esc(" · ".join(bits))}</span>'
 
 
 def budget_html(spent_usd: float, budget_usd: float) -> str:
