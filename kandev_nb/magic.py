@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import difflib
 import logging
 import os
 import re
@@ -28,6 +27,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 
 from kandev_nb import kernel_tools
 from kandev_nb.attachments import AttachmentError, attach, prompt_with_attachments
+from kandev_nb.cell_text import PromptError, clean_help, did_you_mean, interpolate
 from kandev_nb.cli import CLINotFoundError
 from kandev_nb.permissions import MODES, ApprovalPolicy
 from kandev_nb.session import Session, SessionConfig
@@ -233,7 +233,7 @@ def parse_options(line: str) -> argparse.Namespace:
     try:
         args: argparse.Namespace = parse_argstring(claude_help, line)
     except UsageError as exc:
-        hint = _did_you_mean(line)
+        hint = did_you_mean(line, _option_names())
         if hint:
             raise UsageError(f"{exc}; {hint}") from None
         raise
@@ -242,79 +242,8 @@ def parse_options(line: str) -> argparse.Namespace:
 
 def _option_names() -> list[str]:
     """Every long option of `%%claude` (``--mode``, ``--model``...)."""
-    parser = claude_help.parser  # type: ignore[attr-defined]
+    parser = claude_help.parser
     return [o for action in parser._actions for o in action.option_strings if o.startswith("--")]
-
-
-def _did_you_mean(line: str) -> str:
-    """"did you mean --mode?" for each unknown ``--option`` of `line` close to a known one."""
-    known = _option_names()
-    hints = []
-    for token in line.split():
-        name = token.split("=", 1)[0]
-        if name.startswith("--") and name not in known:
-            close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
-            if close:
-                hints.append(f"did you mean {close[0]}? (not {name})")
-    return "; ".join(hints)
-
-
-class PromptError(ValueError):
-    """The prompt refers to a notebook variable that does not exist."""
-
-
-_NAME = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
-_FIELD = re.compile(r"\{\{(" + _NAME + r")\}\}|\{(" + _NAME + r")\}")
-
-
-def interpolate(prompt: str, namespace: dict[str, Any]) -> str:
-    """Replace ``{name}`` / ``{name.attr}`` with the variable's ``str()``.
-
-    ``{{name}}`` gives a literal ``{name}``. Braces around anything that is not a dotted
-    name (JSON, dicts, code, ``}}``) are left exactly as they are. A value whose ``str()``
-    has several lines (a DataFrame, a file's text) is sent as a fenced block on lines of
-    its own (see :func:`fenced`), so its columns and indentation reach Claude intact.
-
-    Raises:
-        PromptError: ``{name}`` names no notebook variable.
-    """
-
-    def replace(match: re.Match[str]) -> str:
-        if match.group(1) is not None:  # {{name}}: the literal text {name}
-            return "{" + match.group(1) + "}"
-        dotted = match.group(2)
-        head, *attrs = dotted.split(".")
-        if head not in namespace:
-            raise PromptError(
-                f"{{{dotted}}} in the prompt names no notebook variable {head!r}; "
-                f"write {{{{{dotted}}}}} for literal braces, or use --no-interpolate"
-            )
-        value = namespace[head]
-        for attr in attrs:
-            if not hasattr(value, attr):
-                raise PromptError(f"{{{dotted}}} in the prompt: {head} has no attribute path {dotted!r}")
-            value = getattr(value, attr)
-        text = str(value)
-        if "\n" not in text.strip("\n"):
-            return text
-        start = match.string.rfind("\n", 0, match.start()) + 1
-        before = "" if match.string[start:match.start()].strip() == "" else "\n"
-        end = match.string.find("\n", match.end())
-        after = "" if match.string[match.end():end if end >= 0 else None].strip() == "" else "\n"
-        return before + fenced(text) + after
-
-    return _FIELD.sub(replace, prompt)
-
-
-def fenced(text: str) -> str:
-    """`text` as a Markdown fenced block whose fence is longer than any backtick run in it.
-
-    >>> fenced("a\nb")
-    '```\na\nb\n```'
-    """
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}\n{text.strip(chr(10))}\n{fence}"
 
 
 # -- running a cell ------------------------------------------------------------------------
@@ -636,26 +565,25 @@ def claude_cell(line: str, cell: str) -> None:
     print("%%claude cells are run by kandev_nb's input transformer; reload with %reload_ext kandev_nb")
 
 
-def _clean_help(doc: str) -> str:
-    """The help text of ``%%claude?`` without reST residue: no leading ``::`` block marker,
-    no double backticks."""
-    doc = doc.replace("%claude_help", "%%claude")
-    doc = re.sub(r"^\s*::\s*\n", "", doc)
-    return doc.replace("``", "")
-
-
-claude_cell.__doc__ = _clean_help(claude_help.__doc__ or "")
+claude_cell.__doc__ = clean_help(claude_help.__doc__ or "")
 
 
 def claude_stats(line: str) -> Any:
-    """``%claude_stats``: spend and usage today, in this notebook and by model; top tools."""
+    """``%claude_stats``: spend and usage today, in this notebook, in this session and in
+    all; by model; top tools.
+
+    Returns:
+        A :class:`kandev_nb.stats.Stats`: HTML tables in a notebook, aligned text
+        elsewhere; ``stats["all"]["cost_usd"]`` reads the numbers.
+    """
     from IPython.core.getipython import get_ipython
 
     from kandev_nb.ledger import default_ledger
+    from kandev_nb.stats import Stats
 
     ip = get_ipython()
     namespace: dict[str, Any] = ip.user_ns if ip is not None else {}
     session = sessions.get("default")
-    return default_ledger().summary(
+    return Stats(default_ledger().summary(
         notebook=_notebook_path(namespace), session_id=session.session_id if session else None
-    )
+    ))
