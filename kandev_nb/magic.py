@@ -56,7 +56,8 @@ class NotebookSettings:
     """Notebook-wide defaults for every `%%claude` cell (see :func:`configure`).
 
     Attributes:
-        mode: default permission mode ("supervised").
+        mode: the permission mode of every cell that does not say ``--mode`` ("supervised");
+            a mode given on one cell never carries over to the next.
         approval_timeout: seconds an approval card waits before denying (default 300; None
             waits forever). ``KANDEV_NB_APPROVAL_TIMEOUT`` overrides the default.
         approve: a notebook-wide approval policy (callable or :class:`~kandev_nb.Rules`).
@@ -98,7 +99,9 @@ def configure(**changes: Any) -> None:
     """Change notebook-wide defaults, e.g. ``configure(mode="acceptEdits", approval_timeout=60)``.
 
     Changes apply to sessions started afterwards (use ``%%claude --new`` to restart the
-    default one), except `approve` and `approval_timeout`, which apply at once.
+    default one), except `approve` and `approval_timeout`, which apply at once, and
+    `mode`, which the next cell without ``--mode`` runs in (the live CLI gets a
+    ``set_permission_mode`` control request).
 
     Returns None (so a setup cell ending with it prints nothing); read ``kandev_nb.settings``.
 

@@ -27,6 +27,8 @@ _TOTAL_COLUMNS = (
     ("first", "first"), ("last", "last"),
 )
 
+_LABELS = dict(_TOTAL_COLUMNS) | {"mean_duration_ms": "mean time", "calls": "calls", "denied": "denied"}
+
 
 def _when(value: Any) -> str:
     """A UTC datetime as local date and minute (``2026-12-01 09:14``); '' for None."""
@@ -89,8 +91,7 @@ class Stats:
             columns = [str(c) for c in frame.columns]
             rows = [[str(index), *(_cell(c, v) for c, v in zip(columns, values, strict=True))]
                     for index, values in zip(frame.index, frame.itertuples(index=False), strict=True)]
-            header = [first, *(c.replace("_usd", "").replace("mean_duration_ms", "mean time").replace("_", " ")
-                               for c in columns)]
+            header = [first, *(_LABELS.get(c, c.replace("_", " ")) for c in columns)]
             tables.append((title, header, rows))
         return tables
 
