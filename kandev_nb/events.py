@@ -268,9 +268,12 @@ class ModelUsage(BaseModel):
 class TurnStats(BaseModel):
     """A turn's numbers, from its `result` message.
 
-    Tokens are per turn (`result.usage`). `cost_usd` is this turn's cost in USD: the
-    difference of `result.total_cost_usd`, which is cumulative per CLI process.
-    `model_usage` is per turn too (differences of `result.modelUsage`). Durations in ms:
+    `cost_usd` is this turn's cost in USD: the difference of `result.total_cost_usd`,
+    which is cumulative per CLI process. `model_usage` is per turn too (differences of the
+    cumulative `result.modelUsage`), and the four token counts are its sums over models, so
+    tokens and cost come from the same deltas (an interrupted turn's `result.usage` is all
+    zeros though it was paid for; subagents' tokens are counted as their cost is). Only a
+    result without `modelUsage` gives its `result.usage` instead. Durations in ms:
     `duration_ms` is the turn's wall time; `duration_api_ms` the turn's time in API calls,
     the difference of `result.duration_api_ms`, which the CLI also reports per process.
     """

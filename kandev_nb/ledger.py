@@ -520,9 +520,11 @@ class RunLedger:
         Works for any turn: a failed, interrupted or unfinished one gets a row with what
         the CLI reported (stats it never sent are NULL). Values come from ``turn.stats``
         (the `result` message: ``cost_usd`` is this turn's share of the cumulative
-        ``result.total_cost_usd``; tokens from ``result.usage``; ``duration_ms`` and
+        ``result.total_cost_usd``; tokens the sums of its ``result.modelUsage`` deltas; ``duration_ms`` and
         ``duration_api_ms`` from the result), ``turn.tools`` and the turn's approval events.
-        The new id is also stored as ``turn.meta["ledger_id"]``.
+        ``is_error`` is :attr:`Turn.failed <kandev_nb.turn.Turn.failed>` (a turn the user
+        stopped is ``interrupted`` instead). The new id is also stored as
+        ``turn.meta["ledger_id"]``.
 
         Args:
             turn: the :class:`~kandev_nb.turn.Turn` to record.

@@ -167,7 +167,8 @@ def transform_cell(lines: list[str]) -> list[str]:
 
 
 @magic_arguments()
-@argument("--mode", choices=MODES, help="permission mode: supervised (default), plan, acceptEdits, autonomous")
+@argument("--mode", choices=MODES,
+          help="permission mode of this cell only (default: the notebook's, configure(mode=...), supervised)")
 @argument("--model", help="the model for this session (e.g. sonnet, opus)")
 @argument("--new", action="store_true", help="start a fresh session (the old CLI process is closed)")
 @argument("--session", default="default", metavar="NAME", help="a named session; several can run side by side")
