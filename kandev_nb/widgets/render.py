@@ -544,13 +544,6 @@ def stats_html(stats: ev.TurnStats, ctx: ev.ContextWindow | None = None, *, inte
             f'padding-top:0.3em;margin-top:0.3em">{state}{" · ".join(items)}</div>')
 
 
-def run_info_html(session_name: str, mode: str | None, model: str | None) -> str:
-    """The turn header's run line: ``claude · <session> · <mode> · <model>`` (mode as in
-    :data:`kandev_nb.permissions.MODES`, model from `system/init.model`; unknown ones left out)."""
-    bits = ["claude", session_name, *(b for b in (mode, model) if b)]
-    return f'<span class="kandev-run-info" style="color:#888;font-size:85%">{esc(" · ".join(bits))}</span>'
-
-
 def budget_html(spent_usd: float, budget_usd: float) -> str:
     """One line: the notebook's spend (USD, this turn included) against its budget (USD)."""
     return (f'<div class="kandev-budget" style="color:#888;font-size:85%">spent {fmt_usd(spent_usd)} of the '

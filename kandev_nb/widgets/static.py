@@ -27,7 +27,7 @@ from kandev_nb import tools as t
 from kandev_nb.turn import ToolRecord, Turn
 from kandev_nb.widgets import render as r
 
-__all__ = ["mime_bundle", "render_html", "render_markdown"]
+__all__ = ["mime_bundle", "render_html", "render_markdown", "run_info_html"]
 
 
 # -- the outline: events -> ordered, nested items ---------------------------------------
@@ -147,10 +147,17 @@ def _html_tool(rec: ToolRecord, item: _Item, turn: Turn) -> str:
     return r.details_html(summary, body, cls=cls, open_=status == "error" or payload.kind in ("manage_todos", "plan"))
 
 
+def run_info_html(session_name: str, mode: str | None, model: str | None) -> str:
+    """The turn header's run line: ``claude · <session> · <mode> · <model>`` (mode as in
+    :data:`kandev_nb.permissions.MODES`, model from `system/init.model`; unknown ones left out)."""
+    bits = ["claude", session_name, *(b for b in (mode, model) if b)]
+    return f'<span class="kandev-run-info" style="color:#888;font-size:85%">{r.esc(" · ".join(bits))}</span>'
+
+
 def _header_html(turn: Turn) -> str:
     prompt = turn.prompt.strip().splitlines()[0] if turn.prompt.strip() else ""
     more = " …" if len(turn.prompt.strip()) > len(prompt) or len(prompt) > 160 else ""
-    info = r.run_info_html(turn.session_name, turn.mode, turn.model)
+    info = run_info_html(turn.session_name, turn.mode, turn.model)
     return (f'<div class="kandev-header" style="color:#888;font-size:85%">{info} · '
             f"<i>{r.esc(prompt[:160])}{more}</i></div>")
 

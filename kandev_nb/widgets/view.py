@@ -182,7 +182,7 @@ class TurnView:
         self.activity.value = f"{spinner}{r.esc(self._state)}{step} · {elapsed}{retry}"
 
     def _render_run_info(self) -> None:
-        self.run_info.value = r.run_info_html(self._session_name, self.mode, self.model)
+        self.run_info.value = static.run_info_html(self._session_name, self.mode, self.model)
 
     def _set_state(self, state: str) -> None:
         if state != self._state:
