@@ -15,7 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import html
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 __all__ = ["Stats"]
@@ -58,8 +58,8 @@ def _cell(key: str, value: Any) -> str:
     return f"{value:,}" if isinstance(value, int) else str(value)
 
 
-class Stats:
-    """A rendered ``%claude_stats`` summary.
+class Stats(Mapping[str, Any]):
+    """A rendered ``%claude_stats`` summary; also a read-only mapping over the summary dict.
 
     Args:
         summary: a :meth:`RunLedger.summary <kandev_nb.ledger.RunLedger.summary>` dict:
@@ -79,6 +79,12 @@ class Stats:
     def __getitem__(self, key: str) -> Any:
         """``stats["all"]["cost_usd"]``: the summary's values, as before."""
         return self.summary[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.summary)
+
+    def __len__(self) -> int:
+        return len(self.summary)
 
     def _tables(self) -> list[tuple[str, list[str], list[list[str]]]]:
         """(title, header, rows) of each table, as text cells."""
