@@ -416,8 +416,9 @@ async def run_cell(line: str, body: str) -> Turn | None:
 
     Raises:
         UsageError: bad options, an unknown ``{name}``, a missing attachment, an exhausted
-            budget, or a CLI that cannot start; IPython prints it in one line and nothing is
-            sent to the CLI.
+            budget, a CLI that refused or did not answer the cell's mode change
+            (`set_permission_mode`), or a CLI that cannot start; IPython prints it in one
+            line and nothing is sent to the CLI.
     """
     from IPython.core.error import UsageError
     from IPython.core.getipython import get_ipython
@@ -430,7 +431,7 @@ async def run_cell(line: str, body: str) -> Turn | None:
         await _switch_mode(args)
         _check_budget()
         session, replaced, launch = _session_for(args)
-    except (PromptError, AttachmentError, ValueError, RuntimeError) as exc:
+    except (PromptError, AttachmentError, ValueError, RuntimeError, TimeoutError) as exc:
         # Shown like IPython's own option errors: one line, no traceback, the cell fails.
         raise UsageError(f"%%claude: {exc}") from None
 
