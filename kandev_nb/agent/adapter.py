@@ -617,6 +617,7 @@ class Adapter:
                     subtype=msg.subtype,
                     api_error_status=msg.api_error_status,
                     session_id=self.session_id,
+                    interrupted=self._interrupted or msg.terminal_reason == "aborted_streaming",
                 )
             )
         stats = self._stats(msg, model_usage, main)
@@ -696,10 +697,7 @@ class Adapter:
             duration_ms=msg.duration_ms,
             duration_api_ms=api_ms,
             num_turns=msg.num_turns,
-            input_tokens=_int(usage.get("input_tokens")),
-            output_tokens=_int(usage.get("output_tokens")),
-            cache_read_input_tokens=_int(usage.get("cache_read_input_tokens")),
-            cache_creation_input_tokens=_int(usage.get("cache_creation_input_tokens")),
+            **_tokens(usage, model_usage),
             model_usage=model_usage,
             main_model=main or self._main_key or self.main_model,
             permission_denials=tuple(d for d in msg.permission_denials if isinstance(d, dict)),
@@ -709,6 +707,17 @@ class Adapter:
             errors=tuple(msg.errors),
             result_text=msg.result,
         )
+
+
+def _tokens(usage: dict[str, Any], model_usage: dict[str, ev.ModelUsage]) -> dict[str, int]:
+    """A turn's four token counts from the same deltas as its cost: the sums over the
+    `result.modelUsage` deltas (all models, subagents included), so they add up with the
+    per-model rows. Only a result without `modelUsage` falls back to `result.usage`, which
+    an interrupted turn reports as zeros."""
+    keys = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+    if model_usage:
+        return {k: sum(int(getattr(u, k)) for u in model_usage.values()) for k in keys}
+    return {k: _int(usage.get(k)) for k in keys}
 
 
 def _num(value: Any) -> float:

@@ -268,9 +268,12 @@ class ModelUsage(BaseModel):
 class TurnStats(BaseModel):
     """A turn's numbers, from its `result` message.
 
-    Tokens are per turn (`result.usage`). `cost_usd` is this turn's cost in USD: the
-    difference of `result.total_cost_usd`, which is cumulative per CLI process.
-    `model_usage` is per turn too (differences of `result.modelUsage`). Durations in ms:
+    `cost_usd` is this turn's cost in USD: the difference of `result.total_cost_usd`,
+    which is cumulative per CLI process. `model_usage` is per turn too (differences of the
+    cumulative `result.modelUsage`), and the four token counts are its sums over models, so
+    tokens and cost come from the same deltas (an interrupted turn's `result.usage` is all
+    zeros though it was paid for; subagents' tokens are counted as their cost is). Only a
+    result without `modelUsage` gives its `result.usage` instead. Durations in ms:
     `duration_ms` is the turn's wall time; `duration_api_ms` the turn's time in API calls,
     the difference of `result.duration_api_ms`, which the CLI also reports per process.
     """
@@ -317,7 +320,12 @@ class Complete(_Event):
 
 
 class Error(_Event):
-    """The turn failed: the CLI's own message, its result subtype and HTTP status if any."""
+    """The turn failed: the CLI's own message, its result subtype and HTTP status if any.
+
+    `interrupted` is True when the failed `result` is the CLI's answer to an interrupt
+    (the user line "[Request interrupted by user]" came first, or
+    ``terminal_reason == "aborted_streaming"``): the turn was stopped, nothing broke.
+    """
 
     type: Literal["error"] = "error"
     message: str
@@ -325,6 +333,7 @@ class Error(_Event):
     api_error_status: int | None = None
     exit_code: int | None = None
     stderr: str | None = None
+    interrupted: bool = False
 
 
 class Unknown(_Event):

@@ -170,6 +170,7 @@ class Session:
         self.cli_path: Path | None = None
         self.cli_version: str | None = None
         self.commands: tuple[ev.SlashCommand, ...] = ()
+        self.model: str | None = None  # the model `system/init` named for the live process
         self.turns: list[Turn] = []
         self.approvals: dict[str, Approval] = {}
         self._transport_factory = transport_factory
@@ -360,6 +361,8 @@ class Session:
                         for event in events:
                             if isinstance(event, ev.SessionMode):
                                 self.config.mode = mode_from_cli(event.mode) or self.config.mode
+                            elif isinstance(event, ev.SessionStatus) and event.model:
+                                self.model = event.model
                             elif isinstance(event, ev.Complete):
                                 self._saved = True  # a finished turn: the CLI has written the transcript
                             self._emit(event)
@@ -573,6 +576,7 @@ class Session:
             await self.start()
             turn = turn or Turn(prompt=prompt if isinstance(prompt, str) else _text_of(prompt), session_name=self.name)
             turn.cli_version, turn.cwd = self.cli_version, self.cwd
+            turn.mode, turn.model = self.config.mode, self.model or self.config.model
             sinks = [turn.add_now, *consumers]
             self._turn_policy = approve
             self._queue = asyncio.Queue()

@@ -83,6 +83,10 @@ class Turn:
         stats: from the `Complete` event, once the turn is over.
         error: the `Error` event, if the turn failed.
         approval_wait_ms: time spent waiting for approvals (sum over requests), ms.
+        mode: the permission mode the turn started in ("supervised", "plan", "acceptEdits",
+            "autonomous"), set by :meth:`Session.run <kandev_nb.agent.session.Session.run>`.
+        model: the model it ran with: `system/init.model` of the CLI process (else the
+            session's configured model, else the result's main `modelUsage` key).
     """
 
     prompt: str
@@ -100,6 +104,8 @@ class Turn:
     cli_version: str | None = None
     cwd: str | None = None
     interrupted: bool = False
+    mode: str | None = None
+    model: str | None = None
     approval_wait_ms: int = 0
     context: ev.ContextWindow | None = None
     todos: tuple[Any, ...] = ()
@@ -119,6 +125,21 @@ class Turn:
         if len(self.reasoning_parts) > 1:
             self.reasoning_parts[:] = ["".join(self.reasoning_parts)]
         return self.reasoning_parts[0] if self.reasoning_parts else ""
+
+    @property
+    def stopped(self) -> bool:
+        """True when the user stopped the turn (Stop button or kernel interrupt) and the CLI
+        ended it with its interrupted `result`: the turn's first Error is that result's
+        (``Error.interrupted``). A turn ended by a timeout or a failure is not "stopped"."""
+        return self.error is not None and self.error.interrupted
+
+    @property
+    def failed(self) -> bool:
+        """True when the turn ended in an error that is not the user's stop (`result.is_error`
+        or an Error event); the ledger's ``is_error``."""
+        if self.stopped:
+            return False
+        return self.error is not None or (self.stats is not None and self.stats.is_error)
 
     @property
     def done(self) -> bool:
@@ -161,10 +182,12 @@ class Turn:
             case ev.SessionStatus():
                 self.cli_version = event.cli_version or self.cli_version
                 self.cwd = event.cwd or self.cwd
+                self.model = event.model or self.model
             case ev.Error():
                 self.error = self.error or event  # the first error is the cause (e.g. the timeout)
             case ev.Complete():
                 self.stats = event.stats
+                self.model = self.model or event.stats.main_model
                 self.last_message_uuid = event.last_message_uuid
                 self.ended_at = dt.datetime.now(dt.UTC)
                 self.events = compact_events(self.events)

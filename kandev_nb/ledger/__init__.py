@@ -30,20 +30,31 @@ import json
 import os
 import re
 import threading
-from collections import Counter
 from pathlib import Path
 from typing import Any, Final, Self, TypeAlias, TypedDict, Unpack
 
 import pandas as pd
 import platformdirs
 import sqlalchemy as sa
-from sqlalchemy.engine import URL, Connection, Dialect, Engine
+from sqlalchemy.engine import URL, Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
-from kandev_nb._version import __version__
-from kandev_nb.agent import events as ev
 from kandev_nb.agent.turn import Turn
 from kandev_nb.errors import LedgerError
+from kandev_nb.ledger.rows import (
+    _DTYPES,
+    _TEXT,
+    _TS,
+    RUNS_LEAD,
+    UTCDateTime,
+    _tool_rows,
+    _turn_row,
+    _usage_rows,
+    metadata,
+    model_usage_table,
+    tool_calls_table,
+    turns_table,
+)
 
 __all__ = [
     "ENV_LEDGER",
@@ -75,132 +86,6 @@ TimeLike: TypeAlias = "dt.datetime | dt.date | pd.Timestamp | str"
 _UTC = dt.UTC
 _Select: TypeAlias = "sa.Select[*tuple[Any, ...]]"
 _URL_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")
-
-
-class UTCDateTime(sa.types.TypeDecorator[dt.datetime]):
-    """A timezone-aware UTC datetime on every backend.
-
-    Binds: aware values are converted to UTC; naive ones are taken as UTC already. SQLite
-    gets naive UTC (stored as sortable ISO text); other backends get the aware value
-    (``TIMESTAMP WITH TIME ZONE``). Results always come back aware, in UTC.
-    """
-
-    impl = sa.DateTime(timezone=True)
-    cache_ok = True
-
-    def process_bind_param(self, value: dt.datetime | None, dialect: Dialect) -> dt.datetime | None:
-        if value is None:
-            return None
-        value = value.replace(tzinfo=_UTC) if value.tzinfo is None else value.astimezone(_UTC)
-        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
-
-    def process_result_value(self, value: dt.datetime | None, dialect: Dialect) -> dt.datetime | None:
-        if value is None:
-            return None
-        return value.replace(tzinfo=_UTC) if value.tzinfo is None else value.astimezone(_UTC)
-
-
-metadata = sa.MetaData()
-"""The ledger's schema; ``metadata.create_all(engine)`` is what :class:`RunLedger` runs."""
-
-turns_table = sa.Table(
-    "turns",
-    metadata,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-    sa.Column("started_at", UTCDateTime, nullable=False, index=True),
-    sa.Column("ended_at", UTCDateTime),
-    sa.Column("notebook", sa.Text, index=True),
-    sa.Column("execution_count", sa.Integer),
-    sa.Column("session_name", sa.String),
-    sa.Column("session_id", sa.String, index=True),
-    sa.Column("cwd", sa.Text),
-    sa.Column("prompt", sa.Text),
-    sa.Column("prompt_chars", sa.Integer),
-    sa.Column("model", sa.String),
-    sa.Column("models", sa.String),
-    sa.Column("cost_usd", sa.Float),
-    sa.Column("total_cost_usd", sa.Float),
-    sa.Column("input_tokens", sa.Integer),
-    sa.Column("output_tokens", sa.Integer),
-    sa.Column("cache_read_input_tokens", sa.Integer),
-    sa.Column("cache_creation_input_tokens", sa.Integer),
-    sa.Column("duration_ms", sa.Integer),
-    sa.Column("duration_api_ms", sa.Integer),
-    sa.Column("approval_wait_ms", sa.Integer),
-    sa.Column("num_turns", sa.Integer),
-    sa.Column("tool_calls", sa.JSON),
-    sa.Column("tool_call_count", sa.Integer),
-    sa.Column("permission_denials", sa.Integer),
-    sa.Column("is_error", sa.Boolean),
-    sa.Column("result_subtype", sa.String),
-    sa.Column("terminal_reason", sa.String),
-    sa.Column("api_error_status", sa.Integer),
-    sa.Column("error", sa.Text),
-    sa.Column("last_message_uuid", sa.String),
-    sa.Column("interrupted", sa.Boolean),
-    sa.Column("cli_version", sa.String),
-    sa.Column("kandev_nb_version", sa.String),
-)
-"""One row per turn. Costs in USD, tokens as counts, durations in ms (see :func:`_turn_row`)."""
-
-tool_calls_table = sa.Table(
-    "tool_calls",
-    metadata,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-    sa.Column("turn_id", sa.Integer, sa.ForeignKey("turns.id", ondelete="CASCADE"), nullable=False, index=True),
-    sa.Column("seq", sa.Integer, nullable=False),
-    sa.Column("tool_use_id", sa.String),
-    sa.Column("parent_tool_use_id", sa.String),
-    sa.Column("tool_name", sa.String),
-    sa.Column("kind", sa.String),
-    sa.Column("status", sa.String),
-    sa.Column("duration_ms", sa.Integer),
-    sa.Column("decision", sa.String),
-    sa.Column("decided_by", sa.String),
-)
-"""One row per tool call; `decision` is "allow", "deny" or NULL (no approval was asked)."""
-
-model_usage_table = sa.Table(
-    "model_usage",
-    metadata,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-    sa.Column("turn_id", sa.Integer, sa.ForeignKey("turns.id", ondelete="CASCADE"), nullable=False, index=True),
-    sa.Column("model", sa.String),
-    sa.Column("input_tokens", sa.Integer),
-    sa.Column("output_tokens", sa.Integer),
-    sa.Column("cache_read_input_tokens", sa.Integer),
-    sa.Column("cache_creation_input_tokens", sa.Integer),
-    sa.Column("cost_usd", sa.Float),
-    sa.Column("context_window", sa.Integer),
-)
-"""One row per model per turn (deltas of the CLI's cumulative ``result.modelUsage``)."""
-
-_TS = "datetime64[ns, UTC]"
-_COUNT_COLUMNS = (
-    "input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",
-    "duration_ms", "duration_api_ms", "approval_wait_ms", "num_turns", "tool_call_count",
-    "permission_denials", "api_error_status", "execution_count", "prompt_chars", "context_window",
-    "id", "turn_id", "seq", "turns", "calls", "errors", "denied",
-)
-_CATEGORY_COLUMNS = (
-    "model", "result_subtype", "session_name", "terminal_reason", "cli_version", "kandev_nb_version",
-    "tool_name", "kind", "status", "decision", "decided_by",
-)
-_TEXT_COLUMNS = (
-    "notebook", "session_id", "cwd", "prompt", "models", "error", "last_message_uuid", "tool_use_id",
-    "parent_tool_use_id",
-)
-_TEXT = "str" if int(pd.__version__.split(".")[0]) >= 3 else "object"
-"""pandas 3's string dtype (missing values are NaN); plain object columns before it."""
-_DTYPES: dict[str, str] = {
-    **dict.fromkeys(_TEXT_COLUMNS, _TEXT),
-    **dict.fromkeys(_COUNT_COLUMNS, "Int64"),
-    **dict.fromkeys(_CATEGORY_COLUMNS, "category"),
-    "started_at": _TS, "ended_at": _TS,
-    "cost_usd": "float64", "total_cost_usd": "float64", "mean_duration_ms": "float64",
-    "is_error": "boolean", "interrupted": "boolean",
-    "tool_calls": "json",
-}
 
 
 # -- where the ledger lives -----------------------------------------------------------------
@@ -257,96 +142,6 @@ def _sqlite_engine(url: URL, busy_timeout_s: float) -> Engine:
         conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
     return engine
-
-
-# -- turn -> rows ---------------------------------------------------------------------------
-
-
-def _decisions(turn: Turn) -> dict[str, ev.PermissionDecided]:
-    """Approval decisions by `tool_use_id`, matched through the request's `request_id`."""
-    tool_use_of = {
-        e.request_id: e.tool_use_id for e in turn.events if isinstance(e, ev.PermissionRequest) and e.tool_use_id
-    }
-    return {
-        tool_use_of[e.request_id]: e
-        for e in turn.events
-        if isinstance(e, ev.PermissionDecided) and e.request_id in tool_use_of
-    }
-
-
-def _turn_row(turn: Turn, notebook: str | None, execution_count: int | None) -> dict[str, Any]:
-    """The ``turns`` row of `turn`; stats the CLI did not report are NULL."""
-    stats = turn.stats
-    denied = sum(1 for e in turn.events if isinstance(e, ev.PermissionDecided) and e.behavior == "deny")
-    by_tool = Counter(record.call.tool_name for record in turn.tools.values())
-    error = turn.error.message if turn.error else ("\n".join(stats.errors) if stats and stats.errors else None)
-    row: dict[str, Any] = {
-        "started_at": turn.started_at,
-        "ended_at": turn.ended_at,
-        "notebook": notebook,
-        "execution_count": execution_count,
-        "session_name": turn.session_name,
-        "session_id": turn.session_id or (stats.session_id if stats else None),
-        "cwd": turn.cwd,
-        "prompt": turn.prompt,
-        "prompt_chars": len(turn.prompt),
-        "approval_wait_ms": turn.approval_wait_ms,
-        "tool_calls": dict(by_tool),
-        "tool_call_count": len(turn.tools),
-        "permission_denials": len(stats.permission_denials) if stats else denied,
-        "is_error": (stats.is_error if stats else False) or turn.error is not None,
-        "error": error,
-        "last_message_uuid": turn.last_message_uuid,
-        "interrupted": turn.interrupted,
-        "cli_version": turn.cli_version,
-        "kandev_nb_version": __version__,
-    }
-    if stats is None:
-        return row
-    return row | {
-        "model": stats.model,
-        "models": ",".join(sorted(stats.model_usage)) or None,
-        "cost_usd": stats.cost_usd,
-        "total_cost_usd": stats.total_cost_usd,
-        "input_tokens": stats.input_tokens,
-        "output_tokens": stats.output_tokens,
-        "cache_read_input_tokens": stats.cache_read_input_tokens,
-        "cache_creation_input_tokens": stats.cache_creation_input_tokens,
-        "duration_ms": stats.duration_ms,
-        "duration_api_ms": stats.duration_api_ms,
-        "num_turns": stats.num_turns,
-        "result_subtype": stats.result_subtype,
-        "terminal_reason": stats.terminal_reason,
-        "api_error_status": stats.api_error_status,
-    }
-
-
-def _tool_rows(turn: Turn) -> list[dict[str, Any]]:
-    """The ``tool_calls`` rows of `turn` (without `turn_id`), in call order."""
-    decisions = _decisions(turn)
-    rows = []
-    for seq, (tool_use_id, record) in enumerate(turn.tools.items()):
-        decision = decisions.get(tool_use_id) or record.decision
-        payload = record.update.normalized if record.update else record.call.normalized
-        rows.append({
-            "seq": seq,
-            "tool_use_id": tool_use_id,
-            "parent_tool_use_id": record.call.parent_tool_use_id,
-            "tool_name": record.call.tool_name,
-            "kind": payload.kind,
-            "status": record.status,
-            "duration_ms": record.duration_ms,
-            "decision": decision.behavior if decision else None,
-            "decided_by": decision.decided_by if decision else None,
-        })
-    return rows
-
-
-def _usage_rows(turn: Turn) -> list[dict[str, Any]]:
-    """The ``model_usage`` rows of `turn` (without `turn_id`), one per model."""
-    if turn.stats is None:
-        return []
-    return [{"model": model, **usage.model_dump()} for model, usage in sorted(turn.stats.model_usage.items())]
 
 
 # -- reading --------------------------------------------------------------------------------
@@ -501,9 +296,11 @@ class RunLedger:
         Works for any turn: a failed, interrupted or unfinished one gets a row with what
         the CLI reported (stats it never sent are NULL). Values come from ``turn.stats``
         (the `result` message: ``cost_usd`` is this turn's share of the cumulative
-        ``result.total_cost_usd``; tokens from ``result.usage``; ``duration_ms`` and
+        ``result.total_cost_usd``; tokens the sums of its ``result.modelUsage`` deltas; ``duration_ms`` and
         ``duration_api_ms`` from the result), ``turn.tools`` and the turn's approval events.
-        The new id is also stored as ``turn.meta["ledger_id"]``.
+        ``is_error`` is :attr:`Turn.failed <kandev_nb.agent.turn.Turn.failed>` (a turn the user
+        stopped is ``interrupted`` instead). The new id is also stored as
+        ``turn.meta["ledger_id"]``.
 
         Args:
             turn: the :class:`~kandev_nb.agent.turn.Turn` to record.
@@ -554,6 +351,11 @@ class RunLedger:
     def runs(self, **filters: Unpack[Filters]) -> pd.DataFrame:
         """The ``turns`` table as a DataFrame, oldest first, one row per turn.
 
+        The columns read first come first (:data:`RUNS_LEAD`: prompt, cost_usd,
+        input_tokens, output_tokens, duration_ms, tool_call_count, is_error, interrupted),
+        then the rest in table order. Values keep full precision (costs are not rounded).
+        ``is_error`` is False for a turn the user stopped; ``interrupted`` is True for it.
+
         Args:
             **filters: see :class:`Filters` (`session_id`, `notebook`, `since`, `until`).
 
@@ -570,7 +372,9 @@ class RunLedger:
             LedgerError: the database cannot be read.
         """
         stmt = _where(sa.select(*_raw(*turns_table.c)), filters)
-        return self._read(stmt.order_by(turns_table.c.id))
+        frame = self._read(stmt.order_by(turns_table.c.id))
+        lead = [c for c in RUNS_LEAD if c in frame.columns]
+        return frame[lead + [c for c in frame.columns if c not in lead]]
 
     def tool_calls(self, **filters: Unpack[Filters]) -> pd.DataFrame:
         """The ``tool_calls`` table joined with its turn, filtered as :meth:`runs`.
@@ -619,7 +423,9 @@ class RunLedger:
         Returns:
             ``{"turns": int, "cost_usd": float (USD), "input_tokens": int,
             "output_tokens": int, "tool_calls": int, "errors": int (turns with is_error),
-            "first": datetime | None, "last": datetime | None}`` (UTC start times).
+            "interrupted": int (turns the user stopped), "denials": int (tool calls the CLI
+            reported denied, `result.permission_denials`), "first": datetime | None,
+            "last": datetime | None}`` (UTC start times, timezone-aware).
 
         Raises:
             LedgerError: the database cannot be read.
@@ -632,6 +438,8 @@ class RunLedger:
             sa.func.coalesce(sa.func.sum(t.output_tokens), 0),
             sa.func.coalesce(sa.func.sum(t.tool_call_count), 0),
             sa.func.coalesce(sa.func.sum(sa.case((t.is_error.is_(True), 1), else_=0)), 0),
+            sa.func.coalesce(sa.func.sum(sa.case((t.interrupted.is_(True), 1), else_=0)), 0),
+            sa.func.coalesce(sa.func.sum(t.permission_denials), 0),
             sa.func.min(t.started_at),
             sa.func.max(t.started_at),
         )
@@ -641,11 +449,13 @@ class RunLedger:
                 values = conn.execute(stmt).one()
         except (SQLAlchemyError, OSError) as exc:
             raise LedgerError(f"could not read the ledger at {self}: {exc}", url=str(self)) from exc
-        turns, cost, tokens_in, tokens_out, tools, errors, first, last = values
+        turns, cost, tokens_in, tokens_out, tools, errors, interrupted, denials, first, last = values
+        stamp = UTCDateTime()
         return {
             "turns": int(turns), "cost_usd": float(cost), "input_tokens": int(tokens_in),
             "output_tokens": int(tokens_out), "tool_calls": int(tools), "errors": int(errors),
-            "first": first, "last": last,
+            "interrupted": int(interrupted), "denials": int(denials),
+            "first": _as_utc(first, stamp), "last": _as_utc(last, stamp),
         }
 
     def summary(
@@ -670,8 +480,9 @@ class RunLedger:
             where totals are :meth:`totals` dicts, "today" starts at local midnight,
             ``by_model`` is indexed by model with columns ``turns``, ``cost_usd`` (USD),
             ``input_tokens``, ``output_tokens`` (most expensive first), and ``top_tools``
-            is indexed by tool name with ``calls``, ``errors``, ``denied`` and
-            ``mean_duration_ms`` (most called first).
+            is indexed by tool name with ``calls``, ``errors`` (calls that ran and
+            failed; a denied call is not one), ``denied`` and ``mean_duration_ms`` (most
+            called first). :class:`kandev_nb.ledger.stats.Stats` renders it.
 
         Raises:
             LedgerError: the database cannot be read.
@@ -691,7 +502,8 @@ class RunLedger:
         calls = sa.func.count(c.id).label("calls")
         tools = sa.select(
             c.tool_name, calls,
-            sa.func.sum(sa.case((c.status == "error", 1), else_=0)).label("errors"),
+            sa.func.sum(sa.case((sa.and_(c.status == "error", sa.func.coalesce(c.decision, "") != "deny"), 1),
+                                else_=0)).label("errors"),
             sa.func.sum(sa.case((c.decision == "deny", 1), else_=0)).label("denied"),
             sa.func.avg(c.duration_ms).label("mean_duration_ms"),
         ).join_from(tool_calls_table, turns_table, c.turn_id == t.id).group_by(c.tool_name)
@@ -700,6 +512,15 @@ class RunLedger:
         out["by_model"] = self._read(_where(by_model, filters)).astype({"model": _TEXT}).set_index("model")
         out["top_tools"] = self._read(_where(tools, filters)).astype({"tool_name": _TEXT}).set_index("tool_name")
         return out
+
+
+def _as_utc(value: Any, stamp: UTCDateTime) -> dt.datetime | None:
+    """An aggregate's time (SQLite gives ISO text for MIN/MAX) as an aware UTC datetime."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = dt.datetime.fromisoformat(value)
+    return stamp.process_result_value(value, sa.engine.default.DefaultDialect())
 
 
 # -- the default ledger ---------------------------------------------------------------------

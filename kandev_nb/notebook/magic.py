@@ -29,8 +29,8 @@ from kandev_nb import kernel_tools
 from kandev_nb.agent.permissions import MODES, ApprovalPolicy
 from kandev_nb.agent.session import Session, SessionConfig
 from kandev_nb.agent.turn import Turn
-from kandev_nb.errors import PromptError
 from kandev_nb.notebook.attachments import AttachmentError, attach, prompt_with_attachments
+from kandev_nb.notebook.cell_text import PromptError, clean_help, did_you_mean, interpolate
 from kandev_nb.wire.cli import CLINotFoundError
 from kandev_nb.wire.transport import CLIProcessError
 
@@ -56,7 +56,8 @@ class NotebookSettings:
     """Notebook-wide defaults for every `%%claude` cell (see :func:`configure`).
 
     Attributes:
-        mode: default permission mode ("supervised").
+        mode: the permission mode of every cell that does not say ``--mode`` ("supervised");
+            a mode given on one cell never carries over to the next.
         approval_timeout: seconds an approval card waits before denying (default 300; None
             waits forever). ``KANDEV_NB_APPROVAL_TIMEOUT`` overrides the default.
         approve: a notebook-wide approval policy (callable or :class:`~kandev_nb.Rules`).
@@ -98,7 +99,9 @@ def configure(**changes: Any) -> None:
     """Change notebook-wide defaults, e.g. ``configure(mode="acceptEdits", approval_timeout=60)``.
 
     Changes apply to sessions started afterwards (use ``%%claude --new`` to restart the
-    default one), except `approve` and `approval_timeout`, which apply at once.
+    default one), except `approve` and `approval_timeout`, which apply at once, and
+    `mode`, which the next cell without ``--mode`` runs in (the live CLI gets a
+    ``set_permission_mode`` control request).
 
     Returns None (so a setup cell ending with it prints nothing); read ``kandev_nb.settings``.
 
@@ -164,7 +167,8 @@ def transform_cell(lines: list[str]) -> list[str]:
 
 
 @magic_arguments()
-@argument("--mode", choices=MODES, help="permission mode: supervised (default), plan, acceptEdits, autonomous")
+@argument("--mode", choices=MODES,
+          help="permission mode of this cell only (default: the notebook's, configure(mode=...), supervised)")
 @argument("--model", help="the model for this session (e.g. sonnet, opus)")
 @argument("--new", action="store_true", help="start a fresh session (the old CLI process is closed)")
 @argument("--session", default="default", metavar="NAME", help="a named session; several can run side by side")
@@ -193,10 +197,31 @@ def transform_cell(lines: list[str]) -> list[str]:
 def claude_help(line: str, cell: str | None = None) -> None:
     """Send the cell's body to Claude Code and show the turn live.
 
-    Consecutive cells continue one conversation in one CLI process. ``{name}`` in the prompt
-    is replaced by the notebook variable `name` (``{{`` for a literal brace). The cell
-    blocks until the turn ends; approvals appear as cards with Allow / Deny buttons.
-    After the cell, ``kandev_nb.runs()`` has one row per turn.
+    Consecutive cells continue one conversation in one CLI process. {name} in the prompt
+    is replaced by the notebook variable `name` ({{name}} for literal braces); a value of
+    several lines (a DataFrame, a file's text) is sent as a fenced block. The cell blocks
+    until the turn ends; approvals appear as cards with Allow / Deny buttons. After the
+    cell, kandev_nb.runs() has one row per turn and kandev_nb.last_turn() the turn itself.
+
+    For this cell only: --mode, --approve, --approval-timeout, --attach, --no-interpolate,
+    --quiet, --retry. A cell without --mode runs in the notebook's mode
+    (kandev_nb.configure(mode=...), supervised unless changed).
+    For the session (kept by later cells until changed): --model, --budget, --max-turns,
+    --cwd, --mcp-config, --system-prompt, --append-system-prompt, --allowed-tools,
+    --no-kernel-tools, --transport, --cli. Which session: --session, --new, --resume, --fork.
+
+    Examples:
+      %%claude
+      Summarise {df} in three bullet points
+
+      %%claude --mode plan
+      Plan a refactor of utils.py; do not edit yet
+
+      %%claude --mode acceptEdits --attach fig
+      Fix the axis labels of this plot in plot.py
+
+      %%claude --session review --model opus
+      Review the diff of the last commit
     """
 
 
@@ -204,44 +229,25 @@ def parse_options(line: str) -> argparse.Namespace:
     """Parse a `%%claude` option line like IPython's own magics do.
 
     Raises:
-        UsageError: unknown option or bad value (IPython shows the message, nothing is sent).
+        UsageError: unknown option or bad value (IPython shows the message, nothing is
+            sent); a misspelt option also says "did you mean --mode?" (difflib).
     """
-    args: argparse.Namespace = parse_argstring(claude_help, line)
+    from IPython.core.error import UsageError
+
+    try:
+        args: argparse.Namespace = parse_argstring(claude_help, line)
+    except UsageError as exc:
+        hint = did_you_mean(line, _option_names())
+        if hint:
+            raise UsageError(f"{exc}; {hint}") from None
+        raise
     return args
 
 
-_NAME = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
-_FIELD = re.compile(r"\{\{(" + _NAME + r")\}\}|\{(" + _NAME + r")\}")
-
-
-def interpolate(prompt: str, namespace: dict[str, Any]) -> str:
-    """Replace ``{name}`` / ``{name.attr}`` with the variable's ``str()``.
-
-    ``{{name}}`` gives a literal ``{name}``. Braces around anything that is not a dotted
-    name (JSON, dicts, code, ``}}``) are left exactly as they are.
-
-    Raises:
-        PromptError: ``{name}`` names no notebook variable.
-    """
-
-    def replace(match: re.Match[str]) -> str:
-        if match.group(1) is not None:  # {{name}}: the literal text {name}
-            return "{" + match.group(1) + "}"
-        dotted = match.group(2)
-        head, *attrs = dotted.split(".")
-        if head not in namespace:
-            raise PromptError(
-                f"{{{dotted}}} in the prompt names no notebook variable {head!r}; "
-                f"write {{{{{dotted}}}}} for literal braces, or use --no-interpolate"
-            )
-        value = namespace[head]
-        for attr in attrs:
-            if not hasattr(value, attr):
-                raise PromptError(f"{{{dotted}}} in the prompt: {head} has no attribute path {dotted!r}")
-            value = getattr(value, attr)
-        return str(value)
-
-    return _FIELD.sub(replace, prompt)
+def _option_names() -> list[str]:
+    """Every long option of `%%claude` (``--mode``, ``--model``...)."""
+    parser = claude_help.parser
+    return [o for action in parser._actions for o in action.option_strings if o.startswith("--")]
 
 
 # -- running a cell ------------------------------------------------------------------------
@@ -315,7 +321,7 @@ def _session_for(args: argparse.Namespace) -> tuple[Session, Session | None, _La
     resume = args.resume if fresh else existing.session_id if existing else None
     config = SessionConfig(
         cwd=launch.cwd,
-        mode=args.mode or (existing.config.mode if existing and not fresh else settings.mode),
+        mode=cell_mode(args),
         model=launch.model,
         approve=settings.approve,
         approval_timeout=settings.approval_timeout,
@@ -410,8 +416,9 @@ async def run_cell(line: str, body: str) -> Turn | None:
 
     Raises:
         UsageError: bad options, an unknown ``{name}``, a missing attachment, an exhausted
-            budget, or a CLI that cannot start; IPython prints it in one line and nothing is
-            sent to the CLI.
+            budget, a CLI that refused or did not answer the cell's mode change
+            (`set_permission_mode`), or a CLI that cannot start; IPython prints it in one
+            line and nothing is sent to the CLI.
     """
     from IPython.core.error import UsageError
     from IPython.core.getipython import get_ipython
@@ -424,7 +431,7 @@ async def run_cell(line: str, body: str) -> Turn | None:
         await _switch_mode(args)
         _check_budget()
         session, replaced, launch = _session_for(args)
-    except (PromptError, AttachmentError, ValueError, RuntimeError) as exc:
+    except (PromptError, AttachmentError, ValueError, RuntimeError, TimeoutError) as exc:
         # Shown like IPython's own option errors: one line, no traceback, the cell fails.
         raise UsageError(f"%%claude: {exc}") from None
 
@@ -486,13 +493,30 @@ def _prompt_and_policy(
     return prompt, policy
 
 
+def cell_mode(args: argparse.Namespace) -> str:
+    """The permission mode one cell runs in: its own ``--mode``, else the notebook's
+    (``configure(mode=...)``, "supervised" unless changed). A mode never carries over from
+    an earlier cell."""
+    return str(args.mode or settings.mode)
+
+
 async def _switch_mode(args: argparse.Namespace) -> None:
-    """``--mode`` on a live session: the control request, no restart."""
+    """Put the live session in this cell's mode (:func:`cell_mode`) before the turn.
+
+    A mode change on a live process is the CLI's ``set_permission_mode`` control request
+    (no restart; :meth:`Session.set_mode`). A cell without ``--mode`` after a
+    ``--mode acceptEdits`` cell thus goes back to the notebook's mode.
+
+    Raises:
+        ControlError, ControlTimeoutError: the CLI refused or did not answer; the cell is
+            not sent (it must not run in a more permissive mode than it says).
+    """
     live = sessions.get(args.session)
-    if args.mode and live is not None and not args.new and live.config.mode != args.mode:
+    mode = cell_mode(args)
+    if live is not None and not args.new and live.config.mode != mode:
         if args.i_am_sandboxed:
             live.config.allow_root_bypass = True
-        await live.set_mode(args.mode)
+        await live.set_mode(mode)
 
 
 def _live_view(prompt: str, session: Session) -> Any:
@@ -500,7 +524,8 @@ def _live_view(prompt: str, session: Session) -> Any:
     from kandev_nb.notebook.widgets import TurnView
 
     view = TurnView(prompt, session_name=session.name, budget_usd=settings.budget_usd,
-                    spent_before_usd=_spent(), on_stop=lambda: _interrupt_soon(session))
+                    spent_before_usd=_spent(), on_stop=lambda: _interrupt_soon(session),
+                    mode=session.config.mode, model=session.model or session.config.model)
     view.display()
     return view
 
@@ -545,18 +570,25 @@ def claude_cell(line: str, cell: str) -> None:
     print("%%claude cells are run by kandev_nb's input transformer; reload with %reload_ext kandev_nb")
 
 
-claude_cell.__doc__ = (claude_help.__doc__ or "").replace("%claude_help", "%%claude")
+claude_cell.__doc__ = clean_help(claude_help.__doc__ or "")
 
 
 def claude_stats(line: str) -> Any:
-    """``%claude_stats``: spend and usage today, in this notebook and by model; top tools."""
+    """``%claude_stats``: spend and usage today, in this notebook, in this session and in
+    all; by model; top tools.
+
+    Returns:
+        A :class:`kandev_nb.ledger.stats.Stats`: HTML tables in a notebook, aligned text
+        elsewhere; ``stats["all"]["cost_usd"]`` reads the numbers.
+    """
     from IPython.core.getipython import get_ipython
 
     from kandev_nb.ledger import default_ledger
+    from kandev_nb.ledger.stats import Stats
 
     ip = get_ipython()
     namespace: dict[str, Any] = ip.user_ns if ip is not None else {}
     session = sessions.get("default")
-    return default_ledger().summary(
+    return Stats(default_ledger().summary(
         notebook=_notebook_path(namespace), session_id=session.session_id if session else None
-    )
+    ))

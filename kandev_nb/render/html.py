@@ -537,7 +537,7 @@ def stats_html(stats: ev.TurnStats, ctx: ev.ContextWindow | None = None, *, inte
         items.append(gauge)
     state = ""
     if interrupted:
-        state = '<b style="color:#bf8700">interrupted</b> · '
+        state = '<b class="kandev-stopped">■ stopped by you</b> · '
     elif stats.is_error:
         state = f'<b style="color:#cf222e">{esc(stats.result_subtype)}</b> · '
     return (f'<div class="kandev-footer" style="color:#57606a;font-size:90%;border-top:1px solid #d0d7de;'

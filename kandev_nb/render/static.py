@@ -27,7 +27,7 @@ from kandev_nb.agent import tools as t
 from kandev_nb.agent.turn import ToolRecord, Turn
 from kandev_nb.render import html as r
 
-__all__ = ["mime_bundle", "render_html", "render_markdown"]
+__all__ = ["mime_bundle", "render_html", "render_markdown", "run_info_html"]
 
 
 # -- the outline: events -> ordered, nested items ---------------------------------------
@@ -46,6 +46,7 @@ class _Item:
 def _outline(events: Iterable[ev.AgentEvent], tools: dict[str, ToolRecord]) -> list[_Item]:
     main: list[_Item] = []
     by_tool: dict[str, _Item] = {}
+    failed = False  # an Error that is not the answer to a stop was seen
 
     def where(e: ev.AgentEvent) -> list[_Item]:
         parent = e.parent_tool_use_id
@@ -80,7 +81,10 @@ def _outline(events: Iterable[ev.AgentEvent], tools: dict[str, ToolRecord]) -> l
             case ev.CompactBoundary():
                 where(e).append(_Item("note", "conversation compacted"
                                       + (f" ({e.pre_tokens:,} tokens before)" if e.pre_tokens else "")))
+            case ev.Error(interrupted=True) if not failed:
+                pass  # the answer to the user's stop: the footer says "stopped by you"
             case ev.Error():
+                failed = True
                 where(e).append(_Item("note", f"error: {e.message}"))
             case _:
                 pass
@@ -143,10 +147,18 @@ def _html_tool(rec: ToolRecord, item: _Item, turn: Turn) -> str:
     return r.details_html(summary, body, cls=cls, open_=status == "error" or payload.kind in ("manage_todos", "plan"))
 
 
+def run_info_html(session_name: str, mode: str | None, model: str | None) -> str:
+    """The turn header's run line: ``claude · <session> · <mode> · <model>`` (mode as in
+    :data:`kandev_nb.agent.permissions.MODES`, model from `system/init.model`; unknown ones left out)."""
+    bits = ["claude", session_name, *(b for b in (mode, model) if b)]
+    return f'<span class="kandev-run-info" style="color:#888;font-size:85%">{r.esc(" · ".join(bits))}</span>'
+
+
 def _header_html(turn: Turn) -> str:
     prompt = turn.prompt.strip().splitlines()[0] if turn.prompt.strip() else ""
     more = " …" if len(turn.prompt.strip()) > len(prompt) or len(prompt) > 160 else ""
-    return (f'<div class="kandev-header" style="color:#888;font-size:85%">claude · {r.esc(turn.session_name)} · '
+    info = run_info_html(turn.session_name, turn.mode, turn.model)
+    return (f'<div class="kandev-header" style="color:#888;font-size:85%">{info} · '
             f"<i>{r.esc(prompt[:160])}{more}</i></div>")
 
 
@@ -165,7 +177,7 @@ def render_html(turn: Turn) -> str:
 def _render_html(turn: Turn, outline: list[_Item]) -> str:
     parts = [_WRAP, _header_html(turn), _html_items(outline, turn)]
     if turn.stats is not None:
-        parts.append(r.stats_html(turn.stats, turn.context, interrupted=turn.interrupted))
+        parts.append(r.stats_html(turn.stats, turn.context, interrupted=turn.stopped))
         if turn.meta.get("budget_usd"):
             parts.append(r.budget_html(float(turn.meta["spent_usd"]), float(turn.meta["budget_usd"])))
     elif turn.context is not None:
@@ -303,7 +315,7 @@ def _md_footer(turn: Turn) -> str:
     if turn.context is not None and turn.context.size:
         c = turn.context
         bits.append(f"context {r.fmt_tokens(c.used)} / {r.fmt_tokens(c.size)} ({c.used / c.size:.0%})")
-    state = "**interrupted** · " if turn.interrupted else (f"**{s.result_subtype}** · " if s.is_error else "")
+    state = "**stopped by you** · " if turn.stopped else (f"**{s.result_subtype}** · " if turn.failed else "")
     return "---\n" + state + " · ".join(bits) + "\n"
 
 

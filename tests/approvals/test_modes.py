@@ -152,3 +152,29 @@ async def test_switching_to_autonomous_restarts_and_resumes(
     assert session.pid != pid and session.session_id == session_id
     assert requests(second.events) == [] and second.error is None
     assert "first answer" in repr(scripted_model.main_requests[1].messages)
+
+
+async def test_back_from_autonomous_to_supervised_asks_again_in_the_same_process(
+    make_session: SessionMaker, scripted_model: ScriptedModelServer, claude_workdir: Path
+) -> None:
+    # What the magic does for a plain cell after a `--mode autonomous` cell: the process
+    # launched with bypassPermissions takes set_permission_mode and asks again.
+    def write(name: str) -> dict[str, str]:
+        return {"command": f"python3 -c 'open(\"{name}\",\"w\").write(\"x\")'", "description": name}
+
+    scripted_model.push(Reply(tool_use("Bash", write("a.txt"))), Reply(text("ok")),
+                        Reply(tool_use("Bash", write("b.txt"))), Reply(text("not written")))
+    session = make_session(mode="autonomous", allow_root_bypass=True)
+    first = await session.run("one", consumers=[allow_all])
+    assert not requests(first.events) and (claude_workdir / "a.txt").exists()
+    pid = session.pid
+    await session.set_mode("supervised")
+
+    def deny(event: ev.AgentEvent) -> None:
+        if isinstance(event, ev.PermissionRequest):
+            event.approval.deny("not now")
+
+    second = await session.run("two", consumers=[deny])
+    assert [r.tool_name for r in requests(second.events)] == ["Bash"]
+    assert not (claude_workdir / "b.txt").exists() and session.pid == pid
+    assert (first.mode, second.mode) == ("autonomous", "supervised")

@@ -163,7 +163,7 @@ def test_summary(ledger: RunLedger) -> None:
     assert by_model.loc["claude-test", "cost_usd"] == pytest.approx(8.0)
     top = out["top_tools"]
     assert list(top.index) == ["Bash"]
-    assert (top.loc["Bash", "calls"], top.loc["Bash", "denied"], top.loc["Bash", "errors"]) == (3, 1, 1)
+    assert (top.loc["Bash", "calls"], top.loc["Bash", "denied"], top.loc["Bash", "errors"]) == (3, 1, 0)  # denied, not failed
     assert top.loc["Bash", "mean_duration_ms"] == 250.0
     recent = ledger.summary(since=T0 + dt.timedelta(hours=2, minutes=30))
     assert list(recent["by_model"]["turns"]) == [1, 1]
@@ -173,7 +173,7 @@ def test_summary(ledger: RunLedger) -> None:
 def test_summary_of_an_empty_ledger(ledger: RunLedger) -> None:
     out = ledger.summary()
     assert out["all"] == {"turns": 0, "cost_usd": 0.0, "input_tokens": 0, "output_tokens": 0,
-                          "tool_calls": 0, "errors": 0, "first": None, "last": None}
+                          "tool_calls": 0, "errors": 0, "interrupted": 0, "denials": 0, "first": None, "last": None}
     assert out["by_model"].empty and out["top_tools"].empty
 
 

@@ -168,7 +168,7 @@ def test_row_numbers_equal_the_cli_result(recorded: Recorded, frame: pd.DataFram
         assert row["duration_api_ms"] == stats.duration_api_ms
         assert row["num_turns"] == stats.num_turns
         assert row["result_subtype"] == stats.result_subtype
-        assert row["is_error"] == (stats.is_error or turn.error is not None)
+        assert row["is_error"] == ((stats.is_error or turn.error is not None) and not turn.stopped)
         assert row["last_message_uuid"] == turn.last_message_uuid
         assert row["session_id"] == turn.session_id
         assert row["started_at"] == pd.Timestamp(turn.started_at)
@@ -232,6 +232,57 @@ def test_interrupted_turn(recorded: Recorded, frame: pd.DataFrame) -> None:
     assert list(frame["interrupted"]) == [False, False, False, False, True, False]
     row = frame.iloc[4]
     assert row["result_subtype"] == recorded.turns[4].stats.result_subtype  # type: ignore[union-attr]
+    assert recorded.turns[4].stopped and not row["is_error"]  # a stop by the user is not an error
+    assert list(frame["is_error"]) == [False, False, False, True, False, False]
+
+
+def test_an_interrupted_turn_has_the_tokens_its_cost_paid_for(recorded: Recorded, frame: pd.DataFrame) -> None:
+    # The CLI's interrupted result has usage all zeros but a modelUsage delta and a cost;
+    # every turn's tokens are the sums of its modelUsage deltas, like its cost.
+    with RunLedger(recorded.path) as ledger:
+        usage = ledger.model_usage()
+    row = frame.iloc[4]
+    assert row["cost_usd"] > 0 and row["input_tokens"] > 0 and row["output_tokens"] > 0
+    for ledger_id, (_, turn_row) in zip(recorded.ids, frame.iterrows(), strict=True):
+        rows = usage[usage["turn_id"] == ledger_id]
+        assert turn_row["input_tokens"] == rows["input_tokens"].sum()
+        assert turn_row["output_tokens"] == rows["output_tokens"].sum()
+        assert math.isclose(turn_row["cost_usd"], rows["cost_usd"].sum(), rel_tol=1e-9, abs_tol=1e-12)
+
+
+def test_summary_totals_agree_with_the_per_model_table_and_keep_denials_apart(recorded: Recorded) -> None:
+    with RunLedger(recorded.path) as ledger:
+        summary = ledger.summary()
+    everything, by_model = summary["all"], summary["by_model"]
+    assert everything["input_tokens"] == by_model["input_tokens"].sum() > 0
+    assert everything["output_tokens"] == by_model["output_tokens"].sum() > 0
+    assert math.isclose(everything["cost_usd"], by_model["cost_usd"].sum(), rel_tol=1e-9)
+    assert (everything["errors"], everything["denials"], everything["interrupted"]) == (1, 1, 1)
+    assert summary["top_tools"].loc["Write"].tolist()[:3] == [2, 0, 1]  # calls, errors, denied
+    assert everything["first"].tzinfo is not None
+
+
+def test_stats_render_as_tables_with_dates(recorded: Recorded) -> None:
+    from kandev_nb.ledger.stats import Stats
+
+    with RunLedger(recorded.path) as ledger:
+        stats = Stats(ledger.summary())
+    page, text = stats._repr_html_(), repr(stats)
+    assert page.count("<table") == 3 and "datetime" not in page and "datetime" not in text
+    first = recorded.turns[0].started_at.astimezone().strftime("%Y-%m-%d %H:%M")
+    assert first in page and first in text
+    total_line = next(line for line in text.splitlines() if line.startswith("all time"))
+    cells = total_line.split()
+    assert cells[2:5] == ["6", f"${stats['all']['cost_usd']:.4f}", f"{stats['all']['input_tokens']:,}"]
+    header = text.splitlines()[1]
+    assert header.index("errors") < header.index("denials") < header.index("stopped")
+    assert len({len(line) for line in text.split("\n\n")[0].splitlines()[1:]}) == 1  # aligned columns
+
+
+def test_runs_lead_with_what_is_read_first(frame: pd.DataFrame) -> None:
+    assert list(frame.columns[:8]) == ["prompt", "cost_usd", "input_tokens", "output_tokens", "duration_ms",
+                                       "tool_call_count", "is_error", "interrupted"]
+    assert "id" in frame.columns and "session_id" in frame.columns
 
 
 def test_model_usage_rows(recorded: Recorded) -> None:

@@ -167,7 +167,8 @@ def test_cost_notebook_uses_its_own_ledger_and_its_sums_match_the_cli(tmp_path: 
     assert sorted(calls["tool_name"].astype(str)) == ["Bash", "Edit", "Read", "Read"]
     assert "image/png" in done.mime_types("plot")
     stats = done.text("stats")
-    assert re.search(r"today\s+6\s+0\.29", stats) and re.search(r"session\s+3\s", stats), stats
+    assert re.search(r"today\s+6\s+\$0\.29", stats) and re.search(r"this session\s+3\s", stats), stats
+    assert "datetime" not in stats and "denials" in stats
 
 
 # -- replay -------------------------------------------------------------------------------

@@ -3,7 +3,8 @@
 Layout (``_dom_classes`` in brackets, for tests and Playwright)::
 
     VBox [kandev-turn]
-      HBox [kandev-header]:  HTML activity [kandev-activity] · HTML context gauge
+      HBox [kandev-header]:  HTML "claude · session · mode · model" [kandev-run-info] ·
+                             HTML activity [kandev-activity] · HTML context gauge
                              [kandev-context-gauge] · Button "Stop" [kandev-stop]
       VBox [kandev-body]:    in event order: StreamText [kandev-text], thinking Accordion
                              [kandev-thinking], tool cards [kandev-tool-card], approval
@@ -72,6 +73,8 @@ class TurnView:
         *,
         spent_before_usd: float = 0.0,
         on_stop: Callable[[], Any] | None = None,
+        mode: str | None = None,
+        model: str | None = None,
         interval_s: float = 0.05,
         min_chars: int = 256,
         max_wait_s: float = 0.25,
@@ -88,6 +91,9 @@ class TurnView:
         self.tick_s = tick_s
         self.started = clock()
         self.f = WidgetFactory()
+        self.mode, self.model = mode, model
+        self.run_info = self.f.html("", "kandev-run-info")
+        self._render_run_info()
         self.activity = self.f.html("", "kandev-activity")
         self.gauge = self.f.html("", "kandev-context-gauge")
         self.stop = self.f.button("Stop", "kandev-stop", tooltip="Interrupt this turn (the session stays)")
@@ -95,7 +101,7 @@ class TurnView:
         self.body = self.f.vbox((), "kandev-body")
         self.footer = self.f.html("", "kandev-footer")
         self.root: w.VBox | None = self.f.vbox(
-            (self.f.hbox((self.activity, self.gauge, self.stop), "kandev-header"), self.body, self.footer),
+            (self.f.hbox((self.run_info, self.activity, self.gauge, self.stop), "kandev-header"), self.body, self.footer),
             "kandev-turn")
         self.cards: dict[str, ToolCard] = {}
         self.approvals: dict[str, ApprovalCard] = {}
@@ -115,6 +121,8 @@ class TurnView:
         self._loop: asyncio.AbstractEventLoop | None = None
         self.finished = False
         self.stopped = False
+        self.stopped_by_user = False  # the CLI ended the turn with its interrupted result
+        self._failed = False  # an Error that is not the answer to the user's stop was shown
         self.context: ev.ContextWindow | None = None
         self._tool_started: dict[str, float] = {}
         self._render_activity()
@@ -172,6 +180,9 @@ class TurnView:
         retry = f' · <span style="color:#bf8700">{r.esc(self._retry)}</span>' if self._retry else ""
         spinner = "" if self.finished else "● "
         self.activity.value = f"{spinner}{r.esc(self._state)}{step} · {elapsed}{retry}"
+
+    def _render_run_info(self) -> None:
+        self.run_info.value = static.run_info_html(self._session_name, self.mode, self.model)
 
     def _set_state(self, state: str) -> None:
         if state != self._state:
@@ -315,9 +326,15 @@ class TurnView:
                 self._note(event, f"rate limit: {event.message or event.info}")
             case ev.CompactBoundary():
                 self._note(event, "conversation compacted")
+            case ev.Error(interrupted=True) if not self._failed:
+                self.stopped_by_user = True  # said once, in the footer: "stopped by you"
             case ev.Error():
+                self._failed = True
                 self._note(event, f"error: {event.message}", color="#cf222e")
             case ev.SessionStatus():
+                if event.model and event.model != self.model:
+                    self.model = event.model
+                    self._render_run_info()
                 self._set_state(f"Session {event.status}" + (f" · {event.model}" if event.model else ""))
             case ev.Complete():
                 self._complete(event)
@@ -332,8 +349,9 @@ class TurnView:
     def _complete(self, event: ev.Complete) -> None:
         self._retry = ""
         self.stop.disabled = True
-        interrupted = self.stopped
-        self._set_state("Interrupted" if interrupted else ("Failed" if event.stats.is_error else "Done"))
+        interrupted = self.stopped_by_user
+        failed = self._failed or (event.stats.is_error and not interrupted)
+        self._set_state("Stopped by you" if interrupted else ("Failed" if failed else "Done"))
         footer = r.stats_html(event.stats, self.context, interrupted=interrupted)
         if self.budget_usd:
             footer += r.budget_html(self.spent_before_usd + event.stats.cost_usd, self.budget_usd)
