@@ -44,6 +44,8 @@ __all__ = ["KernelTools", "ToolCallRecord"]
 log = logging.getLogger("kandev_nb")
 
 SERVER_NAME = "kernel"
+READ_ONLY = frozenset({"mcp__kernel__list_variables", "mcp__kernel__inspect_variable", "mcp__kernel__recent_history"})
+"""The tools that only read (``kandev_nb.kernel_tools.READ_ONLY_TOOLS``)."""
 
 INSTRUCTIONS = (
     "Tools on the live Jupyter kernel the user's notebook runs in. The user's data lives in "
@@ -181,6 +183,12 @@ class KernelTools:
         which carry the kernel's parent header). Called by `%%claude` before each turn."""
         self._cell = context or contextvars.copy_context()
 
+    def needs_approval(self, tool: str) -> bool:
+        """Whether the tool `tool` (no ``mcp__kernel__`` prefix) changes state, so that
+        :class:`~kandev_nb.session.Session` runs its `tools/call` only once a person (or a
+        policy) allowed it: everything but the read-only tools."""
+        return f"mcp__{SERVER_NAME}__{tool}" not in READ_ONLY
+
     def stop(self) -> bool:
         """Stop a running ``run_code``. Returns whether one was running."""
         return self.runner.stop()
@@ -284,7 +292,8 @@ class KernelTools:
         return self._answer(format_history(self.shell, cells or self.options.history_cells))
 
     async def run_code(self, code: str) -> RunResult:
-        """The ``run_code`` tool, without approval (the CLI asked the user before calling).
+        """The ``run_code`` tool, without approval (called over MCP, the session checks that
+        a person or a policy allowed it, see :meth:`needs_approval`).
 
         Rich output goes to the cell bound with :meth:`bind_cell` (else the current one).
         """
