@@ -517,6 +517,8 @@ class Session:
             return None
         arguments = params.get("arguments")
         arguments = arguments if isinstance(arguments, dict) else {}
+        if tool_use_id is not None:
+            self._asked.add(tool_use_id)  # its result is not "ran without a request"
         approval = self._open_approval(
             f"mcp:{uuid.uuid4().hex}", full, dict(arguments), tool_use_id,
             title=f"{full} (called without a permission request)",
