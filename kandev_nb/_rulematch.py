@@ -13,8 +13,10 @@ helpers give the spellings a rule is compared with.
   default ports dropped.
 - Paths: compared as given, resolved (symlinks, ``..``), and case-folded for deny rules.
 
-What no rule can catch is code an interpreter runs: ``python3 -c '...'``, ``node -e``,
-``bash -c``, ``sh script.sh``, ``perl -e``... run anything, whatever the deny rules say.
+The text of ``sh -c TEXT`` / ``bash -c TEXT`` and ``eval WORDS`` is judged as commands
+too. What no rule can catch is code an interpreter runs from elsewhere: ``python3 -c
+'...'``, ``node -e``, ``sh script.sh``, ``perl -e``, a Makefile... run anything, whatever
+the deny rules say.
 :func:`interpreter_in` names the interpreter so a card can say so.
 """
 
@@ -35,6 +37,8 @@ __all__ = [
 ]
 
 _WS = re.compile(r"\s+")
+_SPLIT = re.compile(r"\s*(?:&&|\|\||;|\||&|\n)\s*")
+_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "busybox"})
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _WRAPPERS: dict[str, frozenset[str]] = {
     # wrapper -> its options that take the next word as their value
@@ -124,16 +128,37 @@ def command_spellings(part: str) -> list[str]:
     >>> command_spellings("sudo -n /bin/rm\\t-rf x")
     ['sudo -n /bin/rm -rf x', '/bin/rm -rf x', 'rm -rf x']
     """
+    return list(dict.fromkeys(s for s in _spell(part, 0) if s))
+
+
+def _spell(part: str, depth: int) -> list[str]:
     out = [_collapse(part)]
     words = _words(part)
     while words:
         plain = " ".join([_command_word(words[0]), *words[1:]])
         out.extend([" ".join(words), plain])
+        inner = _inline_script(words)
+        if inner is not None and depth < 3:  # bash -c 'rm x', eval "rm x": judge the inner commands too
+            for sub in _SPLIT.split(inner):
+                if sub.strip():
+                    out.extend(_spell(sub, depth + 1))
         peeled = _peel(words)
         if peeled is None:
             break
         words = peeled
-    return list(dict.fromkeys(s for s in out if s))
+    return out
+
+
+def _inline_script(words: list[str]) -> str | None:
+    """The command text a shell runs from its arguments: ``sh -c TEXT``, ``eval WORDS``."""
+    head = _command_word(words[0])
+    if head == "eval":
+        return " ".join(words[1:])
+    if head in _SHELLS:
+        for i, word in enumerate(words[1:-1], start=1):
+            if word.startswith("-") and not word.startswith("--") and "c" in word:
+                return words[i + 1]
+    return None
 
 
 def interpreter_in(part: str) -> str | None:

@@ -367,13 +367,13 @@ class Rules:
     A deny rule also sees through other spellings (:mod:`kandev_nb._rulematch`): any
     whitespace (``rm<TAB>x``), quotes, ``\\rm``, ``/bin/rm``, and wrappers such as
     ``command``, ``builtin``, ``env``, ``exec``, ``sudo``, ``nohup``, ``time``, ``timeout``,
-    ``xargs``, ``VAR=1 rm``; URLs compare with scheme and host lower-cased and without a
+    ``xargs``, ``VAR=1 rm``, and the text of ``bash -c '...'`` and ``eval``; URLs compare with scheme and host lower-cased and without a
     trailing dot (``HTTPS://EVIL.COM./``); paths compare as given and resolved, and
     case-folded (``*.env`` denies ``.ENV``). Allow rules see the command as written (only
     whitespace is normalised), so ``sudo git status`` is not allowed by ``Bash(git status*)``.
 
     What a deny rule cannot catch: code that an allowed program runs. An interpreter
-    (``python3 -c``, ``node -e``, ``bash -c``, ``sh script``, ``perl``, ``make``...) or any
+    (``python3 -c``, ``node -e``, ``sh script``, ``perl``, ``make``...) or any
     program that reads its own scripts can delete a file without the word ``rm`` appearing.
     Deny rules narrow what a person is asked about; they are not a sandbox. When an allow
     rule lets an interpreter through, :meth:`note` says so and the decision carries it

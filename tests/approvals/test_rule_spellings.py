@@ -21,7 +21,8 @@ BASH = Rules(allow=["Bash(*)"], deny=["Bash(rm *)"])
     "rm\tvictim", "rm  victim", "/bin/rm victim", "\\rm victim", "'rm' victim", "command rm victim",
     "builtin rm victim", "env rm victim", "env -i A=1 rm victim", "exec rm victim", "sudo rm victim",
     "sudo -u bob -n rm victim", "nohup rm victim", "time rm victim", "timeout 5 rm victim", "A=1 rm victim",
-    "ls; /usr/bin/rm victim", "true && nice -n 3 rm victim",
+    "ls; /usr/bin/rm victim", "true && nice -n 3 rm victim", "bash -c 'rm victim'", "sh -lc 'echo; rm victim'",
+    "eval rm victim",
 ])
 def test_a_deny_rule_sees_other_spellings_of_the_command(command: str) -> None:
     assert BASH("Bash", {"command": command}) == "deny"
@@ -55,7 +56,7 @@ def test_a_path_deny_ignores_case_and_sees_the_resolved_path(tmp_path: Path) -> 
 
 
 @pytest.mark.parametrize(("command", "interpreter"), [
-    ("python3 -c 'import os; os.remove(\"victim\")'", "python3"), ("bash -c 'rm victim'", "bash"),
+    ("python3 -c 'import os; os.remove(\"victim\")'", "python3"), ("bash -c 'ls -la'", "bash"),
     ("sh x.sh", "sh"), ("node -e 1", "node"), ("perl -e 1", "perl"), ("env python script.py", "python"),
     ("ls && /usr/bin/python3.12 a.py", "python3.12"),
 ])
