@@ -19,6 +19,7 @@ from kandev_nb.kernel_tools import KernelTools, with_kernel_tools
 from kandev_nb.permissions import MODES, Rules
 from kandev_nb.session import Session, SessionConfig
 from kandev_nb.transport import StdioTransport, Transport
+from tests.kernel.conftest import setup_code
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -109,3 +110,18 @@ async def test_read_only_kernel_tools_need_no_request(tmp_path: Path) -> None:
         await session.close()
     assert of(ev.PermissionRequest, turn.events) == []
     assert [c.tool for c in tools.calls] == ["list_variables"] and "rows" in tools.calls[0].text
+
+
+@pytest.mark.parametrize("answer", ["Allow", "Deny"])
+def test_in_a_kernel_the_unasked_call_shows_the_approval_card(answer: str, kernel: Any, claude_workdir: Path) -> None:
+    kernel.execute(setup_code({}, claude_workdir, cli_path=STAND_IN))
+    run = kernel.start("%%claude\ngo")
+    button = kernel.wait_for_button(answer)
+    card = kernel.widget_texts()
+    assert "wants to use mcp__kernel__run_code" in card and "called without a permission request" in card
+    kernel.click(button)
+    kernel.wait(run)
+    assert kernel.eval("'ran' in dir()") is (answer == "Allow")
+    decided = kernel.eval("[(e.tool_name, e.behavior, e.decided_by) for e in kandev_nb.last_turn().events "
+                          "if e.type == 'permission_decided']")
+    assert decided == [["mcp__kernel__run_code", answer.lower(), "person"]]

@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """A stand-in ``claude`` (stdio stream-json) that calls a kernel tool without asking first.
 
 It answers ``initialize``, then for each user message sends an ``mcp_message`` control
@@ -23,6 +24,9 @@ def send(message: dict[str, object]) -> None:
 
 
 def main() -> None:
+    if "--version" in sys.argv:
+        print("2.1.332 (Claude Code)")  # a stand-in; `%%claude --cli` asks for the version first
+        return
     tool = os.environ.get("UNASKED_TOOL", "run_code")
     arguments = json.loads(os.environ.get("UNASKED_ARGS", '{"code": "ran = True"}'))
     for line in sys.stdin:
