@@ -173,7 +173,10 @@ def _socket_owner(peer_port: int, server_port: int | None) -> tuple[int, int] | 
 
 
 def _descendants(pid: int) -> list[int]:
-    """`pid` and its descendants, by ``/proc/<pid>/task/<tid>/children``."""
+    """`pid` and its descendants, by ``/proc/<pid>/task/<tid>/children`` (or, on kernels
+    without that file, by the parent pid in every ``/proc/<pid>/stat``)."""
+    if not os.path.exists(f"/proc/{pid}/task/{pid}/children"):
+        return _descendants_by_stat(pid)
     found, todo = [], [pid]
     while todo:
         current = todo.pop()
@@ -182,6 +185,21 @@ def _descendants(pid: int) -> list[int]:
             for task in os.listdir(f"/proc/{current}/task"):
                 with contextlib.suppress(OSError), open(f"/proc/{current}/task/{task}/children") as handle:
                     todo.extend(int(c) for c in handle.read().split())
+    return found
+
+
+def _descendants_by_stat(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError, ValueError, IndexError), open(f"/proc/{entry}/stat") as handle:
+                ppid = int(handle.read().rsplit(")", 1)[1].split()[1])  # the name may hold spaces
+                children.setdefault(ppid, []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        todo.extend(children.get(current, []))
     return found
 
 

@@ -212,3 +212,21 @@ def test_default_connect_timeout_allows_slow_hooks() -> None:
 )
 def test_sdk_url_supported_up_to_2_1_120(version: str, supported: bool) -> None:
     assert sdk_url_supported(version) is supported
+
+
+async def test_a_cli_behind_a_wrapper_script_is_its_own_peer(tmp_path: Path) -> None:
+    """The socket check accepts a connection from a child of the launched process (a
+    ``claude`` that is a shell wrapper), found by /proc children or by parent pids."""
+    wrapper = ["/bin/sh", "-c", f'"{sys.executable}" "{FAKE_CLI}" "$@"; exit $?', "sh"]
+    transport = WebSocketTransport(wrapper, None, tmp_path, check_version=False)
+    await transport.start()
+    try:
+        assert transport.pid is not None
+        from kandev_nb.transport_ws import _descendants, _descendants_by_stat
+
+        assert sorted(_descendants(transport.pid)) == sorted(_descendants_by_stat(transport.pid))
+        assert len(_descendants(transport.pid)) == 2
+        lines = transport.lines().__aiter__()
+        assert await anext(lines) == EXPECTED_LINES[0]
+    finally:
+        await transport.close()
