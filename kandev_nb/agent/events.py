@@ -175,6 +175,9 @@ class PermissionDecided(_Event):
     message: str = ""
     tool_use_id: str | None = None
     """The `tool_use_id` of the call decided (from the can_use_tool request), when known."""
+    note: str = ""
+    """What the person should know about an allow, e.g. that a policy let an interpreter
+    through (``Decision.note``, from :meth:`kandev_nb.agent.permissions.Rules.note`)."""
 
 
 class PermissionCancelled(_Event):

@@ -38,9 +38,11 @@ or a timeout can give, from any thread.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fnmatch
 import os
 import re
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -50,6 +52,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from kandev_nb.agent.rulematch import (
+    command_spellings,
+    interpreter_in,
+    is_sensitive_path,
+    normal_url_pattern,
+    url_spellings,
+)
 from kandev_nb.errors import RootBypassError
 
 __all__ = [
@@ -141,6 +150,9 @@ class Decision(BaseModel):
     message: str = ""
     interrupt: bool = False
     waited_ms: int = 0
+    note: str = ""
+    """What the person should know about an allow (e.g. a policy let an interpreter through,
+    see :meth:`Rules.note`); shown on the card, never sent to the CLI."""
 
     def to_wire(self, original_input: dict[str, Any]) -> dict[str, Any]:
         """The inner control_response payload the CLI accepts (DESIGN.md, wire facts)."""
@@ -206,7 +218,8 @@ class Approval:
         callback(decision)
 
     def allow(
-        self, updated_input: dict[str, Any] | None = None, *, always: bool = False, by: DecidedBy = "person"
+        self, updated_input: dict[str, Any] | None = None, *, always: bool = False, by: DecidedBy = "person",
+        note: str = "",
     ) -> bool:
         """Allow the tool, optionally with edited input and for the rest of the session.
 
@@ -216,6 +229,7 @@ class Approval:
             always: also allow `tool_name` for the rest of this CLI process (sent as
                 `updatedPermissions` = [:func:`session_rule`]).
             by: who decided (shown on the card and in the ledger).
+            note: kept as ``Decision.note`` (e.g. :meth:`Rules.note`).
 
         Returns:
             True if this call decided; False if the request was already answered (the call
@@ -223,7 +237,8 @@ class Approval:
         """
         permissions = [session_rule(self.tool_name)] if always else None
         return self._decide(
-            Decision(behavior="allow", decided_by=by, updated_input=updated_input, updated_permissions=permissions)
+            Decision(behavior="allow", decided_by=by, updated_input=updated_input, updated_permissions=permissions,
+                     note=note)
         )
 
     def deny(self, message: str = "", *, interrupt: bool = False, by: DecidedBy = "person") -> bool:
@@ -278,18 +293,46 @@ def _subject(tool_name: str, tool_input: dict[str, Any]) -> str:
     return ""
 
 
-def _matches(rule: str, tool_name: str, tool_input: dict[str, Any], subject: str | None = None) -> bool:
+def _path_key(tool_input: dict[str, Any]) -> bool:
+    return any(isinstance(tool_input.get(k), str) for k in ("file_path", "notebook_path", "path"))
+
+
+def _spellings(tool_name: str, tool_input: dict[str, Any], *, deny: bool) -> list[str]:
+    """The subjects a rule on a non-Bash tool is compared with (see :mod:`kandev_nb.agent.rulematch`)."""
+    subject = _subject(tool_name, tool_input)
+    if isinstance(tool_input.get("url"), str) and not _path_key(tool_input):
+        return url_spellings(subject)
+    if _path_key(tool_input) and subject:
+        out = [subject]
+        with contextlib.suppress(OSError, RuntimeError, ValueError):
+            out.append(str(Path(subject).expanduser().resolve()))
+        if deny or _CASE_INSENSITIVE_FS:
+            out += [s.casefold() for s in out]
+        return list(dict.fromkeys(out))
+    return [subject]
+
+
+def _matches(rule: str, tool_name: str, tool_input: dict[str, Any], subject: str | None = None,
+             *, deny: bool = False) -> bool:
     name, _, rest = rule.partition("(")
     if not fnmatch.fnmatchcase(tool_name, name.strip()):
         return False
     if not rest:
         return True
     pattern = rest.removesuffix(")")
-    return fnmatch.fnmatchcase(_subject(tool_name, tool_input) if subject is None else subject, pattern)
+    if subject is not None:
+        return fnmatch.fnmatchcase(subject, pattern)
+    subjects = _spellings(tool_name, tool_input, deny=deny)
+    patterns = {pattern, normal_url_pattern(pattern)}
+    if _path_key(tool_input) and (deny or _CASE_INSENSITIVE_FS):
+        patterns.add(pattern.casefold())
+    return any(fnmatch.fnmatchcase(s, p) for s in subjects for p in patterns)
 
 
 _SHELL_SPLIT = re.compile(r"\s*(?:&&|\|\||;|\||&|\n)\s*")
 _SHELL_UNSAFE = re.compile(r"`|\$\(|<\(|>\(|>|<")
+_CASE_INSENSITIVE_FS = sys.platform in ("darwin", "win32")
+"""Whether paths compare case-insensitively here (the default disks of macOS and Windows)."""
 
 
 def _subcommands(command: str) -> list[str]:
@@ -313,6 +356,28 @@ class Rules:
     rule unless the rule's own pattern contains that character. So
     ``Bash(git status*)`` allows ``git status --short`` but asks for
     ``git status; rm -rf ~`` and ``git status > notes``.
+
+    A deny rule also sees through other spellings (:mod:`kandev_nb.agent.rulematch`): any
+    whitespace (``rm<TAB>x``), quotes, ``\\rm``, ``/bin/rm``, and wrappers such as
+    ``command``, ``builtin``, ``env``, ``exec``, ``sudo``, ``nohup``, ``time``, ``timeout``,
+    ``xargs``, ``VAR=1 rm``, and the text of ``bash -c '...'`` and ``eval``; URLs compare with scheme and host lower-cased and without a
+    trailing dot (``HTTPS://EVIL.COM./``); paths compare as given and resolved, and
+    case-folded (``*.env`` denies ``.ENV``). Allow rules see the command as written (only
+    whitespace is normalised), so ``sudo git status`` is not allowed by ``Bash(git status*)``.
+
+    What a deny rule cannot catch: code that an allowed program runs. An interpreter
+    (``python3 -c``, ``node -e``, ``sh script``, ``perl``, ``make``...) or any
+    program that reads its own scripts can delete a file without the word ``rm`` appearing.
+    Deny rules narrow what a person is asked about; they are not a sandbox. When an allow
+    rule lets an interpreter through, :meth:`note` says so and the decision carries it
+    (``Decision.note``, ``PermissionDecided.note``), so the card can show it.
+
+    `allow_edits_under` never covers what could make a later command run code: anything in
+    ``.git/`` (config, hooks), ``.claude/``, ``.vscode/``, ``.idea/``, ``.husky/``, ``.ssh/``,
+    ``.ipython/``..., ``.env*`` files, shell start-up files (``.bashrc``, ``.zshrc``,
+    ``.profile``...), ``.gitconfig``, ``.mcp.json`` and the other files the CLI itself asks
+    about in acceptEdits mode (:data:`kandev_nb.agent.rulematch.SENSITIVE_FILES`,
+    :data:`~kandev_nb.agent.rulematch.SENSITIVE_DIRS`): those are asked.
     """
 
     allow: Sequence[str] = ()
@@ -323,28 +388,47 @@ class Rules:
         """The policy's answer for one request: "allow", "deny" or None (ask a person)."""
         if tool_name == "Bash":
             return self._bash(tool_input)
-        if any(_matches(rule, tool_name, tool_input) for rule in self.deny):
+        if any(_matches(rule, tool_name, tool_input, deny=True) for rule in self.deny):
             return "deny"
         if any(_matches(rule, tool_name, tool_input) for rule in self.allow):
             return "allow"
         if tool_name in _EDIT_TOOLS and self.allow_edits_under:
             target = Path(_subject(tool_name, tool_input)).resolve()
+            if is_sensitive_path(str(target)):
+                return None
             for root in self.allow_edits_under:
                 if target.is_relative_to(Path(root).resolve()):
                     return "allow"
         return None
 
+    def note(self, tool_name: str, tool_input: dict[str, Any]) -> str:
+        """What a person should know about this policy's "allow" ("" when nothing).
+
+        Today: that an allowed shell command runs an interpreter (``python3``, ``bash``,
+        ``node``...), which can do anything the deny rules forbid.
+        """
+        if tool_name != "Bash" or self(tool_name, tool_input) != "allow":
+            return ""
+        command = str(tool_input.get("command", ""))
+        found = [name for part in (_subcommands(command) or [command]) if (name := interpreter_in(part))]
+        if not found:
+            return ""
+        names = ", ".join(dict.fromkeys(found))
+        return (f"Allowed by a rule, but it runs an interpreter ({names}): the code it runs is not checked "
+                "by the deny rules.")
+
     def _bash(self, tool_input: dict[str, Any]) -> PolicyAnswer:
         command = str(tool_input.get("command", ""))
         parts = _subcommands(command) or [command]
-        for subject in (command, *parts):
+        subjects = [command, *(spelling for part in parts for spelling in command_spellings(part))]
+        for subject in subjects:
             if any(_matches(rule, "Bash", tool_input, subject) for rule in self.deny):
                 return "deny"
 
         def allowed(part: str, rules: Sequence[str]) -> bool:
             for rule in rules:
                 unsafe = set(_SHELL_UNSAFE.findall(part)) - set(_SHELL_UNSAFE.findall(rule))
-                if not unsafe and _matches(rule, "Bash", tool_input, part):
+                if not unsafe and _matches(rule, "Bash", tool_input, " ".join(part.split())):
                     return True
             return False
 

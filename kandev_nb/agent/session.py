@@ -24,6 +24,7 @@ import logging
 import os
 import subprocess
 import time
+import uuid
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -77,6 +78,10 @@ NO_APPROVAL_NOTE = frozenset({
     "AskUserQuestion", "ListAgents", "Monitor", "SendMessage", "CronList",
 })
 """Tools that never need approval: running them without a request is not worth a note."""
+
+UNASKED_TOOL_TIMEOUT_S = 300.0
+"""Seconds a person has to answer for an in-process MCP `tools/call` that came with no
+allowed can_use_tool, when the session has no `approval_timeout`; then it is denied."""
 
 INTERRUPT_GRACE_S = 15.0
 """Seconds the CLI gets to end a turn after an interrupt before its process is closed."""
@@ -184,6 +189,7 @@ class Session:
         self._exit_error: ev.Error | None = None
         self._lock = asyncio.Lock()
         self._asked: set[str] = set()  # tool_use_ids the CLI sent a can_use_tool for
+        self._granted: dict[str, str] = {}  # tool_use_id -> mcp__ tool allowed by a can_use_tool, until its tools/call
         self._session_tools: set[str] = set()  # tools allowed "for the session" in this process
         self._launched_mode: str | None = None  # the CLI mode the live process started in
         self._interrupt_task: asyncio.Task[None] | None = None
@@ -477,9 +483,85 @@ class Session:
         if server is None:
             await control.answer_error(request_id, f"no in-process MCP server named {request.get('server_name')!r}")
             return
-        reply = await server.handle(message)
+        refusal = None
+        if isinstance(message, dict) and message.get("method") == "tools/call":
+            refusal = await self._authorize_tool_call(str(request.get("server_name")), server, message)
+        if refusal is not None:
+            reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message.get("id"), "result": {
+                "content": [{"type": "text", "text": refusal}], "isError": True}}
+        else:
+            reply = await server.handle(message)
         with contextlib.suppress(TransportClosedError):
             await control.answer(request_id, {"mcp_response": reply})
+
+    async def _authorize_tool_call(self, server_name: str, server: Any, message: dict[str, Any]) -> str | None:
+        """Whether an in-process MCP `tools/call` may run: None if so, else the refusal text.
+
+        A tool the server marks as read-only (``server.needs_approval(name)`` false) or one
+        in ``allowed_tools`` runs. Any other one runs only if a can_use_tool for the same
+        ``mcp__<server>__<tool>`` and `tool_use_id` (``params._meta["claudecode/toolUseId"]``)
+        was allowed (each allow is used once), or the tool was allowed for the session;
+        otherwise a person is asked here, with the same PermissionRequest card (the policy
+        answers first if it can), in every mode, and no answer within `approval_timeout`
+        (else :data:`UNASKED_TOOL_TIMEOUT_S`) denies it. The CLI normally asks first; a
+        call that arrives unasked is a peer we should not trust blindly.
+        """
+        raw = message.get("params")
+        params: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        name = str(params.get("name") or "")
+        full = f"mcp__{server_name}__{name}"
+        needs = getattr(server, "needs_approval", None)
+        if (callable(needs) and not needs(name)) or full in self.config.allowed_tools or full in self._session_tools:
+            return None
+        meta = params.get("_meta")
+        tool_use_id = meta.get("claudecode/toolUseId") if isinstance(meta, dict) else None
+        tool_use_id = tool_use_id if isinstance(tool_use_id, str) else None
+        if tool_use_id is not None and self._granted.pop(tool_use_id, None) == full:
+            return None
+        arguments = params.get("arguments")
+        arguments = arguments if isinstance(arguments, dict) else {}
+        if tool_use_id is not None:
+            self._asked.add(tool_use_id)  # its result is not "ran without a request"
+        approval = self._open_approval(
+            f"mcp:{uuid.uuid4().hex}", full, dict(arguments), tool_use_id,
+            title=f"{full} (called without a permission request)",
+            reason="Claude Code called this tool without asking first (no allowed can_use_tool covered it).",
+        )
+        timeout = self.config.approval_timeout if self.config.approval_timeout is not None else UNASKED_TOOL_TIMEOUT_S
+        decision = await self._decide(approval, timeout)
+        if decision.behavior == "allow" and decision.updated_input is not None:
+            params["arguments"] = decision.updated_input
+        return None if decision.behavior == "allow" else (
+            f"Permission to use {full} was denied: {decision.message or 'denied by the user'}")
+
+    def _open_approval(
+        self, request_id: str, tool_name: str, tool_input: dict[str, Any], tool_use_id: str | None, *,
+        title: str, reason: Any = None, blocked: Any = None, suggestions: Any = None,
+    ) -> Approval:
+        """Register an :class:`Approval`, let the policy answer if it can, and show its card."""
+        approval = Approval(request_id, tool_name, tool_input, tool_use_id=tool_use_id, suggestions=suggestions)
+        self.approvals[request_id] = approval
+        payload = self.adapter.tool_payload(tool_name, tool_input, tool_use_id)
+        event = ev.PermissionRequest(
+            request_id=request_id, tool_name=tool_name, tool_use_id=tool_use_id, input=tool_input, title=title,
+            reason=reason, blocked_path=str(blocked) if blocked else None,
+            normalized=payload, approval=approval, session_id=self.session_id,
+        )
+        policy = self._turn_policy or self.config.approve
+        if policy is not None:
+            try:
+                answer = policy(tool_name, tool_input)
+                note_of = getattr(policy, "note", None)
+                note = str(note_of(tool_name, tool_input) or "") if answer == "allow" and callable(note_of) else ""
+            except Exception as exc:  # noqa: BLE001 - a broken policy asks a person instead
+                log.warning("approval policy raised %r; asking instead", exc)
+                answer, note = None, ""
+            if answer == "allow":
+                approval.allow(by="policy", note=note)
+            elif answer == "deny":
+                approval.deny(f"Denied by the notebook's approval policy for {tool_name}.", by="policy")
+        self._emit(event)
+        return approval
 
     def _start_approval(self, request_id: str, request: dict[str, Any], control: ControlPlane) -> None:
         tool_name = str(request.get("tool_name") or "unknown")
@@ -488,48 +570,26 @@ class Session:
         tool_use_id = request.get("tool_use_id")
         if isinstance(tool_use_id, str):
             self._asked.add(tool_use_id)
-        approval = Approval(
-            request_id, tool_name, tool_input, tool_use_id=tool_use_id,
+        approval = self._open_approval(
+            request_id, tool_name, tool_input, tool_use_id if isinstance(tool_use_id, str) else None,
+            title=str(request.get("description") or request.get("display_name") or tool_name),
+            reason=request.get("decision_reason"), blocked=request.get("blocked_path") or request.get("blocked_paths"),
             suggestions=request.get("permission_suggestions"),
         )
-        self.approvals[request_id] = approval
-        payload = self.adapter.tool_payload(tool_name, tool_input, tool_use_id)
-        blocked = request.get("blocked_path") or request.get("blocked_paths")
-        event = ev.PermissionRequest(
-            request_id=request_id, tool_name=tool_name, tool_use_id=tool_use_id, input=tool_input,
-            title=str(request.get("description") or request.get("display_name") or tool_name),
-            reason=request.get("decision_reason"), blocked_path=str(blocked) if blocked else None,
-            normalized=payload, approval=approval, session_id=self.session_id,
-        )
-        policy = self._turn_policy or self.config.approve
-        if policy is not None:
-            try:
-                answer = policy(tool_name, tool_input)
-            except Exception as exc:  # noqa: BLE001 - a broken policy asks a person instead
-                log.warning("approval policy raised %r; asking instead", exc)
-                answer = None
-            if answer == "allow":
-                approval.allow(by="policy")
-            elif answer == "deny":
-                approval.deny(f"Denied by the notebook's approval policy for {tool_name}.", by="policy")
-        self._emit(event)
         task = asyncio.get_running_loop().create_task(self._finish_approval(approval, control))
         self._approval_tasks.add(task)
         task.add_done_callback(self._approval_tasks.discard)
 
-    async def _finish_approval(self, approval: Approval, control: ControlPlane) -> None:
-        """Wait for the one decision of `approval`, report it, then send it to the CLI.
-
-        The PermissionDecided event goes out before the answer, so it always precedes what
-        the CLI does next. A request the CLI withdrew (decided_by "cancelled") was already
-        reported as PermissionCancelled by :meth:`_withdraw` and gets no answer.
-        """
+    async def _decide(self, approval: Approval, timeout: float | None) -> Decision:
+        """Wait for the one decision of `approval` and report it (PermissionDecided)."""
         try:
-            decision: Decision = await approval.wait(self.config.approval_timeout)
+            decision: Decision = await approval.wait(timeout)
         except Exception:  # never leave the CLI waiting: a broken wait denies
             log.exception("kandev_nb approval wait failed; denying")
             approval.deny("kandev-nb could not wait for an answer; denied.", by="timeout")
             decision = await approval.wait(None)
+        finally:
+            self.approvals.pop(approval.request_id, None)
         self._last_activity = time.monotonic()
         if decision.decided_by != "cancelled":
             if decision.updated_permissions:
@@ -537,11 +597,24 @@ class Session:
             self._emit(ev.PermissionDecided(
                 request_id=approval.request_id, tool_name=approval.tool_name, behavior=decision.behavior,
                 decided_by=decision.decided_by, waited_ms=decision.waited_ms, message=decision.message,
-                tool_use_id=approval.tool_use_id, session_id=self.session_id,
+                note=decision.note, tool_use_id=approval.tool_use_id, session_id=self.session_id,
             ))
+        return decision
+
+    async def _finish_approval(self, approval: Approval, control: ControlPlane) -> None:
+        """Wait for the one decision of `approval`, report it, then send it to the CLI.
+
+        The PermissionDecided event goes out before the answer, so it always precedes what
+        the CLI does next. A request the CLI withdrew (decided_by "cancelled") was already
+        reported as PermissionCancelled by :meth:`_withdraw` and gets no answer. An allowed
+        ``mcp__*`` tool is remembered by its `tool_use_id`, so its `tools/call` runs unasked.
+        """
+        decision = await self._decide(approval, self.config.approval_timeout)
+        if decision.decided_by != "cancelled":
+            if decision.behavior == "allow" and approval.tool_use_id and approval.tool_name.startswith("mcp__"):
+                self._granted[approval.tool_use_id] = approval.tool_name
             with contextlib.suppress(TransportClosedError):
                 await control.answer(approval.request_id, decision.to_wire(approval.tool_input))
-        self.approvals.pop(approval.request_id, None)
 
     # -- turns ----------------------------------------------------------------------------
 

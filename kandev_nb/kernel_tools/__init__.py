@@ -5,7 +5,8 @@
 control requests, which :class:`KernelTools` answers from the kernel the cell runs in. The
 model sees four tools, ``mcp__kernel__list_variables``, ``mcp__kernel__inspect_variable``,
 ``mcp__kernel__recent_history`` (read-only, allowed without asking) and
-``mcp__kernel__run_code`` (asks for approval every time, through the normal card).
+``mcp__kernel__run_code`` (asks for approval every time, through the normal card; a
+`tools/call` that arrives without an allowed can_use_tool asks too, in every mode).
 
 >>> import kandev_nb
 >>> kandev_nb.kernel_tools.options.reveal_secrets = False   # the default
@@ -66,7 +67,9 @@ READ_ONLY_TOOLS = (
 """The tools that only read the kernel's state: allowed without asking."""
 
 RUN_CODE_TOOL = "mcp__kernel__run_code"
-"""The tool that changes the kernel's state: the CLI asks for approval (can_use_tool)."""
+"""The tool that changes the kernel's state: the CLI asks for approval (can_use_tool), and
+a `tools/call` that no allowed can_use_tool covered asks a person itself (see
+:meth:`kandev_nb.agent.session.Session` and ``KernelTools.needs_approval``)."""
 
 
 def __getattr__(name: str) -> Any:

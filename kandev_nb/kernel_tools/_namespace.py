@@ -9,6 +9,7 @@ imports a library the user has not imported.
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 import sys
 import types
@@ -18,6 +19,7 @@ from typing import Any
 
 __all__ = [
     "HIDDEN",
+    "REDACTED",
     "VariableInfo",
     "cap",
     "describe_variables",
@@ -26,6 +28,7 @@ __all__ = [
     "is_secret_name",
     "list_variables",
     "redact_secrets",
+    "redacted_copy",
     "secret_values",
 ]
 
@@ -57,27 +60,130 @@ def is_secret_name(name: str) -> bool:
     return False
 
 
-def secret_values(namespace: Mapping[str, Any]) -> list[str]:
-    """The text values that must never reach the model: every str/bytes value (4 chars or
-    more) of a secret-looking name, at the top level of `namespace` and one level down in
-    dicts and objects (``config["api_key"]``, ``settings.token``). Longest first."""
-    found: set[str] = set()
+REDACTED = "<redacted>"
+"""What stands in for a secret value inside a shown structure or text."""
 
-    def take(value: Any) -> None:
+_WALK_BUDGET = 5000  # containers' items looked at per call, all variables together
+_WALK_DEPTH = 6
+_MIN_SECRET = 4  # shorter values of secret-looking names are not searched for in texts
+_MIN_FOUND = 6  # the same for values found in the environment and in DataFrame columns
+_ENV_NOT_SECRET = frozenset({"PWD", "OLDPWD", "SSH_AUTH_SOCK", "GPG_TTY", "XAUTHORITY", "KEYTIMEOUT"})
+"""Environment names that look secret but hold none (a path, a socket); absolute paths are skipped too."""
+
+
+def _is_frame(value: Any) -> bool:
+    return hasattr(value, "columns") and hasattr(value, "dtypes") and hasattr(value, "head")
+
+
+def _secret_columns(frame: Any) -> list[Any]:
+    try:
+        return [c for c in list(frame.columns) if is_secret_name(str(c))]
+    except Exception:  # noqa: BLE001 - odd column objects
+        return []
+
+
+def secret_values(namespace: Mapping[str, Any], extra: Iterable[str] = ()) -> list[str]:
+    """The text values that must never reach the model, longest first.
+
+    - every str/bytes value (4 chars or more) of a secret-looking variable, and every text
+      inside it (a list or dict held by ``passwords``);
+    - at any depth of dicts, lists, tuples and sets (and one level of an object's
+      attributes), everything under a secret-looking key: ``cfg["db"]["password"]``, a
+      list of dicts each with a ``token``, a list held under a ``password`` key;
+    - the texts (6 chars or more, first 1000 rows) of a DataFrame's secret-looking columns;
+    - the values (6 chars or more, not absolute paths) of the process's secret-looking
+      environment variables (``AWS_SECRET_ACCESS_KEY``, ``SERVICE_TOKEN``...; not ``PWD``);
+    - `extra` (e.g. the values given to ``kandev_nb.configure(env=...)``).
+
+    Modules and IPython's own names (``In``, ``Out``, ``_*``) are not walked. At most
+    5000 items are looked at per call.
+    """
+    found: set[str] = set()
+    budget = [_WALK_BUDGET]
+
+    def take(value: Any, minimum: int = _MIN_SECRET) -> None:
         if isinstance(value, bytes):
             value = value.decode("utf-8", "replace")
-        if isinstance(value, str) and len(value) >= 4:
+        if isinstance(value, str) and len(value) >= minimum:
             found.add(value)
 
-    for name, value in list(namespace.items()):
-        if is_secret_name(name):
+    def take_all(value: Any, depth: int = 0) -> None:
+        if budget[0] <= 0 or depth > _WALK_DEPTH:
+            return
+        budget[0] -= 1
+        if isinstance(value, Mapping):
+            for key, item in list(value.items())[:500]:
+                take_all(key, depth + 1)
+                take_all(item, depth + 1)
+        elif isinstance(value, (list, tuple, set, frozenset)):
+            for item in list(value)[:500]:
+                take_all(item, depth + 1)
+        else:
             take(value)
-        inner: Any = value if isinstance(value, Mapping) else getattr(value, "__dict__", None)
-        if isinstance(inner, Mapping) and not isinstance(value, types.ModuleType):
-            for key, item in list(inner.items())[:200]:
+
+    def walk(value: Any, depth: int) -> None:
+        if budget[0] <= 0 or depth > _WALK_DEPTH or isinstance(value, (types.ModuleType, type)):
+            return
+        budget[0] -= 1
+        if isinstance(value, Mapping):
+            for key, item in list(value.items())[:500]:
                 if isinstance(key, str) and is_secret_name(key):
-                    take(item)
+                    take_all(item)
+                else:
+                    walk(item, depth + 1)
+        elif isinstance(value, (list, tuple, set, frozenset)):
+            for item in list(value)[:500]:
+                walk(item, depth + 1)
+        elif _is_frame(value):
+            for column in _secret_columns(value):
+                try:
+                    cells = list(dict.fromkeys(value[column].head(1000).tolist()))
+                except Exception:  # noqa: BLE001, S112 - duplicate column names, unhashable cells
+                    continue
+                for cell in cells:
+                    take(cell, _MIN_FOUND)
+        elif depth == 0 and isinstance(getattr(value, "__dict__", None), Mapping):
+            walk(vars(value), depth + 1)
+
+    for name, value in list(namespace.items()):
+        if name.startswith("_") or name in _IPYTHON_NAMES or isinstance(value, types.ModuleType):
+            continue
+        if is_secret_name(name):
+            take_all(value)
+        walk(value, 0)
+    for name, value in list(os.environ.items()):
+        if is_secret_name(name) and name not in _ENV_NOT_SECRET and not value.startswith("/"):
+            take(value, _MIN_FOUND)
+    for value in extra:
+        take(value)
     return sorted(found, key=len, reverse=True)
+
+
+def redacted_copy(value: Any, depth: int = 0) -> Any:
+    """`value` with whatever sits under a secret-looking key replaced by ``<redacted>``, at
+    any depth of dicts (and other mappings, e.g. ``os.environ``), lists, tuples and sets.
+    Other values come back as they are; a mapping comes back as a plain dict."""
+    if depth > _WALK_DEPTH:
+        return value
+    if isinstance(value, Mapping) and not isinstance(value, types.ModuleType):
+        try:
+            items = list(value.items())
+        except Exception:  # noqa: BLE001 - a mapping that cannot list itself
+            return value
+        return {key: REDACTED if isinstance(key, str) and is_secret_name(key) else redacted_copy(item, depth + 1)
+                for key, item in items}
+    if isinstance(value, (list, tuple, set, frozenset)) and len(value) <= 100_000:
+        items = [redacted_copy(item, depth + 1) for item in value]
+        if isinstance(value, list):
+            return items
+        if isinstance(value, tuple) and type(value) is tuple:
+            return tuple(items)
+        if type(value) in (set, frozenset):
+            try:
+                return type(value)(items)
+            except TypeError:  # an unhashable redacted item
+                return items
+    return value
 
 
 def redact_secrets(text: str, secrets: Iterable[str]) -> str:
@@ -156,7 +262,7 @@ def _summary(value: Any) -> str:
         return "columns: " + ", ".join(cols) + more
     if hasattr(value, "dtype") and hasattr(value, "shape"):  # arrays, Series
         return f"dtype {value.dtype}"
-    return _short_repr(value)
+    return _short_repr(redacted_copy(value))
 
 
 @dataclass(frozen=True)
@@ -253,12 +359,21 @@ def _safe(label: str, fn: Any) -> str:
         return f"{label}: <failed: {type(exc).__name__}: {exc}>"
 
 
-def _inspect_frame(value: Any) -> list[str]:
+def _inspect_frame(value: Any, reveal_secrets: bool = False) -> list[str]:
     parts = [f"shape: {value.shape}"]
+    hidden = [] if reveal_secrets else _secret_columns(value)
+    shown = value
+    if hidden:
+        shown = value.head(5).copy()
+        for column in hidden:
+            shown[column] = REDACTED
+        names = ", ".join(str(c) for c in hidden)
+        parts.append(f"redacted columns (secret-looking names): {names}; their values are not shown")
     parts.append(_safe("dtypes", lambda: value.dtypes.to_string()))
-    parts.append(_safe("head(5)", lambda: value.head(5).to_string(max_cols=30)))
+    parts.append(_safe("head(5)", lambda: shown.head(5).to_string(max_cols=30)))
     parts.append(_safe("null counts", lambda: value.isna().sum().to_string()))
-    parts.append(_safe("describe()", lambda: value.describe().to_string(max_cols=30)))
+    described = value.drop(columns=hidden) if hidden else value
+    parts.append(_safe("describe()", lambda: described.describe().to_string(max_cols=30)))
     return parts
 
 
@@ -291,15 +406,20 @@ def inspect_value(name: str, value: Any, *, reveal_secrets: bool = False, repr_c
 
     DataFrame: shape, dtypes, head(5), null counts, describe(). Series: the same for one
     column. Arrays: shape, dtype, min/max/mean/std and NaN count. Anything else: its type,
-    a repr capped at `repr_chars`, its length and its public attributes. A secret-looking
-    `name` shows the type only, unless `reveal_secrets`.
+    a repr capped at `repr_chars`, its length and its public attributes. Unless
+    `reveal_secrets`: a secret-looking `name` (or Series name) shows the type only, a
+    DataFrame's secret-looking columns show ``<redacted>`` in head(5) and are left out of
+    describe(), and values under secret-looking keys at any depth of dicts/lists (and of
+    ``os.environ``) show ``<redacted>`` (:func:`redacted_copy`).
     """
     head = f"{name}: {_type_name(value)}"
     if is_secret_name(name) and not reveal_secrets:
         return f"{head}\nvalue: {HIDDEN} (the user can opt in with kandev_nb.kernel_tools.options.reveal_secrets = True)"
-    if hasattr(value, "columns") and hasattr(value, "dtypes") and hasattr(value, "head"):
-        parts = _inspect_frame(value)
+    if _is_frame(value):
+        parts = _inspect_frame(value, reveal_secrets)
     elif hasattr(value, "dtype") and hasattr(value, "head") and hasattr(value, "isna"):
+        if is_secret_name(str(getattr(value, "name", "") or "")) and not reveal_secrets:
+            return f"{head}\nvalue: {HIDDEN} (a Series with a secret-looking name)"
         parts = _inspect_series(value)
     elif hasattr(value, "dtype") and isinstance(getattr(value, "shape", None), tuple):
         parts = _inspect_array(value)
@@ -318,7 +438,7 @@ def inspect_value(name: str, value: Any, *, reveal_secrets: bool = False, repr_c
             if doc:
                 parts.append(f"doc: {doc[0]}")
         try:
-            text = repr(value)
+            text = repr(value if reveal_secrets else redacted_copy(value))
         except Exception as exc:  # noqa: BLE001
             text = f"<repr failed: {type(exc).__name__}: {exc}>"
         parts.append("repr:\n" + cap(text, repr_chars, "repr"))

@@ -19,7 +19,9 @@ from __future__ import annotations
 import base64
 import contextvars
 import logging
-from collections.abc import Callable
+import sys
+import types
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,6 +46,8 @@ __all__ = ["KernelTools", "ToolCallRecord"]
 log = logging.getLogger("kandev_nb")
 
 SERVER_NAME = "kernel"
+READ_ONLY = frozenset({"mcp__kernel__list_variables", "mcp__kernel__inspect_variable", "mcp__kernel__recent_history"})
+"""The tools that only read (``kandev_nb.kernel_tools.READ_ONLY_TOOLS``)."""
 
 INSTRUCTIONS = (
     "Tools on the live Jupyter kernel the user's notebook runs in. The user's data lives in "
@@ -181,6 +185,12 @@ class KernelTools:
         which carry the kernel's parent header). Called by `%%claude` before each turn."""
         self._cell = context or contextvars.copy_context()
 
+    def needs_approval(self, tool: str) -> bool:
+        """Whether the tool `tool` (no ``mcp__kernel__`` prefix) changes state, so that
+        :class:`~kandev_nb.agent.session.Session` runs its `tools/call` only once a person (or a
+        policy) allowed it: everything but the read-only tools."""
+        return f"mcp__{SERVER_NAME}__{tool}" not in READ_ONLY
+
     def stop(self) -> bool:
         """Stop a running ``run_code``. Returns whether one was running."""
         return self.runner.stop()
@@ -243,7 +253,7 @@ class KernelTools:
     def _redact(self, text: str) -> str:
         if self.options.reveal_secrets:
             return text
-        return redact_secrets(text, secret_values(self.namespace()))
+        return redact_secrets(text, secret_values(self.namespace(), extra=_configured_secrets()))
 
     def _answer(self, text: str) -> str:
         return cap(self._redact(text), self.options.max_output_chars)
@@ -266,15 +276,23 @@ class KernelTools:
         """
         root, *attrs = name.strip().split(".")
         namespace = self.namespace()
-        if root not in namespace or root.startswith("_"):
+        if root in _REFUSED_ROOTS or root.startswith("_"):  # In, Out, _ih, _oh, _i3, _, __ ...
+            raise KeyError(f"{root!r} is IPython's own or private (cell history, outputs); "
+                           "inspect_variable does not read it; recent_history shows the cells, redacted")
+        if root not in namespace:
             raise KeyError(f"no variable {root!r} in the notebook's namespace; list_variables shows what exists")
         value = namespace[root]
         if is_secret_name(root) and not self.options.reveal_secrets:
             return self._answer(inspect_value(root, value, reveal_secrets=False))
-        for attr in attrs:
-            if attr.startswith("_") or not hasattr(value, attr):
-                raise KeyError(f"{name!r}: no public attribute {attr!r}")
-            value = getattr(value, attr)
+        path = root
+        for attr in [None, *attrs]:
+            if attr is not None:
+                if attr.startswith("_") or not hasattr(value, attr):
+                    raise KeyError(f"{name!r}: no public attribute {attr!r}")
+                value, path = getattr(value, attr), f"{path}.{attr}"
+            if isinstance(value, types.ModuleType):
+                raise KeyError(f"{path!r} is a module; inspect_variable does not read modules or their "
+                               "attributes (os.environ and other process state); use list_variables")
         return self._answer(inspect_value(name, value, reveal_secrets=self.options.reveal_secrets))
 
     def recent_history(self, cells: int | None = None) -> str:
@@ -284,7 +302,8 @@ class KernelTools:
         return self._answer(format_history(self.shell, cells or self.options.history_cells))
 
     async def run_code(self, code: str) -> RunResult:
-        """The ``run_code`` tool, without approval (the CLI asked the user before calling).
+        """The ``run_code`` tool, without approval (called over MCP, the session checks that
+        a person or a policy allowed it, see :meth:`needs_approval`).
 
         Rich output goes to the cell bound with :meth:`bind_cell` (else the current one).
         """
@@ -349,6 +368,20 @@ class KernelTools:
             text, is_error = self._answer(f"{type(exc).__name__}: {exc}"), True
         self.calls.append(ToolCallRecord(params.name, args, text, len(content), is_error))
         return mt.CallToolResult(content=[mt.TextContent(text=text), *content], is_error=is_error)
+
+
+_REFUSED_ROOTS = frozenset({"In", "Out", "exit", "quit", "get_ipython", "open"})
+
+
+def _configured_secrets() -> list[str]:
+    """Values given to ``kandev_nb.configure(env=...)`` that must not reach the model: those
+    of secret-looking names, and token-like ones (12+ characters, no ``/`` or space)."""
+    magic = sys.modules.get("kandev_nb.notebook.magic")
+    env = getattr(getattr(magic, "settings", None), "env", None)
+    if not isinstance(env, Mapping):
+        return []
+    return [str(v) for k, v in env.items() if isinstance(v, str) and (
+        is_secret_name(str(k)) or (len(v) >= 12 and "/" not in v and " " not in v and not v.isdigit()))]
 
 
 def _opt_str(args: dict[str, Any], key: str) -> str | None:

@@ -25,6 +25,7 @@ always come back timezone-aware (SQLite stores them as naive UTC text).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import json
 import os
@@ -118,10 +119,31 @@ def resolve_url(url_or_path: str | os.PathLike[str] | URL | None = None) -> URL:
     return URL.create("sqlite", database=str(Path(text).expanduser().resolve()))
 
 
+def _private_sqlite_file(database: str) -> None:
+    """Create `database` (and its folder) readable by this user only, if they do not exist.
+
+    A new folder is made 0700 and a new file 0600; SQLite gives the ``-wal`` and ``-shm``
+    files it adds the database file's mode, so they are 0600 too. The default ledger's
+    folder (:func:`default_path`) is made 0700 even if it already existed. Existing files
+    keep their mode (a shared ledger's owner chose it).
+    """
+    path = Path(database)
+    folder = path.parent
+    if not folder.exists():
+        folder.mkdir(parents=True, mode=0o700, exist_ok=True)
+        with contextlib.suppress(OSError):
+            folder.chmod(0o700)
+    elif folder == default_path().parent.resolve():
+        with contextlib.suppress(OSError):
+            folder.chmod(0o700)
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+
+
 def _sqlite_engine(url: URL, busy_timeout_s: float) -> Engine:
     database = url.database or ""
     if database and database != ":memory:" and not database.startswith("file:"):
-        Path(database).parent.mkdir(parents=True, exist_ok=True)
+        _private_sqlite_file(database)
     engine = sa.create_engine(url, connect_args={"timeout": busy_timeout_s})
 
     @sa.event.listens_for(engine, "connect")

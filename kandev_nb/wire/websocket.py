@@ -1,6 +1,6 @@
 """The WebSocket transport: the CLI dials a server in the kernel (``--sdk-url``).
 
-Instead of stdin/stdout, the CLI opens a WebSocket to ``ws://HOST:PORT/ws/cli/<key>/<token>``
+Instead of stdin/stdout, the CLI opens a WebSocket to ``ws://HOST:PORT/ws/cli/<key>``
 and exchanges the same stream-json lines over it, both ways. Everything above the transport
 (control plane, adapter, widgets, ledger) is unchanged: :class:`WebSocketTransport` is a
 :class:`~kandev_nb.wire.transport.Transport` like :class:`~kandev_nb.wire.transport.StdioTransport`.
@@ -28,8 +28,23 @@ What was measured with CLI 2.1.118 (the last good version; see :data:`SDK_URL_RE
 * From 2.1.121 on the CLI exits with "--sdk-url rejected: host ... is not an approved
   Anthropic endpoint"; we check the version first and raise :class:`SdkUrlUnsupportedError`.
 
-Only loopback is used unless a host is passed explicitly; the unguessable token in the path
-keeps other local processes from attaching to a session (they get HTTP 403).
+Who may connect (issue 17: another local user read the URL, token included, from
+``/proc/*/cmdline`` and took the session over). A connection is accepted only if all hold,
+else it gets HTTP 403 and nothing of the session reaches it:
+
+* the path is a registered ``/ws/cli/<key>`` (the key is not secret: it is in argv);
+* its ``Authorization: Bearer <token>`` header holds the transport's 256-bit token, which
+  the CLI gets in its environment (``CLAUDE_CODE_SESSION_ACCESS_TOKEN``, which 2.1.118 sends
+  as that header on its ``--sdk-url`` socket); a process's environment is readable only by
+  its own user, unlike its command line;
+* on Linux, the connecting socket (found in ``/proc/net/tcp{,6}`` by its port) belongs to
+  the kernel's own uid and is held by the CLI process this transport launched (or one of its
+  children): a peer the kernel did not start is refused even if it has the token;
+* it is the transport's first connection.
+
+The CLI also sends that token as a bearer header to ``ws``/``http`` MCP servers it is
+configured with; by then its own connection is made, and the token admits no second one.
+Only loopback is used unless a host is passed explicitly.
 """
 
 from __future__ import annotations
@@ -88,6 +103,10 @@ DEFAULT_CONNECT_TIMEOUT: Final = 60.0
 CLOSE_SESSION: Final = 4001
 """Close code that makes the CLI end its input and exit instead of reconnecting."""
 
+TOKEN_ENV: Final = "CLAUDE_CODE_SESSION_ACCESS_TOKEN"
+"""The CLI's environment variable whose value it sends as ``Authorization: Bearer <value>``
+when it opens its ``--sdk-url`` socket (read from 2.1.118's own code)."""
+
 _PATH_PREFIX: Final = "/ws/cli/"
 _REFUSED_MARKER: Final = "--sdk-url rejected"
 _END: Final = object()
@@ -133,12 +152,77 @@ def _dial_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
+def _socket_owner(peer_port: int, server_port: int | None) -> tuple[int, int] | None:
+    """``(uid, inode)`` of the local TCP socket on `peer_port` connected to `server_port`,
+    from ``/proc/net/tcp`` and ``/proc/net/tcp6``; None if not found."""
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table, encoding="ascii") as handle:
+                rows = handle.read().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            fields = row.split()
+            if len(fields) < 10:
+                continue
+            local, remote = fields[1], fields[2]
+            if int(local.rsplit(":", 1)[1], 16) == peer_port and (
+                    server_port is None or int(remote.rsplit(":", 1)[1], 16) == server_port):
+                return int(fields[7]), int(fields[9])
+    return None
+
+
+def _descendants(pid: int) -> list[int]:
+    """`pid` and its descendants, by ``/proc/<pid>/task/<tid>/children`` (or, on kernels
+    without that file, by the parent pid in every ``/proc/<pid>/stat``)."""
+    if not os.path.exists(f"/proc/{pid}/task/{pid}/children"):
+        return _descendants_by_stat(pid)
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        with contextlib.suppress(OSError):
+            for task in os.listdir(f"/proc/{current}/task"):
+                with contextlib.suppress(OSError), open(f"/proc/{current}/task/{task}/children") as handle:
+                    todo.extend(int(c) for c in handle.read().split())
+    return found
+
+
+def _descendants_by_stat(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError, ValueError, IndexError), open(f"/proc/{entry}/stat") as handle:
+                ppid = int(handle.read().rsplit(")", 1)[1].split()[1])  # the name may hold spaces
+                children.setdefault(ppid, []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        todo.extend(children.get(current, []))
+    return found
+
+
+def _sockets_of(pid: int) -> set[int]:
+    """The socket inodes open in `pid` and its descendants (``/proc/<pid>/fd``)."""
+    inodes: set[int] = set()
+    for process in _descendants(pid):
+        with contextlib.suppress(OSError):
+            for fd in os.listdir(f"/proc/{process}/fd"):
+                with contextlib.suppress(OSError):
+                    target = os.readlink(f"/proc/{process}/fd/{fd}")
+                    if target.startswith("socket:["):
+                        inodes.add(int(target[8:-1]))
+    return inodes
+
+
 class CLIWebSocketServer:
-    """One listening socket in the kernel, routing ``/ws/cli/<key>/<token>`` to transports.
+    """One listening socket in the kernel, routing ``/ws/cli/<key>`` to transports.
 
     Transports share a server: it starts listening when the first one attaches and stops
-    when the last one detaches. A connection is accepted only on a registered path with
-    the right token, and only once per transport; anything else gets HTTP 403.
+    when the last one detaches. A connection is accepted only on a registered path, from
+    the transport's own CLI (bearer token, and on Linux the socket's uid and process), and
+    only once per transport; anything else gets HTTP 403 (see the module docstring).
 
     Args:
         host: interface to bind; loopback unless you pass another one explicitly.
@@ -174,7 +258,8 @@ class CLIWebSocketServer:
         """Register `transport` (listening first if needed); return the URL for its CLI.
 
         Returns:
-            ``ws://HOST:PORT/ws/cli/<key>/<token>`` with a fresh key and a 256-bit token.
+            ``ws://HOST:PORT/ws/cli/<key>`` with a fresh key; the transport's token goes to
+            the CLI in its environment, never in the URL.
 
         Raises:
             OSError: the host/port could not be bound.
@@ -193,7 +278,7 @@ class CLIWebSocketServer:
                 )
             key = secrets.token_hex(8)
             self._routes[key] = transport
-            return f"ws://{_dial_host(self.host)}:{self.bound_port}{_PATH_PREFIX}{key}/{transport.token}"
+            return f"ws://{_dial_host(self.host)}:{self.bound_port}{_PATH_PREFIX}{key}"
 
     async def detach(self, transport: WebSocketTransport) -> None:
         """Forget `transport`; stop listening once no transport is left (bounded, 5 s)."""
@@ -213,19 +298,19 @@ class CLIWebSocketServer:
         return self._lock
 
     def _route(self, path: str) -> WebSocketTransport | None:
-        """The transport `path` belongs to if its token matches, else None."""
+        """The transport registered at `path` (``/ws/cli/<key>``), else None."""
         parts = urlsplit(path).path.removeprefix(_PATH_PREFIX).split("/")
-        if not path.startswith(_PATH_PREFIX) or len(parts) != 2:
+        if not path.startswith(_PATH_PREFIX) or len(parts) != 1:
             return None
-        transport = self._routes.get(parts[0])
-        if transport is None or not secrets.compare_digest(parts[1].encode(), transport.token.encode()):
-            return None
-        return transport
+        return self._routes.get(parts[0])
 
     def _check_request(self, connection: ServerConnection, request: Request) -> Response | None:
         transport = self._route(request.path)
-        if transport is None or not transport._claim():
-            log.warning("kandev_nb: refused a WebSocket connection to an unknown or taken path")
+        why = "an unknown path"
+        if transport is not None:
+            why = transport._refusal(request.headers.get("Authorization", ""), connection.remote_address)
+        if why or transport is None or not transport._claim():
+            log.warning("kandev_nb: refused a WebSocket connection (%s)", why or "the path is taken")
             return connection.respond(http.HTTPStatus.FORBIDDEN, "Forbidden\n")
         return None
 
@@ -251,9 +336,13 @@ class WebSocketTransport(Transport):
         check_version: refuse early, by ``claude --version``, a CLI that rejects --sdk-url.
         on_stderr: called with each stderr line of the CLI.
         max_line_bytes: lines longer than this become :class:`LineTooLong`.
+        verify_peer: on Linux, also require that the connecting socket is held by the CLI
+            process launched here, under the kernel's uid (see the module docstring).
 
     Attributes:
-        url: the ``--sdk-url`` given to the CLI (contains the secret token), once started.
+        url: the ``--sdk-url`` given to the CLI (no secret in it), once started.
+        token: the secret the CLI must present (``Authorization: Bearer``), given to it in
+            its environment as ``CLAUDE_CODE_SESSION_ACCESS_TOKEN``.
         keepalives_sent: how many keep_alive messages we have sent.
     """
 
@@ -269,8 +358,10 @@ class WebSocketTransport(Transport):
         check_version: bool = True,
         on_stderr: Callable[[str], None] | None = None,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        verify_peer: bool = True,
     ) -> None:
         self.argv = argv
+        self.verify_peer = verify_peer
         self.env = env
         self.cwd = cwd
         self.server = server or CLIWebSocketServer()
@@ -340,6 +431,8 @@ class WebSocketTransport(Transport):
         self.url = await self.server.attach(self)
         env = dict(os.environ if self.env is None else self.env)
         env.pop("CLAUDECODE", None)
+        env.pop("CLAUDE_CODE_WEBSOCKET_AUTH_FILE_DESCRIPTOR", None)
+        env[TOKEN_ENV] = self.token  # sent back as "Authorization: Bearer"; never in argv
         self._process = StdioTransport([*self.argv, "--sdk-url", self.url], env, self.cwd, on_stderr=self.on_stderr)
         try:
             await self._process.start()
@@ -391,6 +484,27 @@ class WebSocketTransport(Transport):
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._served.wait(), 5)
         self._queue.put_nowait(_END)
+
+    def _refusal(self, authorization: str, peer: Any) -> str:
+        """Why the connection from `peer` (``(host, port, ...)``) with header `authorization`
+        is not this transport's CLI, or "" if it is."""
+        if not secrets.compare_digest(authorization.encode(), f"Bearer {self.token}".encode()):
+            return "no or a wrong bearer token"
+        if not self.verify_peer or not os.path.exists("/proc/net/tcp"):
+            return ""
+        pid = self.pid
+        if pid is None:
+            return "the CLI is not started yet"
+        port = peer[1] if isinstance(peer, tuple) and len(peer) > 1 else None
+        owner = _socket_owner(int(port), self.server.bound_port) if isinstance(port, int) else None
+        if owner is None:
+            return "its socket was not found in /proc/net/tcp"
+        uid, inode = owner
+        if uid != os.getuid():
+            return f"its socket belongs to uid {uid}, not {os.getuid()}"
+        if inode not in _sockets_of(pid):
+            return "its socket is not held by the CLI process kandev-nb started"
+        return ""
 
     def _claim(self) -> bool:
         """Accept the first connection only; called at the handshake."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import types
 
 import numpy as np
@@ -17,6 +18,7 @@ from kandev_nb.kernel_tools._namespace import (
     is_secret_name,
     list_variables,
     redact_secrets,
+    redacted_copy,
     secret_values,
 )
 
@@ -61,7 +63,8 @@ def test_secret_values_are_listed_hidden_unless_revealed() -> None:
     assert "tok-123456" in inspect_value("api_token", ns["api_token"], reveal_secrets=True)
 
 
-def test_secret_values_are_found_one_level_down_and_redacted() -> None:
+def test_secret_values_are_found_one_level_down_and_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "environ", {"PWD": "/work", "HOME": "/root"})  # no secrets in the environment
     settings = types.SimpleNamespace(password="hunter2hunter2", user="ada")
     ns = {"api_key": "sk-abcdef", "config": {"token": "t-987654", "name": "demo"}, "settings": settings,
           "short_key": "ab"}
@@ -135,3 +138,28 @@ def test_history_shows_the_last_error(monkeypatch: pytest.MonkeyPatch) -> None:
     text = format_history(_Shell(["{}['missing']", "%%claude\nwhy?"], {}))
     assert "Last error:\nTraceback (most recent call last):" in text
     assert text.rstrip().endswith("KeyError: 'missing'")
+
+
+def test_secrets_are_found_at_any_depth_in_frames_and_in_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    # issue 17, 4
+    monkeypatch.setattr(os, "environ", {"SERVICE_TOKEN": "svc-123456", "PWD": "/work", "HOME": "/root"})
+    ns = {"cfg": {"a": {"b": {"password": "deep-pw-1"}}}, "users": [{"token": "tok-in-list"}],
+          "opts": {"password": ["pw-one", "pw-two"]}, "people": pd.DataFrame({"password": ["col-pw-1"], "n": [1]}),
+          "In": ["api_key = 'history-only'"]}
+    found = secret_values(ns, extra=["conf-value"])
+    assert sorted(found) == sorted(["deep-pw-1", "tok-in-list", "pw-one", "pw-two", "col-pw-1", "svc-123456",
+                                    "conf-value"])
+
+
+def test_shown_structures_and_frames_redact_secret_keys_and_columns() -> None:
+    value = {"db": {"password": "x1", "host": "h"}, "items": [{"token": "t"}, 3], "ok": (1, {"secret": 2})}
+    assert redacted_copy(value) == {"db": {"password": "<redacted>", "host": "h"},
+                                    "items": [{"token": "<redacted>"}, 3], "ok": (1, {"secret": "<redacted>"})}
+    text = inspect_value("value", value)
+    assert "x1" not in text and "'host': 'h'" in text
+    frame = pd.DataFrame({"user": ["ada", "bob"], "password": ["pw-aaaa1", "pw-bbbb2"], "age": [3, 4]})
+    shown = inspect_value("frame", frame)
+    assert "pw-aaaa1" not in shown and "ada" in shown and "redacted columns (secret-looking names): password" in shown
+    assert "pw-aaaa1" in inspect_value("frame", frame, reveal_secrets=True)
+    series = inspect_value("col", frame["password"])
+    assert "pw-aaaa1" not in series and "<hidden" in series

@@ -54,6 +54,9 @@ async def test_the_cli_speaks_mcp_through_control_requests(
         await session.close()
         await tools.aclose()
     assert turn.text == "The total is 6." and ns["total"] == 6
+    # the CLI's can_use_tool was allowed, so its tools/call (same toolUseId) is not asked again
+    asked = [e.tool_name for e in turn.events if e.type == "permission_request"]  # type: ignore[attr-defined]
+    assert asked == ["mcp__kernel__run_code"]
 
     methods = [m.get("method") for m, _ in tools.traffic]
     handshake = ["initialize", "notifications/initialized"]

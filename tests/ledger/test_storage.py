@@ -173,3 +173,18 @@ async def test_arecord_writes_from_a_worker_thread(ledger: RunLedger) -> None:
     ledger_id = await ledger.arecord(make_turn("async"), notebook="n.ipynb", execution_count=2)
     row = ledger.runs().iloc[0]
     assert (row["id"], row["prompt"], row["notebook"], row["execution_count"]) == (ledger_id, "async", "n.ipynb", 2)
+
+
+def test_a_fresh_default_ledger_is_private_to_its_user(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # issue 17, 7: another uid could read stored prompts from a 0644 ledger in a 0755 folder
+    monkeypatch.delenv(ENV_LEDGER, raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    path = default_path()
+    assert path.is_relative_to(tmp_path) and not path.parent.exists()
+    with RunLedger() as ledger:
+        ledger.record(make_turn("a prompt another user must not read"), execution_count=1)
+        files = [path, Path(f"{path}-wal"), Path(f"{path}-shm")]
+        modes = {p.name: oct(p.stat().st_mode & 0o777) for p in files}
+        assert modes == {p.name: "0o600" for p in files}
+    assert oct(path.parent.stat().st_mode & 0o777) == "0o700"

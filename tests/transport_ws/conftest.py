@@ -18,6 +18,8 @@ from kandev_nb.wire.websocket import WebSocketTransport, websocket_transport_fac
 HERE = Path(__file__).parent
 RELAY = str(HERE / "rechunk_relay.py")
 FAKE_CLI = str(HERE / "fake_cli.py")
+PATIENT_CLI = str(HERE / "patient_cli.py")
+INTRUDER = str(HERE / "intruder.py")
 SDK_URL_CLI = "2.1.118"
 """The last pinned CLI that accepts --sdk-url to our host."""
 

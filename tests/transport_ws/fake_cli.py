@@ -6,6 +6,7 @@ sending them it keeps the connection open until the kernel closes it.
 
 from __future__ import annotations
 
+import os
 import sys
 
 from websockets.sync.client import connect
@@ -25,7 +26,8 @@ MESSAGES: list[str | bytes] = [
 
 if __name__ == "__main__":
     url = sys.argv[sys.argv.index("--sdk-url") + 1]
-    with connect(url, max_size=None) as ws:
+    bearer = {"Authorization": f"Bearer {os.environ.get('CLAUDE_CODE_SESSION_ACCESS_TOKEN', '')}"}
+    with connect(url, max_size=None, additional_headers=bearer) as ws:
         for message in MESSAGES:
             ws.send(message)
         for _ in ws:

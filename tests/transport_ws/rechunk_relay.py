@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import os
 import signal
 import sys
 import time
@@ -88,7 +89,8 @@ async def main(argv: list[str]) -> int:
             cli_connected.set_result(connection)
             await finished.wait()
 
-    async with connect(kernel_url, max_size=None) as kernel, serve(handler, "127.0.0.1", 0, max_size=None) as server:
+    bearer = {"Authorization": f"Bearer {os.environ.get('CLAUDE_CODE_SESSION_ACCESS_TOKEN', '')}"}
+    async with connect(kernel_url, max_size=None, additional_headers=bearer) as kernel, serve(handler, "127.0.0.1", 0, max_size=None) as server:
         port = next(iter(server.sockets)).getsockname()[1]
         proc = await asyncio.create_subprocess_exec(
             *cli_argv, "--sdk-url", f"ws://127.0.0.1:{port}/relay", preexec_fn=_die_with_parent

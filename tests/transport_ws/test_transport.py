@@ -25,7 +25,7 @@ from kandev_nb.wire.websocket import (
     WebSocketTransport,
     sdk_url_supported,
 )
-from tests.transport_ws.conftest import FAKE_CLI
+from tests.transport_ws.conftest import FAKE_CLI, INTRUDER, PATIENT_CLI
 
 
 async def _next_json(lines: AsyncIterator[bytes | LineTooLong]) -> dict[str, object]:
@@ -84,24 +84,64 @@ async def test_only_the_right_path_and_token_connect_once(cli_118: Path, tmp_pat
     transport = WebSocketTransport(build_argv(cli_118, CLIOptions()), child_env(scripted_env("http://127.0.0.1:9", claude_home)), tmp_path)
     await transport.start()
     try:
-        assert transport.url is not None
+        assert transport.url is not None and transport.pid is not None and transport.connected
+        cmdline = Path(f"/proc/{transport.pid}/cmdline").read_bytes()
+        assert transport.token.encode() not in cmdline  # issue 17, 1: argv is readable by all
         scheme, netloc, path, _, _ = urlsplit(transport.url)
-        key, token = path.removeprefix("/ws/cli/").split("/")
+        key = path.removeprefix("/ws/cli/")
+        right = {"Authorization": f"Bearer {transport.token}"}
         attempts = [
-            path,  # the right URL again: the CLI already holds it
-            f"/ws/cli/{key}/{token[:-1]}x",
-            f"/ws/cli/{key}/",
-            f"/ws/cli/{'0' * len(key)}/{token}",
-            f"/ws/cli/{key}/{token}/extra",
-            "/",
+            (path, right),  # the right URL and token, but not from the CLI's process (and it is taken)
+            (path, {}),
+            (path, {"Authorization": f"Bearer {transport.token[:-1]}x"}),
+            (f"/ws/cli/{key}/{transport.token}", {}),  # the old form: token in the path
+            (f"/ws/cli/{'0' * len(key)}", right),
+            (f"/ws/cli/{key}/extra", right),
+            ("/", right),
         ]
-        for attempt in attempts:
+        for attempt, headers in attempts:
             with pytest.raises(InvalidStatus) as caught:
-                async with connect(urlunsplit((scheme, netloc, attempt, "", ""))):
+                async with connect(urlunsplit((scheme, netloc, attempt, "", "")), additional_headers=headers):
                     pass
             assert caught.value.response.status_code == 403, attempt
         assert transport.connected  # the CLI's own connection is untouched
     finally:
+        await transport.close()
+
+
+async def _intrude(argv: list[str]) -> dict[str, object]:
+    proc = await asyncio.create_subprocess_exec(*argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await proc.communicate()
+    assert proc.returncode == 0, err.decode()
+    result: dict[str, object] = json.loads(out)
+    return result
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/bin/setpriv") or os.geteuid() != 0, reason="needs root and setpriv")
+async def test_another_uid_racing_to_the_url_is_refused_and_nothing_reaches_it(tmp_path: Path) -> None:
+    """issue 17, 1: another user read the URL from /proc/*/cmdline and connected before the
+    CLI. Now the token is not in argv, and even with it a socket of another uid, or of a
+    process the kernel did not start, is refused; the CLI the kernel started still connects."""
+    go = tmp_path / "go"
+    transport = WebSocketTransport([sys.executable, PATIENT_CLI], {**os.environ, "PATIENT_GO": str(go)}, tmp_path,
+                                   check_version=False)
+    starting = asyncio.ensure_future(transport.start())
+    try:
+        while transport.pid is None:
+            await asyncio.sleep(0.02)
+        nobody = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", INTRUDER]
+        blind = await _intrude([*nobody, str(transport.pid)])
+        assert transport.token not in str(blind["cmdline"]) and blind["environ_readable"] is False
+        assert blind["status"] == 403
+        assert (await _intrude([*nobody, str(transport.pid), transport.token]))["status"] == 403  # a leaked token
+        assert (await _intrude(["/usr/bin/python3", INTRUDER, str(transport.pid), transport.token]))["status"] == 403
+        assert not transport.connected
+        go.touch()
+        await starting
+        line = await anext(transport.lines().__aiter__())
+        assert line == b'{"hello":"from the CLI the kernel started"}'
+    finally:
+        go.touch()
         await transport.close()
 
 
@@ -172,3 +212,21 @@ def test_default_connect_timeout_allows_slow_hooks() -> None:
 )
 def test_sdk_url_supported_up_to_2_1_120(version: str, supported: bool) -> None:
     assert sdk_url_supported(version) is supported
+
+
+async def test_a_cli_behind_a_wrapper_script_is_its_own_peer(tmp_path: Path) -> None:
+    """The socket check accepts a connection from a child of the launched process (a
+    ``claude`` that is a shell wrapper), found by /proc children or by parent pids."""
+    wrapper = ["/bin/sh", "-c", f'"{sys.executable}" "{FAKE_CLI}" "$@"; exit $?', "sh"]
+    transport = WebSocketTransport(wrapper, None, tmp_path, check_version=False)
+    await transport.start()
+    try:
+        assert transport.pid is not None
+        from kandev_nb.wire.websocket import _descendants, _descendants_by_stat
+
+        assert sorted(_descendants(transport.pid)) == sorted(_descendants_by_stat(transport.pid))
+        assert len(_descendants(transport.pid)) == 2
+        lines = transport.lines().__aiter__()
+        assert await anext(lines) == EXPECTED_LINES[0]
+    finally:
+        await transport.close()
