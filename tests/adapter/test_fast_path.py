@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kandev_nb import adapter as adapter_module
 from kandev_nb import events as ev
@@ -100,3 +102,50 @@ def test_usual_deltas_and_silent_events() -> None:
     thinking = {"type": "stream_event", "event": {"type": "content_block_delta",
                                                   "delta": {"type": "thinking_delta", "thinking": "hmm"}}}
     assert adapter.handle(parse_line(json.dumps(thinking))) == [ev.Reasoning(text="hmm", session_id="later")]
+
+
+class _ReferenceFramer:
+    """LineFramer.push as it was before it split with bytes.split (find loop), to compare."""
+
+    def __init__(self, max_line_bytes: int) -> None:
+        self.max_line_bytes, self._buf, self._skipping = max_line_bytes, bytearray(), 0
+
+    def push(self, chunk: bytes) -> list[Any]:
+        from kandev_nb.transport import LineTooLong
+
+        out: list[Any] = []
+        start = 0
+        while (end := chunk.find(b"\n", start)) >= 0:
+            if self._skipping:
+                out.append(LineTooLong(self._skipping + end - start))
+                self._skipping = 0
+            elif self._buf:
+                self._buf += chunk[start:end]
+                line = bytes(self._buf)
+                self._buf.clear()
+                if line.strip():
+                    out.append(line)
+            elif end > start and chunk[start:end].strip():
+                out.append(chunk[start:end])
+            start = end + 1
+        rest = len(chunk) - start
+        if rest:
+            if self._skipping:
+                self._skipping += rest
+            elif len(self._buf) + rest > self.max_line_bytes:
+                self._skipping = len(self._buf) + rest
+                self._buf.clear()
+            else:
+                self._buf += chunk[start:]
+        return out
+
+
+@given(st.lists(st.binary(max_size=40).map(lambda b: b.replace(b"\r", b"\n")), max_size=30),
+       st.integers(min_value=1, max_value=50))
+def test_the_framer_splits_as_before(chunks: list[bytes], limit: int) -> None:
+    from kandev_nb.transport import LineFramer
+
+    new, old = LineFramer(limit), _ReferenceFramer(limit)
+    for chunk in chunks:
+        assert new.push(chunk) == old.push(chunk)
+    assert new._buf == old._buf and new._skipping == old._skipping
