@@ -1,16 +1,16 @@
 """What the benchmarks share: finding the package, and the shape of their last lines.
 
 Each benchmark is a script: ``python benchmarks/bench_<name>.py [--quick]`` from a clone.
-It imports the installed ``kandev_nb`` (``pip install -e .``), or this clone's copy when
-none is installed. It prints its tables, then, last, one ``headline:`` line per headline
+It measures this clone's ``kandev_nb`` (its root goes first on ``sys.path``), unless
+``PYTHONPATH`` is set: then whatever that finds (e.g. an older checkout, to compare). It prints its tables, then, last, one ``headline:`` line per headline
 ratio, ``headline: <label>: <number>x <baseline>`` (for example ``headline: framer +
 parse + adapter: 1.52x json.loads``); ``tests/bench`` reads those lines and the tables.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import math
+import os
 import sys
 from pathlib import Path
 
@@ -18,9 +18,9 @@ ROOT = Path(__file__).resolve().parents[1]
 """The clone: ``tests/transcripts`` (recorded CLI output) lives under it."""
 
 
-def use_clone_if_not_installed() -> None:
-    """Put the clone's root first on ``sys.path`` when ``kandev_nb`` is not importable."""
-    if importlib.util.find_spec("kandev_nb") is None:
+def use_this_clone() -> None:
+    """Put the clone's root first on ``sys.path`` unless ``PYTHONPATH`` chooses the package."""
+    if not os.environ.get("PYTHONPATH"):
         sys.path.insert(0, str(ROOT))
 
 

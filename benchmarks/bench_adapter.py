@@ -33,9 +33,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from _common import ROOT, headline, use_clone_if_not_installed
+from _common import ROOT, headline, use_this_clone
 
-use_clone_if_not_installed()
+use_this_clone()
 
 from kandev_nb import protocol  # after the path is set
 from kandev_nb.adapter import Adapter

@@ -20,9 +20,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from _common import headline, use_clone_if_not_installed
+from _common import headline, use_this_clone
 
-use_clone_if_not_installed()
+use_this_clone()
 
 import pandas as pd  # after the path is set
 

@@ -42,9 +42,9 @@ import sys
 import time
 from collections.abc import Callable
 
-from _common import headline, use_clone_if_not_installed
+from _common import headline, use_this_clone
 
-use_clone_if_not_installed()
+use_this_clone()
 
 import _ui_sim as ui_sim  # after the path is set
 from _ui_real import Real, median, run_real
