@@ -83,6 +83,8 @@ _TASK_PHASES: dict[str, str] = {
     "task_updated": "progress",
     "task_notification": "ended",
 }
+_SILENT_EVENTS = frozenset({"content_block_stop", "message_stop", "ping"})
+"""`stream_event` types that make no event (their blocks and messages come whole later)."""
 _TOOL_USE_BLOCKS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
 _SERVER_RESULT_BLOCKS = frozenset({"web_search_tool_result", "web_fetch_tool_result", "mcp_tool_result"})
 _QUIET_BLOCKS = frozenset({"redacted_thinking", "image", "document", "container_upload"})
@@ -183,7 +185,9 @@ class Adapter:
         """
         if type(msg) is StreamEvent:  # the hot path: most lines are deltas
             try:
-                events = self._stream_event(msg)
+                events = self._fast_stream_event(msg.raw)
+                if events is None:  # anything unusual
+                    events = self._stream_event(msg)
             except Exception as exc:  # noqa: BLE001 - never stop the session
                 events = [self._failed(msg, exc)]
         else:
@@ -195,11 +199,14 @@ class Adapter:
             except Exception as exc:  # noqa: BLE001 - never stop the session
                 events = [self._failed(msg, exc)]
         if self.observer is not None:
-            try:
-                self.observer(msg, events)
-            except Exception:
-                log.exception("kandev_nb adapter observer failed")
+            self._observe(msg, events)
         return events
+
+    def _observe(self, msg: WireMessage, events: list[ev.AgentEvent]) -> None:
+        try:
+            self.observer(msg, events)  # type: ignore[misc]  # checked by the caller
+        except Exception:
+            log.exception("kandev_nb adapter observer failed")
 
     def tool_payload(self, tool_name: str, tool_input: dict[str, Any], tool_use_id: str | None) -> NormalizedPayload:
         """The payload of a tool the CLI asks permission for (known call, else normalised now)."""
@@ -244,32 +251,68 @@ class Adapter:
 
     # -- stream_event -------------------------------------------------------------------
 
+    def _fast_stream_event(self, raw: dict[str, Any]) -> list[ev.AgentEvent] | None:
+        """The events of the commonest `stream_event` lines, or None for the full path.
+
+        A text or thinking `content_block_delta` whose fields all have the usual JSON types
+        (`text`/`thinking`, `session_id`, `parent_tool_use_id`: strings, the last two or
+        null) becomes one event built without validation (:func:`_fast_event`); other
+        deltas, `content_block_stop`, `message_stop` and `ping` make none. Anything else,
+        including a field of another type, returns None: :meth:`_stream_event` reads it.
+        """
+        event = raw["event"]
+        kind = event.get("type")
+        if kind == "content_block_delta":
+            delta = event.get("delta")
+            dtype = delta.get("type") if type(delta) is dict else None
+            cls: type[ev.MessageChunk | ev.Reasoning] | None = None  # input_json, signature: no event
+            text: Any = None
+            if dtype == "text_delta":
+                cls, text = _Chunk, delta.get("text")
+            elif dtype == "thinking_delta":
+                cls, text = _Reasoning, delta.get("thinking")
+            if cls is None:
+                return []
+            parent = raw.get("parent_tool_use_id")
+            sid = raw.get("session_id") or self.session_id
+            if type(text) is not str or not (parent is None or type(parent) is str) or not (sid is None or type(sid) is str):
+                return None
+            if not text:
+                return []
+            if parent is None and cls is _Chunk:
+                self._shown_text = True
+            return [_fast_event(cls, text, sid, parent)]
+        if kind in _SILENT_EVENTS:  # only the session_id counts
+            sid = raw.get("session_id")
+            if type(sid) is str and sid:
+                self.session_id = sid
+            return []
+        return None
+
     def _stream_event(self, msg: StreamEvent) -> list[ev.AgentEvent]:
         raw = msg.raw
         event = raw["event"]
         kind = event.get("type")
         if kind == "content_block_delta":
-            # The hot path: one event per text or thinking delta and nothing else to do
-            # (the block was marked as streamed at its content_block_start).
+            # What handle()'s fast path left: a delta with a field of an unusual type, or
+            # another delta (input_json deltas are read whole from the assistant line; the
+            # block was marked as streamed at its content_block_start).
             delta = event.get("delta")
             dtype = delta.get("type") if type(delta) is dict else None
+            cls: type[ev.MessageChunk | ev.Reasoning]
             if dtype == "text_delta":
-                text = delta.get("text")
-                if not text:
-                    return []
-                parent = raw.get("parent_tool_use_id")
-                if parent is None:
-                    self._shown_text = True
-                # A `text` that is not a string fails validation: handle() reports it.
-                return [ev.MessageChunk(text=text, session_id=raw.get("session_id") or self.session_id,
-                                        parent_tool_use_id=parent)]
-            if dtype == "thinking_delta":
-                text = delta.get("thinking")
-                if not text:
-                    return []
-                return [ev.Reasoning(text=text, session_id=raw.get("session_id") or self.session_id,
-                                     parent_tool_use_id=raw.get("parent_tool_use_id"))]
-            return []
+                cls, text = ev.MessageChunk, delta.get("text")
+            elif dtype == "thinking_delta":
+                cls, text = ev.Reasoning, delta.get("thinking")
+            else:
+                return []
+            if not text:
+                return []
+            parent = raw.get("parent_tool_use_id")
+            if parent is None and cls is ev.MessageChunk:
+                self._shown_text = True
+            # Validated: a `text` that is not a string fails, handle() reports it.
+            return [cls(text=text, session_id=raw.get("session_id") or self.session_id, parent_tool_use_id=parent)]
         self._sid(raw)
         parent = msg.parent_tool_use_id
         if kind == "content_block_start":
@@ -722,3 +765,40 @@ def _tokens(usage: dict[str, Any], model_usage: dict[str, ev.ModelUsage]) -> dic
 
 def _num(value: Any) -> float:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
+
+
+_new, _set = object.__new__, object.__setattr__
+_TYPE = {cls: cls.model_fields["type"].default for cls in (ev.MessageChunk, ev.Reasoning)}
+
+
+def _built(cls: type[ev.MessageChunk | ev.Reasoning], text: str, sid: str | None,
+           parent: str | None) -> ev.MessageChunk | ev.Reasoning:
+    """``cls(text=text, session_id=sid, parent_tool_use_id=parent)`` without pydantic's
+    validation (about half the cost of a delta): the caller checked every type."""
+    event = _new(cls)
+    _set(event, "__dict__", {"session_id": sid, "parent_tool_use_id": parent, "type": _TYPE[cls], "text": text})
+    _set(event, "__pydantic_fields_set__", {"text", "session_id", "parent_tool_use_id"})
+    _set(event, "__pydantic_extra__", None)
+    _set(event, "__pydantic_private__", None)
+    return event
+
+
+def _validated(cls: type[ev.MessageChunk | ev.Reasoning], text: str, sid: str | None,
+               parent: str | None) -> ev.MessageChunk | ev.Reasoning:
+    return cls(text=text, session_id=sid, parent_tool_use_id=parent)
+
+
+def _same_as_validated() -> bool:
+    """Whether :func:`_built` makes exactly what validation makes (pydantic's internals may change)."""
+    for cls in (ev.MessageChunk, ev.Reasoning):
+        for sid, parent in (("s", None), (None, "toolu_1")):
+            built, valid = _built(cls, "x", sid, parent), _validated(cls, "x", sid, parent)
+            if (built != valid or built.__dict__ != valid.__dict__ or built.model_fields_set != valid.model_fields_set
+                    or repr(built) != repr(valid) or built.model_dump_json() != valid.model_dump_json()):
+                return False
+    return True
+
+
+_fast_event = _built if _same_as_validated() else _validated
+"""How handle()'s fast path builds a delta's event: without validation when that is the same."""
+_Chunk, _Reasoning = ev.MessageChunk, ev.Reasoning

@@ -65,33 +65,33 @@ class LineFramer:
         self._skipping = 0  # bytes of an oversized line dropped so far
 
     def push(self, chunk: bytes) -> list[bytes | LineTooLong]:
-        """Feed `chunk`; return the lines it completed (blank lines skipped)."""
+        """Feed `chunk`; return the lines it completed (blank lines skipped).
+
+        Only the unterminated rest is held against `max_line_bytes`: a line that arrives
+        whole inside one chunk is returned whatever its length (the chunk is in memory already).
+        """
+        parts = chunk.split(b"\n")
+        rest = parts.pop()  # after the last newline: b"" when the chunk ends with one
         out: list[bytes | LineTooLong] = []
-        start = 0
-        while (end := chunk.find(b"\n", start)) >= 0:
-            if self._skipping:
-                out.append(LineTooLong(self._skipping + end - start))
-                self._skipping = 0
-            elif self._buf:
-                self._buf += chunk[start:end]
-                line = bytes(self._buf)
-                self._buf.clear()
-                if line.strip():
-                    out.append(line)
-            elif end > start:
-                line = chunk[start:end]
-                if line.strip():
-                    out.append(line)
-            start = end + 1
-        rest = len(chunk) - start
+        if not parts:
+            pass
+        elif self._skipping:  # the first part ends an oversized line
+            out.append(LineTooLong(self._skipping + len(parts[0])))
+            self._skipping = 0
+            parts[0] = b""
+        elif self._buf:
+            self._buf += parts[0]
+            parts[0] = bytes(self._buf)
+            self._buf.clear()
+        out += [line for line in parts if line and not line.isspace()]  # isspace: the bytes strip() removes
         if rest:
             if self._skipping:
-                self._skipping += rest
-            elif len(self._buf) + rest > self.max_line_bytes:
-                self._skipping = len(self._buf) + rest
+                self._skipping += len(rest)
+            elif len(self._buf) + len(rest) > self.max_line_bytes:
+                self._skipping = len(self._buf) + len(rest)
                 self._buf.clear()
             else:
-                self._buf += chunk[start:]
+                self._buf += rest
         return out
 
     def flush(self) -> list[bytes | LineTooLong]:

@@ -74,8 +74,14 @@ async def test_budget_option_on_a_later_cell_drops_the_conversation(magic_state:
         await run_cell("--budget 1", "second, with a budget")
     finally:
         await _close_all()
+    log = (fake_cli.parent / "fake.log").read_text()
     launches = _launches(fake_cli.parent / "fake.log")
-    assert len(launches) == 1 or "--resume" in launches[-1]
+    assert len(launches) == 2, launches  # a budget is a launch option: the later cell needs a new process
+    first, second = launches
+    assert "--max-budget-usd" not in first
+    assert second[second.index("--max-budget-usd") + 1] == "1"  # the later cell's --budget reached the CLI
+    assert second[second.index("--resume") + 1] == "11111111-2222-3333-4444-555555555555"  # the conversation goes on
+    assert "second, with a budget" in log.split("ARGV ")[2]  # and the second process got the cell's prompt
 
 
 async def test_unusable_cli_binary_raises_raw_error_and_leaves_view_ticking(magic_state: None, tmp_path: Path) -> None:

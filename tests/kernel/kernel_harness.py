@@ -3,6 +3,13 @@
 `KernelHarness.execute` runs a cell and collects its iopub messages; while the cell runs,
 `click(description)` finds a Button widget by its description (from the comm_open /
 comm_msg state updates the kernel sent) and sends the `comm_msg` a browser would send.
+
+The streaming text widget (:class:`kandev_nb.notebook.widgets.stream.StreamText`) sends its text as
+custom messages, never as state: ``{"type": "append", "at": N, "text": s}`` and
+``{"type": "reset", "text": all}``. :class:`WidgetModel` rebuilds that text the way the
+browser's view does (``kandev_nb/notebook/widgets/js/src/lib.js``: an append at the current length
+is added, one that overlaps adds only its new part, one past a gap asks for a ``sync``), so
+``KernelHarness.live_texts()`` is what a person watching the cell saw.
 """
 
 from __future__ import annotations
@@ -17,9 +24,39 @@ from jupyter_client.manager import KernelManager
 
 @dataclass
 class WidgetModel:
+    """One widget model as the frontend holds it.
+
+    Attributes:
+        state: the synced traits, from comm_open and "update" comm_msgs.
+        live_text: the text a streaming view shows, rebuilt from "append"/"reset" custom
+            messages; None for a widget that never sent one.
+        gaps: offsets of "append" messages that came after a gap (each answered by a sync).
+    """
+
     comm_id: str
     state: dict[str, Any] = field(default_factory=dict)
     closed: bool = False
+    live_text: str | None = None
+    gaps: list[int] = field(default_factory=list)
+
+    def on_custom(self, content: Any) -> int | None:
+        """Apply one custom message from the kernel; returns the `have` of a sync to send, if any."""
+        if not isinstance(content, dict):
+            return None
+        if content.get("type") == "reset":
+            self.live_text = str(content.get("text") or "")
+        elif content.get("type") == "append":
+            have = self.live_text or ""
+            at, new = int(content.get("at") or 0), str(content.get("text", ""))
+            if at == len(have):
+                self.live_text = have + new
+            elif at < len(have):  # overlaps what the view has: only the new part counts
+                self.live_text = have + new[len(have) - at:]
+            else:
+                self.gaps.append(at)
+                self.live_text = have
+                return len(have)
+        return None
 
 
 @dataclass
@@ -77,6 +114,10 @@ class KernelHarness:
             data = content.get("data", {})
             if model is not None and data.get("method") in ("update", "echo_update"):
                 model.state.update(data.get("state", {}))
+            elif model is not None and data.get("method") == "custom":
+                have = model.on_custom(data.get("content"))
+                if have is not None:  # what the browser's view does after a gap
+                    self.send_custom(model, {"type": "sync", "have": have})
         elif kind == "comm_close" and content["comm_id"] in self.widgets:
             self.widgets[content["comm_id"]].closed = True
         parent = msg.get("parent_header", {}).get("msg_id")
@@ -152,16 +193,26 @@ class KernelHarness:
 
     def click(self, widget: WidgetModel) -> None:
         """Send what a browser sends when a Button is clicked."""
-        msg = self.kc.session.msg(
-            "comm_msg", {"comm_id": widget.comm_id, "data": {"method": "custom", "content": {"event": "click"}}}
-        )
+        self.send_custom(widget, {"event": "click"})
+
+    def send_custom(self, widget: WidgetModel, content: dict[str, Any]) -> None:
+        """Send a custom comm_msg from the "frontend" to `widget`'s model in the kernel."""
+        msg = self.kc.session.msg("comm_msg", {"comm_id": widget.comm_id, "data": {"method": "custom", "content": content}})
         self.kc.shell_channel.send(msg)
 
+    def live_texts(self) -> list[str]:
+        """The texts the streaming views showed (closed ones too: a finished turn replaces
+        its view by the static rendering), in the order the widgets were opened."""
+        return [w.live_text for w in self.widgets.values() if w.live_text is not None]
+
     def widget_texts(self) -> str:
-        """All `value` strings of live HTML/Text widgets and custom models, joined."""
+        """All `value` strings of live HTML/Text widgets and custom models, and the texts
+        the streaming views showed (:meth:`live_texts`), joined."""
         parts = []
         for w in self.widgets.values():
             for key in ("value", "text", "markdown"):
                 if isinstance(w.state.get(key), str):
                     parts.append(w.state[key])
+            if w.live_text is not None:
+                parts.append(w.live_text)
         return "\n".join(parts)

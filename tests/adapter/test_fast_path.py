@@ -1,0 +1,151 @@
+"""The delta fast path (Adapter._fast_stream_event) gives exactly what the full path gives.
+
+Every recorded transcript is fed twice, once as shipped and once with the fast path turned
+off (it then always answers "take the full path"); the events must be equal field by field,
+including which fields were set. Deltas with a field of an unusual JSON type must still
+reach the full path and be reported, as before.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kandev_nb.agent import adapter as adapter_module
+from kandev_nb.agent import events as ev
+from kandev_nb.agent.adapter import Adapter
+from kandev_nb.wire.protocol import parse_line
+from kandev_nb.wire.recorder import load_transcript, out_lines
+
+ROOT = Path(__file__).parents[1] / "transcripts"
+TRANSCRIPTS = sorted(ROOT.glob("*/*.jsonl"))
+
+
+def _events(lines: list[bytes], fast: bool, monkeypatch: pytest.MonkeyPatch) -> list[ev.AgentEvent]:
+    with monkeypatch.context() as patch:
+        if not fast:
+            patch.setattr(Adapter, "_fast_stream_event", lambda self, raw: None)
+        adapter = Adapter()
+        return [e for line in lines for e in adapter.handle(parse_line(line))]
+
+
+def _exact(events: list[ev.AgentEvent]) -> list[tuple[str, Any, Any]]:
+    return [(type(e).__name__, e.model_dump(mode="json"), sorted(e.model_fields_set)) for e in events]
+
+
+@pytest.mark.parametrize("path", TRANSCRIPTS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_fast_path_events_equal_the_full_path(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    lines = list(out_lines(load_transcript(path)))
+    fast, full = _events(lines, True, monkeypatch), _events(lines, False, monkeypatch)
+    assert _exact(fast) == _exact(full)
+    assert fast == full
+
+
+def test_the_recordings_have_text_deltas_so_the_fast_path_ran(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[bool] = []
+    original = Adapter._fast_stream_event
+
+    def counting(self: Adapter, raw: dict[str, Any]) -> list[ev.AgentEvent] | None:
+        out = original(self, raw)
+        calls.append(bool(out))
+        return out
+
+    monkeypatch.setattr(Adapter, "_fast_stream_event", counting)
+    adapter = Adapter()
+    for line in out_lines(load_transcript(ROOT / "2.1.332" / "text.jsonl")):
+        adapter.handle(parse_line(line))
+    assert sum(calls) > 5  # deltas answered by the fast path
+
+
+def test_built_events_are_the_validated_ones() -> None:
+    assert adapter_module._fast_event is adapter_module._built  # pydantic's internals as expected
+    for cls in (ev.MessageChunk, ev.Reasoning):
+        built = adapter_module._built(cls, "hé", "sess", "toolu_1")
+        valid = cls(text="hé", session_id="sess", parent_tool_use_id="toolu_1")
+        assert built == valid and hash(built) == hash(valid) and repr(built) == repr(valid)
+        assert built.model_fields_set == valid.model_fields_set and built.model_dump_json() == valid.model_dump_json()
+        assert built.model_copy(update={"text": "x"}).text == "x" and built.text == "hé"
+        with pytest.raises(Exception, match="frozen"):
+            built.text = "changed"  # type: ignore[misc]
+
+
+def _delta(**fields: Any) -> bytes:
+    delta = {"type": "text_delta", "text": "hi"}
+    line: dict[str, Any] = {"type": "stream_event", "session_id": "s", "parent_tool_use_id": None,
+                            "event": {"type": "content_block_delta", "index": 0, "delta": delta}}
+    for key, value in fields.items():
+        (delta if key == "text" else line)[key] = value
+    return json.dumps(line).encode()
+
+
+@pytest.mark.parametrize("fields", [{"text": 5}, {"text": ["a"]}, {"parent_tool_use_id": 7}, {"session_id": {"a": 1}}])
+def test_a_delta_with_an_unusual_field_takes_the_full_path_and_is_reported(fields: dict[str, Any]) -> None:
+    adapter = Adapter()
+    events = adapter.handle(parse_line(_delta(**fields)))
+    assert len(events) == 1 and isinstance(events[0], ev.Unknown) and "adapter error" in events[0].reason
+    after = adapter.handle(parse_line(_delta()))  # and the next delta is fine
+    assert after == [ev.MessageChunk(text="hi", session_id="s")]
+
+
+def test_usual_deltas_and_silent_events() -> None:
+    adapter = Adapter()
+    assert adapter.handle(parse_line(_delta(text=""))) == []
+    assert adapter.handle(parse_line(_delta(parent_tool_use_id="toolu_9"))) == [
+        ev.MessageChunk(text="hi", session_id="s", parent_tool_use_id="toolu_9")]
+    stop = {"type": "stream_event", "session_id": "later", "event": {"type": "message_stop"}}
+    assert adapter.handle(parse_line(json.dumps(stop))) == [] and adapter.session_id == "later"
+    thinking = {"type": "stream_event", "event": {"type": "content_block_delta",
+                                                  "delta": {"type": "thinking_delta", "thinking": "hmm"}}}
+    assert adapter.handle(parse_line(json.dumps(thinking))) == [ev.Reasoning(text="hmm", session_id="later")]
+
+
+class _ReferenceFramer:
+    """LineFramer.push as it was before it split with bytes.split (find loop), to compare."""
+
+    def __init__(self, max_line_bytes: int) -> None:
+        self.max_line_bytes, self._buf, self._skipping = max_line_bytes, bytearray(), 0
+
+    def push(self, chunk: bytes) -> list[Any]:
+        from kandev_nb.wire.transport import LineTooLong
+
+        out: list[Any] = []
+        start = 0
+        while (end := chunk.find(b"\n", start)) >= 0:
+            if self._skipping:
+                out.append(LineTooLong(self._skipping + end - start))
+                self._skipping = 0
+            elif self._buf:
+                self._buf += chunk[start:end]
+                line = bytes(self._buf)
+                self._buf.clear()
+                if line.strip():
+                    out.append(line)
+            elif end > start and chunk[start:end].strip():
+                out.append(chunk[start:end])
+            start = end + 1
+        rest = len(chunk) - start
+        if rest:
+            if self._skipping:
+                self._skipping += rest
+            elif len(self._buf) + rest > self.max_line_bytes:
+                self._skipping = len(self._buf) + rest
+                self._buf.clear()
+            else:
+                self._buf += chunk[start:]
+        return out
+
+
+@given(st.lists(st.binary(max_size=40).map(lambda b: b.replace(b"\r", b"\n")), max_size=30),
+       st.integers(min_value=1, max_value=50))
+def test_the_framer_splits_as_before(chunks: list[bytes], limit: int) -> None:
+    from kandev_nb.wire.transport import LineFramer
+
+    new, old = LineFramer(limit), _ReferenceFramer(limit)
+    for chunk in chunks:
+        assert new.push(chunk) == old.push(chunk)
+    assert new._buf == old._buf and new._skipping == old._skipping

@@ -1,0 +1,158 @@
+"""Each benchmark in ``benchmarks/`` runs from the clone in quick mode and every figure it
+prints is a finite positive number (memory growth: finite), its headline ratios last.
+
+What is measured is never compared with a target here (the machine is shared); a figure
+that is missing, zero, negative, NaN or infinite fails.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?(?![\d.,])|(?:nan|inf)(?![a-wyz]))",
+                    re.IGNORECASE)  # "1,234.5", "0.99x", "12 ms", "nan"; not "2.1.332" nor "information"
+HEADLINE = re.compile(r"^headline: (?P<label>.+): (?P<ratio>\S+)x (?P<baseline>.+)$")
+
+
+def run(name: str, *args: str) -> list[str]:
+    """stdout lines of ``python benchmarks/<name>.py --quick <args>`` run from the clone."""
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / f"{name}.py"), "--quick", *args],
+                          capture_output=True, text=True, timeout=900, check=False, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout.splitlines()
+
+
+def numbers(text: str) -> list[float]:
+    """Every number in `text` ("1,234.5", "nan", "-3"), as floats."""
+    return [float(m.group().replace(",", "")) for m in NUMBER.finditer(text)]
+
+
+def assert_positive(text: str, context: str) -> list[float]:
+    found = numbers(text)
+    assert found, f"no figure in {context!r}"
+    bad = [x for x in found if not (math.isfinite(x) and x > 0)]
+    assert not bad, f"{bad} in {context!r}"
+    return found
+
+
+def headlines(lines: list[str]) -> list[float]:
+    """The headline ratios: the last lines, each a finite positive number."""
+    tail = [line for line in lines if line.startswith("headline: ")]
+    assert tail and lines[-len(tail):] == tail, "the headline ratios must be printed last"
+    ratios = []
+    for line in tail:
+        match = HEADLINE.match(line)
+        assert match, line
+        ratios.append(float(match["ratio"]))
+        assert math.isfinite(ratios[-1]) and ratios[-1] > 0, line
+    return ratios
+
+
+def test_the_checks_reject_a_figure_that_is_not_finite_and_positive() -> None:
+    for text in ("warm turn 0.000 s", "median nan ms", "ratio inf", "growth -1.0 MB", "no figure"):
+        with pytest.raises(AssertionError):
+            assert_positive(text, text)
+    with pytest.raises(AssertionError):
+        headlines(["table 1.0", "headline: ours: nanx json.loads"])
+    assert assert_positive("1,234.5 lines/s; 3 (4); 0.99x; v2.1.332 information", "ok") == [1234.5, 3.0, 4.0, 0.99]
+
+
+def test_bench_adapter_prints_rates_and_its_ratio_to_json_loads() -> None:
+    lines = run("bench_adapter")
+    header = next(i for i, line in enumerate(lines) if line.startswith("pipeline"))
+    rows = [line for line in lines[header + 2:] if line.strip() and not line.startswith("headline")]
+    pipelines = [row for row in rows if ":" in row[:48] or "json.loads" in row[:48]]
+    assert any(row.startswith("json.loads only") for row in pipelines)
+    assert any(row.startswith("kandev_nb") for row in pipelines)
+    for row in rows:
+        assert_positive(row[48:] if row in pipelines else row, row)
+    assert re.search(r"^headline: framer \+ parse \+ adapter: \d+\.\d\dx json\.loads", "\n".join(lines), re.MULTILINE)
+    headlines(lines)
+
+
+def test_bench_ledger_prints_times_and_its_ratio() -> None:
+    lines = run("bench_ledger")
+    figures = [line for line in lines if not line.startswith("headline")]
+    assert len(figures) >= 9
+    for line in figures:
+        assert_positive(line, line)
+    headlines(lines)
+
+
+UI_ROWS = (
+    "bytes/byte, 80 KB over 60 s",
+    "bytes/byte, 6,000-delta turn, simulated",
+    "bytes/byte, 6,000-delta turn, real CLI",
+    "text updates in any 1 s while streaming, simulated",
+    "text updates in any 1 s while streaming, real CLI",
+    "first token: CLI line read -> widget append sent",
+    "prompt sent -> first delta: raw loop vs %%claude widget",
+    "final rendering equal to the text: Markdown",
+    "final rendering equal to the text: a code block split across chunks",
+    "final rendering equal to the text: a table",
+    "final rendering: real CLI turn text == scripted text",
+    "large output, shell stdout 5 MB",
+    "large output, file read 2 MB",
+    "warm turn, raw loop",
+    "warm turn, %%claude path",
+    "per-turn overhead: %%claude / raw",
+    "our CPU per warm turn: raw loop vs %%claude",
+    "start-up (process + initialize): raw vs kandev Session.start",
+    "first turn incl. start-up: raw vs %%claude",
+    "warm %%claude turns, one session: RSS growth",
+    "warm %%claude turns: Python heap growth",
+)
+
+
+def ui_summary(lines: list[str]) -> dict[str, str]:
+    """The summary table's `measured` column by row, read at the header's column offsets."""
+    start = lines.index("Issue 8: every figure")
+    header = lines[start + 1]
+    left, right = header.index("measured"), header.index("result")
+    rows = [line for line in lines[start + 2:] if line and not line.startswith("headline")]
+    return {row[:left].strip(): row[left:right].strip() for row in rows}
+
+
+def check_ui(lines: list[str], expected: tuple[str, ...]) -> None:
+    measured = ui_summary(lines)
+    missing = [name for name in expected if not any(name in row for row in measured)]
+    assert not missing, f"rows missing: {missing}\n{measured}"
+    for row, value in measured.items():
+        if value.startswith("equal") or value == "DIFFERENT":
+            assert value == "equal", row  # the rendering checks are exact, not timed
+        elif "growth" in row:  # memory can shrink a little; it must still be a number
+            assert all(math.isfinite(x) for x in numbers(value)) and numbers(value), f"{row}: {value}"
+        else:
+            assert_positive(value, f"{row}: {value}")
+    headlines(lines)
+
+
+def test_bench_ui_quick_with_the_real_cli(cli_binary: object) -> None:
+    lines = run("bench_ui", "--turns", "10")
+    check_ui(lines, UI_ROWS)
+    assert any("kernel CPU per 6,000-delta turn" in line for line in lines if line.startswith("headline"))
+
+
+def test_bench_ui_without_the_cli_still_has_the_offline_rows() -> None:
+    lines = run("bench_ui", "--no-real", "--turns", "10")
+    offline = tuple(row for row in UI_ROWS if "real CLI" not in row and "raw" not in row and "%%claude" not in row
+                    and "first token" not in row)
+    assert len(offline) == 8
+    check_ui(lines, (*offline, "finished TurnViews (no CLI): Python heap growth"))
+
+
+@pytest.fixture
+def cli_binary() -> object:
+    from kandev_nb.wire.cli import CLINotFoundError, find_cli
+
+    try:
+        return find_cli(None)
+    except CLINotFoundError:
+        pytest.skip("no Claude Code CLI here")
