@@ -487,7 +487,7 @@ class Session:
             self._asked.add(tool_use_id)
         approval = Approval(
             request_id, tool_name, tool_input, tool_use_id=tool_use_id,
-            suggestions=request.get("permission_suggestions"),
+            suggestions=request.get("permission_suggestions"), timeout_s=self.config.approval_timeout,
         )
         self.approvals[request_id] = approval
         payload = self.adapter.tool_payload(tool_name, tool_input, tool_use_id)

@@ -33,7 +33,7 @@ from kandev_nb import events as ev
 from kandev_nb.turn import Turn
 from kandev_nb.widgets import render as r
 from kandev_nb.widgets import static
-from kandev_nb.widgets.approval import ApprovalCard
+from kandev_nb.widgets.approval import ApprovalCard, fmt_left
 from kandev_nb.widgets.cards import TodoCard, ToolCard, WidgetFactory
 from kandev_nb.widgets.stream import StreamText, Throttle
 
@@ -162,13 +162,25 @@ class TurnView:
     async def _tick(self) -> None:
         while not self.finished:
             await asyncio.sleep(self.tick_s)
-            self._render_activity()
+            self.refresh()
+
+    def refresh(self) -> None:
+        """Redraw what changes with time: the activity line and each waiting card's time left
+        (called every `tick_s` seconds while the turn runs)."""
+        for card in self._waiting():
+            card.tick()
+        self._render_activity()
 
     def _render_activity(self) -> None:
         now = self.clock()
         elapsed = r.fmt_ms((now - self.started) * 1000)
         since = now - self._state_since
         step = f" ({r.fmt_ms(since * 1000)})" if since >= 2 and self._state.startswith("Running") else ""
+        waiting = self._waiting() if self._state.startswith("Waiting") else []
+        if waiting:  # this wait, and the time left of the soonest timeout, not the turn's time
+            lefts = [x for x in (a.approval.remaining_s() for a in waiting) if x is not None]
+            step = f" (waiting {r.fmt_ms(since * 1000)}" + (f", {fmt_left(min(lefts))} left)" if lefts else ")")
+            elapsed = f"turn {elapsed}"
         retry = f' · <span style="color:#bf8700">{r.esc(self._retry)}</span>' if self._retry else ""
         spinner = "" if self.finished else "● "
         self.activity.value = f"{spinner}{r.esc(self._state)}{step} · {elapsed}{retry}"
@@ -282,17 +294,16 @@ class TurnView:
                 self._set_state("Thinking")
             case ev.PermissionRequest():
                 self._close_segments(None)
-                acard = ApprovalCard(event, self.f)
-                self.approvals[event.request_id] = acard
-                self._add(self.body, acard.box)
-                self._set_state(f"Waiting for your approval: {event.tool_name}")
+                self._ask(event)
             case ev.PermissionDecided() | ev.PermissionCancelled():
                 acard2 = self.approvals.get(event.request_id)
                 if acard2 is not None:
                     acard2.handle(event)
                     tool_id = acard2.event.tool_use_id
-                    if isinstance(event, ev.PermissionDecided) and tool_id in self.cards:
-                        self.cards[tool_id].set_decision(event)
+                    if tool_id in self.cards:
+                        if isinstance(event, ev.PermissionDecided):
+                            self.cards[tool_id].set_decision(event)
+                        self.cards[tool_id].fold(None)  # the action and its result, once
                 elif isinstance(event, ev.PermissionDecided) and event.tool_use_id in self.cards:
                     # no card: the CLI's own settings decided (decided_by "settings")
                     self.cards[event.tool_use_id].set_decision(event)
@@ -323,6 +334,28 @@ class TurnView:
                 self._complete(event)
             case _:
                 pass
+
+    def _ask(self, event: ev.PermissionRequest) -> None:
+        """A PermissionRequest: its card goes under the tool card of the same `tool_use_id`
+        (folded to its summary line, so the action shows once: on the approval card), or at
+        the end of the body if there is none. The cards of finished tools fold, so the
+        waiting card is near what it follows; the browser then scrolls it into view."""
+        host = self.cards.get(event.tool_use_id or "")
+        acard = ApprovalCard(event, self.f, skip_text=host.call.title if host else "", attached=host is not None)
+        self.approvals[event.request_id] = acard
+        for card in self.cards.values():
+            if card is not host and card.status != "running":
+                card.fold(True)
+        if host is None:
+            self._add(self.body, acard.box)
+        else:
+            host.fold(True)
+            kids = host.box.children
+            host.box.children = (kids[0], acard.box, *kids[1:])
+        self._set_state(f"Waiting for your approval: {event.tool_name}")
+
+    def _waiting(self) -> list[ApprovalCard]:
+        return [a for a in self.approvals.values() if a.outcome is None]
 
     def _note(self, event: ev.AgentEvent, text: str, color: str = "#bf8700") -> None:
         self._close_segments(event.parent_tool_use_id)
