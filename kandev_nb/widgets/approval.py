@@ -17,8 +17,9 @@ so a timeout or a policy decision updates it too.
 
 The proposed action is shown once: the card lists every input field the tool gets (the
 main one highlighted: the command, the diff, the code; the rest as a table), and the
-:class:`~kandev_nb.widgets.view.TurnView` puts the card under the tool card of the same
-`tool_use_id`, folded to its summary line while the approval waits.
+:class:`~kandev_nb.widgets.view.TurnView` shows the card in place of the tool card of the
+same `tool_use_id` while the approval waits; once answered, the tool card is back with the
+card's decision line under its summary.
 
 Class names tests and Playwright look for: ``kandev-approval`` (the card),
 ``kandev-approval-what``, ``kandev-approval-controls`` (the anywidget; inside it the buttons
@@ -159,8 +160,8 @@ def what_html(event: ev.PermissionRequest, *, skip_text: str = "") -> str:
     return html + inputs_html(event.input, main)
 
 
-def _header_html(event: ev.PermissionRequest, skip_text: str) -> str:
-    shown = [v for v in event.input.values() if isinstance(v, str)] + [skip_text]
+def _header_html(event: ev.PermissionRequest) -> str:
+    shown = [v for v in event.input.values() if isinstance(v, str)]
     title = event.title
     if not title or title == event.tool_name or any(title in s for s in shown if s):
         title = ""  # the CLI's description repeats the input's (or the path's name)
@@ -206,18 +207,16 @@ class ApprovalCard:
         countdown: the ``HTML`` line with the time left before the approval timeout.
         status: the ``HTML`` line showing the decision (``kandev-decision``).
         outcome: the decision once known: ``(behavior, decided_by, waited_ms, message)``.
-        attached: True when the card sits under its tool card (then, once decided, only
+        attached: True when the card stands in for its tool card (then, once decided, only
             the decision line stays: the tool card shows the action again).
     """
 
-    def __init__(self, event: ev.PermissionRequest, factory: WidgetFactory, *, skip_text: str = "",
-                 attached: bool = False) -> None:
+    def __init__(self, event: ev.PermissionRequest, factory: WidgetFactory, *, attached: bool = False) -> None:
         self.event = event
         self.approval = event.approval
         self.attached = attached
         self.outcome: tuple[str, str, int, str] | None = None
-        self.what = factory.html(_header_html(event, skip_text) + what_html(event, skip_text=skip_text),
-                                 "kandev-approval-what")
+        self.what = factory.html(_header_html(event) + what_html(event), "kandev-approval-what")
         self.plan = isinstance(event.normalized, t.Plan)
         self.controls = factory.track(ApprovalControls(plan=self.plan, _dom_classes=("kandev-approval-controls",)))
         if self.plan:
@@ -314,8 +313,8 @@ class ApprovalCard:
                 edited: bool = False, always: bool = False) -> None:
         """Show the outcome and disable the controls (idempotent: the first outcome stays).
 
-        An attached card then keeps only its decision line (the tool card below the
-        summary shows the action and its result); a standalone card keeps the action too.
+        An attached card then keeps only its decision line (the tool card above it shows
+        the action and its result); a standalone card keeps the action too.
         """
         if self.outcome is not None:
             return

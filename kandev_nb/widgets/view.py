@@ -300,10 +300,9 @@ class TurnView:
                 if acard2 is not None:
                     acard2.handle(event)
                     tool_id = acard2.event.tool_use_id
-                    if tool_id in self.cards:
-                        if isinstance(event, ev.PermissionDecided):
-                            self.cards[tool_id].set_decision(event)
-                        self.cards[tool_id].fold(None)  # the action and its result, once
+                    self._approved(acard2)
+                    if isinstance(event, ev.PermissionDecided) and tool_id in self.cards:
+                        self.cards[tool_id].set_decision(event)
                 elif isinstance(event, ev.PermissionDecided) and event.tool_use_id in self.cards:
                     # no card: the CLI's own settings decided (decided_by "settings")
                     self.cards[event.tool_use_id].set_decision(event)
@@ -336,23 +335,31 @@ class TurnView:
                 pass
 
     def _ask(self, event: ev.PermissionRequest) -> None:
-        """A PermissionRequest: its card goes under the tool card of the same `tool_use_id`
-        (folded to its summary line, so the action shows once: on the approval card), or at
-        the end of the body if there is none. The cards of finished tools fold, so the
-        waiting card is near what it follows; the browser then scrolls it into view."""
+        """A PermissionRequest: its card takes the place of the tool card of the same
+        `tool_use_id` while it waits (so the proposed action shows once, with the controls
+        on it), or goes at the end of the body if there is no such card. The cards of
+        finished tools fold, so the waiting card is near what it follows; the browser then
+        scrolls it into view (``assets/approval.js``)."""
         host = self.cards.get(event.tool_use_id or "")
-        acard = ApprovalCard(event, self.f, skip_text=host.call.title if host else "", attached=host is not None)
+        acard = ApprovalCard(event, self.f, attached=host is not None)
         self.approvals[event.request_id] = acard
-        for card in self.cards.values():
-            if card is not host and card.status != "running":
-                card.fold(True)
+        waiting = acard.outcome is None  # else a policy already answered
         if host is None:
             self._add(self.body, acard.box)
         else:
-            host.fold(True)
             kids = host.box.children
-            host.box.children = (kids[0], acard.box, *kids[1:])
+            host.box.children = (acard.box, *kids[1:]) if waiting else (kids[0], acard.box, *kids[1:])
+        if waiting:
+            for card in self.cards.values():
+                if card is not host and card.status != "running":
+                    card.fold(True)
         self._set_state(f"Waiting for your approval: {event.tool_name}")
+
+    def _approved(self, acard: ApprovalCard) -> None:
+        """The tool card shows its summary and body again, the decision line under it."""
+        host = self.cards.get(acard.event.tool_use_id or "")
+        if host is not None and host.box.children[:1] != (host.html,):
+            host.box.children = (host.html, *host.box.children)
 
     def _waiting(self) -> list[ApprovalCard]:
         return [a for a in self.approvals.values() if a.outcome is None]

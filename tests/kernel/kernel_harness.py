@@ -157,6 +157,13 @@ class KernelHarness:
         )
         self.kc.shell_channel.send(msg)
 
+    def send_custom(self, widget: WidgetModel, content: dict[str, Any]) -> None:
+        """Send what an anywidget view sends with ``model.send(content)`` (a custom message)."""
+        msg = self.kc.session.msg(
+            "comm_msg", {"comm_id": widget.comm_id, "data": {"method": "custom", "content": content}}
+        )
+        self.kc.shell_channel.send(msg)
+
     def widget_texts(self) -> str:
         """All `value` strings of live HTML/Text widgets and custom models, joined."""
         parts = []

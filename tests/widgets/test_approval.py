@@ -225,17 +225,31 @@ async def test_the_card_sits_on_its_tool_card_and_shows_the_action_once(rec: Rec
                          normalized=t.normalize_tool_call("Bash", tool_input)))
     v.handle(request("Bash", tool_input, title="Delete raw data", blocked_path="/work/data"))
     tool, card = v.cards["toolu_1"], card_of(v)
-    assert tool.box.children[1] is card.box  # right under the tool card's summary
-    assert "<details" in tool.html.value and " open" not in tool.html.value.split(">")[0]  # folded
-    shown = plain(tool.html.value.split("</summary>")[0]) + plain(card.what.value)
-    assert shown.count("Delete raw data") == 1
+    assert tool.box.children[0] is card.box and tool.html not in tool.box.children  # in the tool card's place
+    assert plain(card.what.value).count("Delete raw data") == 1
     assert plain(card.what.value).count("rm -rf /work/data") == 1
     assert "outside the folders Claude Code may use without asking: /work/data" in plain(card.what.value)
     rec.custom(card.controls, {"action": "allow"})
     v.handle(ev.PermissionDecided(request_id="req-1", tool_name="Bash", behavior="allow", decided_by="person",
                                   waited_ms=900, tool_use_id="toolu_1"))
+    assert tool.box.children[:2] == (tool.html, card.box)  # the tool card is back, the decision under it
     assert card.box.children == (card.status,)  # only "Allowed by you"; the tool card shows the rest
     assert " open" in tool.html.value.split(">")[0] and "rm -rf /work/data" in plain(tool.html.value)
+
+
+async def test_a_card_a_policy_answered_keeps_the_tool_card_and_folds_nothing(rec: Recorder) -> None:
+    v = TurnView("x")
+    v.handle(ev.ToolCall(tool_call_id="toolu_0", tool_name="Bash", title="ls",
+                         normalized=t.normalize_tool_call("Bash", {"command": "ls"})))
+    v.handle(ev.ToolUpdate(tool_call_id="toolu_0", tool_name="Bash", status="complete", output="a\n",
+                           normalized=t.normalize_tool_call("Bash", {"command": "ls"})))
+    v.handle(ev.ToolCall(tool_call_id="toolu_1", tool_name="Bash", title="mkdir a",
+                         normalized=t.normalize_tool_call("Bash", {"command": "mkdir a"})))
+    e = request("Bash", {"command": "mkdir a"})
+    e.approval.allow(by="policy")
+    v.handle(e)
+    tool = v.cards["toolu_1"]
+    assert tool.box.children[:2] == (tool.html, card_of(v).box) and v.cards["toolu_0"].folded is None
 
 
 async def test_finished_cards_fold_and_the_card_counts_down(rec: Recorder, clock: Clock) -> None:
