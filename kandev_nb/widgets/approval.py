@@ -189,6 +189,7 @@ class ApprovalControls(anywidget.AnyWidget):
     """
 
     _esm = ASSETS / "approval.js"
+    _css = ASSETS / "approval.css"
     pending = traitlets.Bool(True).tag(sync=True)
     plan = traitlets.Bool(False).tag(sync=True)
     placeholder = traitlets.Unicode("reason (optional, sent to Claude; Enter denies)").tag(sync=True)
@@ -207,8 +208,7 @@ class ApprovalCard:
         countdown: the ``HTML`` line with the time left before the approval timeout.
         status: the ``HTML`` line showing the decision (``kandev-decision``).
         outcome: the decision once known: ``(behavior, decided_by, waited_ms, message)``.
-        attached: True when the card stands in for its tool card (then, once decided, only
-            the decision line stays: the tool card shows the action again).
+        attached: True when the card stands in for its tool card while it waits.
     """
 
     def __init__(self, event: ev.PermissionRequest, factory: WidgetFactory, *, attached: bool = False) -> None:
@@ -313,8 +313,10 @@ class ApprovalCard:
                 edited: bool = False, always: bool = False) -> None:
         """Show the outcome and disable the controls (idempotent: the first outcome stays).
 
-        An attached card then keeps only its decision line (the tool card above it shows
-        the action and its result); a standalone card keeps the action too.
+        An attached card then shows nothing (its tool card, back in place, shows the action,
+        the result and how the approval ended) except a line for what the tool card does
+        not say ("for the session", "with edited input"); a standalone card keeps the
+        action and the decision line.
         """
         if self.outcome is not None:
             return
@@ -332,7 +334,10 @@ class ApprovalCard:
         why = f" — {r.esc(message)}" if message and behavior == "deny" and decided_by != "cancelled" else ""
         self.status.value = (f'<span style="color:{color}"><b>{verb}</b> by {r.esc(who)} after '
                              f"{r.fmt_ms(waited_ms)}{why}</span>")
-        self.box.children = (self.status,) if self.attached else (self.what, self.status)
+        if self.attached:  # the tool card says how it ended; the line stays for what it does not say
+            self.box.children = (self.status,) if edited or always else ()
+        else:
+            self.box.children = (self.what, self.status)
         self.box._dom_classes = (*self.box._dom_classes, "kandev-decided")
 
     def handle(self, event: ev.PermissionDecided | ev.PermissionCancelled) -> None:
