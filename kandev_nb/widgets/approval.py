@@ -313,10 +313,8 @@ class ApprovalCard:
                 edited: bool = False, always: bool = False) -> None:
         """Show the outcome and disable the controls (idempotent: the first outcome stays).
 
-        An attached card then shows nothing (its tool card, back in place, shows the action,
-        the result and how the approval ended) except a line for what the tool card does
-        not say ("for the session", "with edited input"); a standalone card keeps the
-        action and the decision line.
+        An attached card then keeps only this line (its tool card, back in place above it,
+        shows the action and the result); a standalone card keeps the action too.
         """
         if self.outcome is not None:
             return
@@ -334,10 +332,9 @@ class ApprovalCard:
         why = f" — {r.esc(message)}" if message and behavior == "deny" and decided_by != "cancelled" else ""
         self.status.value = (f'<span style="color:{color}"><b>{verb}</b> by {r.esc(who)} after '
                              f"{r.fmt_ms(waited_ms)}{why}</span>")
-        if self.attached:  # the tool card says how it ended; the line stays for what it does not say
-            self.box.children = (self.status,) if edited or always else ()
-        else:
-            self.box.children = (self.what, self.status)
+        # an attached card keeps its decision line under the tool card's summary (seen even
+        # when that card is folded); the tool card shows the action again
+        self.box.children = (self.status,) if self.attached else (self.what, self.status)
         self.box._dom_classes = (*self.box._dom_classes, "kandev-decided")
 
     def handle(self, event: ev.PermissionDecided | ev.PermissionCancelled) -> None:

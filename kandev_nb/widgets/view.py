@@ -356,13 +356,12 @@ class TurnView:
         self._set_state(f"Waiting for your approval: {event.tool_name}")
 
     def _approved(self, acard: ApprovalCard) -> None:
-        """The tool card is back in its place (with how the approval ended); the approval
-        card stays under it only if it still has a line to show."""
+        """The tool card is back in its place, the approval's decision line under it."""
         host = self.cards.get(acard.event.tool_use_id or "")
         if host is None:
             return
-        rest = tuple(c for c in host.box.children if c is not host.html and (c is not acard.box or acard.box.children))
-        host.box.children = (host.html, *rest)
+        if host.box.children[:1] != (host.html,):
+            host.box.children = (host.html, *host.box.children)
 
     def _waiting(self) -> list[ApprovalCard]:
         return [a for a in self.approvals.values() if a.outcome is None]
