@@ -179,7 +179,9 @@ class TurnView:
         waiting = self._waiting() if self._state.startswith("Waiting") else []
         if waiting:  # this wait, and the time left of the soonest timeout, not the turn's time
             lefts = [x for x in (a.approval.remaining_s() for a in waiting) if x is not None]
-            step = f" (waiting {r.fmt_ms(since * 1000)}" + (f", {fmt_left(min(lefts))} left)" if lefts else ")")
+            parts = ([f"waiting {r.fmt_ms(since * 1000)}"] if since >= 1 else []) + (
+                [f"{fmt_left(min(lefts))} left"] if lefts else [])
+            step = f" ({', '.join(parts)})" if parts else ""
             elapsed = f"turn {elapsed}"
         retry = f' · <span style="color:#bf8700">{r.esc(self._retry)}</span>' if self._retry else ""
         spinner = "" if self.finished else "● "

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -36,9 +37,11 @@ _IN_VIEW = """sel => {
 
 
 def _shot(page: Any, path: Path) -> None:
+    """Screenshot to `path` (artifacts/screenshots/); with ``KANDEV_NB_UPDATE_DOCS=1`` also to docs/screenshots/."""
     page.screenshot(path=str(path))
-    DOCS_SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    shutil.copy(path, DOCS_SCREENSHOTS / path.name)
+    if os.environ.get("KANDEV_NB_UPDATE_DOCS") == "1":
+        DOCS_SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, DOCS_SCREENSHOTS / path.name)
 
 
 def _sent_to_model(scripted_model: ScriptedModelServer) -> str:
