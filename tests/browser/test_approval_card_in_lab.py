@@ -93,7 +93,7 @@ def test_a_typed_reason_arrives_whole_and_the_action_shows_once(
     reason_box.press("Enter")
 
     # "Edit then allow": the edited text is sent with the click.
-    edit_card = claude_cell.locator(PENDING)
+    edit_card = claude_cell.locator(PENDING, has_text="notes.txt")
     edit_card.locator("button.kandev-edit").wait_for(state="visible", timeout=120_000)
     edit_card.locator("button.kandev-edit").click()
     editor = edit_card.locator("textarea.kandev-edit-input")
