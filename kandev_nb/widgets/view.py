@@ -285,6 +285,12 @@ class TurnView:
                 self.cards[event.tool_call_id] = card
                 self._tool_started[event.tool_call_id] = self.clock()
                 self._add(self._container(event), card.box)
+                early = [a for a in self._waiting() if a.event.tool_use_id == event.tool_call_id]
+                if early:  # the request came first: its card takes the tool card's place now
+                    self.body.children = tuple(c for c in self.body.children if c is not early[0].box)
+                    early[0].attached = True
+                    card.box.children = (early[0].box, *card.box.children[1:])
+                    return
                 self._set_state(f"Running {event.tool_name}: {event.title[:80]}" if event.title != event.tool_name
                                 else f"Running {event.tool_name}")
             case ev.ToolUpdate():

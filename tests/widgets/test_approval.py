@@ -282,3 +282,16 @@ async def test_finished_cards_fold_and_the_card_counts_down(rec: Recorder, clock
     assert "left" not in plain(v.activity.value)
     assert Approval("r", "Bash", {}, timeout_s=None).remaining_s() is None
     assert "No approval timeout" in countdown_text(None, None)
+
+
+async def test_a_request_before_its_tool_call_moves_onto_the_tool_card(rec: Recorder) -> None:
+    v = TurnView("x")
+    e = request("mcp__kernel__run_code", {"code": "x = 1"})
+    v.handle(e)
+    card = card_of(v)
+    assert v.body.children == (card.box,)
+    v.handle(ev.ToolCall(tool_call_id="toolu_1", tool_name="mcp__kernel__run_code", title="run_code",
+                         normalized=t.normalize_tool_call("mcp__kernel__run_code", e.input)))
+    tool = v.cards["toolu_1"]
+    assert v.body.children == (tool.box,) and tool.box.children[0] is card.box and card.attached
+    assert "Waiting for your approval" in v.activity.value
