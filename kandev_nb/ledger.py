@@ -172,8 +172,27 @@ tool_calls_table = sa.Table(
     sa.Column("duration_ms", sa.Integer),
     sa.Column("decision", sa.String),
     sa.Column("decided_by", sa.String),
+    sa.Column("decision_message", sa.Text),
 )
-"""One row per tool call; `decision` is "allow", "deny" or NULL (no approval was asked)."""
+"""One row per tool call; `decision` is "allow", "deny" or NULL (no approval was asked);
+`decision_message` is the deny `message` sent to the CLI (the person's reason), else NULL."""
+
+_ADDED_COLUMNS: dict[str, tuple[sa.Column[Any], ...]] = {
+    "tool_calls": (sa.Column("decision_message", sa.Text),),
+}
+"""Columns added after a table was first released; :func:`_add_missing_columns` adds them to
+a ledger created before (``ALTER TABLE ... ADD COLUMN``, nullable: old rows read NULL)."""
+
+
+def _add_missing_columns(engine: Engine) -> None:
+    inspector = sa.inspect(engine)
+    for table, columns in _ADDED_COLUMNS.items():
+        have = {c["name"] for c in inspector.get_columns(table)}
+        for column in columns:
+            if column.name not in have:
+                kind = column.type.compile(dialect=engine.dialect)
+                with engine.begin() as conn:
+                    conn.execute(sa.text(f'ALTER TABLE {table} ADD COLUMN "{column.name}" {kind}'))
 
 model_usage_table = sa.Table(
     "model_usage",
@@ -203,7 +222,7 @@ _CATEGORY_COLUMNS = (
 )
 _TEXT_COLUMNS = (
     "notebook", "session_id", "cwd", "prompt", "models", "error", "last_message_uuid", "tool_use_id",
-    "parent_tool_use_id",
+    "parent_tool_use_id", "decision_message",
 )
 _TEXT = "str" if int(pd.__version__.split(".")[0]) >= 3 else "object"
 """pandas 3's string dtype (missing values are NaN); plain object columns before it."""
@@ -353,6 +372,7 @@ def _tool_rows(turn: Turn) -> list[dict[str, Any]]:
             "duration_ms": record.duration_ms,
             "decision": decision.behavior if decision else None,
             "decided_by": decision.decided_by if decision else None,
+            "decision_message": decision.message or None if decision and decision.behavior == "deny" else None,
         })
     return rows
 
@@ -488,6 +508,10 @@ class RunLedger:
                 metadata.create_all(self._writer)
             except SQLAlchemyError:  # another process created the tables at the same moment
                 metadata.create_all(self._writer)
+            try:
+                _add_missing_columns(self._writer)
+            except SQLAlchemyError:  # another process added them at the same moment
+                _add_missing_columns(self._writer)
         except (SQLAlchemyError, OSError) as exc:
             raise LedgerError(f"cannot open the ledger at {self}: {exc}", url=str(self)) from exc
 
@@ -594,7 +618,8 @@ class RunLedger:
             Columns ``turn_id``, ``started_at`` (the turn's), ``session_id``, ``notebook``,
             ``seq`` (0-based order in the turn), ``tool_use_id``, ``parent_tool_use_id``,
             ``tool_name``, ``kind``, ``status``, ``duration_ms`` (Int64, ms), ``decision``
-            ("allow"/"deny"/NaN) and ``decided_by`` (person/policy/timeout/cancelled).
+            ("allow"/"deny"/NaN), ``decided_by`` (person/policy/timeout/cancelled) and
+            ``decision_message`` (a denial's reason as sent to the CLI, else NaN).
 
         Raises:
             LedgerError: the database cannot be read.
@@ -602,7 +627,7 @@ class RunLedger:
         t, c = turns_table.c, tool_calls_table.c
         stmt = sa.select(*_raw(
             c.turn_id, t.started_at, t.session_id, t.notebook, c.seq, c.tool_use_id, c.parent_tool_use_id,
-            c.tool_name, c.kind, c.status, c.duration_ms, c.decision, c.decided_by,
+            c.tool_name, c.kind, c.status, c.duration_ms, c.decision, c.decided_by, c.decision_message,
         )).join_from(tool_calls_table, turns_table, c.turn_id == t.id)
         stmt = _where(stmt, filters)
         return self._read(stmt.order_by(c.turn_id, c.seq))

@@ -1,7 +1,7 @@
 """Issue 18 (points 2, 3, 10) in a real browser: the approval card in JupyterLab, driven by keys and clicks.
 
 * 18.2: a deny reason typed at a person's speed (a delay between keys) reaches the card,
-  the turn record and the model whole; Enter denies; "Edit then allow" sends what was typed.
+  the ledger row and the model whole; Enter denies; "Edit then allow" sends what was typed.
 * 18.10: the proposed action shows once, the approval controls on its tool card.
 * 18.3: a later approval below long finished cards comes into view (folded cards, no
   focus taken from a cell being typed in) and shows the time left before the timeout.
@@ -111,6 +111,7 @@ def test_a_typed_reason_arrives_whole_and_the_action_shows_once(
     expect(output).to_contain_text("Understood")
     calls = RunLedger(lab_ledger).tool_calls()
     assert list(calls["decision"]) == ["deny", "allow"] and list(calls["decided_by"]) == ["person", "person"]
+    assert calls["decision_message"].iloc[0] == REASON  # the ledger row
     _shot(page, screenshots / "approval-denied-with-typed-reason.png")
 
 
