@@ -314,7 +314,8 @@ class TurnView:
                 elif isinstance(event, ev.PermissionDecided) and event.tool_use_id in self.cards:
                     # no card: the CLI's own settings decided (decided_by "settings")
                     self.cards[event.tool_use_id].set_decision(event)
-                self._set_state("Working")
+                still = self._waiting()  # another request may still wait (parallel tool calls)
+                self._set_state(f"Waiting for your approval: {still[0].event.tool_name}" if still else "Working")
             case ev.Todos():
                 if self.todo_card is None:
                     self.todo_card = TodoCard(self.f, event.items)

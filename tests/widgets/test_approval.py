@@ -295,3 +295,15 @@ async def test_a_request_before_its_tool_call_moves_onto_the_tool_card(rec: Reco
     tool = v.cards["toolu_1"]
     assert v.body.children == (tool.box,) and tool.box.children[0] is card.box and card.attached
     assert "Waiting for your approval" in v.activity.value
+
+
+async def test_the_header_keeps_waiting_while_another_request_waits(rec: Recorder) -> None:
+    v = TurnView("x")
+    first, second = Approval("req-1", "Bash", {"command": "a"}), Approval("req-2", "Write", {"file_path": "/b"})
+    for a in (first, second):
+        v.handle(ev.PermissionRequest(request_id=a.request_id, tool_name=a.tool_name, input=a.tool_input,
+                                      normalized=t.normalize_tool_call(a.tool_name, a.tool_input), approval=a))
+    rec.custom(v.approvals["req-1"].controls, {"action": "allow"})
+    v.handle(ev.PermissionDecided(request_id="req-1", tool_name="Bash", behavior="allow", decided_by="person",
+                                  waited_ms=5))
+    assert "Waiting for your approval: Write" in v.activity.value
