@@ -179,6 +179,10 @@ class Approval:
         tool_name, tool_input, tool_use_id: from the request's `request` object.
         suggestions: the CLI's `permission_suggestions`, kept for display only ("allow for
             the session" sends :func:`session_rule` instead, see the module docstring).
+        timeout_s: seconds after `created` at which the approval timeout denies the request
+            (the session's `approval_timeout`), or None when nobody will answer for the user;
+            shown on the card as the time left. :meth:`wait` takes its own timeout.
+        created: :func:`time.monotonic` seconds when the request arrived.
     """
 
     def __init__(
@@ -189,6 +193,7 @@ class Approval:
         *,
         tool_use_id: str | None = None,
         suggestions: list[dict[str, Any]] | None = None,
+        timeout_s: float | None = None,
         loop: asyncio.AbstractEventLoop | None = None,
     ) -> None:
         self.request_id = request_id
@@ -196,6 +201,7 @@ class Approval:
         self.tool_input = tool_input
         self.tool_use_id = tool_use_id
         self.suggestions = suggestions or []
+        self.timeout_s = timeout_s
         self.created = time.monotonic()
         self._loop = loop or asyncio.get_running_loop()
         self._future: asyncio.Future[Decision] = self._loop.create_future()
@@ -207,6 +213,14 @@ class Approval:
     def decision(self) -> Decision | None:
         """The decision once made, else None."""
         return self._decision
+
+    def remaining_s(self, now: float | None = None) -> float | None:
+        """Seconds left before the approval timeout denies the request (>= 0), or None if
+        there is no timeout. `now` is :func:`time.monotonic` seconds (default: now)."""
+        if self.timeout_s is None:
+            return None
+        now = time.monotonic() if now is None else now
+        return max(0.0, self.created + self.timeout_s - now)
 
     def on_decided(self, callback: Callable[[Decision], None]) -> None:
         """Call `callback(decision)` once decided (at once if already decided)."""

@@ -539,7 +539,10 @@ class Session:
         title: str, reason: Any = None, blocked: Any = None, suggestions: Any = None,
     ) -> Approval:
         """Register an :class:`Approval`, let the policy answer if it can, and show its card."""
-        approval = Approval(request_id, tool_name, tool_input, tool_use_id=tool_use_id, suggestions=suggestions)
+        approval = Approval(
+            request_id, tool_name, tool_input, tool_use_id=tool_use_id, suggestions=suggestions,
+            timeout_s=self.config.approval_timeout,
+        )
         self.approvals[request_id] = approval
         payload = self.adapter.tool_payload(tool_name, tool_input, tool_use_id)
         event = ev.PermissionRequest(

@@ -51,6 +51,7 @@ from kandev_nb.ledger.rows import (
     _tool_rows,
     _turn_row,
     _usage_rows,
+    add_missing_columns,
     metadata,
     model_usage_table,
     tool_calls_table,
@@ -290,6 +291,10 @@ class RunLedger:
                 metadata.create_all(self._writer)
             except SQLAlchemyError:  # another process created the tables at the same moment
                 metadata.create_all(self._writer)
+            try:
+                add_missing_columns(self._writer)
+            except SQLAlchemyError:  # another process added them at the same moment
+                add_missing_columns(self._writer)
         except (SQLAlchemyError, OSError) as exc:
             raise LedgerError(f"cannot open the ledger at {self}: {exc}", url=str(self)) from exc
 
@@ -405,7 +410,8 @@ class RunLedger:
             Columns ``turn_id``, ``started_at`` (the turn's), ``session_id``, ``notebook``,
             ``seq`` (0-based order in the turn), ``tool_use_id``, ``parent_tool_use_id``,
             ``tool_name``, ``kind``, ``status``, ``duration_ms`` (Int64, ms), ``decision``
-            ("allow"/"deny"/NaN) and ``decided_by`` (person/policy/timeout/cancelled).
+            ("allow"/"deny"/NaN), ``decided_by`` (person/policy/timeout/cancelled) and
+            ``decision_message`` (a denial's reason as sent to the CLI, else NaN).
 
         Raises:
             LedgerError: the database cannot be read.
@@ -413,7 +419,7 @@ class RunLedger:
         t, c = turns_table.c, tool_calls_table.c
         stmt = sa.select(*_raw(
             c.turn_id, t.started_at, t.session_id, t.notebook, c.seq, c.tool_use_id, c.parent_tool_use_id,
-            c.tool_name, c.kind, c.status, c.duration_ms, c.decision, c.decided_by,
+            c.tool_name, c.kind, c.status, c.duration_ms, c.decision, c.decided_by, c.decision_message,
         )).join_from(tool_calls_table, turns_table, c.turn_id == t.id)
         stmt = _where(stmt, filters)
         return self._read(stmt.order_by(c.turn_id, c.seq))

@@ -14,7 +14,7 @@ from typing import Any, Final
 
 import pandas as pd
 import sqlalchemy as sa
-from sqlalchemy.engine import Dialect
+from sqlalchemy.engine import Dialect, Engine
 
 from kandev_nb._version import __version__
 from kandev_nb.agent import events as ev
@@ -105,8 +105,28 @@ tool_calls_table = sa.Table(
     sa.Column("duration_ms", sa.Integer),
     sa.Column("decision", sa.String),
     sa.Column("decided_by", sa.String),
+    sa.Column("decision_message", sa.Text),
 )
-"""One row per tool call; `decision` is "allow", "deny" or NULL (no approval was asked)."""
+"""One row per tool call; `decision` is "allow", "deny" or NULL (no approval was asked);
+`decision_message` is the deny `message` sent to the CLI (the person's reason), else NULL."""
+
+_ADDED_COLUMNS: dict[str, tuple[sa.Column[Any], ...]] = {
+    "tool_calls": (sa.Column("decision_message", sa.Text),),
+}
+"""Columns added after a table was first released; :func:`add_missing_columns` adds them to
+a ledger created before (``ALTER TABLE ... ADD COLUMN``, nullable: old rows read NULL)."""
+
+
+def add_missing_columns(engine: Engine) -> None:
+    """Add the :data:`_ADDED_COLUMNS` a ledger made by an earlier release lacks."""
+    inspector = sa.inspect(engine)
+    for table, columns in _ADDED_COLUMNS.items():
+        have = {c["name"] for c in inspector.get_columns(table)}
+        for column in columns:
+            if column.name not in have:
+                kind = column.type.compile(dialect=engine.dialect)
+                with engine.begin() as conn:
+                    conn.execute(sa.text(f'ALTER TABLE {table} ADD COLUMN "{column.name}" {kind}'))
 
 model_usage_table = sa.Table(
     "model_usage",
@@ -140,7 +160,7 @@ _CATEGORY_COLUMNS = (
 )
 _TEXT_COLUMNS = (
     "notebook", "session_id", "cwd", "prompt", "models", "error", "last_message_uuid", "tool_use_id",
-    "parent_tool_use_id",
+    "parent_tool_use_id", "decision_message",
 )
 _TEXT = "str" if int(pd.__version__.split(".")[0]) >= 3 else "object"
 """pandas 3's string dtype (missing values are NaN); plain object columns before it."""
@@ -234,6 +254,7 @@ def _tool_rows(turn: Turn) -> list[dict[str, Any]]:
             "duration_ms": record.duration_ms,
             "decision": decision.behavior if decision else None,
             "decided_by": decision.decided_by if decision else None,
+            "decision_message": decision.message or None if decision and decision.behavior == "deny" else None,
         })
     return rows
 

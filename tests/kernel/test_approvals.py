@@ -6,7 +6,6 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -56,13 +55,9 @@ def wait_for_card(kernel: KernelHarness, n: int, timeout: float = 90) -> WidgetM
     raise TimeoutError(f"approval card {n} did not appear in {timeout} s")
 
 
-def set_value(kernel: KernelHarness, widget: WidgetModel, value: Any) -> None:
-    """What a browser sends when the user types into a Text/Textarea."""
-    msg = kernel.kc.session.msg("comm_msg", {"comm_id": widget.comm_id,
-                                             "data": {"method": "update", "state": {"value": value},
-                                                      "buffer_paths": []}})
-    kernel.kc.shell_channel.send(msg)
-    widget.state["value"] = value
+def answer(kernel: KernelHarness, card: WidgetModel, action: str, **fields: str) -> None:
+    """What the card's controls send on a click: one message with the typed text in it."""
+    kernel.send_custom(part(kernel, card, "kandev-approval-controls"), {"action": action, **fields})
 
 
 def wait_until_decided(kernel: KernelHarness, card: WidgetModel, timeout: float = 60) -> str:
@@ -101,23 +96,26 @@ def test_the_card_answers_once_for_the_session_edited_or_denied_with_a_reason(
     run = kernel.start("%%claude\nMake two dirs and two files")
 
     first = wait_for_card(kernel, 1)
-    kernel.click(part(kernel, first, "kandev-allow-always"))
-    kernel.click(part(kernel, first, "kandev-deny"))  # a second click, sent before the first is seen
-    kernel.click(part(kernel, first, "kandev-allow"))
+    answer(kernel, first, "allow_always")
+    answer(kernel, first, "deny", reason="too late")  # a second click, sent before the first is seen
+    answer(kernel, first, "allow")
     assert "for the session" in wait_until_decided(kernel, first)
 
     edit_card = wait_for_card(kernel, 2)  # "mkdir two" needs no card: Bash is allowed for the session
     assert "w.txt" in part(kernel, edit_card, "kandev-approval-what").state["value"]
-    kernel.click(part(kernel, edit_card, "kandev-edit"))
-    editor = part(kernel, edit_card, "kandev-edit-input")
-    set_value(kernel, editor, json.dumps({"file_path": str(claude_workdir / "w.txt"), "content": "edited\n"}))
-    kernel.click(part(kernel, edit_card, "kandev-allow-edited"))
+    answer(kernel, edit_card, "edit")  # the kernel sends the input to the editor
+    controls = part(kernel, edit_card, "kandev-approval-controls")
+    end = time.monotonic() + 30
+    while not controls.state.get("input_json") and time.monotonic() < end:
+        kernel.pump_for(0.1)
+    assert json.loads(controls.state["input_json"])["content"] == "proposed\n"
+    answer(kernel, edit_card, "allow_edited",
+           input=json.dumps({"file_path": str(claude_workdir / "w.txt"), "content": "edited\n"}))
     assert "edited input" in wait_until_decided(kernel, edit_card)
 
     deny_card = wait_for_card(kernel, 3)
-    set_value(kernel, part(kernel, deny_card, "kandev-deny-reason"), "x.txt belongs to someone else")
-    kernel.click(part(kernel, deny_card, "kandev-deny"))
-    kernel.click(part(kernel, deny_card, "kandev-allow"))  # too late: changes nothing
+    answer(kernel, deny_card, "deny", reason="x.txt belongs to someone else")
+    answer(kernel, deny_card, "allow")  # too late: changes nothing
     status = wait_until_decided(kernel, deny_card)
     assert "Denied" in status and "x.txt belongs to someone else" in status
     kernel.wait(run)
@@ -127,6 +125,8 @@ def test_the_card_answers_once_for_the_session_edited_or_denied_with_a_reason(
     assert (claude_workdir / "w.txt").read_text() == "edited\n"
     assert not (claude_workdir / "x.txt").exists()
     assert "x.txt belongs to someone else" in last_tool_result(scripted_model)
+    assert kernel.eval("[r.decision.message for r in kandev_nb.last_turn().tools.values() if r.decision][-1]") == (
+        "x.txt belongs to someone else")
     assert len(with_class(kernel, "kandev-approval")) == 3
     decisions = kernel.eval("[(r.call.tool_name, r.decision and (r.decision.behavior, r.decision.decided_by))"
                             " for r in kandev_nb.last_turn().tools.values()]")
@@ -167,12 +167,12 @@ def test_kernel_interrupt_while_a_card_waits_withdraws_it_and_keeps_the_session(
     pid = kernel.eval("kandev_nb.sessions['default'].pid")
     run = kernel.start("%%claude\nWrite w.txt")
     card = wait_for_card(kernel, 1)
-    allow = part(kernel, card, "kandev-allow")
+    controls = part(kernel, card, "kandev-approval-controls")
     kernel.km.interrupt_kernel()
     kernel.wait(run, timeout=60)
     assert run.status == "ok", run.error
     assert "Withdrawn by Claude Code" in wait_until_decided(kernel, card)
-    kernel.click(allow)  # a click on the withdrawn card changes nothing and raises nothing
+    kernel.send_custom(controls, {"action": "allow"})  # a click on the withdrawn card changes nothing
     kernel.execute("%%claude\nWhat was the code word?")
     assert kernel.eval("kandev_nb.sessions['default'].pid") == pid
     assert kernel.eval("kandev_nb.last_turn().text") == "Stopped; the code word was heron."
@@ -227,8 +227,8 @@ def test_modes_plan_then_accept_edits_in_one_live_process(
     plan_card = wait_for_card(kernel, 1)
     what = part(kernel, plan_card, "kandev-approval-what").state["value"]
     assert "<strong>plan.txt</strong>" in what  # the plan, rendered as Markdown
-    kernel.click(part(kernel, plan_card, "kandev-allow"))
-    kernel.click(part(kernel, wait_for_card(kernel, 2), "kandev-allow"))
+    answer(kernel, plan_card, "allow")
+    answer(kernel, wait_for_card(kernel, 2), "allow")
     kernel.wait(run)
     assert kernel.eval("(kandev_nb.sessions['default'].config.mode,"
                        " [e.mode for e in kandev_nb.last_turn().events if e.type == 'session_mode'])") == [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -195,3 +196,34 @@ def test_summary_dtypes(ledger: RunLedger) -> None:
     assert {c: str(d) for c, d in out["top_tools"].dtypes.items()} == {
         "calls": "Int64", "errors": "Int64", "denied": "Int64", "mean_duration_ms": "float64"}
     assert list(out["top_tools"].index) == ["Bash", "Read"]
+
+
+def test_a_denial_keeps_its_whole_reason(ledger: RunLedger) -> None:
+    """Issue 18.2: the ledger row carries the reason the person typed, as sent to the CLI."""
+    from kandev_nb.agent import events as ev
+
+    reason = "No! That folder is our only copy of the raw data."
+    turn = make_turn(tools=(("Bash", "allow"), ("Bash", "deny")), cost_usd=0.01)
+    turn.events[:] = [e.model_copy(update={"message": reason}) if isinstance(e, ev.PermissionDecided)
+                      and e.behavior == "deny" else e for e in turn.events]
+    ledger.record(turn)
+    calls = ledger.tool_calls()
+    assert list(calls["decision_message"].astype(object).fillna("-")) == ["-", reason]
+
+
+def test_a_ledger_from_before_the_reason_column_is_upgraded(ledger_path: Path) -> None:
+    import sqlalchemy as sa
+
+    ledger_path.parent.mkdir(parents=True, exist_ok=True)
+    engine = sa.create_engine(f"sqlite:///{ledger_path}")
+    with engine.begin() as conn:  # the tool_calls table as first released
+        conn.execute(sa.text("CREATE TABLE tool_calls (id INTEGER PRIMARY KEY, turn_id INTEGER NOT NULL, "
+                             "seq INTEGER NOT NULL, tool_use_id VARCHAR, parent_tool_use_id VARCHAR, "
+                             "tool_name VARCHAR, kind VARCHAR, status VARCHAR, duration_ms INTEGER, "
+                             "decision VARCHAR, decided_by VARCHAR)"))
+    engine.dispose()
+    with RunLedger(ledger_path) as led:
+        led.record(make_turn(tools=(("Bash", "deny"),), cost_usd=0.01))
+        assert list(led.tool_calls()["decision"]) == ["deny"]
+    with RunLedger(ledger_path) as again:  # opening an upgraded ledger changes nothing
+        assert len(again.tool_calls()) == 1

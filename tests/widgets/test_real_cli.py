@@ -30,7 +30,7 @@ async def test_real_turn_text_tools_and_approval_buttons(
     def click_allow(e: ev.AgentEvent) -> None:  # plays the person at the notebook
         if isinstance(e, ev.PermissionRequest):
             clicked.append(e.tool_name)
-            view.approvals[e.request_id].allow.click()
+            view.approvals[e.request_id].press("allow")
 
     session = Session(cwd=str(claude_workdir), env=claude_env)
     try:
@@ -50,7 +50,7 @@ async def test_real_turn_text_tools_and_approval_buttons(
     bash = kinds["Bash"]
     assert bash.status == "error" and "exit 3" in plain(bash.html.value) and "err" in plain(bash.html.value)
     for card in view.approvals.values():
-        assert card.allow.disabled and "Allowed" in card.status.value
+        assert not card.controls.pending and "Allowed" in card.status.value
     assert view.footer.value and "$" in view.footer.value
     bundle = view.finish(turn)
     h = bundle["text/html"]
@@ -69,9 +69,7 @@ async def test_real_turn_denied_with_reason(
 
     def deny(e: ev.AgentEvent) -> None:
         if isinstance(e, ev.PermissionRequest):
-            card = view.approvals[e.request_id]
-            card.reason.value = "not today"
-            card.deny.click()
+            view.approvals[e.request_id].press("deny", reason="not today")
 
     session = Session(cwd=str(claude_workdir), env=claude_env)
     try:

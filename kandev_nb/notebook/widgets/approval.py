@@ -1,15 +1,32 @@
-"""The approval card: what a can_use_tool request will do, and the buttons that answer it.
+"""The approval card: what a can_use_tool request will do, and the controls that answer it.
 
-Buttons only call the request's :class:`~kandev_nb.agent.permissions.Approval` (``allow``,
+The controls are one anywidget, :class:`ApprovalControls` (``assets/approval.js``). Each
+answer is ONE custom message from the browser that carries what the person typed with the
+click: ``{"action": "deny", "reason": <text>}``, ``{"action": "allow_edited", "input":
+<JSON text>}``, ``{"action": "allow"}``, ``{"action": "allow_always"}``, ``{"action":
+"edit"}``. A synced ``Text`` value would not do: while a cell blocks, JupyterLab holds back
+later updates of a widget's value, so the kernel saw only the first letter of a typed reason
+when the Deny click arrived (DESIGN.md, "Typed text while a cell blocks"). Enter in the
+reason box denies.
+
+The controls only call the request's :class:`~kandev_nb.agent.permissions.Approval` (``allow``,
 ``allow(always=True)``, ``allow(updated_input=...)``, ``deny(reason)``), which is thread-safe
 and once-only, and set traits. The card learns the outcome from ``approval.on_decided`` and
 from the ``PermissionDecided`` / ``PermissionCancelled`` events (:meth:`ApprovalCard.decided`),
 so a timeout or a policy decision updates it too.
 
-Widgets tests and the lead's kernel/Playwright tests look for: ``kandev-approval`` (the
-card), ``kandev-allow`` ("Allow"), ``kandev-allow-always`` ("Allow for session"),
-``kandev-deny`` ("Deny"), ``kandev-deny-reason``, ``kandev-edit`` ("Edit"),
-``kandev-edit-input``, ``kandev-allow-edited`` ("Allow edited"), ``kandev-decision``.
+The proposed action is shown once: the card lists every input field the tool gets (the
+main one highlighted: the command, the diff, the code; the rest as a table), and the
+:class:`~kandev_nb.notebook.widgets.view.TurnView` shows the card in place of the tool card of the
+same `tool_use_id` while the approval waits; once answered, the tool card is back with the
+card's decision line under its summary.
+
+Class names tests and Playwright look for: ``kandev-approval`` (the card),
+``kandev-approval-what``, ``kandev-approval-controls`` (the anywidget; inside it the buttons
+``kandev-allow`` "Allow", ``kandev-allow-always`` "Allow for session", ``kandev-deny``
+"Deny", ``kandev-edit`` "Edit", ``kandev-allow-edited`` "Allow edited", the inputs
+``kandev-deny-reason`` and ``kandev-edit-input``), ``kandev-approval-countdown``,
+``kandev-decision``.
 """
 
 from __future__ import annotations
@@ -17,127 +34,276 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import ipywidgets as w
+import anywidget
+import traitlets
 
 from kandev_nb.agent import events as ev
 from kandev_nb.agent import tools as t
 from kandev_nb.agent.permissions import Decision
 from kandev_nb.notebook.widgets.cards import WidgetFactory
+from kandev_nb.notebook.widgets.stream import ASSETS
 from kandev_nb.render import html as r
 
-__all__ = ["ApprovalCard", "what_html"]
+__all__ = ["ACTIONS", "ApprovalCard", "ApprovalControls", "countdown_text", "fmt_left", "inputs_html", "what_html"]
+
+ACTIONS = ("allow", "allow_always", "deny", "edit", "allow_edited")
+"""The `action` values of the controls' custom messages."""
+
+# The input fields each tool's main rendering shows (the command, the diff...); every other
+# field is listed under it, so nothing the tool gets is hidden (e.g. Bash's
+# run_in_background or dangerouslyDisableSandbox, an MCP tool's second argument).
+_MAIN_FIELDS: dict[str, tuple[str, ...]] = {
+    "Bash": ("command", "description"),
+    "Write": ("file_path", "content"),
+    "Edit": ("file_path", "old_string", "new_string"),
+    "MultiEdit": ("file_path", "edits"),
+    "NotebookEdit": ("notebook_path", "new_source"),
+    "Read": ("file_path",),
+    "Glob": ("pattern", "path"),
+    "Grep": ("pattern", "path"),
+    "WebFetch": ("url",),
+    "WebSearch": ("query",),
+    "ExitPlanMode": ("plan",),
+}
+_RISKY_FIELDS = frozenset({"dangerouslyDisableSandbox", "run_in_background"})
+_FIELD_CHARS = 4000  # a listed field longer than this is cut (the Edit button shows it whole)
+_WARN = "var(--jp-error-color1, #cf222e)"
+_MUTED = "var(--jp-ui-font-color2, #57606a)"
 
 
-def what_html(event: ev.PermissionRequest) -> str:
-    """What will happen if allowed, per tool: the command, the diff, the path, the URL or
-    query, the plan (Markdown), else the raw input as JSON."""
+def fmt_left(seconds: float) -> str:
+    """Seconds left, rounded up: ``"4:05"`` from a minute on, else ``"45 s"``."""
+    s = int(seconds + 0.999)  # 0.2 s left still reads "1 s"
+    return f"{s // 60}:{s % 60:02d}" if s >= 60 else f"{s} s"
+
+
+def countdown_text(remaining_s: float | None, timeout_s: float | None) -> str:
+    """The card's line about the approval timeout, as plain text.
+
+    Args:
+        remaining_s: seconds left (:meth:`Approval.remaining_s`), None without a timeout.
+        timeout_s: the session's `approval_timeout` in seconds, None for none.
+    """
+    if remaining_s is None or timeout_s is None:
+        return "No approval timeout: the cell waits until you answer."
+    return (f"⏳ {fmt_left(remaining_s)} left to answer; then the approval timeout "
+            f"({fmt_left(timeout_s)}) denies it for you.")
+
+
+def _value_html(value: Any) -> str:
+    if isinstance(value, str) and "\n" not in value and len(value) <= 200:
+        return f"<code>{r.esc(value)}</code>"
+    text = value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    if len(text) > _FIELD_CHARS:
+        shown = r.esc(text[:_FIELD_CHARS])
+        note = (f'<div style="color:{_MUTED};font-size:85%">… {len(text) - _FIELD_CHARS:,} more characters '
+                "(Edit shows the whole input)</div>")
+        return f'<pre class="kandev-code" style="white-space:pre-wrap">{shown}</pre>{note}'
+    return f'<pre class="kandev-code" style="white-space:pre-wrap;margin:0">{r.esc(text)}</pre>'
+
+
+def inputs_html(tool_input: dict[str, Any], skip: tuple[str, ...] = ()) -> str:
+    """Every field of `tool_input` except `skip`, as a two-column table ("" if none is left).
+
+    Flags that widen what a Bash command may do (``dangerouslyDisableSandbox``,
+    ``run_in_background``) are shown in red when set.
+    """
+    rows = []
+    for key, value in tool_input.items():
+        if key in skip:
+            continue
+        risky = key in _RISKY_FIELDS and bool(value)
+        style = f";color:{_WARN};font-weight:bold" if risky else ""
+        rows.append(f'<tr><td style="vertical-align:top;padding-right:0.8em{style}">{r.esc(key)}</td>'
+                    f"<td>{_value_html(value)}</td></tr>")
+    if not rows:
+        return ""
+    label = "other inputs" if skip else "inputs"
+    return (f'<table class="kandev-inputs" style="border-collapse:collapse;margin-top:0.2em">'
+            f'<caption style="text-align:left;color:{_MUTED};font-size:85%">{label}</caption>'
+            + "".join(rows) + "</table>")
+
+
+def what_html(event: ev.PermissionRequest, *, skip_text: str = "") -> str:
+    """What will happen if allowed: the main field highlighted (the command, the diff, the
+    path, the URL or query, the plan as Markdown, an MCP tool's `code`), then every other
+    input field listed (:func:`inputs_html`).
+
+    Args:
+        event: the request (its `normalized` payload and raw `input`).
+        skip_text: a text already shown next to the card (the tool card's title): a
+            description or path equal to it is not repeated.
+    """
     p = event.normalized
+    main = _MAIN_FIELDS.get(event.tool_name, ())
     match p:
         case t.ShellExec():
-            desc = f'<div style="color:#57606a">{r.esc(p.description)}</div>' if p.description else ""
-            return desc + r.code_html(p.command, "bash", cls="kandev-command")
+            desc = (f'<div style="color:{_MUTED}">{r.esc(p.description)}</div>'
+                    if p.description and p.description != skip_text else "")
+            html = desc + r.code_html(p.command, "bash", cls="kandev-command")
         case t.ModifyFile():
-            return (f"<div><code>{r.esc(p.file_path)}</code></div>"
-                    + "".join(r.diff_html(r.cut(m.diff, 300, 30000).shown) for m in p.mutations))
+            path = "" if p.file_path == skip_text else f"<div><code>{r.esc(p.file_path)}</code></div>"
+            html = path + "".join(r.diff_html(r.cut(m.diff, 300, 30000).shown) for m in p.mutations)
         case t.ReadFile():
-            return f"<div>read <code>{r.esc(p.file_path)}</code></div>"
+            html = f"<div>read <code>{r.esc(p.file_path)}</code></div>"
         case t.CodeSearch():
-            return f"<div>search <code>{r.esc(p.pattern)}</code> in <code>{r.esc(p.path or '.')}</code></div>"
+            html = f"<div>search <code>{r.esc(p.pattern)}</code> in <code>{r.esc(p.path or '.')}</code></div>"
         case t.HttpRequest():
             target = p.url or p.query or ""
-            return f"<div>{'fetch' if p.url else 'search the web for'} <code>{r.esc(target)}</code></div>"
+            html = f"<div>{'fetch' if p.url else 'search the web for'} <code>{r.esc(target)}</code></div>"
         case t.Plan():
-            return f'<div class="kandev-plan">{r.markdown_html(p.plan)}</div>'
+            html = f'<div class="kandev-plan">{r.markdown_html(p.plan)}</div>'
         case t.Generic(input={"code": str(code)}):  # e.g. mcp__kernel__run_code
-            return r.code_html(code, "python", cls="kandev-code")
+            html, main = r.code_html(code, "python", cls="kandev-code"), ("code",)
         case _:
-            return r.json_html(event.input)
+            html, main = "", ()
+    return html + inputs_html(event.input, main)
+
+
+def _header_html(event: ev.PermissionRequest) -> str:
+    shown = [v for v in event.input.values() if isinstance(v, str)]
+    title = event.title
+    if not title or title == event.tool_name or any(title in s for s in shown if s):
+        title = ""  # the CLI's description repeats the input's (or the path's name)
+    head = (f'<div><b>🔐 Claude wants to use {r.esc(event.tool_name)}</b>'
+            + (f" — {r.esc(title)}" if title else "") + "</div>")
+    reason = f'<div style="color:{_MUTED}">{r.esc(event.reason)}</div>' if event.reason else ""
+    path = ""
+    if event.blocked_path:
+        # can_use_tool's blocked_path: the path that made the CLI ask, e.g. one outside the
+        # working directory and the directories added to the session; nothing is blocked yet.
+        label = "path in question" if event.reason else "outside the folders Claude Code may use without asking"
+        path = (f'<div class="kandev-blocked-path" style="color:{_WARN}">{label}: '
+                f"<code>{r.esc(event.blocked_path)}</code></div>")
+    return head + reason + path
+
+
+class ApprovalControls(anywidget.AnyWidget):
+    """The buttons and text boxes of one approval card, rendered in the browser.
+
+    The browser sends one custom message per answer (see the module docstring); the kernel
+    side is :meth:`ApprovalCard.press`. Traits: `pending` (False disables every control),
+    `plan` (ExitPlanMode labels: "Approve plan" / "Keep planning", no Edit), `placeholder`
+    (the reason box's), `input_json` (the tool input as JSON for the editor, sent on the
+    first "edit"), `error` (a message under the controls, e.g. invalid JSON).
+    """
+
+    _esm = ASSETS / "approval.js"
+    _css = ASSETS / "approval.css"
+    pending = traitlets.Bool(True).tag(sync=True)
+    plan = traitlets.Bool(False).tag(sync=True)
+    placeholder = traitlets.Unicode("reason (optional, sent to Claude; Enter denies)").tag(sync=True)
+    input_json = traitlets.Unicode("").tag(sync=True)
+    error = traitlets.Unicode("").tag(sync=True)
 
 
 class ApprovalCard:
     """The live card of one PermissionRequest.
 
     Attributes:
-        box: root ``VBox`` with _dom_classes ``kandev-approval``.
-        allow, allow_always, deny, edit, allow_edited: the buttons.
-        reason: the deny reason ``Text``; editor: the JSON ``Textarea`` (hidden until Edit).
+        box: root ``VBox`` with _dom_classes ``kandev-approval`` (``kandev-decided`` added
+            once answered).
+        what: the ``HTML`` of the proposed action (``kandev-approval-what``).
+        controls: the :class:`ApprovalControls` anywidget (``kandev-approval-controls``).
+        countdown: the ``HTML`` line with the time left before the approval timeout.
         status: the ``HTML`` line showing the decision (``kandev-decision``).
         outcome: the decision once known: ``(behavior, decided_by, waited_ms, message)``.
+        attached: True when the card stands in for its tool card while it waits.
     """
 
-    def __init__(self, event: ev.PermissionRequest, factory: WidgetFactory) -> None:
+    def __init__(self, event: ev.PermissionRequest, factory: WidgetFactory, *, attached: bool = False) -> None:
         self.event = event
         self.approval = event.approval
+        self.attached = attached
         self.outcome: tuple[str, str, int, str] | None = None
-        reason = f'<div style="color:#57606a">{r.esc(event.reason)}</div>' if event.reason else ""
-        blocked = (f'<div style="color:#cf222e">blocked path: <code>{r.esc(event.blocked_path)}</code></div>'
-                   if event.blocked_path else "")
-        title = event.title if event.title and event.title != event.tool_name else ""
-        head = (f'<div><b>🔐 Claude wants to use {r.esc(event.tool_name)}</b>'
-                + (f" — {r.esc(title)}" if title else "") + "</div>")
-        self.what = factory.html(head + reason + blocked + what_html(event), "kandev-approval-what")
-        self.allow = factory.button("Allow", "kandev-allow", button_style="success", tooltip="Allow once")
-        self.allow_always = factory.button("Allow for session", "kandev-allow-always",
-                                           tooltip="Allow this tool for the rest of the session")
-        self.deny = factory.button("Deny", "kandev-deny", button_style="danger")
-        self.reason = factory.track(w.Text(placeholder="reason (optional, sent to Claude)",
-                                           _dom_classes=("kandev-deny-reason",)))
-        self.edit = factory.button("Edit", "kandev-edit", tooltip="Edit the tool input, then allow")
-        self.editor = factory.track(w.Textarea(value="", rows=8, _dom_classes=("kandev-edit-input",),
-                                               layout=factory.track(w.Layout(width="100%", display="none"))))
-        self.allow_edited = factory.button("Allow edited", "kandev-allow-edited", button_style="warning")
-        self.allow_edited.layout = factory.track(w.Layout(width="auto", display="none"))
-        self.error = factory.html("", "kandev-approval-error")
+        self.what = factory.html(_header_html(event) + what_html(event), "kandev-approval-what")
+        self.plan = isinstance(event.normalized, t.Plan)
+        self.controls = factory.track(ApprovalControls(plan=self.plan, _dom_classes=("kandev-approval-controls",)))
+        if self.plan:
+            self.controls.placeholder = "what to change in the plan (optional; Enter sends it)"
+        self.countdown = factory.html("", "kandev-approval-countdown")
         self.status = factory.html("", "kandev-decision")
-        shown: tuple[w.DOMWidget, ...] = (self.allow, self.allow_always, self.deny, self.reason, self.edit)
-        if isinstance(event.normalized, t.Plan):
-            # ExitPlanMode: approving the plan ends plan mode (the CLI reports the new mode);
-            # keeping on planning is a deny whose message tells the agent why.
-            self.allow.description, self.allow.tooltip = "Approve plan", "Approve the plan and leave plan mode"
-            self.deny.description, self.deny.button_style = "Keep planning", "warning"
-            self.reason.placeholder = "what to change in the plan (optional)"
-            shown = (self.allow, self.deny, self.reason)
-        self.buttons = factory.hbox(shown, "kandev-approval-buttons")
-        self.box = factory.vbox((self.what, self.buttons, self.editor, self.allow_edited, self.error, self.status),
-                                "kandev-approval")
-        self.allow.on_click(lambda _b: self._answer(self.approval.allow()))
-        self.allow_always.on_click(lambda _b: self._answer(self.approval.allow(always=True)))
-        self.deny.on_click(lambda _b: self._answer(self.approval.deny(self._deny_message())))
-        self.edit.on_click(lambda _b: self._open_editor())
-        self.allow_edited.on_click(lambda _b: self._allow_edited())
+        self.box = factory.vbox((self.what, self.controls, self.countdown, self.status), "kandev-approval")
+        self.controls.on_msg(self._on_view_msg)
+        self.tick()
         self.approval.on_decided(self._on_decided)
 
-    @property
-    def controls(self) -> tuple[w.DOMWidget, ...]:
-        """Every input of the card (all disabled once decided)."""
-        return (self.allow, self.allow_always, self.deny, self.reason, self.edit, self.editor, self.allow_edited)
+    # -- the browser's messages -------------------------------------------------------------
 
-    def _deny_message(self) -> str:
-        typed = str(self.reason.value).strip()
-        if isinstance(self.event.normalized, t.Plan):
+    def _on_view_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        if not isinstance(content, dict):
+            return
+        reason, text = content.get("reason"), content.get("input")
+        self.press(str(content.get("action", "")), reason=reason if isinstance(reason, str) else "",
+                   input_text=text if isinstance(text, str) else None)
+
+    def press(self, action: str, *, reason: str = "", input_text: str | None = None) -> bool:
+        """Answer as the controls' message would: `action` is one of :data:`ACTIONS`.
+
+        Args:
+            action: "allow", "allow_always", "deny" (with `reason`, sent to Claude as the
+                deny `message`), "edit" (sends the input as JSON to the editor) or
+                "allow_edited" (with `input_text`, the edited input as a JSON object).
+            reason: the reason box's text at the click.
+            input_text: the editor's text at the click.
+
+        Returns:
+            True if this call decided the request. An unknown action, invalid JSON or an
+            input that is not an object decides nothing (the card says why); so does an
+            answer after the request was decided ("already answered").
+        """
+        if action == "edit":
+            if not self.controls.input_json:
+                self.controls.input_json = json.dumps(self.event.input, indent=2, ensure_ascii=False, default=str)
+            return False
+        if action == "allow":
+            return self._answer(self.approval.allow())
+        if action == "allow_always" and not self.plan:
+            return self._answer(self.approval.allow(always=True))
+        if action == "deny":
+            return self._answer(self.approval.deny(self._deny_message(reason)))
+        if action == "allow_edited" and not self.plan:
+            return self._allow_edited(input_text if input_text is not None else self.controls.input_json)
+        self.controls.error = f"unknown action {action!r}"
+        return False
+
+    def _deny_message(self, typed: str) -> str:
+        typed = typed.strip()
+        if self.plan:
             return "The user wants you to keep planning" + (f": {typed}" if typed else ".")
         return typed
 
-    def _answer(self, decided: bool) -> None:
+    def _answer(self, decided: bool) -> bool:
         if not decided and self.outcome is None:
             self.status.value = '<span style="color:#888">already answered</span>'
+        return decided
 
-    def _open_editor(self) -> None:
-        self.editor.value = json.dumps(self.event.input, indent=2, ensure_ascii=False, default=str)
-        self.editor.layout.display = None
-        self.allow_edited.layout.display = None
-
-    def _allow_edited(self) -> None:
+    def _allow_edited(self, text: str) -> bool:
         try:
-            value: Any = json.loads(self.editor.value)
+            value: Any = json.loads(text)
         except ValueError as exc:
-            self.error.value = f'<span style="color:#cf222e">not valid JSON: {r.esc(exc)}</span>'
-            return
+            self.controls.error = f"not valid JSON: {exc}"
+            return False
         if not isinstance(value, dict):
-            self.error.value = '<span style="color:#cf222e">the input must be a JSON object</span>'
+            self.controls.error = "the input must be a JSON object"
+            return False
+        self.controls.error = ""
+        return self._answer(self.approval.allow(updated_input=value))
+
+    # -- time left ------------------------------------------------------------------------
+
+    def tick(self, now: float | None = None) -> None:
+        """Refresh the time left before the approval timeout (`now`: monotonic seconds)."""
+        if self.outcome is not None:
             return
-        self.error.value = ""
-        self._answer(self.approval.allow(updated_input=value))
+        left = self.approval.remaining_s(now)
+        text = countdown_text(left, self.approval.timeout_s)
+        color = _WARN if left is not None and left < 30 else _MUTED
+        value = f'<span style="color:{color};font-size:90%">{r.esc(text)}</span>'
+        if self.countdown.value != value:
+            self.countdown.value = value
+
+    # -- the outcome ----------------------------------------------------------------------
 
     def _on_decided(self, decision: Decision) -> None:
         self.decided(decision.behavior, decision.decided_by, decision.waited_ms, decision.message,
@@ -145,12 +311,15 @@ class ApprovalCard:
 
     def decided(self, behavior: str, decided_by: str, waited_ms: int, message: str = "", *,
                 edited: bool = False, always: bool = False) -> None:
-        """Show the outcome and disable the inputs (idempotent: the first outcome stays)."""
+        """Show the outcome and disable the controls (idempotent: the first outcome stays).
+
+        An attached card then keeps only this line (its tool card, back in place above it,
+        shows the action and the result); a standalone card keeps the action too.
+        """
         if self.outcome is not None:
             return
         self.outcome = (behavior, decided_by, waited_ms, message)
-        for control in self.controls:
-            control.disabled = True
+        self.controls.pending = False
         if behavior == "allow":
             verb = "Allowed" + (" for the session" if always else "") + (" with edited input" if edited else "")
             color = "#1a7f37"
@@ -163,6 +332,9 @@ class ApprovalCard:
         why = f" — {r.esc(message)}" if message and behavior == "deny" and decided_by != "cancelled" else ""
         self.status.value = (f'<span style="color:{color}"><b>{verb}</b> by {r.esc(who)} after '
                              f"{r.fmt_ms(waited_ms)}{why}</span>")
+        # an attached card keeps its decision line under the tool card's summary (seen even
+        # when that card is folded); the tool card shows the action again
+        self.box.children = (self.status,) if self.attached else (self.what, self.status)
         self.box._dom_classes = (*self.box._dom_classes, "kandev-decided")
 
     def handle(self, event: ev.PermissionDecided | ev.PermissionCancelled) -> None:

@@ -96,6 +96,7 @@ class ToolCard:
         self.status = "running"
         self.duration_ms: int | None = None
         self.decision: ev.PermissionDecided | None = None
+        self.folded: bool | None = None
         self.full = False
         self.html = factory.html("", "kandev-tool-html")
         self.more: w.Button | None = None
@@ -120,6 +121,8 @@ class ToolCard:
         if self.decision is not None:
             body += r.approval_note_html(self.decision)
         open_ = self.full or self.status == "error" or self.kind in _OPEN_KINDS
+        if self.folded is not None:
+            open_ = not self.folded
         cls = f"kandev-tool-details kandev-kind-{self.kind}"
         self.html.value = r.details_html(summary, body, open_=open_, cls=cls)
 
@@ -145,6 +148,14 @@ class ToolCard:
         """Show how this call's approval ended."""
         self.decision = decision
         self._render()
+
+    def fold(self, folded: bool | None) -> None:
+        """Fold the card to its summary line (True), open it (False), or go back to its own
+        rule (None: edits, commands, plans and errors open). The view folds the cards of
+        finished tools while an approval waits, and a card whose approval waits."""
+        if folded != self.folded:
+            self.folded = folded
+            self._render()
 
     def show_all(self) -> None:
         """Render every text in full (sends the full output now) and drop the button."""

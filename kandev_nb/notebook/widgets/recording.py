@@ -122,6 +122,10 @@ class Recorder:
         """Play a frontend click on `button`, as the browser sends it."""
         self.comm_of(button).receive({"method": "custom", "content": {"event": "click"}})
 
+    def custom(self, widget: ipywidgets.Widget, content: dict[str, Any]) -> None:
+        """Play a frontend custom message (an anywidget's ``model.send(content)``) to `widget`."""
+        self.comm_of(widget).receive({"method": "custom", "content": content})
+
 
 @contextlib.contextmanager
 def record_comms() -> Iterator[Recorder]:

@@ -32,7 +32,7 @@ import ipywidgets as w
 
 from kandev_nb.agent import events as ev
 from kandev_nb.agent.turn import Turn
-from kandev_nb.notebook.widgets.approval import ApprovalCard
+from kandev_nb.notebook.widgets.approval import ApprovalCard, fmt_left
 from kandev_nb.notebook.widgets.cards import TodoCard, ToolCard, WidgetFactory
 from kandev_nb.notebook.widgets.stream import StreamText, Throttle
 from kandev_nb.render import html as r
@@ -170,13 +170,27 @@ class TurnView:
     async def _tick(self) -> None:
         while not self.finished:
             await asyncio.sleep(self.tick_s)
-            self._render_activity()
+            self.refresh()
+
+    def refresh(self) -> None:
+        """Redraw what changes with time: the activity line and each waiting card's time left
+        (called every `tick_s` seconds while the turn runs)."""
+        for card in self._waiting():
+            card.tick()
+        self._render_activity()
 
     def _render_activity(self) -> None:
         now = self.clock()
         elapsed = r.fmt_ms((now - self.started) * 1000)
         since = now - self._state_since
         step = f" ({r.fmt_ms(since * 1000)})" if since >= 2 and self._state.startswith("Running") else ""
+        waiting = self._waiting() if self._state.startswith("Waiting") else []
+        if waiting:  # this wait, and the time left of the soonest timeout, not the turn's time
+            lefts = [x for x in (a.approval.remaining_s() for a in waiting) if x is not None]
+            parts = ([f"waiting {r.fmt_ms(since * 1000)}"] if since >= 1 else []) + (
+                [f"{fmt_left(min(lefts))} left"] if lefts else [])
+            step = f" ({', '.join(parts)})" if parts else ""
+            elapsed = f"turn {elapsed}"
         retry = f' · <span style="color:#bf8700">{r.esc(self._retry)}</span>' if self._retry else ""
         spinner = "" if self.finished else "● "
         self.activity.value = f"{spinner}{r.esc(self._state)}{step} · {elapsed}{retry}"
@@ -282,6 +296,12 @@ class TurnView:
                 self.cards[event.tool_call_id] = card
                 self._tool_started[event.tool_call_id] = self.clock()
                 self._add(self._container(event), card.box)
+                early = [a for a in self._waiting() if a.event.tool_use_id == event.tool_call_id]
+                if early:  # the request came first: its card takes the tool card's place now
+                    self.body.children = tuple(c for c in self.body.children if c is not early[0].box)
+                    early[0].attached = True
+                    card.box.children = (early[0].box, *card.box.children[1:])
+                    return
                 self._set_state(f"Running {event.tool_name}: {event.title[:80]}" if event.title != event.tool_name
                                 else f"Running {event.tool_name}")
             case ev.ToolUpdate():
@@ -293,21 +313,20 @@ class TurnView:
                 self._set_state("Thinking")
             case ev.PermissionRequest():
                 self._close_segments(None)
-                acard = ApprovalCard(event, self.f)
-                self.approvals[event.request_id] = acard
-                self._add(self.body, acard.box)
-                self._set_state(f"Waiting for your approval: {event.tool_name}")
+                self._ask(event)
             case ev.PermissionDecided() | ev.PermissionCancelled():
                 acard2 = self.approvals.get(event.request_id)
                 if acard2 is not None:
                     acard2.handle(event)
                     tool_id = acard2.event.tool_use_id
+                    self._approved(acard2)
                     if isinstance(event, ev.PermissionDecided) and tool_id in self.cards:
                         self.cards[tool_id].set_decision(event)
                 elif isinstance(event, ev.PermissionDecided) and event.tool_use_id in self.cards:
                     # no card: the CLI's own settings decided (decided_by "settings")
                     self.cards[event.tool_use_id].set_decision(event)
-                self._set_state("Working")
+                still = self._waiting()  # another request may still wait (parallel tool calls)
+                self._set_state(f"Waiting for your approval: {still[0].event.tool_name}" if still else "Working")
             case ev.Todos():
                 if self.todo_card is None:
                     self.todo_card = TodoCard(self.f, event.items)
@@ -340,6 +359,38 @@ class TurnView:
                 self._complete(event)
             case _:
                 pass
+
+    def _ask(self, event: ev.PermissionRequest) -> None:
+        """A PermissionRequest: its card takes the place of the tool card of the same
+        `tool_use_id` while it waits (so the proposed action shows once, with the controls
+        on it), or goes at the end of the body if there is no such card. The cards of
+        finished tools fold, so the waiting card is near what it follows; the browser then
+        scrolls it into view (``assets/approval.js``)."""
+        host = self.cards.get(event.tool_use_id or "")
+        acard = ApprovalCard(event, self.f, attached=host is not None)
+        self.approvals[event.request_id] = acard
+        waiting = acard.outcome is None  # else a policy already answered
+        if host is None:
+            self._add(self.body, acard.box)
+        else:
+            kids = host.box.children
+            host.box.children = (acard.box, *kids[1:]) if waiting else (kids[0], acard.box, *kids[1:])
+        if waiting:
+            for card in self.cards.values():
+                if card is not host and card.status != "running":
+                    card.fold(True)
+        self._set_state(f"Waiting for your approval: {event.tool_name}")
+
+    def _approved(self, acard: ApprovalCard) -> None:
+        """The tool card is back in its place, the approval's decision line under it."""
+        host = self.cards.get(acard.event.tool_use_id or "")
+        if host is None:
+            return
+        if host.box.children[:1] != (host.html,):
+            host.box.children = (host.html, *host.box.children)
+
+    def _waiting(self) -> list[ApprovalCard]:
+        return [a for a in self.approvals.values() if a.outcome is None]
 
     def _note(self, event: ev.AgentEvent, text: str, color: str = "#bf8700") -> None:
         self._close_segments(event.parent_tool_use_id)

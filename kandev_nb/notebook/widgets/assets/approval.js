@@ -1,0 +1,121 @@
+// The controls of an approval card (ApprovalControls in ../approval.py).
+//
+// Every answer is ONE custom message that carries what the person typed with the click:
+//   {action: "allow"} | {action: "allow_always"} | {action: "deny", reason: <text>}
+//   | {action: "edit"} (asks the kernel for the input as JSON) | {action: "allow_edited", input: <JSON text>}
+// While a cell blocks, JupyterLab holds back a Text widget's later value updates, so a reason
+// kept in a synced trait would reach the kernel stale; a custom message is sent at once.
+//
+// While the request waits (model "pending"), the card is brought into view once, without
+// taking the keyboard focus: scrollIntoView({block: "nearest"}) only if it is not visible,
+// and not while the person is typing somewhere else (it waits until they stop).
+
+function button(label, cls, title) {
+  const b = document.createElement("button");
+  b.className = `jupyter-widgets jupyter-button widget-button ${cls}`;
+  b.textContent = label;
+  if (title) b.title = title;
+  return b;
+}
+
+function typingElsewhere(el) {
+  const a = document.activeElement;
+  if (!a || a === document.body || el.contains(a)) return false;
+  return a.isContentEditable || a.tagName === "TEXTAREA" || a.tagName === "INPUT";
+}
+
+function reveal(model, el) {
+  const card = el.closest(".kandev-approval") || el;
+  let done = false;
+  const attempt = () => {
+    if (done || !model.get("pending") || !card.isConnected) return;
+    if (typingElsewhere(el)) return setTimeout(attempt, 500);
+    const io = new IntersectionObserver((entries) => {
+      io.disconnect();
+      const entry = entries[entries.length - 1];
+      done = true;
+      if (entry && entry.intersectionRatio < 0.999) card.scrollIntoView({ block: "nearest", inline: "nearest" });
+    });
+    io.observe(card);
+  };
+  // after the output area has laid the card out
+  requestAnimationFrame(() => setTimeout(attempt, 50));
+}
+
+export default {
+  render({ model, el }) {
+    el.classList.add("kandev-approval-controls");
+    const plan = model.get("plan");
+    const row = document.createElement("div");
+    row.className = "kandev-approval-buttons";
+    const allow = button(plan ? "Approve plan" : "Allow", "kandev-allow mod-success",
+      plan ? "Approve the plan and leave plan mode" : "Allow once");
+    const always = button("Allow for session", "kandev-allow-always", "Allow this tool for the rest of the session");
+    const deny = button(plan ? "Keep planning" : "Deny", `kandev-deny ${plan ? "mod-warning" : "mod-danger"}`,
+      "Deny; the reason (Enter also denies) is sent to Claude");
+    const reason = document.createElement("input");
+    reason.type = "text";
+    reason.className = "kandev-deny-reason widget-input";
+    reason.placeholder = model.get("placeholder");
+    const edit = button("Edit", "kandev-edit", "Edit the tool input, then allow");
+    const editor = document.createElement("textarea");
+    editor.className = "kandev-edit-input widget-input";
+    editor.rows = 8;
+    editor.spellcheck = false;
+    editor.style.cssText = "display:none;width:100%;box-sizing:border-box;font-family:var(--jp-code-font-family,monospace)";
+    const allowEdited = button("Allow edited", "kandev-allow-edited mod-warning", "Run the edited input");
+    allowEdited.style.display = "none";
+    const error = document.createElement("div");
+    error.className = "kandev-approval-error";
+    error.style.color = "var(--jp-error-color1, #cf222e)";
+    row.append(allow);
+    if (!plan) row.append(always);
+    row.append(deny, reason);
+    if (!plan) row.append(edit);
+    el.append(row, editor, allowEdited, error);
+
+    const send = (content) => {
+      if (!model.get("pending")) return;
+      model.send(content);
+    };
+    const denyNow = () => send({ action: "deny", reason: reason.value });
+    allow.addEventListener("click", () => send({ action: "allow" }));
+    always.addEventListener("click", () => send({ action: "allow_always" }));
+    deny.addEventListener("click", denyNow);
+    reason.addEventListener("keydown", (e) => {
+      e.stopPropagation(); // keep JupyterLab's notebook shortcuts out of the text box
+      if (e.key === "Enter" && !e.isComposing) {
+        e.preventDefault();
+        denyNow();
+      }
+    });
+    editor.addEventListener("keydown", (e) => e.stopPropagation());
+    const showEditor = () => {
+      const text = model.get("input_json");
+      if (!text) return;
+      if (editor.style.display === "none") {
+        editor.value = text;
+        editor.style.display = "";
+        allowEdited.style.display = "";
+      }
+    };
+    edit.addEventListener("click", () => (model.get("input_json") ? showEditor() : send({ action: "edit" })));
+    allowEdited.addEventListener("click", () => send({ action: "allow_edited", input: editor.value }));
+
+    const sync = () => {
+      const off = !model.get("pending");
+      for (const c of [allow, always, deny, reason, edit, editor, allowEdited]) c.disabled = off;
+      error.textContent = model.get("error");
+    };
+    model.on("change:pending", sync);
+    model.on("change:error", sync);
+    model.on("change:input_json", showEditor);
+    sync();
+    reveal(model, el);
+    return () => {
+      model.off("change:pending", sync);
+      model.off("change:error", sync);
+      model.off("change:input_json", showEditor);
+    };
+  },
+};
