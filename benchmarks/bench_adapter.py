@@ -39,12 +39,6 @@ use_this_clone()
 
 from kandev_nb.agent.adapter import Adapter
 from kandev_nb.wire import protocol  # after the path is set
-from kandev_nb.wire.protocol import (
-    ControlCancelRequest,
-    ControlRequest,
-    ControlResponse,
-    parse_line,
-)
 from kandev_nb.wire.recorder import load_transcript, out_lines
 from kandev_nb.wire.transport import LineFramer
 
@@ -84,21 +78,22 @@ def synthesise(transcripts: list[Path], min_lines: int, delta_repeat: int = 20) 
 
 
 def _ours(data: bytes) -> tuple[int, int]:
+    """What the session's reader does with each read: frame it, then :meth:`Adapter.feed`
+    (parse, route control messages aside, handle the rest, one event per run of deltas)."""
     adapter = Adapter()
     adapter.observer = None  # no debug logs in a benchmark, whatever KANDEV_DEBUG_AGENT_MESSAGES says
     framer = LineFramer()
-    handle = adapter.handle
-    skip = (ControlRequest, ControlResponse, ControlCancelRequest)
+    feed = adapter.feed
     n_lines = n_events = 0
     for start in range(0, len(data), READ_SIZE):
-        for line in framer.push(data[start : start + READ_SIZE]):
-            n_lines += 1
-            msg = parse_line(line)  # type: ignore[arg-type]  # no line is over the limit here
-            if not isinstance(msg, skip):
-                n_events += len(handle(msg))
-    for line in framer.flush():
-        n_lines += 1
-        n_events += len(handle(parse_line(line)))  # type: ignore[arg-type]
+        lines = framer.push(data[start : start + READ_SIZE])
+        n_lines += len(lines)
+        for _msg, events in feed(lines):
+            n_events += len(events)
+    lines = framer.flush()
+    n_lines += len(lines)
+    for _msg, events in feed(lines):
+        n_events += len(events)
     return n_lines, n_events
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import logging
 import math
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from kandev_nb.agent import debug
@@ -43,6 +44,7 @@ from kandev_nb.agent.tools import (
     tool_result_text,
     tool_title,
 )
+from kandev_nb.wire import protocol
 from kandev_nb.wire.protocol import (
     AssistantMessage,
     ControlCancelRequest,
@@ -57,7 +59,10 @@ from kandev_nb.wire.protocol import (
     UnknownMessage,
     UserMessage,
     WireMessage,
+    parse_line,
+    parse_object,
 )
+from kandev_nb.wire.transport import LineTooLong
 
 __all__ = ["DEFAULT_CONTEXT_WINDOW", "INTERRUPTED_TEXT", "Adapter"]
 
@@ -101,6 +106,8 @@ _MODEL_USAGE_FIELDS = {
 
 def _int(value: Any) -> int:
     """A token count or duration from the wire; anything else (bool, NaN, inf, text) is 0."""
+    if type(value) is int:  # the usual case, first
+        return value
     if isinstance(value, bool) or not isinstance(value, int | float):
         return 0
     return int(value) if math.isfinite(value) else 0
@@ -108,7 +115,11 @@ def _int(value: Any) -> int:
 
 def _usage_total(usage: dict[str, Any]) -> int:
     """input + output + cache creation + cache read tokens of one `usage` object."""
-    return sum(_int(usage.get(key)) for key in _USAGE_KEYS)
+    total = 0
+    for key in _USAGE_KEYS:
+        value = usage.get(key)
+        total += value if type(value) is int else _int(value)
+    return total
 
 
 def _base_model(name: str) -> str:
@@ -201,6 +212,76 @@ class Adapter:
         if self.observer is not None:
             self._observe(msg, events)
         return events
+
+    def feed(self, lines: Iterable[bytes | LineTooLong]) -> list[tuple[WireMessage | None, list[ev.AgentEvent]]]:
+        """Parse and handle the lines of one read from the CLI, in order; never raises.
+
+        Returns one ``(message, events)`` pair per line, except that a run of consecutive
+        text (or thinking) deltas of one block becomes a single ``(None, [event])`` pair
+        whose text is the run's texts joined (what arrived in one read is shown in one
+        update), and deltas that make no event (input_json, signature) are left out.
+        Control messages and keep-alives come back with no events, for the caller to
+        route. A line over the framer's limit is ``(None, [Unknown])``. With an
+        :attr:`observer` set (the debug logs), every line goes through :meth:`handle`, so
+        each raw message keeps its own events.
+
+        The text a consumer sees is exactly what :meth:`handle` of each line gives.
+        """
+        out: list[tuple[WireMessage | None, list[ev.AgentEvent]]] = []
+        if self.observer is not None:
+            for line in lines:
+                if type(line) is bytes:
+                    msg = parse_line(line)
+                    out.append((msg, self.handle(msg)))
+                else:
+                    out.append((None, [self._too_long(line)]))  # type: ignore[arg-type]
+            return out
+        run: list[str] = []  # texts of the open run of deltas
+        key: tuple[Any, str | None, str | None] = (None, None, None)
+        loads = protocol.fast_loads()
+        kinds = _DELTA_TEXT
+        for line in lines:
+            if type(line) is not bytes:
+                out.append((None, [self._too_long(line)]))  # type: ignore[arg-type]
+                continue
+            try:
+                obj = loads(line)
+            except ValueError:  # what orjson refuses: parse_line has the fallbacks
+                obj = None
+            if type(obj) is dict and obj.get("type") == "stream_event":
+                event = obj.get("event")
+                delta = event.get("delta") if type(event) is dict and event.get("type") == "content_block_delta" else None
+                if type(delta) is dict:
+                    dtype = delta.get("type")
+                    kind = kinds.get(dtype)  # type: ignore[arg-type]
+                    if kind is None and dtype in _NO_EVENT_DELTAS:
+                        continue
+                    sid, parent = obj.get("session_id") or self.session_id, obj.get("parent_tool_use_id")
+                    text = delta.get(kind[0]) if kind is not None else None
+                    if type(text) is str and (sid is None or type(sid) is str) and (parent is None or type(parent) is str):
+                        if (kind[1], sid, parent) != key:  # type: ignore[index]
+                            if run:
+                                out.append((None, [_fast_event(key[0], "".join(run), key[1], key[2])]))
+                                run = []
+                            key = (kind[1], sid, parent)  # type: ignore[index]
+                        if text:
+                            run.append(text)
+                            if parent is None and key[0] is _Chunk:
+                                self._shown_text = True
+                        continue
+            if run:
+                out.append((None, [_fast_event(key[0], "".join(run), key[1], key[2])]))
+                run = []
+            key = (None, None, None)
+            msg = parse_object(obj) if obj is not None else parse_line(line)
+            out.append((msg, self.handle(msg)))
+        if run:
+            out.append((None, [_fast_event(key[0], "".join(run), key[1], key[2])]))
+        return out
+
+    def _too_long(self, line: LineTooLong) -> ev.AgentEvent:
+        return ev.Unknown(raw={"size": line.size}, reason=f"line of {line.size} bytes over the limit",
+                          session_id=self.session_id)
 
     def _observe(self, msg: WireMessage, events: list[ev.AgentEvent]) -> None:
         try:
@@ -800,5 +881,10 @@ def _same_as_validated() -> bool:
 
 
 _fast_event = _built if _same_as_validated() else _validated
+_NO_EVENT_DELTAS = frozenset({"input_json_delta", "signature_delta", "citations_delta"})
+"""Deltas that make no event: their content is read whole from the `assistant` line."""
+_DELTA_TEXT = {"text_delta": ("text", ev.MessageChunk), "thinking_delta": ("thinking", ev.Reasoning)}
+
+
 """How handle()'s fast path builds a delta's event: without validation when that is the same."""
 _Chunk, _Reasoning = ev.MessageChunk, ev.Reasoning

@@ -44,6 +44,7 @@ __all__ = [
     "control_request",
     "control_success",
     "decode_json",
+    "fast_loads",
     "parse_line",
     "parse_object",
     "user_message",
@@ -484,6 +485,12 @@ def _decode_stdlib(line: bytes | str) -> Any:
     if end != len(text) and text[end:].strip():
         return json.loads(text)  # raises "Extra data" just like json.loads
     return obj
+
+
+def fast_loads() -> Callable[[bytes | str], Any]:
+    """The JSON decoder :func:`parse_line` tries first: ``orjson.loads``, else
+    :func:`decode_json`. It raises ValueError where :func:`parse_line` has fallbacks."""
+    return _fast_loads or decode_json
 
 
 def parse_line(line: bytes | str) -> WireMessage:
