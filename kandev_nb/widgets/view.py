@@ -169,7 +169,7 @@ class TurnView:
         elapsed = r.fmt_ms((now - self.started) * 1000)
         since = now - self._state_since
         step = f" ({r.fmt_ms(since * 1000)})" if since >= 2 and self._state.startswith("Running") else ""
-        retry = f' · <span style="color:#bf8700">{r.esc(self._retry)}</span>' if self._retry else ""
+        retry = f' · <span style="color:var(--jp-warn-color1,#9a6700)">{r.esc(self._retry)}</span>' if self._retry else ""
         spinner = "" if self.finished else "● "
         self.activity.value = f"{spinner}{r.esc(self._state)}{step} · {elapsed}{retry}"
 
@@ -316,7 +316,7 @@ class TurnView:
             case ev.CompactBoundary():
                 self._note(event, "conversation compacted")
             case ev.Error():
-                self._note(event, f"error: {event.message}", color="#cf222e")
+                self._note(event, f"error: {event.message}", color="var(--jp-error-color1,#cf222e)")
             case ev.SessionStatus():
                 self._set_state(f"Session {event.status}" + (f" · {event.model}" if event.model else ""))
             case ev.Complete():
@@ -324,7 +324,7 @@ class TurnView:
             case _:
                 pass
 
-    def _note(self, event: ev.AgentEvent, text: str, color: str = "#bf8700") -> None:
+    def _note(self, event: ev.AgentEvent, text: str, color: str = "var(--jp-warn-color1,#9a6700)") -> None:
         self._close_segments(event.parent_tool_use_id)
         self._add(self._container(event), self.f.html(
             f'<div style="color:{color};font-size:90%">⚠ {r.esc(text)}</div>', "kandev-note"))

@@ -46,7 +46,7 @@ async def test_real_turn_text_tools_and_approval_buttons(
     assert kinds["Read"].kind == "read_file" and "return 1" in plain(kinds["Read"].html.value)
     edit = kinds["Edit"]
     assert edit.status == "complete" and "+1" in edit.html.value and "−1" in edit.html.value
-    assert "allowed by person" in plain(edit.html.value)
+    assert "allowed by you" in plain(edit.html.value)
     bash = kinds["Bash"]
     assert bash.status == "error" and "exit 3" in plain(bash.html.value) and "err" in plain(bash.html.value)
     for card in view.approvals.values():
