@@ -18,6 +18,7 @@ guarantee:
 
 from __future__ import annotations
 
+import html
 import re
 
 __all__ = ["code_span", "plain", "safe_markdown"]
@@ -31,8 +32,12 @@ _CONTROL = re.compile(r"[\x00-\x20\\]")
 
 
 def _dest(url: str) -> str:
-    """`url` if it is a safe link target, else ``#blocked-link``."""
-    return url if _SAFE_DEST.match(_CONTROL.sub("", url)) else "#blocked-link"
+    """`url` if it is a safe link target, else ``#blocked-link`` (checked with entities
+    decoded and backslashes, spaces and control characters removed, as a browser might)."""
+    seen = url
+    for _ in range(3):
+        seen = html.unescape(seen)
+    return url if _SAFE_DEST.match(_CONTROL.sub("", seen)) else "#blocked-link"
 
 
 def _prose(text: str) -> str:
