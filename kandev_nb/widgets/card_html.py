@@ -219,6 +219,10 @@ def diff_is_cut(payload: t.NormalizedPayload) -> bool:
     return isinstance(payload, t.ModifyFile) and any(diffs.diff_view(m.diff).cut for m in payload.mutations)
 
 
+_ERR_STYLE = f";border-left:3px solid {th.ERROR}"
+"""stderr and error boxes: the code box's colours (readable in both themes), marked by a red edge."""
+
+
 def _proposed(payload: t.NormalizedPayload) -> t.NormalizedPayload:
     """`payload` without the fields a `tool_result` filled in (for a call that never ran)."""
     match payload:
@@ -263,7 +267,7 @@ def card_body_html(payload: t.NormalizedPayload, output: str = "", *, status: st
             parts.append(modify_file_html(payload, full=full, where=base, saved=saved))
             if status == "error" and (payload.result or output):
                 parts.append(_block("error", payload.result or output, full=full, where=where, cls="kandev-stderr",
-                                    style=f";color:{th.ERROR}"))
+                                    style=_ERR_STYLE))
         case t.ShellExec():
             if payload.description:
                 parts.append(f'<div style="color:var(--jp-content-font-color2,#57606a)">{esc(payload.description)}</div>')
@@ -272,7 +276,7 @@ def card_body_html(payload: t.NormalizedPayload, output: str = "", *, status: st
             if out is not None:
                 parts.append(_block("stdout", out.stdout, full=full, where=where, cls="kandev-stdout"))
                 parts.append(_block("stderr", out.stderr, full=full, where=where, cls="kandev-stderr",
-                                    style=";color:var(--jp-error-color1,#cf222e);background:var(--jp-rendermime-error-background,#fff5f5)"))
+                                    style=_ERR_STYLE))
                 figs = []
                 if out.exit_code is not None:
                     figs.append(_kv("exit code", f"<b>{out.exit_code}</b>"))
@@ -283,7 +287,7 @@ def card_body_html(payload: t.NormalizedPayload, output: str = "", *, status: st
                 if figs:
                     parts.append(f'<div class="kandev-exit">{" · ".join(figs)}</div>')
             elif status == "error" and output:
-                parts.append(_block("error", output, full=full, where=where, cls="kandev-stderr", style=";color:var(--jp-error-color1,#cf222e)"))
+                parts.append(_block("error", output, full=full, where=where, cls="kandev-stderr", style=_ERR_STYLE))
         case t.ReadFile():
             rng = _read_range(payload)
             parts.append(f"<div>{_kv('path', f'<code>{esc(payload.file_path)}</code>')}"

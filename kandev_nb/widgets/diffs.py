@@ -24,7 +24,7 @@ from kandev_nb.widgets import theme as th
 
 __all__ = ["DIFF_PREVIEW_ROWS", "DiffView", "diff_rows", "diff_view"]
 
-DIFF_PREVIEW_ROWS = 120
+DIFF_PREVIEW_ROWS = 60
 """Rows (diff lines, hunk headers included) of a diff shown before "Show the whole diff"."""
 _WORD_DIFF_MAX_CHARS = 400
 """Longer lines are marked as wholly changed (word matching them is slow and unreadable)."""

@@ -147,7 +147,7 @@ def _html_tool(rec: ToolRecord, item: _Item, turn: Turn) -> str:
         body += (f'<div class="kandev-nested" style="margin-left:0.8em;border-left:2px solid var(--jp-border-color2,#d0d7de);'
                  f'padding-left:0.5em">{_html_items(item.children, turn)}</div>')
     cls = f"kandev-tool-card kandev-kind-{payload.kind} kandev-status-{status}"
-    return r.details_html(summary, body, cls=cls, open_=status == "error" or payload.kind in ("manage_todos", "plan"))
+    return r.details_html(summary, body, cls=cls, open_=status in ("error", "denied") or payload.kind in ("manage_todos", "plan"))
 
 
 def _header_html(turn: Turn) -> str:

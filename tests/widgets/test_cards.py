@@ -44,7 +44,7 @@ def _denied_bash(by: str, message: str) -> tuple[ev.ToolCall, list[ev.AgentEvent
                                           ("policy", "policy"), ("hook", "a hook"),
                                           ("settings", "Claude Code's permission settings")])
 def test_a_denied_call_reads_as_denied_not_as_a_failed_run(rec: Recorder, by: str, who: str) -> None:
-    c, events = _denied_bash(by, "No! That folder is our only copy")
+    _c, events = _denied_bash(by, "No! That folder is our only copy")
     v = TurnView("p")
     for e in events[:-1]:
         v.handle(e)
@@ -125,7 +125,7 @@ def test_the_python_path_a_card_names_works_as_written(rec: Recorder) -> None:
     assert {p.split(")")[0] for p in paths} == {"kandev_nb.tool_call('toolu_p'", "kandev_nb.tool_call('toolu_q'"}
     magic._turns.append(turn)
     try:
-        values = {p: eval(p, {"kandev_nb": kandev_nb}) for p in paths}  # noqa: S307 - the card's own text
+        values = {p: eval(p, {"kandev_nb": kandev_nb}) for p in paths}
     finally:
         magic._turns.remove(turn)
     assert any(v == big for v in values.values())
