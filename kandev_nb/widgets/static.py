@@ -284,7 +284,7 @@ def _md_decision(d: ev.PermissionDecided) -> str:
     if not ch.denied(d):
         return f"\n*allowed by {who} after {r.fmt_ms(d.waited_ms)}*\n"
     why = f": {ms.plain(d.message)}" if d.message else ""
-    return f"\n**Not run**: denied by **{who}**{why}\n"
+    return f"\n**Not run**: denied by {who}{why}\n"
 
 
 def _md_items(items: list[_Item], turn: Turn) -> list[str]:
@@ -309,7 +309,7 @@ def _md_items(items: list[_Item], turn: Turn) -> list[str]:
                 dur = f" · {r.fmt_ms(rec.duration_ms)}" if rec.duration_ms is not None else ""
                 is_denied = ch.denied(rec.decision)
                 glyph = "⊘" if is_denied else _STATUS_MD.get(status, "•")
-                tail = " · denied (not run)" if is_denied else dur
+                tail = f" · denied by {ch.decided_by_text(rec.decision)} (not run)" if rec.decision and is_denied else dur
                 summary = r.esc(f"{glyph} {ch.tool_label(rec.call.tool_name)}" + (f": {title[:120]}" if title else "") + tail)
                 if is_denied:
                     payload, output = ch._proposed(payload), ""
