@@ -55,6 +55,7 @@ from kandev_nb.tools import (
     map_todo_status,
     normalize_tool_call,
     normalize_tool_result,
+    tool_result_images,
     tool_result_text,
     tool_title,
 )
@@ -421,6 +422,7 @@ class Adapter:
                 status="error" if is_error else "complete",
                 normalized=payload,
                 output=tool_result_text(block.get("content")),
+                images=tool_result_images(block.get("content")),
                 session_id=self.session_id,
                 parent_tool_use_id=self.tool_parents.get(tool_id, parent),
             )

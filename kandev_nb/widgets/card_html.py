@@ -37,7 +37,7 @@ from kandev_nb.widgets.render import (
 
 __all__ = [
     "approval_note_html", "card_body_html", "card_summary_html", "decided_by_text", "denied",
-    "diff_is_cut", "is_cut", "modify_file_html", "status_icon", "todos_html", "tool_label",
+    "diff_is_cut", "figures_html", "is_cut", "modify_file_html", "status_icon", "todos_html", "tool_label",
     "where_expr",
 ]
 
@@ -242,7 +242,7 @@ def _proposed(payload: t.NormalizedPayload) -> t.NormalizedPayload:
 
 def card_body_html(payload: t.NormalizedPayload, output: str = "", *, status: str = "complete",
                    full: bool = False, where: str = "", decision: ev.PermissionDecided | None = None,
-                   saved: bool = False) -> str:
+                   saved: bool = False, images: tuple[str, ...] = ()) -> str:
     """The body of a tool card for one NormalizedPayload kind.
 
     Args:
@@ -255,6 +255,8 @@ def card_body_html(payload: t.NormalizedPayload, output: str = "", *, status: st
         decision: the call's approval answer; a deny shows what was proposed and a "Not
             run: denied by ..." box with the reason, and no result (nothing ran).
         saved: static HTML: a cut diff gets a ``<details>`` with the whole diff.
+        images: the ToolUpdate's pictures (``data:`` URIs, e.g. `run_code`'s figures),
+            shown at the end of the body, so a figure stays with the call that made it.
     """
     if decision is not None and denied(decision):
         proposed = _proposed(payload)
@@ -347,7 +349,15 @@ def card_body_html(payload: t.NormalizedPayload, output: str = "", *, status: st
                 parts.append(_block("input", json.dumps(payload.input, indent=2, ensure_ascii=False, default=str),
                                     full=full, where=where, cls="kandev-input"))
             parts.append(_block("output", payload.output or output, full=full, where=where, cls="kandev-output"))
+    parts.append(figures_html(images))
     return "".join(parts)
+
+
+def figures_html(images: tuple[str, ...]) -> str:
+    """``<img>`` elements for ``data:image/...`` URIs (anything else is skipped: no fetch)."""
+    shown = [f'<img class="kandev-figure" src="{esc(src)}" alt="figure {i + 1}" style="max-width:100%;'
+             f'display:block;margin:0.3em 0">' for i, src in enumerate(images) if src.startswith("data:image/")]
+    return f'<div class="kandev-figures">{"".join(shown)}</div>' if shown else ""
 
 
 def approval_note_html(decision: ev.PermissionDecided) -> str:

@@ -95,6 +95,7 @@ class ToolCard:
         self.factory = factory
         self.payload: t.NormalizedPayload = call.normalized
         self.output = ""
+        self.images: tuple[str, ...] = ()
         self.status = "running"
         self.duration_ms: int | None = None
         self.decision: ev.PermissionDecided | None = None
@@ -121,7 +122,7 @@ class ToolCard:
         summary = ch.card_summary_html(self.call.tool_name, self.call.title, self.status, self.payload,
                                        self.duration_ms, self.decision)
         body = ch.card_body_html(self.payload, self.output, status=self.status, full=self.full, where=where,
-                                 decision=self.decision)
+                                 decision=self.decision, images=self.images)
         if self.decision is not None and not ch.denied(self.decision):
             body += ch.approval_note_html(self.decision)
         open_ = self.full or self.status == "error" or self.kind in _OPEN_KINDS
@@ -132,6 +133,7 @@ class ToolCard:
         """Apply a tool_result: status, enriched payload, output; adds "Show all" if cut."""
         self.payload = event.normalized
         self.output = event.output
+        self.images = event.images
         self.status = event.status
         self.duration_ms = duration_ms
         self.box._dom_classes = tuple(c for c in self.box._dom_classes if not c.startswith("kandev-status-")) + (

@@ -138,7 +138,8 @@ def _html_tool(rec: ToolRecord, item: _Item, turn: Turn) -> str:
     where = ch.where_expr(rec.call.tool_call_id)
     summary = ch.card_summary_html(rec.call.tool_name, rec.call.title, status, payload, rec.duration_ms,
                                    rec.decision)
-    body = ch.card_body_html(payload, output, status=status, where=where, decision=rec.decision, saved=True)
+    body = ch.card_body_html(payload, output, status=status, where=where, decision=rec.decision, saved=True,
+                             images=rec.update.images if rec.update else ())
     if rec.decision is not None and not ch.denied(rec.decision):
         body += ch.approval_note_html(rec.decision)
     if ch.denied(rec.decision):
