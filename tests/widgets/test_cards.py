@@ -222,3 +222,26 @@ def test_safe_markdown_keeps_fences_and_safe_links() -> None:
     rendered = MarkdownIt("commonmark", {"html": True}).render(out)
     assert 'href="https://x.org/a?b=1&amp;c=2"' in rendered and 'href="docs/a.md"' in rendered
     assert mdsafe.code_span("a`b") == "``a`b``"
+
+
+# -- 18 smaller: a figure stays with its card -------------------------------------------------
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+
+
+def test_a_figure_in_a_tool_result_shows_on_its_card_live_and_saved(rec: Recorder) -> None:
+    content = [{"type": "text", "text": "result:\nText(0.5, 1.0, 'units')"},
+               {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}},
+               {"type": "image", "source": {"type": "url", "url": "http://host/x.png"}}]
+    assert t.tool_result_images(content) == (f"data:image/png;base64,{PNG}",)  # a URL source fetches: dropped
+    c = call("t1", "mcp__kernel__run_code", {"code": "plot()"})
+    update = result(c, content).model_copy(update={"images": t.tool_result_images(content)})
+    assert "images" not in update.model_dump()  # kept out of the ledger and transcripts
+    v = TurnView("p")
+    v.handle(c)
+    v.handle(update)
+    assert f'src="data:image/png;base64,{PNG}"' in v.cards["t1"].html.value
+    h = mime_bundle(_turn([c, update, ev.MessageChunk(text="Here it is."), complete(cost_usd=0.01)]))["text/html"]
+    card = h.index("kernel · run_code")
+    assert card < h.index('class="kandev-figure"') < h.index("Here it is.") < h.index("kandev-footer")
+    assert "http://host/x.png" not in h
