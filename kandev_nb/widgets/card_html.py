@@ -78,7 +78,7 @@ _BY = {"person": "you", "policy": "policy", "timeout": "the approval timeout",
 
 
 def decided_by_text(decision: ev.PermissionDecided) -> str:
-    """Who decided, in words: "you", "the approval timeout", "the notebook's approval policy"...
+    """Who decided, in words: "you", "policy", "the approval timeout", "a hook"...
 
     From `decided_by` (:data:`kandev_nb.permissions.DecidedBy`).
     """
