@@ -208,9 +208,12 @@ def modify_file_html(payload: t.ModifyFile, *, full: bool = False, where: str = 
             parts.append(f'<div class="kandev-more" style="color:{th.MUTED};font-size:90%">… {hidden:,} more diff '
                          f"lines ({view.shown_rows:,} of {view.total_rows:,} shown{hint})</div>")
             if saved:
-                whole = diffs.diff_view(m.diff, full=True).html
+                whole = diffs.diff_view(m.diff, full=True)
+                rest = (f'<div style="color:{th.MUTED};font-size:90%">first {whole.shown_rows:,} lines; all '
+                        f"{whole.total_rows:,} are in <code>{esc(where)}.mutations[{i}].diff</code></div>"
+                        if whole.cut and where else "")
                 parts.append(f'<details class="kandev-whole-diff"><summary style="cursor:pointer">Show the whole '
-                             f"diff ({view.total_rows:,} lines)</summary>{whole}</details>")
+                             f"diff ({view.total_rows:,} lines)</summary>{whole.html}{rest}</details>")
     return "".join(parts)
 
 

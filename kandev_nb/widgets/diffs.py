@@ -22,10 +22,13 @@ from dataclasses import dataclass
 
 from kandev_nb.widgets import theme as th
 
-__all__ = ["DIFF_PREVIEW_ROWS", "DiffView", "diff_rows", "diff_view"]
+__all__ = ["DIFF_FULL_MAX_ROWS", "DIFF_PREVIEW_ROWS", "DiffView", "diff_rows", "diff_view"]
 
 DIFF_PREVIEW_ROWS = 60
 """Rows (diff lines, hunk headers included) of a diff shown before "Show the whole diff"."""
+DIFF_FULL_MAX_ROWS = 5000
+"""Rows of "the whole diff" sent to the browser or saved (about 2 MB of HTML); a longer diff
+says where its full text is (the card's Python path)."""
 _WORD_DIFF_MAX_CHARS = 400
 """Longer lines are marked as wholly changed (word matching them is slow and unreadable)."""
 
@@ -64,11 +67,12 @@ def _word_parts(a: str, b: str) -> tuple[tuple[tuple[str, bool], ...], tuple[tup
     return tuple(pa), tuple(pb)
 
 
-def _flush(dels: list[tuple[int, str]], adds: list[tuple[int, str]], rows: list[Row]) -> None:
+def _flush(dels: list[tuple[int, str]], adds: list[tuple[int, str]], rows: list[Row], word_rows: int) -> None:
     for i in range(max(len(dels), len(adds))):
         d = dels[i] if i < len(dels) else None
         a = adds[i] if i < len(adds) else None
-        words = _word_parts(d[1], a[1]) if d is not None and a is not None else None
+        words = (_word_parts(d[1], a[1]) if d is not None and a is not None and len(rows) < word_rows
+                 else None)
         if d is not None:
             rows.append(Row("del", d[0], None, words[0] if words else ((d[1], False),)))
         if a is not None:
@@ -77,13 +81,15 @@ def _flush(dels: list[tuple[int, str]], adds: list[tuple[int, str]], rows: list[
     adds.clear()
 
 
-def diff_rows(diff: str) -> list[Row]:
+def diff_rows(diff: str, word_rows: int | None = None) -> list[Row]:
     """The rows of unified diff text `diff` (file headers ``---``/``+++`` dropped).
 
     Removed and added lines of one changed block are interleaved (old above new), with
-    word-level parts when a pair is alike. Text that is not a unified diff comes back as
+    word-level parts when a pair is alike (only within the first `word_rows` rows when
+    given: matching words is the slow part). Text that is not a unified diff comes back as
     context rows without line numbers (nothing is dropped).
     """
+    limit = len(diff) if word_rows is None else word_rows
     rows: list[Row] = []
     dels: list[tuple[int, str]] = []
     adds: list[tuple[int, str]] = []
@@ -92,7 +98,7 @@ def diff_rows(diff: str) -> list[Row]:
     for line in diff.split("\n"):
         m = _HUNK.match(line)
         if m:
-            _flush(dels, adds, rows)
+            _flush(dels, adds, rows, limit)
             old_no, new_no = int(m.group(1)), int(m.group(3))
             in_hunk = True
             rows.append(Row("hunk", None, None, ((line, False),)))
@@ -107,19 +113,19 @@ def diff_rows(diff: str) -> list[Row]:
             adds.append((new_no, line[1:]))
             new_no += 1
         elif line.startswith("\\"):
-            _flush(dels, adds, rows)
+            _flush(dels, adds, rows, limit)
             rows.append(Row("note", None, None, ((line[1:].strip(), False),)))
         elif line == "":
             continue  # the split after the last newline
         elif line.startswith(" "):
-            _flush(dels, adds, rows)
+            _flush(dels, adds, rows, limit)
             rows.append(Row("ctx", old_no, new_no, ((line[1:], False),)))
             old_no += 1
             new_no += 1
         else:
-            _flush(dels, adds, rows)
+            _flush(dels, adds, rows, limit)
             rows.append(Row("ctx", None, None, ((line, False),)))
-    _flush(dels, adds, rows)
+    _flush(dels, adds, rows, limit)
     while rows and rows[-1].kind == "ctx" and rows[-1].old_no is None and not rows[-1].parts[0][0]:
         rows.pop()
     return rows
@@ -166,11 +172,12 @@ def diff_view(diff: str, *, full: bool = False, max_rows: int = DIFF_PREVIEW_ROW
 
     Args:
         diff: unified diff text (a FileMutation's `diff`).
-        full: show every row; else the first `max_rows`.
+        full: show every row (at most :data:`DIFF_FULL_MAX_ROWS`); else the first `max_rows`.
         max_rows: rows of the preview.
     """
-    rows = diff_rows(diff)
-    shown = rows if full else rows[:max_rows]
+    limit = DIFF_FULL_MAX_ROWS if full else max_rows
+    rows = diff_rows(diff, word_rows=limit)
+    shown = rows[:limit]
     style = (f"margin:0.2em 0;padding:0.3em 0;overflow-x:auto;background:{th.CODE_BG};color:{th.CODE_FG};"
              "border-radius:4px;font-size:85%;line-height:1.35;white-space:pre")
     body = "".join(_row_html(row) for row in shown)

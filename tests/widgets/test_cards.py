@@ -245,3 +245,16 @@ def test_a_figure_in_a_tool_result_shows_on_its_card_live_and_saved(rec: Recorde
     card = h.index("kernel · run_code")
     assert card < h.index('class="kandev-figure"') < h.index("Here it is.") < h.index("kandev-footer")
     assert "http://host/x.png" not in h
+
+
+def test_a_huge_diff_stays_bounded_and_says_where_the_rest_is() -> None:
+    old = "".join(f"a{i} = {i}\n" for i in range(diffs.DIFF_FULL_MAX_ROWS))
+    new = "".join(f"a{i} = {i + 1}\n" for i in range(diffs.DIFF_FULL_MAX_ROWS))
+    c = call("toolu_h", "Write", {"file_path": "/p/big.py", "content": new})
+    payload = t.ModifyFile(tool="Edit", file_path="/p/big.py", mutations=(t.FileMutation(
+        type="replace", old_content=old, new_content=new, diff=t.unified_diff(old, new, "big.py")[0]),))
+    whole = diffs.diff_view(payload.mutations[0].diff, full=True)
+    assert whole.cut and whole.shown_rows == diffs.DIFF_FULL_MAX_ROWS
+    h = card_html.modify_file_html(payload, where=f"kandev_nb.tool_call({c.tool_call_id!r}).update.normalized",
+                                   saved=True)
+    assert "all 10,001 are in kandev_nb.tool_call('toolu_h').update.normalized.mutations[0].diff" in plain(h)
