@@ -258,3 +258,14 @@ def test_a_huge_diff_stays_bounded_and_says_where_the_rest_is() -> None:
     h = card_html.modify_file_html(payload, where=f"kandev_nb.tool_call({c.tool_call_id!r}).update.normalized",
                                    saved=True)
     assert "all 10,001 are in kandev_nb.tool_call('toolu_h').update.normalized.mutations[0].diff" in plain(h)
+
+
+def test_the_live_stylesheet_uses_theme_variables_for_every_colour() -> None:
+    from kandev_nb.widgets.stream import ASSETS
+
+    css = (ASSETS / "kandev.css").read_text()
+    values = re.findall(r"(?:color|background|border(?:-left|-color)?)\s*:\s*([^;}]+)", css)
+    assert len(values) > 10
+    for value in values:
+        literal = re.sub(r"var\(--jp-[\w-]+,\s*[^)]*\)|rgba\([^)]*\)", "", value)
+        assert not re.search(r"#[0-9a-fA-F]{3,6}\b|\bwhite\b", literal), value
