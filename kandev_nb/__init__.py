@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from kandev_nb._version import __version__
 from kandev_nb.agent.permissions import Approval, Decision, Rules
 from kandev_nb.agent.session import Session, SessionConfig
-from kandev_nb.agent.turn import DISPLAY_RENDERERS, Turn
+from kandev_nb.agent.turn import DISPLAY_RENDERERS, ToolRecord, Turn
 from kandev_nb.errors import (
     AttachmentError,
     CLIInstallError,
@@ -73,6 +73,7 @@ __all__ = [
     "runs",
     "sessions",
     "settings",
+    "tool_call",
     "tool_calls",
     "unload_ipython_extension",
 ]
@@ -85,6 +86,34 @@ def runs(**filters: Any) -> pd.DataFrame:
     from kandev_nb import ledger
 
     return ledger.runs(**filters)
+
+
+def tool_call(tool_use_id: str) -> ToolRecord:
+    """One tool call of this kernel's `%%claude` turns, by its `tool_use_id` (newest turn first).
+
+    This is the expression a cut tool card names (``kandev_nb.tool_call('toolu_01').update.output``):
+    the record keeps the full texts the card only previews.
+
+    Args:
+        tool_use_id: the `tool_use.id` shown on the card (e.g. ``"toolu_01AbC..."``).
+
+    Returns:
+        The :class:`~kandev_nb.agent.turn.ToolRecord`: `.call` (ToolCall), `.update` (ToolUpdate:
+        `.output` is the full result text, `.normalized` the NormalizedPayload, diffs in
+        ``.normalized.mutations[i].diff``) and `.decision` (PermissionDecided or None).
+
+    Raises:
+        KeyError: no turn of this kernel has a call with that id (the turns of another
+            kernel, or of a notebook reopened later, are not kept in memory).
+    """
+    from kandev_nb.notebook import magic
+
+    for turn in reversed(magic._turns):
+        record = turn.tools.get(tool_use_id)
+        if record is not None:
+            return record
+    raise KeyError(f"no tool call {tool_use_id!r} in this kernel's %%claude turns "
+                   f"({len(magic._turns)} turns kept; a restarted kernel keeps none)")
 
 
 def tool_calls(**filters: Any) -> pd.DataFrame:

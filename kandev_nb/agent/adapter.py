@@ -41,6 +41,7 @@ from kandev_nb.agent.tools import (
     map_todo_status,
     normalize_tool_call,
     normalize_tool_result,
+    tool_result_images,
     tool_result_text,
     tool_title,
 )
@@ -230,19 +231,19 @@ class Adapter:
         out: list[tuple[WireMessage | None, list[ev.AgentEvent]]] = []
         if self.observer is not None:
             for line in lines:
-                if type(line) is bytes:
+                if isinstance(line, LineTooLong):
+                    out.append((None, [self._too_long(line)]))
+                else:
                     msg = parse_line(line)
                     out.append((msg, self.handle(msg)))
-                else:
-                    out.append((None, [self._too_long(line)]))  # type: ignore[arg-type]
             return out
         run: list[str] = []  # texts of the open run of deltas
         key: tuple[Any, str | None, str | None] = (None, None, None)
         loads = protocol.fast_loads()
         kinds = _DELTA_TEXT
         for line in lines:
-            if type(line) is not bytes:
-                out.append((None, [self._too_long(line)]))  # type: ignore[arg-type]
+            if isinstance(line, LineTooLong):
+                out.append((None, [self._too_long(line)]))
                 continue
             try:
                 obj = loads(line)
@@ -545,6 +546,7 @@ class Adapter:
                 status="error" if is_error else "complete",
                 normalized=payload,
                 output=tool_result_text(block.get("content")),
+                images=tool_result_images(block.get("content")),
                 session_id=self.session_id,
                 parent_tool_use_id=self.tool_parents.get(tool_id, parent),
             )

@@ -119,6 +119,10 @@ class ToolUpdate(_Event):
     normalized: NormalizedPayload
     output: str = ""
     auto_completed: bool = False
+    images: tuple[str, ...] = Field(default=(), exclude=True, repr=False)
+    """The result's pictures as ``data:`` URIs (:func:`kandev_nb.agent.tools.tool_result_images`),
+    e.g. `run_code`'s figures, shown on the tool card. Left out of ``model_dump()`` (and so of
+    the ledger and transcripts): they can be megabytes."""
 
 
 class ContextWindow(_Event):

@@ -77,10 +77,11 @@ __all__ = [
 
 PermissionMode = Literal["supervised", "plan", "acceptEdits", "autonomous"]
 MODES: tuple[PermissionMode, ...] = ("supervised", "plan", "acceptEdits", "autonomous")
-DecidedBy = Literal["person", "policy", "timeout", "cancelled", "settings"]
+DecidedBy = Literal["person", "policy", "timeout", "cancelled", "settings", "hook"]
 """Who answered: a person (a button, or the interrupt), a policy, the approval timeout, the
-CLI itself withdrawing the request ("cancelled"), or the CLI's own permission settings
-("settings": the tool ran without any request, see :func:`kandev_nb.agent.session.Session`)."""
+CLI itself withdrawing the request ("cancelled"), the CLI's own permission settings
+("settings": the tool ran or was refused without any request, see
+:func:`kandev_nb.agent.session.Session`), or a PreToolUse hook of the user's settings ("hook")."""
 
 _CLI_MODE: dict[str, str] = {
     "supervised": "default",

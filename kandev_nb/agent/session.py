@@ -405,7 +405,9 @@ class Session:
         read-only classification of a shell command. A :class:`~kandev_nb.agent.events.PermissionDecided`
         with ``decided_by="settings"`` is put before its ToolUpdate, so the tool's record and
         card show who decided. On CLIs that report it (2.1.332), the reason comes from the
-        message's ``tool_result_meta[].permission_decision`` (`source`, `reason_type`).
+        message's ``tool_result_meta[].permission_decision`` (`source`, `reason_type`); a
+        PreToolUse hook's deny (``source: "hook"``, measured with 2.1.332) is reported as
+        ``decided_by="hook"`` with the hook's reason (the `tool_result` text).
         """
         if self.config.mode == "autonomous":
             return events
@@ -422,13 +424,18 @@ class Session:
                 accepted = decision.get("decision", "accept" if event.status == "complete" else None)
                 if accepted in ("accept", "reject", "deny"):
                     source = " / ".join(str(decision[k]) for k in ("source", "reason_type") if decision.get(k))
+                    by_hook = decision.get("source") == "hook"
                     why = (f"{event.tool_name} was allowed for this session by an earlier answer"
                            if event.tool_name in self._session_tools and accepted == "accept"
                            else f"Claude Code's own permission settings ({source or 'no request was sent'})")
+                    if accepted != "accept" and event.output.strip():
+                        # the tool_result text is the reason (a hook's permissionDecisionReason)
+                        why = event.output.strip() if by_hook else f"{why}: {event.output.strip()}"
                     out.append(ev.PermissionDecided(
                         request_id=f"settings:{event.tool_call_id}", tool_name=event.tool_name,
                         tool_use_id=event.tool_call_id,
-                        behavior="allow" if accepted == "accept" else "deny", decided_by="settings", waited_ms=0,
+                        behavior="allow" if accepted == "accept" else "deny",
+                        decided_by="hook" if by_hook else "settings", waited_ms=0,
                         message=why,
                         session_id=self.session_id, parent_tool_use_id=event.parent_tool_use_id,
                     ))

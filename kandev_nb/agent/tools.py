@@ -45,6 +45,7 @@ __all__ = [
     "map_todo_status",
     "normalize_tool_call",
     "normalize_tool_result",
+    "tool_result_images",
     "tool_result_text",
     "tool_title",
     "unified_diff",
@@ -386,6 +387,31 @@ def tool_title(name: str, payload: NormalizedPayload) -> str:
 
 
 # -- tool_result -> enriched payload ---------------------------------------------------
+
+
+_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+
+
+def tool_result_images(content: Any) -> tuple[str, ...]:
+    """The pictures of a `tool_result.content` as ``data:`` URIs, in order.
+
+    Only base64 image blocks (``{"type": "image", "source": {"type": "base64",
+    "media_type": "image/png", "data": ...}}``, as the in-kernel `run_code` returns its
+    figures) of PNG, JPEG, GIF or WebP; anything else (URL sources) is skipped, so showing
+    them never fetches anything.
+    """
+    if not isinstance(content, list):
+        return ()
+    out = []
+    for block in content:
+        if not isinstance(block, dict) or block.get("type") != "image":
+            continue
+        source = block.get("source") or {}
+        media, data = source.get("media_type"), source.get("data")
+        if source.get("type") == "base64" and media in _IMAGE_TYPES and isinstance(data, str) \
+                and re.fullmatch(r"[A-Za-z0-9+/=\s]*", data):
+            out.append(f"data:{media};base64,{data}")
+    return tuple(out)
 
 
 def tool_result_text(content: Any) -> str:

@@ -9,8 +9,10 @@ reported), a coroutine is cancelled.
 
 While code runs, what it writes to ``sys.stdout``/``sys.stderr`` is teed: it shows in the
 cell as usual and is also kept for the model. Every PNG the code displays (``display(fig)``,
-``plt.show()`` with the inline backend) is kept too, and matplotlib figures it leaves open
-are displayed in the cell, kept, and closed.
+``plt.show()`` with the inline backend) is kept instead of being shown in the cell, and
+matplotlib figures it leaves open are kept and closed: they go back to the model as images
+and the `run_code` tool card shows them (from the tool_result), so a figure stays with the
+call that made it instead of landing below the turn's footer.
 """
 
 from __future__ import annotations
@@ -182,8 +184,9 @@ class CodeRunner:
         namespace: the globals the code runs in (the user namespace).
         display: shows an object in the notebook cell (IPython's ``display``); called in the
             context given to :meth:`run`. None: nothing is displayed.
-        display_hook: ``(callback) -> uninstall``: calls ``callback(png_bytes)`` for each PNG
-            the kernel publishes until uninstalled. None: only open figures are collected.
+        display_hook: ``(callback) -> uninstall``: until uninstalled, each PNG the kernel
+            would publish is given to ``callback(png_bytes)`` instead (the tool card shows
+            it). None: only open figures are collected.
     """
 
     def __init__(
@@ -276,8 +279,7 @@ class CodeRunner:
         for figure in new_figures:
             png = _figure_png(figure)
             if png:
-                images.append(png)
-                self._show_png(context, png)
+                images.append(png)  # shown by the tool card, from the tool_result
             _close_figure(figure)
         result.images = images
         result.duration_s = time.monotonic() - start
@@ -381,16 +383,6 @@ class CodeRunner:
                 context.copy().run(self._display, value)
             except Exception:  # showing is best effort; the model has the repr
                 log.debug("kernel tools could not display %r", type(value), exc_info=True)
-
-    def _show_png(self, context: contextvars.Context, png: bytes) -> None:
-        if self._display is None:
-            return
-        try:
-            from IPython.core.display import Image
-
-            self._show(context, Image(data=png, format="png"))  # type: ignore[no-untyped-call, unused-ignore]  # typed from IPython 9
-        except ImportError:
-            pass
 
 
 def _repr(value: Any) -> str:

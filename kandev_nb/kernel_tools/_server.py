@@ -6,7 +6,7 @@ Tools (the model sees them as ``mcp__kernel__<tool>``):
 - ``inspect_variable``: dtypes/head/describe/null counts of a DataFrame, stats of an
   array, a capped repr and attributes of anything else.
 - ``run_code``: run Python in the user's namespace; stdout, stderr, the result's repr, the
-  exception; figures come back as images and show in the cell.
+  exception; figures come back as images and show on the run_code tool card.
 - ``recent_history``: the last cells the user ran and the last error.
 
 Every text is cut to ``options.max_output_chars`` (saying so) and, unless
@@ -108,7 +108,7 @@ def _tool_list() -> list[mt.Tool]:
             description="Run Python code in the user's notebook kernel, in the same namespace as their "
                         "cells (new variables stay). Returns stdout, stderr, the repr of the last "
                         "expression and any exception with traceback; matplotlib figures are shown in "
-                        "the notebook and returned as images. The user approves every run.",
+                        "the notebook (on this call's card) and returned as images. The user approves every run.",
             input_schema={"type": "object", "properties": {"code": _STRING}, "required": ["code"]},
             annotations=mt.ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False),
         ),
@@ -233,8 +233,10 @@ class KernelTools:
                 png = data.get("image/png") if isinstance(data, dict) else None
                 if isinstance(png, str):
                     callback(base64.b64decode(png))
-                elif isinstance(png, bytes):
+                    return None  # the run_code card shows it, beside its call
+                if isinstance(png, bytes):
                     callback(png)
+                    return None
                 return original(data, *args, **kwargs)
 
             publisher.publish = publish

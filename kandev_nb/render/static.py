@@ -9,14 +9,15 @@ for ``update_display``: this is what a saved notebook keeps, and what JupyterLab
 reload, nbconvert and kernel-less renderers show.
 
 Long outputs are cut to a preview (:func:`~kandev_nb.render.html.cut`); the note under
-each preview names the Python expression that holds the full text (``turn.tools[...]``),
-so nothing is lost, and a 5 MB shell output does not end up in the notebook file.
+each preview names the Python expression that holds the full text
+(``kandev_nb.tool_call('toolu_...').update.output``), so nothing is lost, and a 5 MB shell output does not end up in the notebook file.
 
 Importable without a kernel: no ipywidgets here.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -25,7 +26,10 @@ from typing import Any
 from kandev_nb.agent import events as ev
 from kandev_nb.agent import tools as t
 from kandev_nb.agent.turn import ToolRecord, Turn
+from kandev_nb.render import card_html as ch
+from kandev_nb.render import diffs
 from kandev_nb.render import html as r
+from kandev_nb.render import mdsafe as ms
 
 __all__ = ["mime_bundle", "render_html", "render_markdown", "run_info_html"]
 
@@ -120,12 +124,12 @@ def _html_items(items: list[_Item], turn: Turn) -> str:
             case "text":
                 out.append(f'<div class="kandev-text">{r.markdown_html(item.text)}</div>')
             case "thinking":
-                out.append(r.details_html('<i style="color:#888">Thinking</i>', r.markdown_html(item.text),
-                                          cls="kandev-thinking", inner_style="color:#57606a"))
+                out.append(r.details_html('<i style="color:var(--jp-content-font-color2,#57606a)">Thinking</i>', r.markdown_html(item.text),
+                                          cls="kandev-thinking", inner_style="color:var(--jp-content-font-color2,#57606a)"))
             case "todos":
-                out.append(f'<div class="kandev-todo-card">{r.todos_html(item.todos)}</div>')
+                out.append(f'<div class="kandev-todo-card">{ch.todos_html(item.todos)}</div>')
             case "note":
-                out.append(f'<div class="kandev-note" style="color:#bf8700;font-size:90%">⚠ {r.esc(item.text)}</div>')
+                out.append(f'<div class="kandev-note" style="color:var(--jp-warn-color1,#9a6700);font-size:90%">⚠ {r.esc(item.text)}</div>')
             case "tool":
                 rec = turn.tools.get(item.tool_id)
                 if rec is not None:
@@ -135,16 +139,20 @@ def _html_items(items: list[_Item], turn: Turn) -> str:
 
 def _html_tool(rec: ToolRecord, item: _Item, turn: Turn) -> str:
     payload, output, status = _record_parts(rec)
-    where = f"turn.tools[{rec.call.tool_call_id!r}].update.output"
-    summary = r.card_summary_html(rec.call.tool_name, rec.call.title, status, payload, rec.duration_ms)
-    body = r.card_body_html(payload, output, status=status, where=where)
-    if rec.decision is not None:
-        body += r.approval_note_html(rec.decision)
+    where = ch.where_expr(rec.call.tool_call_id)
+    summary = ch.card_summary_html(rec.call.tool_name, rec.call.title, status, payload, rec.duration_ms,
+                                   rec.decision)
+    body = ch.card_body_html(payload, output, status=status, where=where, decision=rec.decision, saved=True,
+                             images=rec.update.images if rec.update else ())
+    if rec.decision is not None and not ch.denied(rec.decision):
+        body += ch.approval_note_html(rec.decision)
+    if ch.denied(rec.decision):
+        status = "denied"
     if item.children:
-        body += (f'<div class="kandev-nested" style="margin-left:0.8em;border-left:2px solid #d0d7de;'
+        body += (f'<div class="kandev-nested" style="margin-left:0.8em;border-left:2px solid var(--jp-border-color2,#d0d7de);'
                  f'padding-left:0.5em">{_html_items(item.children, turn)}</div>')
     cls = f"kandev-tool-card kandev-kind-{payload.kind} kandev-status-{status}"
-    return r.details_html(summary, body, cls=cls, open_=status == "error" or payload.kind in ("manage_todos", "plan"))
+    return r.details_html(summary, body, cls=cls, open_=status in ("error", "denied") or payload.kind in ("manage_todos", "plan"))
 
 
 def run_info_html(session_name: str, mode: str | None, model: str | None) -> str:
@@ -158,7 +166,7 @@ def _header_html(turn: Turn) -> str:
     prompt = turn.prompt.strip().splitlines()[0] if turn.prompt.strip() else ""
     more = " …" if len(turn.prompt.strip()) > len(prompt) or len(prompt) > 160 else ""
     info = run_info_html(turn.session_name, turn.mode, turn.model)
-    return (f'<div class="kandev-header" style="color:#888;font-size:85%">{info} · '
+    return (f'<div class="kandev-header" style="color:var(--jp-content-font-color2,#57606a);font-size:85%">{info} · '
             f"<i>{r.esc(prompt[:160])}{more}</i></div>")
 
 
@@ -201,20 +209,34 @@ def _md_cut(text: str, where: str) -> str:
     p = r.cut(text)
     if not p.cut:
         return _fence(text)
-    return _fence(p.shown) + f"\n*… {p.hidden_lines:,} more lines; full text in `{where}`*\n"
+    return _fence(p.shown) + f"\n*… {p.hidden_lines:,} more lines; full text in* {ms.code_span(where)}\n"
+
+
+def _md_diff(payload: t.ModifyFile, where: str) -> list[str]:
+    parts = []
+    for i, m in enumerate(payload.mutations):
+        view = diffs.diff_view(m.diff)
+        if not view.cut:
+            parts.append(_fence(m.diff, "diff"))
+            continue
+        lines = m.diff.split("\n")
+        parts.append(_fence("\n".join(lines[:diffs.DIFF_PREVIEW_ROWS]), "diff")
+                     + f"\n<details><summary>Show the whole diff ({view.total_rows:,} lines)</summary>\n\n"
+                     + _fence(m.diff, "diff") + "\n</details>\n"
+                     + f"\n*the diff text is in* {ms.code_span(f'{where}.mutations[{i}].diff')}\n")
+    return parts
 
 
 def _md_tool_body(payload: t.NormalizedPayload, output: str, status: str, where: str) -> str:
     parts: list[str] = []
     match payload:
         case t.ModifyFile():
-            for m in payload.mutations:
-                parts.append(_fence(r.cut(m.diff, 200, 20000).shown, "diff"))
+            parts += _md_diff(payload, where.removesuffix(".output") + ".normalized")
             if status == "error" and (payload.result or output):
                 parts.append("error:\n" + _md_cut(payload.result or output, where))
         case t.ShellExec():
             if payload.description:
-                parts.append(f"*{payload.description}*\n")
+                parts.append(f"*{ms.plain(payload.description)}*\n")
             parts.append(_fence(payload.command, "bash"))
             out = payload.output
             if out is not None:
@@ -228,18 +250,19 @@ def _md_tool_body(payload: t.NormalizedPayload, output: str, status: str, where:
                 parts.append(_md_cut(output, where))
         case t.ReadFile():
             body = payload.content if payload.content is not None else output
-            rng = r._read_range(payload)
-            parts.append(f"`{payload.file_path}`" + (f" · {rng}" if rng else "") + "\n")
+            rng = ch._read_range(payload)
+            parts.append(ms.code_span(payload.file_path) + (f" · {rng}" if rng else "") + "\n")
             if body:
                 parts.append(_md_cut(body, where))
         case t.CodeSearch():
-            parts.append(f"pattern `{payload.pattern}`" + (f" in `{payload.path}`" if payload.path else "")
+            parts.append(f"pattern {ms.code_span(payload.pattern)}" + (f" in {ms.code_span(payload.path)}" if payload.path else "")
                          + (f" · {payload.file_count} found" if payload.file_count is not None else "") + "\n")
             listing = "\n".join(payload.files) if payload.files else (payload.text or output)
             if listing:
                 parts.append(_md_cut(listing, where))
         case t.HttpRequest():
-            parts.append(f"{payload.url or payload.query or ''}" + (f" · HTTP {payload.status}" if payload.status else "") + "\n")
+            parts.append(ms.code_span(payload.url or payload.query or "")
+                         + (f" · HTTP {payload.status}" if payload.status else "") + "\n")
             if payload.response or output:
                 parts.append(_md_cut(payload.response or output, where))
         case t.SubagentTask():
@@ -248,17 +271,15 @@ def _md_tool_body(payload: t.NormalizedPayload, output: str, status: str, where:
             if totals:
                 parts.append(" · ".join(totals) + "\n")
             if payload.result:
-                parts.append(payload.result + "\n")
+                parts.append(ms.safe_markdown(payload.result) + "\n")
         case t.ManageTodos():
-            parts.append(_md_todos(payload.items) if payload.items else (payload.result or "") + "\n")
+            parts.append(_md_todos(payload.items) if payload.items else _fence(payload.result or ""))
         case t.CreateTask():
-            parts.append(f"**{payload.title}**" + (f" #{payload.task_id}" if payload.task_id else "") + "\n")
+            parts.append(f"**{ms.plain(payload.title)}**" + (f" #{ms.plain(payload.task_id)}" if payload.task_id else "") + "\n")
         case t.Plan():
-            parts.append(payload.plan + "\n")
+            parts.append(ms.safe_markdown(payload.plan) + "\n")
         case t.Generic():
             if payload.input:
-                import json
-
                 parts.append(_fence(json.dumps(payload.input, indent=2, ensure_ascii=False, default=str), "json"))
             if payload.output or output:
                 parts.append(_md_cut(payload.output or output, where))
@@ -267,8 +288,16 @@ def _md_tool_body(payload: t.NormalizedPayload, output: str, status: str, where:
 
 def _md_todos(items: Iterable[t.TodoItem]) -> str:
     mark = {"pending": "[ ]", "in_progress": "[ ] ◐", "completed": "[x]"}
-    return "".join(f"- {mark[i.status]} {i.active_form if i.status == 'in_progress' and i.active_form else i.description}\n"
+    return "".join(f"- {mark[i.status]} {ms.plain(i.active_form if i.status == 'in_progress' and i.active_form else i.description)}\n"
                    for i in items)
+
+
+def _md_decision(d: ev.PermissionDecided) -> str:
+    who = ms.plain(ch.decided_by_text(d))
+    if not ch.denied(d):
+        return f"\n*allowed by {who} after {r.fmt_ms(d.waited_ms)}*\n"
+    why = f": {ms.plain(d.message)}" if d.message else ""
+    return f"\n**Not run**: denied by {who}{why}\n"
 
 
 def _md_items(items: list[_Item], turn: Turn) -> list[str]:
@@ -276,26 +305,30 @@ def _md_items(items: list[_Item], turn: Turn) -> list[str]:
     for item in items:
         match item.kind:
             case "text":
-                out.append(item.text.rstrip("\n") + "\n")
+                out.append(ms.safe_markdown(item.text.rstrip("\n")) + "\n")
             case "thinking":
-                out.append(f"<details><summary>Thinking</summary>\n\n{item.text.strip()}\n\n</details>\n")
+                out.append(f"<details><summary>Thinking</summary>\n\n{ms.safe_markdown(item.text.strip())}\n\n</details>\n")
             case "todos":
                 out.append(_md_todos(item.todos))
             case "note":
-                out.append(f"> ⚠ {item.text}\n")
+                out.append(f"> ⚠ {ms.plain(item.text)}\n")
             case "tool":
                 rec = turn.tools.get(item.tool_id)
                 if rec is None:
                     continue
                 payload, output, status = _record_parts(rec)
-                where = f"turn.tools[{rec.call.tool_call_id!r}].update.output"
+                where = ch.where_expr(rec.call.tool_call_id)
                 title = rec.call.title if rec.call.title != rec.call.tool_name else ""
                 dur = f" · {r.fmt_ms(rec.duration_ms)}" if rec.duration_ms is not None else ""
-                summary = r.esc(f"{_STATUS_MD.get(status, '•')} {rec.call.tool_name}" + (f": {title[:120]}" if title else "") + dur)
+                is_denied = ch.denied(rec.decision)
+                glyph = "⊘" if is_denied else _STATUS_MD.get(status, "•")
+                tail = f" · denied by {ch.decided_by_text(rec.decision)} (not run)" if rec.decision and is_denied else dur
+                summary = r.esc(f"{glyph} {ch.tool_label(rec.call.tool_name)}" + (f": {title[:120]}" if title else "") + tail)
+                if is_denied:
+                    payload, output = ch._proposed(payload), ""
                 body = _md_tool_body(payload, output, status, where)
                 if rec.decision is not None:
-                    d = rec.decision
-                    body += f"\n*{'allowed' if d.behavior == 'allow' else 'denied'} by {d.decided_by} after {r.fmt_ms(d.waited_ms)}*\n"
+                    body += _md_decision(rec.decision)
                 if item.children:
                     body += "\n" + "\n".join(_md_items(item.children, turn))
                 out.append(f"<details><summary>{summary}</summary>\n\n{body}\n</details>\n")

@@ -56,7 +56,7 @@ def test_allow_clicked_in_jupyterlab_runs_the_write_and_shows_the_footer(
     assert target.read_text() == "written after a click in the browser\n"
     output = claude_cell.locator(".jp-OutputArea-output")
     expect(output).to_contain_text("Created hello.txt.")
-    expect(output).to_contain_text("allowed by person")
+    expect(output).to_contain_text("allowed by you")
     footer = claude_cell.locator(".kandev-footer")
     expect(footer).to_be_visible()
     expect(footer).to_contain_text("cost")

@@ -8,6 +8,7 @@ contains and what the notebook shows.
 from __future__ import annotations
 
 import base64
+import re
 from pathlib import Path
 
 import pytest
@@ -91,7 +92,7 @@ def test_run_code_asks_with_the_code_shown_and_only_allow_runs_it(
         assert result.get("is_error") is True and "sum is" not in result_text(result)
 
 
-def test_a_figure_from_run_code_shows_in_the_cell_and_reaches_the_model(
+def test_a_figure_from_run_code_shows_on_its_card_and_reaches_the_model(
     kernel: KernelHarness, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path,
 ) -> None:
     code = ("import matplotlib.pyplot as plt\nfig, ax = plt.subplots(figsize=(3, 2))\n"
@@ -102,11 +103,14 @@ def test_a_figure_from_run_code_shows_in_the_cell_and_reaches_the_model(
     kernel.execute("policy = lambda tool, tool_input: 'allow' if tool == 'mcp__kernel__run_code' else None")
     run = kernel.execute("%%claude --approve policy\nPlot units by region")
 
-    shown = run.data("image/png")
-    assert len(shown) == 1  # shown once: the figure is closed, so the inline backend does not repeat it
+    assert run.data("image/png") == []  # not a separate output below the turn's footer ...
     images = result_images(tool_results(scripted_model.main_requests[-1])[-1])
     assert len(images) == 1
     assert images[0]["source"]["media_type"] == "image/png"
+    saved = run.data("text/html")[-1]  # ... but on the run_code card of the saved rendering
+    card = saved[saved.index("kernel · run_code"):saved.index("kandev-footer")]
+    shown = re.findall(r'class="kandev-figure" src="data:image/png;base64,([^"]+)"', card)
+    assert len(shown) == 1  # once: the figure is closed, so the inline backend does not repeat it
     assert base64.b64decode(images[0]["source"]["data"]) == base64.b64decode(shown[0])
     assert "Text(0.5, 1.0, 'units by region')" in result_text(tool_results(scripted_model.main_requests[-1])[-1])
     assert kernel.eval("__import__('matplotlib.pyplot').pyplot.get_fignums()") == []

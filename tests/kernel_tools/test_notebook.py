@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -38,8 +39,11 @@ def test_kernel_tools_notebook_runs_offline_with_jupyter_execute(tmp_path: Path)
     assert "sales: pandas.DataFrame" in answer and "shape: (4, 3)" in answer  # what inspect_variable returned
 
     ran = by_source["%%claude --approve allow_run_code"].outputs
-    pngs = [o["data"]["image/png"] for o in ran if "image/png" in o.get("data", {})]
+    assert not [o for o in ran if "image/png" in o.get("data", {})]  # the figure is on its card:
+    saved = "".join(o.get("data", {}).get("text/html", "") for o in ran)
+    pngs = re.findall(r'class="kandev-figure" src="data:image/png;base64,([^"]+)"', saved)
     assert len(pngs) == 1 and base64.b64decode(pngs[0]).startswith(b"\x89PNG")
+    assert saved.index("kandev-figure") < saved.index("kandev-footer")
     assert "1226.75" in "\n".join(o.get("data", {}).get("text/plain", "") for o in ran)
 
     checks = by_source["import json"].outputs[0]["text"]

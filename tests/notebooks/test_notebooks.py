@@ -114,7 +114,7 @@ def test_approvals_notebook_answers_every_request_without_a_person(tmp_path: Pat
     ]
 
     assert "Write         NOTES.md                 -> deny by timeout" in done.text("supervised-after")
-    assert "denied by timeout" in done.text("supervised")  # the static rendering says so too
+    assert "denied by the approval timeout" in done.text("supervised")  # the static rendering says so too
     assert "the session's mode is now: acceptEdits" in done.text("plan-after")
     assert [line.rsplit("-> ", 1)[1] for line in done.text("policy").splitlines() if "->" in line] == [
         "allow", "deny", "ask", "allow", "ask"]

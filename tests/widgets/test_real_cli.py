@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from kandev_nb.agent import events as ev
@@ -46,7 +47,7 @@ async def test_real_turn_text_tools_and_approval_buttons(
     assert kinds["Read"].kind == "read_file" and "return 1" in plain(kinds["Read"].html.value)
     edit = kinds["Edit"]
     assert edit.status == "complete" and "+1" in edit.html.value and "−1" in edit.html.value
-    assert "allowed by person" in plain(edit.html.value)
+    assert "allowed by you" in plain(edit.html.value)
     bash = kinds["Bash"]
     assert bash.status == "error" and "exit 3" in plain(bash.html.value) and "err" in plain(bash.html.value)
     for card in view.approvals.values():
@@ -84,3 +85,60 @@ async def test_real_turn_denied_with_reason(
     # the agent got the reason
     assert "not today" in str(scripted_model.main_requests[-1].messages[-1])
     view.finish(turn)
+
+
+def _no_run_figures(text: str) -> None:
+    assert "exit 1" not in text and "exit code" not in text and "stderr" not in text
+
+
+async def test_real_denials_say_who_denied_and_that_nothing_ran(
+    rec: Recorder, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path,
+    tmp_path: Path,
+) -> None:
+    """Three denials through the real CLI: the approval timeout, a person with a reason, and a
+    PreToolUse hook of the project's settings (which the CLI applies without asking us)."""
+    hook = tmp_path / "deny_hook.sh"
+    hook.write_text("#!/bin/sh\ncat >/dev/null\necho '{\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\","
+                    "\"permissionDecision\":\"deny\",\"permissionDecisionReason\":\"no network from here\"}}'\n")
+    hook.chmod(0o755)
+    (claude_workdir / ".claude").mkdir()
+    (claude_workdir / ".claude" / "settings.json").write_text(json.dumps(
+        {"hooks": {"PreToolUse": [{"matcher": "WebFetch", "hooks": [{"type": "command", "command": str(hook)}]}]}}))
+    scripted_model.push(
+        Reply(tool_use("Bash", {"command": "rm -rf data", "description": "Delete raw data"})),
+        Reply(tool_use("Write", {"file_path": str(claude_workdir / "x.txt"), "content": "hi\n"})),
+        Reply(tool_use("WebFetch", {"url": "https://example.org/", "prompt": "read"})),
+        Reply(text("Nothing done.")),
+    )
+    view = TurnView("three denials")
+
+    def answer(e: ev.AgentEvent) -> None:  # the Bash request is left to the timeout
+        if isinstance(e, ev.PermissionRequest) and e.tool_name == "Write":
+            card = view.approvals[e.request_id]
+            card.reason.value = "not today"
+            card.deny.click()
+
+    session = Session(cwd=str(claude_workdir), env=claude_env, approval_timeout=1.0)
+    try:
+        turn = await session.run("go", consumers=[view.handle, answer])
+    finally:
+        await session.close()
+    by_tool = {c.call.tool_name: c for c in view.cards.values()}
+    assert set(by_tool) == {"Bash", "Write", "WebFetch"}
+    expected = {"Bash": "denied by the approval timeout", "Write": "denied by you", "WebFetch": "denied by a hook"}
+    saved = view.finish(turn)
+    for name, words in expected.items():
+        rec_ = next(r for r in turn.tools.values() if r.call.tool_name == name)
+        assert rec_.decision is not None and rec_.decision.behavior == "deny"
+        live = plain(by_tool[name].html.value)
+        assert words in live and "Not run" in live
+        _no_run_figures(live)
+    assert "not today" in plain(by_tool["Write"].html.value)
+    assert "no network from here" in plain(by_tool["WebFetch"].html.value)
+    assert "rm -rf data" in plain(by_tool["Bash"].html.value)
+    h, md = plain(saved["text/html"]), saved["text/markdown"]
+    for words in expected.values():
+        assert words in h and words in md.replace("**", "")
+    _no_run_figures(h)
+    _no_run_figures(md)
+    assert h.count("Not run") == 3

@@ -63,7 +63,7 @@ def test_render_html_holds_the_whole_turn() -> None:
     assert "Let me look." in text and "<table>" in h and "x = 1" in text
     assert h.count("<details") >= 6  # thinking + 5 tool cards
     assert "I should read the file." in text and "Thinking" in text
-    assert "kandev-kind-modify_file" in h and "kandev-diff" in h and "allowed by person after 2.3 s" in text
+    assert "kandev-kind-modify_file" in h and "kandev-diff" in h and "allowed by you after 2.3 s" in text
     assert "kandev-kind-subagent_task" in h and "kandev-nested" in h
     # nested card inside the subagent card
     sub = h[h.index("kandev-kind-subagent_task"):]
@@ -72,7 +72,7 @@ def test_render_html_holds_the_whole_turn() -> None:
     assert "$0.0421" in text and "cache read 5.0k" in text and "12.0 s" in text and "API turns" in text
     assert "context 30.0k / 200.0k" in text
     # long output: a preview and where the full text is
-    assert "99999" not in text and "turn.tools['t3'].update.output" in text and "warning: x" in text
+    assert "99999" not in text and "kandev_nb.tool_call('t3').update.output" in text and "warning: x" in text
     # raw HTML from the agent is shown, not run
     assert "<script>" not in h and "&lt;script&gt;" in h
 

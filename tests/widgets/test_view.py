@@ -13,6 +13,7 @@ from kandev_nb.notebook.widgets import TurnView
 from kandev_nb.notebook.widgets.recording import Recorder
 from kandev_nb.notebook.widgets.stream import StreamText
 from tests.widgets.conftest import Clock
+from tests.widgets.test_static import plain
 from tests.widgets.widget_events import call, complete, result
 
 
@@ -114,7 +115,7 @@ def test_modify_file_card_shows_a_coloured_diff_with_counts(rec: Recorder, clock
     v.handle(result(c, "The file /p/a.py has been updated."))
     html = v.cards["t1"].html.value
     assert "kandev-diff" in html and "+2" in html and "−1" in html
-    assert "style=" in html and "return 2" in html  # Pygments inline colours
+    assert "kandev-diff-add" in html and "return 2" in plain(html)  # added rows, theme colours
 
 
 def test_read_search_http_generic_cards(rec: Recorder, clock: Clock) -> None:

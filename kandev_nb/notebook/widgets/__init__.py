@@ -8,7 +8,9 @@
 :func:`render_html` / :func:`render_markdown` render any Turn without a kernel (they back
 ``Turn._repr_html_`` / ``_repr_markdown_``). Modules: :mod:`.view` (TurnView),
 :mod:`.cards` (tool cards), :mod:`.approval` (approval card), :mod:`.stream` (streaming
-text widget and coalescing), :mod:`.render` (shared HTML builders), :mod:`.static`,
+text widget and coalescing), :mod:`.render` (shared HTML builders), :mod:`.card_html` (a
+tool card's HTML, live and saved), :mod:`.diffs` (reviewable diffs), :mod:`.theme`
+(JupyterLab theme colours), :mod:`.mdsafe` (safe saved Markdown), :mod:`.static`,
 :mod:`.recording` (a recording comm for tests and benchmarks).
 """
 

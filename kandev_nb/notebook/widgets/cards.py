@@ -6,7 +6,7 @@ button when an output was cut, and, for subagent cards, a box of nested cards an
 the events whose `parent_tool_use_id` is this card's `tool_use_id`.
 
 The full output is sent to the browser only when "Show all" is clicked; it always stays in
-Python (:attr:`ToolCard.output`, and ``turn.tools[id].update.output``).
+Python (:attr:`ToolCard.output`, and ``kandev_nb.tool_call(id).update.output``).
 """
 
 from __future__ import annotations
@@ -19,7 +19,9 @@ from ipywidgets.widgets.widget_string import HTMLStyle
 
 from kandev_nb.agent import events as ev
 from kandev_nb.agent import tools as t
+from kandev_nb.render import card_html as ch
 from kandev_nb.render import html as r
+from kandev_nb.render import theme as th
 
 __all__ = ["TodoCard", "ToolCard", "WidgetFactory"]
 
@@ -93,6 +95,7 @@ class ToolCard:
         self.factory = factory
         self.payload: t.NormalizedPayload = call.normalized
         self.output = ""
+        self.images: tuple[str, ...] = ()
         self.status = "running"
         self.duration_ms: int | None = None
         self.decision: ev.PermissionDecided | None = None
@@ -108,6 +111,7 @@ class ToolCard:
         self.box = factory.vbox(kids, "kandev-tool-card", f"kandev-kind-{self.payload.kind}",
                                 "kandev-status-running")
         self._render()
+        self._offer_more()  # an Edit's diff is known before it runs (and before its approval)
 
     @property
     def kind(self) -> str:
@@ -115,38 +119,50 @@ class ToolCard:
         return self.payload.kind
 
     def _render(self) -> None:
-        where = f"turn.tools[{self.tool_call_id!r}].update.output"
-        summary = r.card_summary_html(self.call.tool_name, self.call.title, self.status, self.payload, self.duration_ms)
-        body = r.card_body_html(self.payload, self.output, status=self.status, full=self.full, where=where)
-        if self.decision is not None:
-            body += r.approval_note_html(self.decision)
+        where = ch.where_expr(self.tool_call_id)
+        summary = ch.card_summary_html(self.call.tool_name, self.call.title, self.status, self.payload,
+                                       self.duration_ms, self.decision)
+        body = ch.card_body_html(self.payload, self.output, status=self.status, full=self.full, where=where,
+                                 decision=self.decision, images=self.images)
+        if self.decision is not None and not ch.denied(self.decision):
+            body += ch.approval_note_html(self.decision)
         open_ = self.full or self.status == "error" or self.kind in _OPEN_KINDS
         if self.folded is not None:
             open_ = not self.folded
-        cls = f"kandev-tool-details kandev-kind-{self.kind}"
+        cls = f"kandev-tool-details kandev-kind-{self.kind}" + (" kandev-denied" if ch.denied(self.decision) else "")
         self.html.value = r.details_html(summary, body, open_=open_, cls=cls)
 
     def update(self, event: ev.ToolUpdate, duration_ms: int | None = None) -> None:
         """Apply a tool_result: status, enriched payload, output; adds "Show all" if cut."""
         self.payload = event.normalized
         self.output = event.output
+        self.images = event.images
         self.status = event.status
         self.duration_ms = duration_ms
         self.box._dom_classes = tuple(c for c in self.box._dom_classes if not c.startswith("kandev-status-")) + (
             f"kandev-status-{self.status}",)
         with self.html.hold_sync():
             self._render()
-        if not self.full and self.more is None and r.is_cut(self.payload, self.output):
-            self.more = self.factory.button("Show all", "kandev-show-all",
-                                            tooltip="Send the full output to the browser")
-            self.more.on_click(lambda _b: self.show_all())
-            self.box.children = (self.html, self.factory.html(
-                f'<span style="color:#888;font-size:85%">output cut: {r.fmt_tokens(len(self.output))} characters '
-                "in total</span>", "kandev-cut-note"), self.more, *self.box.children[1:])
+        self._offer_more()
+
+    def _offer_more(self) -> None:
+        """Add the "Show all" / "Show the whole diff" button once some text is cut."""
+        if self.full or self.more is not None or not ch.is_cut(self.payload, self.output):
+            return
+        is_diff = ch.diff_is_cut(self.payload)
+        self.more = self.factory.button("Show the whole diff" if is_diff else "Show all", "kandev-show-all",
+                                        tooltip="Send the full text to the browser")
+        self.more.on_click(lambda _b: self.show_all())
+        note = ("diff cut" if is_diff else f"output cut: {r.fmt_tokens(len(self.output))} characters in total")
+        self.box.children = (self.html, self.factory.html(
+            f'<span style="color:{th.MUTED};font-size:85%">{note}</span>', "kandev-cut-note"), self.more,
+            *self.box.children[1:])
 
     def set_decision(self, decision: ev.PermissionDecided) -> None:
-        """Show how this call's approval ended."""
+        """Show how this call's approval ended (a deny: "⊘ denied by ..., not run", and why)."""
         self.decision = decision
+        if ch.denied(decision):
+            self.box._dom_classes = (*self.box._dom_classes, "kandev-denied")
         self._render()
 
     def fold(self, folded: bool | None) -> None:
@@ -180,8 +196,8 @@ class TodoCard:
         """Replace the list (the Todos event is replace-all)."""
         self.items = items
         done = sum(1 for i in items if i.status == "completed")
-        head = f'<div style="color:#888;font-size:90%">Tasks {done}/{len(items)} done</div>'
-        self.html.value = head + r.todos_html(items)
+        head = f'<div style="color:var(--jp-content-font-color2,#57606a);font-size:90%">Tasks {done}/{len(items)} done</div>'
+        self.html.value = head + ch.todos_html(items)
 
 
 Clicked = Callable[[w.Button], None]

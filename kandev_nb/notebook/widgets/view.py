@@ -191,7 +191,7 @@ class TurnView:
                 [f"{fmt_left(min(lefts))} left"] if lefts else [])
             step = f" ({', '.join(parts)})" if parts else ""
             elapsed = f"turn {elapsed}"
-        retry = f' · <span style="color:#bf8700">{r.esc(self._retry)}</span>' if self._retry else ""
+        retry = f' · <span style="color:var(--jp-warn-color1,#9a6700)">{r.esc(self._retry)}</span>' if self._retry else ""
         spinner = "" if self.finished else "● "
         self.activity.value = f"{spinner}{r.esc(self._state)}{step} · {elapsed}{retry}"
 
@@ -349,7 +349,7 @@ class TurnView:
                 self.stopped_by_user = True  # said once, in the footer: "stopped by you"
             case ev.Error():
                 self._failed = True
-                self._note(event, f"error: {event.message}", color="#cf222e")
+                self._note(event, f"error: {event.message}", color="var(--jp-error-color1,#cf222e)")
             case ev.SessionStatus():
                 if event.model and event.model != self.model:
                     self.model = event.model
@@ -392,7 +392,7 @@ class TurnView:
     def _waiting(self) -> list[ApprovalCard]:
         return [a for a in self.approvals.values() if a.outcome is None]
 
-    def _note(self, event: ev.AgentEvent, text: str, color: str = "#bf8700") -> None:
+    def _note(self, event: ev.AgentEvent, text: str, color: str = "var(--jp-warn-color1,#9a6700)") -> None:
         self._close_segments(event.parent_tool_use_id)
         self._add(self._container(event), self.f.html(
             f'<div style="color:{color};font-size:90%">⚠ {r.esc(text)}</div>', "kandev-note"))

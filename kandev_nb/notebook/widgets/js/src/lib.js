@@ -7,8 +7,8 @@
 // not resent for every text segment of every turn.
 //
 // Safety: raw HTML in the agent's Markdown is shown as text (like markdown-it with
-// html=False on the Python side), and link/image URLs are limited to http(s), mailto,
-// relative paths and anchors.
+// html=False on the Python side), link URLs are limited to http(s), mailto, relative paths
+// and anchors, and images are shown as links (nothing is fetched until clicked).
 
 import { Marked } from "marked";
 import hljs from "highlight.js/lib/core";
@@ -83,9 +83,17 @@ marked.use({
       return `<a href="${escapeHtml(href)}"${title} target="_blank" rel="noopener noreferrer">${inner}</a>`;
     },
     image(token) {
+      // No image loads by itself: a remote (or relative) image is shown as a link to it, so
+      // an answer cannot make the browser fetch a URL the model chose. Inline data:image
+      // pictures fetch nothing and are shown. Same rule as render.py's _image_as_link.
       const src = safeUrl(token.href);
-      if (!src) return escapeHtml(token.text || "");
-      return `<img src="${escapeHtml(src)}" alt="${escapeHtml(token.text || "")}">`;
+      const alt = escapeHtml(token.text || "");
+      if (/^data:image\//i.test(String(token.href || "").trim())) {
+        return `<img src="${escapeHtml(String(token.href).trim())}" alt="${alt}">`;
+      }
+      if (!src) return alt;
+      return `<a class="kandev-image-link" href="${escapeHtml(src)}" target="_blank" rel="noopener noreferrer" ` +
+        `title="image not loaded: click to open it">🖼 ${alt || "image"} (${escapeHtml(src.slice(0, 120))})</a>`;
     },
   },
 });
