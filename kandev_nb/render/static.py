@@ -159,7 +159,7 @@ def run_info_html(session_name: str, mode: str | None, model: str | None) -> str
     """The turn header's run line: ``claude · <session> · <mode> · <model>`` (mode as in
     :data:`kandev_nb.agent.permissions.MODES`, model from `system/init.model`; unknown ones left out)."""
     bits = ["claude", session_name, *(b for b in (mode, model) if b)]
-    return f'<span class="kandev-run-info" style="color:#888;font-size:85%">{r.esc(" · ".join(bits))}</span>'
+    return f'<span class="kandev-run-info" style="color:var(--jp-content-font-color2,#57606a);font-size:85%">{r.esc(" · ".join(bits))}</span>'
 
 
 def _header_html(turn: Turn) -> str:

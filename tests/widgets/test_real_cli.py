@@ -114,9 +114,7 @@ async def test_real_denials_say_who_denied_and_that_nothing_ran(
 
     def answer(e: ev.AgentEvent) -> None:  # the Bash request is left to the timeout
         if isinstance(e, ev.PermissionRequest) and e.tool_name == "Write":
-            card = view.approvals[e.request_id]
-            card.reason.value = "not today"
-            card.deny.click()
+            view.approvals[e.request_id].press("deny", reason="not today")
 
     session = Session(cwd=str(claude_workdir), env=claude_env, approval_timeout=1.0)
     try:
