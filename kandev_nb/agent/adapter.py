@@ -26,13 +26,12 @@ The rules, each from the seed or the real wire (DESIGN.md, "Wire facts"):
 from __future__ import annotations
 
 import logging
-import math
 import re
-from collections.abc import Iterable
 from typing import Any
 
 from kandev_nb.agent import debug
 from kandev_nb.agent import events as ev
+from kandev_nb.agent.stream import StreamRules
 from kandev_nb.agent.tools import (
     CreateTask,
     ManageTodos,
@@ -45,7 +44,7 @@ from kandev_nb.agent.tools import (
     tool_result_text,
     tool_title,
 )
-from kandev_nb.wire import protocol
+from kandev_nb.agent.usage import UsageMeter, base_model, to_int, usage_total
 from kandev_nb.wire.protocol import (
     AssistantMessage,
     ControlCancelRequest,
@@ -60,10 +59,7 @@ from kandev_nb.wire.protocol import (
     UnknownMessage,
     UserMessage,
     WireMessage,
-    parse_line,
-    parse_object,
 )
-from kandev_nb.wire.transport import LineTooLong
 
 __all__ = ["DEFAULT_CONTEXT_WINDOW", "INTERRUPTED_TEXT", "Adapter"]
 
@@ -89,46 +85,12 @@ _TASK_PHASES: dict[str, str] = {
     "task_updated": "progress",
     "task_notification": "ended",
 }
-_SILENT_EVENTS = frozenset({"content_block_stop", "message_stop", "ping"})
 """`stream_event` types that make no event (their blocks and messages come whole later)."""
 _TOOL_USE_BLOCKS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
 _SERVER_RESULT_BLOCKS = frozenset({"web_search_tool_result", "web_fetch_tool_result", "mcp_tool_result"})
 _QUIET_BLOCKS = frozenset({"redacted_thinking", "image", "document", "container_upload"})
 _LOCAL_OUTPUT = re.compile(r"<local-command-std(?:out|err)>(.*?)</local-command-std(?:out|err)>", re.DOTALL)
-_USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-_MODEL_USAGE_FIELDS = {
-    "input_tokens": "inputTokens",
-    "output_tokens": "outputTokens",
-    "cache_read_input_tokens": "cacheReadInputTokens",
-    "cache_creation_input_tokens": "cacheCreationInputTokens",
-    "cost_usd": "costUSD",
-}
-
-
-def _int(value: Any) -> int:
-    """A token count or duration from the wire; anything else (bool, NaN, inf, text) is 0."""
-    if type(value) is int:  # the usual case, first
-        return value
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return 0
-    return int(value) if math.isfinite(value) else 0
-
-
-def _usage_total(usage: dict[str, Any]) -> int:
-    """input + output + cache creation + cache read tokens of one `usage` object."""
-    total = 0
-    for key in _USAGE_KEYS:
-        value = usage.get(key)
-        total += value if type(value) is int else _int(value)
-    return total
-
-
-def _base_model(name: str) -> str:
-    """``"claude-opus-4-8[1m]"`` -> ``"claude-opus-4-8"`` (modelUsage keys carry the suffix)."""
-    return name.split("[", 1)[0]
-
-
-class Adapter:
+class Adapter(StreamRules):
     """The per-session state machine from wire messages to AgentEvents.
 
     Args:
@@ -173,18 +135,14 @@ class Adapter:
         self._streamed: set[tuple[str | None, str, str]] = set()  # (parent, message id, "text"|"thinking") blocks
         self._current_msg: dict[str | None, str] = {}  # parent -> API message id being streamed
         self._msg_usage: dict[str, dict[str, Any]] = {}  # main-thread message id -> usage so far
-        self._prev_total_cost = 0.0
-        self._prev_api_ms = 0  # result.duration_api_ms is cumulative per process too (measured)
-        self._prev_model_usage: dict[str, dict[str, float]] = {}
+        self.usage = UsageMeter()  # cumulative figures of the current process
         self._main_key: str | None = None  # the main model's `modelUsage` key, once seen
 
     # -- public -------------------------------------------------------------------------
 
     def new_process(self) -> None:
         """A new CLI process took over the session: its cumulative totals start at zero."""
-        self._prev_total_cost = 0.0
-        self._prev_api_ms = 0
-        self._prev_model_usage = {}
+        self.usage = UsageMeter()
         self._announced = False
         self.resumed = True
 
@@ -213,76 +171,6 @@ class Adapter:
         if self.observer is not None:
             self._observe(msg, events)
         return events
-
-    def feed(self, lines: Iterable[bytes | LineTooLong]) -> list[tuple[WireMessage | None, list[ev.AgentEvent]]]:
-        """Parse and handle the lines of one read from the CLI, in order; never raises.
-
-        Returns one ``(message, events)`` pair per line, except that a run of consecutive
-        text (or thinking) deltas of one block becomes a single ``(None, [event])`` pair
-        whose text is the run's texts joined (what arrived in one read is shown in one
-        update), and deltas that make no event (input_json, signature) are left out.
-        Control messages and keep-alives come back with no events, for the caller to
-        route. A line over the framer's limit is ``(None, [Unknown])``. With an
-        :attr:`observer` set (the debug logs), every line goes through :meth:`handle`, so
-        each raw message keeps its own events.
-
-        The text a consumer sees is exactly what :meth:`handle` of each line gives.
-        """
-        out: list[tuple[WireMessage | None, list[ev.AgentEvent]]] = []
-        if self.observer is not None:
-            for line in lines:
-                if isinstance(line, LineTooLong):
-                    out.append((None, [self._too_long(line)]))
-                else:
-                    msg = parse_line(line)
-                    out.append((msg, self.handle(msg)))
-            return out
-        run: list[str] = []  # texts of the open run of deltas
-        key: tuple[Any, str | None, str | None] = (None, None, None)
-        loads = protocol.fast_loads()
-        kinds = _DELTA_TEXT
-        for line in lines:
-            if isinstance(line, LineTooLong):
-                out.append((None, [self._too_long(line)]))
-                continue
-            try:
-                obj = loads(line)
-            except ValueError:  # what orjson refuses: parse_line has the fallbacks
-                obj = None
-            if type(obj) is dict and obj.get("type") == "stream_event":
-                event = obj.get("event")
-                delta = event.get("delta") if type(event) is dict and event.get("type") == "content_block_delta" else None
-                if type(delta) is dict:
-                    dtype = delta.get("type")
-                    kind = kinds.get(dtype)  # type: ignore[arg-type]
-                    if kind is None and dtype in _NO_EVENT_DELTAS:
-                        continue
-                    sid, parent = obj.get("session_id") or self.session_id, obj.get("parent_tool_use_id")
-                    text = delta.get(kind[0]) if kind is not None else None
-                    if type(text) is str and (sid is None or type(sid) is str) and (parent is None or type(parent) is str):
-                        if (kind[1], sid, parent) != key:  # type: ignore[index]
-                            if run:
-                                out.append((None, [_fast_event(key[0], "".join(run), key[1], key[2])]))
-                                run = []
-                            key = (kind[1], sid, parent)  # type: ignore[index]
-                        if text:
-                            run.append(text)
-                            if parent is None and key[0] is _Chunk:
-                                self._shown_text = True
-                        continue
-            if run:
-                out.append((None, [_fast_event(key[0], "".join(run), key[1], key[2])]))
-                run = []
-            key = (None, None, None)
-            msg = parse_object(obj) if obj is not None else parse_line(line)
-            out.append((msg, self.handle(msg)))
-        if run:
-            out.append((None, [_fast_event(key[0], "".join(run), key[1], key[2])]))
-        return out
-
-    def _too_long(self, line: LineTooLong) -> ev.AgentEvent:
-        return ev.Unknown(raw={"size": line.size}, reason=f"line of {line.size} bytes over the limit",
-                          session_id=self.session_id)
 
     def _observe(self, msg: WireMessage, events: list[ev.AgentEvent]) -> None:
         try:
@@ -331,104 +219,6 @@ class Adapter:
         self._last_context = now
         return [ev.ContextWindow(size=self.context_size, used=self.context_used, session_id=self.session_id)]
 
-    # -- stream_event -------------------------------------------------------------------
-
-    def _fast_stream_event(self, raw: dict[str, Any]) -> list[ev.AgentEvent] | None:
-        """The events of the commonest `stream_event` lines, or None for the full path.
-
-        A text or thinking `content_block_delta` whose fields all have the usual JSON types
-        (`text`/`thinking`, `session_id`, `parent_tool_use_id`: strings, the last two or
-        null) becomes one event built without validation (:func:`_fast_event`); other
-        deltas, `content_block_stop`, `message_stop` and `ping` make none. Anything else,
-        including a field of another type, returns None: :meth:`_stream_event` reads it.
-        """
-        event = raw["event"]
-        kind = event.get("type")
-        if kind == "content_block_delta":
-            delta = event.get("delta")
-            dtype = delta.get("type") if type(delta) is dict else None
-            cls: type[ev.MessageChunk | ev.Reasoning] | None = None  # input_json, signature: no event
-            text: Any = None
-            if dtype == "text_delta":
-                cls, text = _Chunk, delta.get("text")
-            elif dtype == "thinking_delta":
-                cls, text = _Reasoning, delta.get("thinking")
-            if cls is None:
-                return []
-            parent = raw.get("parent_tool_use_id")
-            sid = raw.get("session_id") or self.session_id
-            if type(text) is not str or not (parent is None or type(parent) is str) or not (sid is None or type(sid) is str):
-                return None
-            if not text:
-                return []
-            if parent is None and cls is _Chunk:
-                self._shown_text = True
-            return [_fast_event(cls, text, sid, parent)]
-        if kind in _SILENT_EVENTS:  # only the session_id counts
-            sid = raw.get("session_id")
-            if type(sid) is str and sid:
-                self.session_id = sid
-            return []
-        return None
-
-    def _stream_event(self, msg: StreamEvent) -> list[ev.AgentEvent]:
-        raw = msg.raw
-        event = raw["event"]
-        kind = event.get("type")
-        if kind == "content_block_delta":
-            # What handle()'s fast path left: a delta with a field of an unusual type, or
-            # another delta (input_json deltas are read whole from the assistant line; the
-            # block was marked as streamed at its content_block_start).
-            delta = event.get("delta")
-            dtype = delta.get("type") if type(delta) is dict else None
-            cls: type[ev.MessageChunk | ev.Reasoning]
-            if dtype == "text_delta":
-                cls, text = ev.MessageChunk, delta.get("text")
-            elif dtype == "thinking_delta":
-                cls, text = ev.Reasoning, delta.get("thinking")
-            else:
-                return []
-            if not text:
-                return []
-            parent = raw.get("parent_tool_use_id")
-            if parent is None and cls is ev.MessageChunk:
-                self._shown_text = True
-            # Validated: a `text` that is not a string fails, handle() reports it.
-            return [cls(text=text, session_id=raw.get("session_id") or self.session_id, parent_tool_use_id=parent)]
-        self._sid(raw)
-        parent = msg.parent_tool_use_id
-        if kind == "content_block_start":
-            block = event.get("content_block")
-            btype = block.get("type") if isinstance(block, dict) else None
-            if btype == "text" or btype == "thinking":
-                self._streamed.add((parent, self._current_msg.get(parent, ""), btype))
-            return []
-        if kind == "message_start":
-            message = event.get("message")
-            if isinstance(message, dict) and isinstance(message.get("id"), str):
-                self._current_msg[parent] = message["id"]
-                if parent is None and isinstance(message.get("usage"), dict):
-                    self._msg_usage[message["id"]] = dict(message["usage"])
-            return []
-        if kind == "message_delta" and parent is None:
-            usage = event.get("usage")
-            mid = self._current_msg.get(None)
-            if isinstance(usage, dict) and mid is not None:
-                merged = self._msg_usage.setdefault(mid, {})
-                merged.update({k: v for k, v in usage.items() if v is not None})
-                self.context_used = _usage_total(merged)
-                return self._context_event()
-        return []
-
-    def _sid(self, raw: dict[str, Any]) -> str | None:
-        sid = raw.get("session_id")
-        if isinstance(sid, str) and sid:
-            self.session_id = sid
-        return self.session_id
-
-    def _was_streamed(self, parent: str | None, mid: str, kind: str) -> bool:
-        return (parent, mid, kind) in self._streamed or (parent, "", kind) in self._streamed
-
     # -- assistant ----------------------------------------------------------------------
 
     def _assistant(self, msg: AssistantMessage) -> list[ev.AgentEvent]:
@@ -447,7 +237,7 @@ class Adapter:
             usage = message.get("usage")
             if isinstance(usage, dict) and mid not in self._msg_usage:
                 self._msg_usage[mid] = dict(usage)
-                self.context_used = _usage_total(usage)
+                self.context_used = usage_total(usage)
                 out += self._context_event()
         content = message.get("content")
         if isinstance(content, str):
@@ -618,8 +408,8 @@ class Adapter:
             status = data.get("error_status")
             return [
                 ev.ApiRetry(
-                    attempt=_int(data.get("attempt")) or None,
-                    max_retries=_int(data.get("max_retries")) or None,
+                    attempt=to_int(data.get("attempt")) or None,
+                    max_retries=to_int(data.get("max_retries")) or None,
                     status=status if isinstance(status, int) else None,
                     delay_ms=int(delay) if isinstance(delay, int | float) else None,
                     error=str(data["error"]) if data.get("error") is not None else None,
@@ -688,9 +478,9 @@ class Adapter:
             status=text("status"),
             task_type=text("task_type"),
             summary=text("summary"),
-            total_tokens=_int(usage.get("total_tokens")) or None,
-            tool_uses=_int(usage.get("tool_uses")) or None,
-            duration_ms=_int(usage.get("duration_ms")) or None,
+            total_tokens=to_int(usage.get("total_tokens")) or None,
+            tool_uses=to_int(usage.get("tool_uses")) or None,
+            duration_ms=to_int(usage.get("duration_ms")) or None,
             data=data,
             parent_tool_use_id=text("tool_use_id"),
             session_id=self.session_id,
@@ -722,7 +512,7 @@ class Adapter:
             )
         self._pending_tools.clear()
         cumulative = msg.model_usage
-        model_usage = self._model_usage_delta(cumulative)
+        model_usage = self.usage.delta(cumulative)
         main = self._main_model_key(cumulative)
         if main is not None:
             self._main_key = main
@@ -746,7 +536,7 @@ class Adapter:
                     interrupted=self._interrupted or msg.terminal_reason == "aborted_streaming",
                 )
             )
-        stats = self._stats(msg, model_usage, main)
+        stats = self.usage.stats(msg, model_usage, main or self._main_key or self.main_model, self.session_id)
         out.append(ev.Complete(stats=stats, last_message_uuid=self.last_message_uuid, session_id=self.session_id))
         self._shown_text = False
         self._interrupted = False
@@ -776,117 +566,9 @@ class Adapter:
         if not cumulative:
             return None
         if self.main_model is not None:
-            base = _base_model(self.main_model)
+            base = base_model(self.main_model)
             for name in cumulative:
-                if _base_model(name) == base:
+                if base_model(name) == base:
                     return name
             return None
         return next(iter(cumulative)) if len(cumulative) == 1 else None
-
-    def _model_usage_delta(self, cumulative: dict[str, Any]) -> dict[str, ev.ModelUsage]:
-        out: dict[str, ev.ModelUsage] = {}
-        for model, usage in cumulative.items():
-            if not isinstance(usage, dict):
-                continue
-            prev = self._prev_model_usage.get(model, {})
-            now = {ours: float(_num(usage.get(theirs))) for ours, theirs in _MODEL_USAGE_FIELDS.items()}
-            delta = {k: max(v - prev.get(k, 0.0), 0.0) for k, v in now.items()}
-            self._prev_model_usage[model] = now
-            if any(delta.values()):
-                window = usage.get("contextWindow")
-                out[model] = ev.ModelUsage(
-                    input_tokens=int(delta["input_tokens"]),
-                    output_tokens=int(delta["output_tokens"]),
-                    cache_read_input_tokens=int(delta["cache_read_input_tokens"]),
-                    cache_creation_input_tokens=int(delta["cache_creation_input_tokens"]),
-                    cost_usd=round(delta["cost_usd"], 10),
-                    context_window=window if isinstance(window, int) else None,
-                )
-        return out
-
-    def _stats(self, msg: ResultMessage, model_usage: dict[str, ev.ModelUsage], main: str | None) -> ev.TurnStats:
-        usage = msg.usage
-        total = msg.total_cost_usd
-        if total is None:
-            cost, total = 0.0, self._prev_total_cost
-        else:
-            cost = max(total - self._prev_total_cost, 0.0)
-            self._prev_total_cost = max(total, self._prev_total_cost)
-        api_ms = max(msg.duration_api_ms - self._prev_api_ms, 0)
-        self._prev_api_ms = max(msg.duration_api_ms, self._prev_api_ms)
-        return ev.TurnStats(
-            session_id=msg.session_id or self.session_id,
-            result_subtype=msg.subtype,
-            is_error=msg.is_error,
-            cost_usd=round(cost, 10),
-            total_cost_usd=total,
-            duration_ms=msg.duration_ms,
-            duration_api_ms=api_ms,
-            num_turns=msg.num_turns,
-            **_tokens(usage, model_usage),
-            model_usage=model_usage,
-            main_model=main or self._main_key or self.main_model,
-            permission_denials=tuple(d for d in msg.permission_denials if isinstance(d, dict)),
-            stop_reason=msg.stop_reason,
-            terminal_reason=msg.terminal_reason,
-            api_error_status=msg.api_error_status,
-            errors=tuple(msg.errors),
-            result_text=msg.result,
-        )
-
-
-def _tokens(usage: dict[str, Any], model_usage: dict[str, ev.ModelUsage]) -> dict[str, int]:
-    """A turn's four token counts from the same deltas as its cost: the sums over the
-    `result.modelUsage` deltas (all models, subagents included), so they add up with the
-    per-model rows. Only a result without `modelUsage` falls back to `result.usage`, which
-    an interrupted turn reports as zeros."""
-    keys = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
-    if model_usage:
-        return {k: sum(int(getattr(u, k)) for u in model_usage.values()) for k in keys}
-    return {k: _int(usage.get(k)) for k in keys}
-
-
-def _num(value: Any) -> float:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
-
-
-_new, _set = object.__new__, object.__setattr__
-_TYPE = {cls: cls.model_fields["type"].default for cls in (ev.MessageChunk, ev.Reasoning)}
-
-
-def _built(cls: type[ev.MessageChunk | ev.Reasoning], text: str, sid: str | None,
-           parent: str | None) -> ev.MessageChunk | ev.Reasoning:
-    """``cls(text=text, session_id=sid, parent_tool_use_id=parent)`` without pydantic's
-    validation (about half the cost of a delta): the caller checked every type."""
-    event = _new(cls)
-    _set(event, "__dict__", {"session_id": sid, "parent_tool_use_id": parent, "type": _TYPE[cls], "text": text})
-    _set(event, "__pydantic_fields_set__", {"text", "session_id", "parent_tool_use_id"})
-    _set(event, "__pydantic_extra__", None)
-    _set(event, "__pydantic_private__", None)
-    return event
-
-
-def _validated(cls: type[ev.MessageChunk | ev.Reasoning], text: str, sid: str | None,
-               parent: str | None) -> ev.MessageChunk | ev.Reasoning:
-    return cls(text=text, session_id=sid, parent_tool_use_id=parent)
-
-
-def _same_as_validated() -> bool:
-    """Whether :func:`_built` makes exactly what validation makes (pydantic's internals may change)."""
-    for cls in (ev.MessageChunk, ev.Reasoning):
-        for sid, parent in (("s", None), (None, "toolu_1")):
-            built, valid = _built(cls, "x", sid, parent), _validated(cls, "x", sid, parent)
-            if (built != valid or built.__dict__ != valid.__dict__ or built.model_fields_set != valid.model_fields_set
-                    or repr(built) != repr(valid) or built.model_dump_json() != valid.model_dump_json()):
-                return False
-    return True
-
-
-_fast_event = _built if _same_as_validated() else _validated
-_NO_EVENT_DELTAS = frozenset({"input_json_delta", "signature_delta", "citations_delta"})
-"""Deltas that make no event: their content is read whole from the `assistant` line."""
-_DELTA_TEXT = {"text_delta": ("text", ev.MessageChunk), "thinking_delta": ("thinking", ev.Reasoning)}
-
-
-"""How handle()'s fast path builds a delta's event: without validation when that is the same."""
-_Chunk, _Reasoning = ev.MessageChunk, ev.Reasoning

@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kandev_nb.agent import adapter as adapter_module
 from kandev_nb.agent import events as ev
+from kandev_nb.agent import fastpath
 from kandev_nb.agent.adapter import Adapter
 from kandev_nb.wire.protocol import parse_line
 from kandev_nb.wire.recorder import load_transcript, out_lines
@@ -63,9 +63,9 @@ def test_the_recordings_have_text_deltas_so_the_fast_path_ran(monkeypatch: pytes
 
 
 def test_built_events_are_the_validated_ones() -> None:
-    assert adapter_module._fast_event is adapter_module._built  # pydantic's internals as expected
+    assert fastpath.fast_event is fastpath._built  # pydantic's internals as expected
     for cls in (ev.MessageChunk, ev.Reasoning):
-        built = adapter_module._built(cls, "hé", "sess", "toolu_1")
+        built = fastpath._built(cls, "hé", "sess", "toolu_1")
         valid = cls(text="hé", session_id="sess", parent_tool_use_id="toolu_1")
         assert built == valid and hash(built) == hash(valid) and repr(built) == repr(valid)
         assert built.model_fields_set == valid.model_fields_set and built.model_dump_json() == valid.model_dump_json()
@@ -149,3 +149,72 @@ def test_the_framer_splits_as_before(chunks: list[bytes], limit: int) -> None:
     for chunk in chunks:
         assert new.push(chunk) == old.push(chunk)
     assert new._buf == old._buf and new._skipping == old._skipping
+
+
+# -- Adapter.feed: one read at a time, runs of deltas merged -------------------------------
+
+
+def _merged(events: list[ev.AgentEvent]) -> list[tuple[str, Any]]:
+    """Events with consecutive text (thinking) chunks of one source joined, as JSON."""
+    out: list[tuple[str, Any]] = []
+    for e in events:
+        dumped = e.model_dump(mode="json")
+        if out and isinstance(e, ev.MessageChunk | ev.Reasoning) and out[-1][0] == type(e).__name__:
+            last = out[-1][1]
+            if (last["session_id"], last["parent_tool_use_id"]) == (dumped["session_id"], dumped["parent_tool_use_id"]):
+                last["text"] += dumped["text"]
+                continue
+        out.append((type(e).__name__, dumped))
+    return out
+
+
+def _fed(data: bytes, cuts: list[int]) -> tuple[list[ev.AgentEvent], list[str]]:
+    from kandev_nb.wire.transport import LineFramer
+
+    adapter, framer = Adapter(observer=lambda m, e: None), LineFramer()
+    adapter.observer = None
+    events: list[ev.AgentEvent] = []
+    routed: list[str] = []
+    bounds = [0, *sorted(cuts), len(data)]
+    reads = [data[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+    for lines in [*(framer.push(r) for r in reads), framer.flush()]:
+        for msg, evs in adapter.feed(lines):
+            events += evs
+            if msg is not None and msg.type.startswith("control"):
+                routed.append(msg.raw.get("request_id") or msg.raw.get("response", {}).get("request_id", ""))
+    return events, routed
+
+
+@pytest.mark.parametrize("path", TRANSCRIPTS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+@given(cuts=st.lists(st.integers(min_value=0, max_value=1 << 20), max_size=12))
+def test_feed_gives_what_handle_gives_for_any_reads(path: Path, cuts: list[int]) -> None:
+    lines = list(out_lines(load_transcript(path)))
+    data = b"".join(line + b"\n" for line in lines)
+    one_by_one = Adapter()
+    one_by_one.observer = None
+    expected = [e for line in lines for e in one_by_one.handle(parse_line(line))]
+    events, routed = _fed(data, [c % (len(data) + 1) for c in cuts])
+    assert _merged(events) == _merged(expected)
+    controls = [parse_line(line) for line in lines]
+    assert routed == [m.raw.get("request_id") or m.raw.get("response", {}).get("request_id", "")
+                      for m in controls if m.type.startswith("control")]
+
+
+def test_feed_merges_a_run_of_deltas_into_one_event() -> None:
+    sid = '"session_id": "s", "parent_tool_use_id": null'
+    delta = '{"type": "stream_event", "event": {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": %s}}, ' + sid + "}"
+    lines = [(delta % json.dumps(t)).encode() for t in ["Hel", "lo, ", "wörld"]]
+    adapter = Adapter()
+    adapter.observer = None
+    out = adapter.feed(lines)
+    assert [(m, [e.text for e in evs]) for m, evs in out] == [(None, ["Hello, wörld"])]  # type: ignore[attr-defined]
+
+
+def test_feed_keeps_a_malformed_line_and_an_unknown_message_in_order() -> None:
+    adapter = Adapter()
+    adapter.observer = None
+    out = adapter.feed([b'{"type": "nope", "x": 1}', b"{not json", b'{"type": "stream_event", "event": {"type": "content_block_delta", "delta": {"type": "text_delta", "text": 5}}}'])
+    kinds = [[type(e).__name__ for e in evs] for _, evs in out]
+    assert kinds == [["Unknown"], ["Unknown"], ["Unknown"]]
+    assert "unknown type 'nope'" in out[0][1][0].reason  # type: ignore[attr-defined]
+    assert "not JSON" in out[1][1][0].reason  # type: ignore[attr-defined]

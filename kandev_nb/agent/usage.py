@@ -1,0 +1,137 @@
+"""Per-turn usage from the CLI's cumulative figures: cost (USD), API time (ms), tokens.
+
+The CLI reports `result.total_cost_usd`, `result.duration_api_ms` and `result.modelUsage`
+cumulatively for its process (DESIGN.md); a turn's figures are the differences from the
+previous `result`. :class:`UsageMeter` keeps the previous figures for one process.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from kandev_nb.agent import events as ev
+from kandev_nb.wire.protocol import ResultMessage
+
+__all__ = ["UsageMeter", "base_model", "to_int", "turn_tokens", "usage_total"]
+
+_USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+_MODEL_USAGE_FIELDS = {
+    "input_tokens": "inputTokens",
+    "output_tokens": "outputTokens",
+    "cache_read_input_tokens": "cacheReadInputTokens",
+    "cache_creation_input_tokens": "cacheCreationInputTokens",
+    "cost_usd": "costUSD",
+}
+
+
+def to_int(value: Any) -> int:
+    """A token count or duration from the wire; anything else (bool, NaN, inf, text) is 0."""
+    if type(value) is int:  # the usual case, first
+        return value
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0
+    return int(value) if math.isfinite(value) else 0
+
+
+def usage_total(usage: dict[str, Any]) -> int:
+    """input + output + cache creation + cache read tokens of one `usage` object."""
+    total = 0
+    for key in _USAGE_KEYS:
+        value = usage.get(key)
+        total += value if type(value) is int else to_int(value)
+    return total
+
+
+def base_model(name: str) -> str:
+    """``"claude-opus-4-8[1m]"`` -> ``"claude-opus-4-8"`` (modelUsage keys carry the suffix)."""
+    return name.split("[", 1)[0]
+
+
+
+
+class UsageMeter:
+    """The previous cumulative figures of one CLI process (reset when a new one starts).
+
+    Attributes:
+        prev_total_cost: `total_cost_usd` of the last result, USD.
+        prev_api_ms: `duration_api_ms` of the last result, ms.
+        prev_model_usage: the last `modelUsage` per model (our field names, floats).
+    """
+
+    def __init__(self) -> None:
+        self.prev_total_cost = 0.0
+        self.prev_api_ms = 0
+        self.prev_model_usage: dict[str, dict[str, float]] = {}
+
+    def delta(self, cumulative: dict[str, Any]) -> dict[str, ev.ModelUsage]:
+        """This turn's usage per model: `result.modelUsage` (cumulative per process) minus
+        what the last result said. Models with nothing new are left out."""
+        out: dict[str, ev.ModelUsage] = {}
+        for model, usage in cumulative.items():
+            if not isinstance(usage, dict):
+                continue
+            prev = self.prev_model_usage.get(model, {})
+            now = {ours: float(_num(usage.get(theirs))) for ours, theirs in _MODEL_USAGE_FIELDS.items()}
+            delta = {k: max(v - prev.get(k, 0.0), 0.0) for k, v in now.items()}
+            self.prev_model_usage[model] = now
+            if any(delta.values()):
+                window = usage.get("contextWindow")
+                out[model] = ev.ModelUsage(
+                    input_tokens=int(delta["input_tokens"]),
+                    output_tokens=int(delta["output_tokens"]),
+                    cache_read_input_tokens=int(delta["cache_read_input_tokens"]),
+                    cache_creation_input_tokens=int(delta["cache_creation_input_tokens"]),
+                    cost_usd=round(delta["cost_usd"], 10),
+                    context_window=window if isinstance(window, int) else None,
+                )
+        return out
+
+    def stats(self, msg: ResultMessage, model_usage: dict[str, ev.ModelUsage], main: str | None,
+              session_id: str | None) -> ev.TurnStats:
+        """The turn's :class:`~kandev_nb.agent.events.TurnStats` from its `result` line: cost (USD)
+        and API time (ms) as differences of the CLI's cumulative `total_cost_usd` and
+        `duration_api_ms`, tokens from the `modelUsage` deltas (:func:`turn_tokens`)."""
+        usage = msg.usage
+        total = msg.total_cost_usd
+        if total is None:
+            cost, total = 0.0, self.prev_total_cost
+        else:
+            cost = max(total - self.prev_total_cost, 0.0)
+            self.prev_total_cost = max(total, self.prev_total_cost)
+        api_ms = max(msg.duration_api_ms - self.prev_api_ms, 0)
+        self.prev_api_ms = max(msg.duration_api_ms, self.prev_api_ms)
+        return ev.TurnStats(
+            session_id=msg.session_id or session_id,
+            result_subtype=msg.subtype,
+            is_error=msg.is_error,
+            cost_usd=round(cost, 10),
+            total_cost_usd=total,
+            duration_ms=msg.duration_ms,
+            duration_api_ms=api_ms,
+            num_turns=msg.num_turns,
+            **turn_tokens(usage, model_usage),
+            model_usage=model_usage,
+            main_model=main,
+            permission_denials=tuple(d for d in msg.permission_denials if isinstance(d, dict)),
+            stop_reason=msg.stop_reason,
+            terminal_reason=msg.terminal_reason,
+            api_error_status=msg.api_error_status,
+            errors=tuple(msg.errors),
+            result_text=msg.result,
+        )
+
+
+def turn_tokens(usage: dict[str, Any], model_usage: dict[str, ev.ModelUsage]) -> dict[str, int]:
+    """A turn's four token counts from the same deltas as its cost: the sums over the
+    `result.modelUsage` deltas (all models, subagents included), so they add up with the
+    per-model rows. Only a result without `modelUsage` falls back to `result.usage`, which
+    an interrupted turn reports as zeros."""
+    keys = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+    if model_usage:
+        return {k: sum(int(getattr(u, k)) for u in model_usage.values()) for k in keys}
+    return {k: to_int(usage.get(k)) for k in keys}
+
+
+def _num(value: Any) -> float:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
