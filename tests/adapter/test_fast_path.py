@@ -8,6 +8,7 @@ reach the full path and be reported, as before.
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -176,7 +177,7 @@ def _fed(data: bytes, cuts: list[int]) -> tuple[list[ev.AgentEvent], list[str]]:
     events: list[ev.AgentEvent] = []
     routed: list[str] = []
     bounds = [0, *sorted(cuts), len(data)]
-    reads = [data[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+    reads = [data[a:b] for a, b in itertools.pairwise(bounds)]
     for lines in [*(framer.push(r) for r in reads), framer.flush()]:
         for msg, evs in adapter.feed(lines):
             events += evs
