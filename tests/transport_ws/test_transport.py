@@ -222,7 +222,8 @@ async def test_a_cli_behind_a_wrapper_script_is_its_own_peer(tmp_path: Path) -> 
     await transport.start()
     try:
         assert transport.pid is not None
-        from kandev_nb.wire.websocket import _descendants, _descendants_by_stat
+        from kandev_nb.wire.peers import descendants as _descendants
+        from kandev_nb.wire.peers import descendants_by_stat as _descendants_by_stat
 
         assert sorted(_descendants(transport.pid)) == sorted(_descendants_by_stat(transport.pid))
         assert len(_descendants(transport.pid)) == 2
