@@ -32,7 +32,7 @@ from kandev_nb.errors import (
     TransportError,
     TurnInProgressError,
 )
-from kandev_nb.notebook.magic import configure, last_turn, sessions, settings
+from kandev_nb.notebook.state import configure, last_turn
 from kandev_nb.render.static import render_html, render_markdown
 from kandev_nb.wire.cli import find_cli
 
@@ -80,6 +80,17 @@ __all__ = [
 MIN_IPYKERNEL = (7, 4)
 
 
+def __getattr__(name: str) -> Any:
+    """``kandev_nb.settings`` (:class:`~kandev_nb.notebook.state.NotebookSettings`) and
+    ``kandev_nb.sessions`` (the `%%claude` sessions by name): those of the notebook's
+    current :class:`~kandev_nb.notebook.state.NotebookState`."""
+    if name in ("settings", "sessions"):
+        from kandev_nb.notebook.state import current
+
+        return getattr(current(), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def runs(**filters: Any) -> pd.DataFrame:
     """One row per turn from the ledger (see :func:`kandev_nb.ledger.runs` for filters)."""
     from kandev_nb import ledger
@@ -111,14 +122,16 @@ def _check_ipykernel() -> None:
 
 
 def load_ipython_extension(ip: InteractiveShell) -> None:
-    """``%load_ext kandev_nb``: register the `%%claude` transformer and magics.
+    """``%load_ext kandev_nb``: make the notebook's state (:class:`~kandev_nb.notebook.state.NotebookState`,
+    kept by a ``%reload_ext`` on the same shell) and register the `%%claude` transformer and magics.
 
     Raises:
         ImportError: ipykernel is older than 7.4 (the message says why and how to upgrade).
     """
-    from kandev_nb.notebook import magic
+    from kandev_nb.notebook import magic, state
 
     _check_ipykernel()
+    state.install(shell=ip)
     if magic.transform_cell not in ip.input_transformers_cleanup:
         ip.input_transformers_cleanup.append(magic.transform_cell)
     ip.register_magic_function(magic.claude_cell, "cell", "claude")  # type: ignore[arg-type]

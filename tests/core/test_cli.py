@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from kandev_nb.wire import cli
-from kandev_nb.wire.cli import CLINotFoundError, CLIOptions, build_argv, child_env, find_cli
+from kandev_nb.wire.cli import CLINotFoundError, LaunchOptions, build_argv, child_env, find_cli
 
 
 def _fake_binary(path: Path) -> Path:
@@ -16,7 +16,7 @@ def _fake_binary(path: Path) -> Path:
 
 
 def test_build_argv_has_the_seed_flags_and_omits_the_default_mode() -> None:
-    argv = build_argv("/bin/claude", CLIOptions(model="sonnet"))
+    argv = build_argv("/bin/claude", LaunchOptions(model="sonnet"))
     assert argv[:8] == ["/bin/claude", "-p", "--output-format", "stream-json", "--input-format", "stream-json",
                         "--verbose", "--permission-prompt-tool"]
     assert "--include-partial-messages" in argv
@@ -25,7 +25,7 @@ def test_build_argv_has_the_seed_flags_and_omits_the_default_mode() -> None:
 
 
 def test_build_argv_resume_fork_and_limits() -> None:
-    argv = build_argv("c", CLIOptions(permission_mode="plan", resume="s1", resume_session_at="u1", fork_session=True,
+    argv = build_argv("c", LaunchOptions(permission_mode="plan", resume="s1", resume_session_at="u1", fork_session=True,
                                       max_turns=3, max_budget_usd=0.5, allowed_tools=("Read", "Bash(git *)")))
     joined = " ".join(argv)
     assert "--permission-mode plan" in joined
@@ -35,7 +35,7 @@ def test_build_argv_resume_fork_and_limits() -> None:
 
 
 def test_resume_at_needs_resume() -> None:
-    assert "--resume-session-at" not in build_argv("c", CLIOptions(resume_session_at="u1"))
+    assert "--resume-session-at" not in build_argv("c", LaunchOptions(resume_session_at="u1"))
 
 
 def test_child_env_drops_claudecode() -> None:
