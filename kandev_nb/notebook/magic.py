@@ -187,7 +187,13 @@ _PROBE = object()
 
 
 def _tool_list(text: str | None) -> tuple[str, ...] | None:
-    return tuple(t.strip() for t in text.split(",") if t.strip()) if text is not None else None
+    """``"Read, Bash(git *)"`` -> ``("Read", "Bash(git *)")``. IPython's option parser keeps
+    the quotes around a value with spaces (``--allowed-tools 'Bash(git *)'``): they go."""
+    if text is None:
+        return None
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        text = text[1:-1]
+    return tuple(t.strip() for t in text.split(",") if t.strip())
 
 
 def _notebook_config(args: argparse.Namespace) -> SessionConfig:
