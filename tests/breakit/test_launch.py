@@ -15,7 +15,7 @@ from kandev_nb.agent.events import TurnStats
 from kandev_nb.agent.turn import Turn
 from kandev_nb.notebook import magic
 from kandev_nb.notebook.magic import run_cell
-from kandev_nb.notebook.state import NotebookState
+from kandev_nb.notebook.state import NotebookState, current
 
 
 def _launches(fake_cli: Path) -> list[list[str]]:
@@ -24,7 +24,7 @@ def _launches(fake_cli: Path) -> list[list[str]]:
 
 
 async def _close_all() -> None:
-    for session in list(magic.current().sessions.values()):
+    for session in list(current().sessions.values()):
         await session.close()
 
 
@@ -60,13 +60,13 @@ def test_disallowed_tools_is_documented_in_the_cell_help() -> None:
 async def test_a_new_process_exactly_when_the_launch_options_change(magic_state: None, fake_cli: Path) -> None:
     try:
         await run_cell("", "one")
-        first = magic.current().sessions["default"]
+        first = current().sessions["default"]
         await run_cell("--mode plan", "two: a mode is no new process")
         await run_cell("--approval-timeout 5", "three: nor a per-cell value")
-        assert magic.current().sessions["default"] is first and len(_launches(fake_cli)) == 1
+        assert current().sessions["default"] is first and len(_launches(fake_cli)) == 1
         await run_cell("--budget 1", "four: a budget is a new process resuming the conversation")
         await run_cell("", "five: and is kept")
-        second = magic.current().sessions["default"]
+        second = current().sessions["default"]
     finally:
         await _close_all()
     launches = _launches(fake_cli)
@@ -80,12 +80,12 @@ async def test_a_new_process_exactly_when_the_launch_options_change(magic_state:
 async def test_per_cell_values_never_change_the_session_config(magic_state: None) -> None:
     try:
         await run_cell("--approval-timeout 5", "one")
-        session = magic.current().sessions["default"]
+        session = current().sessions["default"]
         config = session.config
         await run_cell("", "two")
     finally:
         await _close_all()
-    assert session.config.approval_timeout == config.approval_timeout == magic.current().settings.approval_timeout
+    assert session.config.approval_timeout == config.approval_timeout == current().settings.approval_timeout
     with pytest.raises(AttributeError):
         session.config.approval_timeout = 1  # type: ignore[misc]  # frozen
 
