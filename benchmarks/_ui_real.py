@@ -291,12 +291,12 @@ async def _real_in(res: Real, srv: str, tmp: Path, cli: Path, shell: Any, body: 
     from kandev_nb.agent.session import Session, SessionConfig
     from kandev_nb.notebook import magic
     from kandev_nb.testing import scripted_env
-    from kandev_nb.wire.cli import CLIOptions, build_argv, child_env
+    from kandev_nb.wire.cli import LaunchOptions, build_argv, child_env
 
     raw: RawCLI | None = None
     session: Session | None = None
     try:
-        argv = build_argv(cli, CLIOptions(include_partial_messages=True))
+        argv = build_argv(cli, LaunchOptions(include_partial_messages=True))
         raw = RawCLI(argv, child_env(scripted_env(srv, tmp / "home-raw")), str(tmp / "work"))
         t0 = time.perf_counter()
         await raw.start()

@@ -32,7 +32,7 @@ from kandev_nb.errors import (
     TransportError,
     TurnInProgressError,
 )
-from kandev_nb.notebook.magic import configure, last_turn, sessions, settings
+from kandev_nb.notebook.state import configure, last_turn
 from kandev_nb.render.static import render_html, render_markdown
 from kandev_nb.wire.cli import find_cli
 
@@ -81,6 +81,17 @@ __all__ = [
 MIN_IPYKERNEL = (7, 4)
 
 
+def __getattr__(name: str) -> Any:
+    """``kandev_nb.settings`` (:class:`~kandev_nb.notebook.state.NotebookSettings`) and
+    ``kandev_nb.sessions`` (the `%%claude` sessions by name): those of the notebook's
+    current :class:`~kandev_nb.notebook.state.NotebookState`."""
+    if name in ("settings", "sessions"):
+        from kandev_nb.notebook.state import current
+
+        return getattr(current(), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def runs(**filters: Any) -> pd.DataFrame:
     """One row per turn from the ledger (see :func:`kandev_nb.ledger.runs` for filters)."""
     from kandev_nb import ledger
@@ -106,14 +117,15 @@ def tool_call(tool_use_id: str) -> ToolRecord:
         KeyError: no turn of this kernel has a call with that id (the turns of another
             kernel, or of a notebook reopened later, are not kept in memory).
     """
-    from kandev_nb.notebook import magic
+    from kandev_nb.notebook.state import current
 
-    for turn in reversed(magic._turns):
+    turns = current().turns
+    for turn in reversed(turns):
         record = turn.tools.get(tool_use_id)
         if record is not None:
             return record
     raise KeyError(f"no tool call {tool_use_id!r} in this kernel's %%claude turns "
-                   f"({len(magic._turns)} turns kept; a restarted kernel keeps none)")
+                   f"({len(turns)} turns kept; a restarted kernel keeps none)")
 
 
 def tool_calls(**filters: Any) -> pd.DataFrame:
@@ -140,14 +152,16 @@ def _check_ipykernel() -> None:
 
 
 def load_ipython_extension(ip: InteractiveShell) -> None:
-    """``%load_ext kandev_nb``: register the `%%claude` transformer and magics.
+    """``%load_ext kandev_nb``: make the notebook's state (:class:`~kandev_nb.notebook.state.NotebookState`,
+    kept by a ``%reload_ext`` on the same shell) and register the `%%claude` transformer and magics.
 
     Raises:
         ImportError: ipykernel is older than 7.4 (the message says why and how to upgrade).
     """
-    from kandev_nb.notebook import magic
+    from kandev_nb.notebook import magic, state
 
     _check_ipykernel()
+    state.install(shell=ip)
     if magic.transform_cell not in ip.input_transformers_cleanup:
         ip.input_transformers_cleanup.append(magic.transform_cell)
     ip.register_magic_function(magic.claude_cell, "cell", "claude")  # type: ignore[arg-type]

@@ -142,11 +142,6 @@ class ContextWindow(_Event):
         """Tokens left (`size - used`, never negative)."""
         return max(self.size - self.used, 0)
 
-    @property
-    def efficiency(self) -> float:
-        """Fraction of the window still free, 0.0 to 1.0."""
-        return self.remaining / self.size if self.size else 0.0
-
 
 class PermissionRequest(_Event):
     """A can_use_tool control_request waiting for an answer through `approval`.

@@ -5,10 +5,12 @@
 >>> async for event in session.stream("And now explain"):  # doctest: +SKIP
 ...     print(event.type)
 
-A background reader task owns the CLI's output for the whole life of the process, so
-control_requests are answered even between turns. Each turn's events go to the consumers
-given to :meth:`Session.run` through a fan-out that isolates failures (a broken consumer is
-logged and skipped, it never stops the turn).
+The Session owns the conversation: turns, resume, fork, retry, the inactivity timer,
+interrupts and mode changes. The live process is a :class:`~kandev_nb.agent.connection.CLIConnection`
+(transport, reader task, control routing, MCP dispatch); every approval goes through the
+session's :class:`~kandev_nb.agent.approvals.ApprovalBroker`. Each turn's events go to the
+consumers given to :meth:`Session.run` through a fan-out that isolates failures (a broken
+consumer is logged and skipped, it never stops the turn).
 
 Lifecycle (:class:`SessionState`): NEW -> READY (process up, initialize answered) ->
 RUNNING (a turn) -> READY ... -> CLOSED. If the CLI dies, the state returns to NEW and the
@@ -24,64 +26,42 @@ import logging
 import os
 import subprocess
 import time
-import uuid
 from collections.abc import AsyncIterator, Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Self
 
 from kandev_nb.agent import events as ev
 from kandev_nb.agent.adapter import Adapter
-from kandev_nb.agent.permissions import (
-    Approval,
-    ApprovalPolicy,
-    Decision,
-    cli_permission_mode,
-    mode_from_cli,
-)
+from kandev_nb.agent.approvals import NO_APPROVAL_NOTE, UNASKED_TOOL_TIMEOUT_S, ApprovalBroker
+from kandev_nb.agent.config import UNSET, SessionConfig, Unset, check_seconds
+from kandev_nb.agent.connection import CLIConnection
+from kandev_nb.agent.permissions import Approval, ApprovalPolicy, cli_permission_mode, mode_from_cli
 from kandev_nb.agent.turn import Turn
-from kandev_nb.errors import SessionClosedError, TurnInProgressError
-from kandev_nb.wire.cli import (
+from kandev_nb.errors import (
     CLINotFoundError,
-    CLIOptions,
-    build_argv,
-    child_env,
-    cli_version,
-    find_cli,
-)
-from kandev_nb.wire.control import ControlError, ControlPlane
-from kandev_nb.wire.protocol import (
-    ControlCancelRequest,
-    ControlRequest,
-    ControlResponse,
-    KeepAlive,
-    ResultMessage,
-    UserMessage,
-    parse_line,
-    user_message,
-)
-from kandev_nb.wire.transport import (
     CLIProcessError,
-    LineTooLong,
-    StdioTransport,
-    Transport,
-    TransportClosedError,
+    SessionClosedError,
+    TurnInProgressError,
 )
+from kandev_nb.wire.cli import LaunchOptions, build_argv, cli_version, find_cli, process_env
+from kandev_nb.wire.control import ControlPlane
+from kandev_nb.wire.protocol import ResultMessage, UserMessage, WireMessage, user_message
+from kandev_nb.wire.transport import StdioTransport, Transport, TransportClosedError
 
-__all__ = ["Consumer", "Session", "SessionClosedError", "SessionConfig", "SessionState", "TurnInProgressError"]
+__all__ = [
+    "NO_APPROVAL_NOTE",
+    "UNASKED_TOOL_TIMEOUT_S",
+    "UNSET",
+    "Consumer",
+    "Session",
+    "SessionClosedError",
+    "SessionConfig",
+    "SessionState",
+    "TurnInProgressError",
+]
 
 log = logging.getLogger("kandev_nb")
-
-NO_APPROVAL_NOTE = frozenset({
-    "Read", "Glob", "Grep", "LS", "NotebookRead", "TodoWrite", "Task", "Agent", "TaskCreate", "TaskUpdate",
-    "TaskList", "TaskGet", "TaskOutput", "TaskStop", "ToolSearch", "Skill", "EnterPlanMode", "ExitPlanMode",
-    "AskUserQuestion", "ListAgents", "Monitor", "SendMessage", "CronList",
-})
-"""Tools that never need approval: running them without a request is not worth a note."""
-
-UNASKED_TOOL_TIMEOUT_S = 300.0
-"""Seconds a person has to answer for an in-process MCP `tools/call` that came with no
-allowed can_use_tool, when the session has no `approval_timeout`; then it is denied."""
 
 INTERRUPT_GRACE_S = 15.0
 """Seconds the CLI gets to end a turn after an interrupt before its process is closed."""
@@ -101,52 +81,12 @@ class SessionState(enum.Enum):
     CLOSED = "closed"
 
 
-@dataclass
-class SessionConfig:
-    """Everything a session is started with. All fields have defaults.
-
-    Attributes:
-        cwd: the CLI's working directory (default: the current directory).
-        mode: "supervised" (default), "plan", "acceptEdits" or "autonomous".
-        approve: an approval policy ``(tool_name, tool_input) -> "allow"|"deny"|None``.
-        approval_timeout: seconds an approval may wait before it is denied (None: forever).
-        inactivity_timeout: seconds without any CLI message before the turn is interrupted
-            (paused while an approval waits). Default 300.
-        env: extra environment for the CLI (e.g. ANTHROPIC_BASE_URL).
-        cli_path: explicit binary (else KANDEV_CLAUDE_CLI, PATH, the SDK's bundled one).
-        resume, resume_session_at, fork: start from an existing conversation.
-        allow_root_bypass: the explicit opt-in for autonomous mode as root (sets IS_SANDBOX=1).
-        mcp_servers: in-process MCP servers by name, answering `mcp_message` control requests.
-    """
-
-    cwd: str | os.PathLike[str] | None = None
-    mode: str = "supervised"
-    model: str | None = None
-    approve: ApprovalPolicy | None = None
-    approval_timeout: float | None = None
-    inactivity_timeout: float | None = 300.0
-    env: dict[str, str] = field(default_factory=dict)
-    cli_path: str | os.PathLike[str] | None = None
-    resume: str | None = None
-    resume_session_at: str | None = None
-    fork: bool = False
-    max_turns: int | None = None
-    max_budget_usd: float | None = None
-    mcp_config: str | None = None
-    system_prompt: str | None = None
-    append_system_prompt: str | None = None
-    allowed_tools: tuple[str, ...] = ()
-    allow_root_bypass: bool = False
-    include_partial_messages: bool = True
-    initialize_timeout: float = 90.0
-    mcp_servers: dict[str, Any] = field(default_factory=dict)
-
-
 class Session:
     """One conversation with Claude Code.
 
     Args:
-        config: a :class:`SessionConfig`; keyword arguments override its fields.
+        config: a :class:`SessionConfig`; keyword arguments override its fields (checked
+            as SessionConfig checks them: TypeError / ValueError).
         transport_factory: ``(argv, env, cwd) -> Transport``; defaults to a
             :class:`~kandev_nb.wire.transport.StdioTransport`. Tests and the WebSocket transport
             plug in here.
@@ -161,83 +101,94 @@ class Session:
         name: str = "default",
         **overrides: Any,
     ) -> None:
-        self.config = replace(config or SessionConfig(), **overrides)
-        cli_permission_mode(self.config.mode, allow_root_bypass=self.config.allow_root_bypass)  # validate early
-        for timeout in ("approval_timeout", "inactivity_timeout", "initialize_timeout"):
-            value = getattr(self.config, timeout)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int | float) or value < 0):
-                raise TypeError(f"{timeout} must be a non-negative number of seconds or None, not {value!r}")
+        self._config = replace(config or SessionConfig(), **overrides)
         self.name = name
         self.state = SessionState.NEW
-        self.adapter = Adapter(resumed=bool(self.config.resume))
-        self.transport: Transport | None = None
-        self.control: ControlPlane | None = None
+        self.adapter = Adapter(resumed=bool(self._config.resume))
+        self.broker = ApprovalBroker(
+            self._emit, self.adapter.tool_payload, lambda: self.session_id,
+            policy=self._config.approve, timeout=self._config.approval_timeout,
+            allowed_tools=self._config.allowed_tools,
+        )
+        self.connection: CLIConnection | None = None
         self.cli_path: Path | None = None
         self.cli_version: str | None = None
         self.commands: tuple[ev.SlashCommand, ...] = ()
         self.model: str | None = None  # the model `system/init` named for the live process
         self.turns: list[Turn] = []
-        self.approvals: dict[str, Approval] = {}
         self._transport_factory = transport_factory
-        self._saved = bool(self.config.resume)
-        self._reader: asyncio.Task[None] | None = None
+        self._saved = bool(self._config.resume)
         self._backlog: list[ev.AgentEvent] = []
         self._queue: asyncio.Queue[ev.AgentEvent] | None = None
         self._last_activity = time.monotonic()
-        self._approval_tasks: set[asyncio.Task[None]] = set()
-        self._turn_policy: ApprovalPolicy | None = None
-        self._exit_error: ev.Error | None = None
         self._lock = asyncio.Lock()
-        self._asked: set[str] = set()  # tool_use_ids the CLI sent a can_use_tool for
-        self._granted: dict[str, str] = {}  # tool_use_id -> mcp__ tool allowed by a can_use_tool, until its tools/call
-        self._session_tools: set[str] = set()  # tools allowed "for the session" in this process
-        self._launched_mode: str | None = None  # the CLI mode the live process started in
+        self._launched: LaunchOptions | None = None  # what the live (or last) process started with
         self._interrupt_task: asyncio.Task[None] | None = None
         self._interrupted_at: float | None = None  # monotonic time of the running turn's interrupt
 
     # -- properties -----------------------------------------------------------------------
 
     @property
+    def config(self) -> SessionConfig:
+        """The session's :class:`SessionConfig`; `mode` follows the live mode (set_mode and
+        the CLI's `system/status`), each change being a new frozen copy."""
+        return self._config
+
+    @property
     def session_id(self) -> str | None:
         """The CLI's session_id (from `system/init` and every later message)."""
-        return self.adapter.session_id or self.config.resume
+        return self.adapter.session_id or self._config.resume
 
     @property
     def cwd(self) -> str:
         """The working directory the CLI runs in."""
-        return str(Path(self.config.cwd or os.getcwd()).resolve())
+        return str(Path(self._config.cwd or os.getcwd()).resolve())
 
     @property
     def pid(self) -> int | None:
         """The CLI's process id, if it runs as a local child."""
-        return getattr(self.transport, "pid", None)
+        return self.connection.pid if self.connection is not None else None
+
+    @property
+    def transport(self) -> Transport | None:
+        """The live process's transport (None without one)."""
+        return self.connection.transport if self.connection is not None else None
+
+    @property
+    def control(self) -> ControlPlane | None:
+        """The live process's control plane (None without one)."""
+        return self.connection.control if self.connection is not None else None
+
+    @property
+    def approvals(self) -> dict[str, Approval]:
+        """The approvals waiting for an answer, by request_id."""
+        return self.broker.approvals
+
+    @property
+    def launch_options(self) -> LaunchOptions:
+        """The :class:`~kandev_nb.wire.cli.LaunchOptions` the live (or last) process was
+        started with; before the first start, those of :attr:`config`."""
+        return self._launched or self._config.launch_options()
+
+    def _set_mode(self, mode: str, **changes: Any) -> None:
+        self._config = replace(self._config, mode=mode, **changes)
 
     # -- lifecycle ------------------------------------------------------------------------
 
-    def _cli_options(self) -> CLIOptions:
-        c = self.config
-        # Resume our own conversation only once the CLI has saved it: a CLI killed in its
-        # first moments leaves nothing to resume, and --resume would fail.
+    def _next_launch(self) -> LaunchOptions:
+        """The options of the next process: the config's, resuming our own conversation once
+        the CLI has saved it (a CLI killed in its first moments leaves nothing to resume,
+        and --resume would fail)."""
+        c = self._config
         own = self.adapter.session_id
         resume = (own if own and (self._saved or self._transcript_saved(own)) else None) or c.resume
-        return CLIOptions(
-            model=c.model,
-            permission_mode=cli_permission_mode(c.mode, allow_root_bypass=c.allow_root_bypass),
-            resume=resume,
-            resume_session_at=c.resume_session_at if resume == c.resume else None,
-            fork_session=c.fork and resume == c.resume,
-            max_turns=c.max_turns,
-            max_budget_usd=c.max_budget_usd,
-            mcp_config=c.mcp_config,
-            system_prompt=c.system_prompt,
-            append_system_prompt=c.append_system_prompt,
-            allowed_tools=c.allowed_tools,
-            include_partial_messages=c.include_partial_messages,
-        )
+        original = resume == c.resume
+        return c.launch_options(resume=resume, resume_session_at=c.resume_session_at if original else None,
+                                fork_session=c.fork and original)
 
     def _transcript_saved(self, session_id: str) -> bool:
         """Whether the CLI wrote `session_id`'s transcript (``<config>/projects/*/<id>.jsonl``)."""
-        env = {**os.environ, **self.config.env}
+        env = {**os.environ, **self._config.env}
         roots = {Path(env.get("HOME", "~")).expanduser() / ".claude"}
         if env.get("CLAUDE_CONFIG_DIR"):
             roots.add(Path(env["CLAUDE_CONFIG_DIR"]).expanduser())
@@ -256,7 +207,7 @@ class Session:
         if self.state is not SessionState.NEW:
             return
         try:
-            self.cli_path = find_cli(self.config.cli_path)
+            self.cli_path = find_cli(self._config.cli_path)
             self.cli_version = await asyncio.to_thread(cli_version, self.cli_path)
         except CLINotFoundError:
             if self._transport_factory is None:
@@ -264,44 +215,22 @@ class Session:
             # A custom transport (a replay, a remote CLI) may need no local binary.
             self.cli_path, self.cli_version = Path("claude"), None
         except (OSError, RuntimeError, subprocess.SubprocessError) as exc:  # not executable, no version...
-            raise CLIProcessError(f"{self.cli_path or self.config.cli_path} does not run as Claude Code: {exc}",
+            raise CLIProcessError(f"{self.cli_path or self._config.cli_path} does not run as Claude Code: {exc}",
                                   None, "") from exc
         if self.adapter.session_id:  # a previous process of this session died: resume it
             self.adapter.new_process()
-        self._session_tools.clear()  # "allow for the session" rules lived in the old process
-        options = self._cli_options()
-        argv = build_argv(self.cli_path, options)
-        extra = dict(self.config.env)
-        if self.config.mode == "autonomous" and self.config.allow_root_bypass:
-            extra["IS_SANDBOX"] = "1"
-        env = child_env(extra)
-        if "IS_SANDBOX" not in extra:
-            # Only the user's opt-in (allow_root_bypass) lets the CLI bypass permissions as
-            # root; a value inherited from the kernel's environment does not count.
-            env.pop("IS_SANDBOX", None)
+        self.broker.new_process()
+        options = self._next_launch()
         factory = self._transport_factory or (lambda a, e, c: StdioTransport(a, e, c))
-        self.transport = factory(argv, env, self.cwd)
-        self.control = ControlPlane(self.transport.send)
-        self._exit_error = None
-        self._launched_mode = options.permission_mode
-        launched = self.transport
-        await self.transport.start()
-        self._reader = asyncio.get_running_loop().create_task(self._read_loop(self.transport, self.control))
+        transport = factory(build_argv(self.cli_path, options), process_env(options), self.cwd)
+        connection = CLIConnection(transport, self.broker, mcp_servers=self._config.mcp_servers,
+                                   on_message=self._on_message, on_event=self._emit, on_exit=self._on_exit)
+        self.connection, self._launched = connection, options
         try:
-            response = await self.control.request("initialize", timeout=self.config.initialize_timeout, hooks=None)
-        except (ConnectionError, ControlError, TimeoutError) as exc:
-            transport = launched  # self.transport is None if the reader saw the exit first
-            await self._teardown()
-            await transport.close()  # idempotent; waits for the rest of its stderr
-            code = transport.exit_code
-            raise CLIProcessError(
-                f"Claude Code exited before answering initialize (exit code {code}): {exc}\n{transport.stderr_tail}",
-                code,
-                transport.stderr_tail,
-            ) from exc
-        except asyncio.CancelledError:  # the kernel's interrupt while the CLI starts: no half-started process
-            await self._teardown()
-            await launched.close()
+            response = await connection.start(self._config.initialize_timeout)
+        except BaseException:
+            if self.connection is connection:
+                self.connection = None
             raise
         self.commands = tuple(
             ev.SlashCommand(name=c.get("name", ""), description=c.get("description", ""),
@@ -312,21 +241,15 @@ class Session:
         self.state = SessionState.READY
 
     async def _teardown(self) -> None:
-        transport, self.transport = self.transport, None
-        if transport is not None:
-            await transport.close()
-        if self._reader is not None:
-            self._reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._reader
-            self._reader = None
+        connection, self.connection = self.connection, None
+        if connection is not None:
+            await connection.close()
         if self.state is not SessionState.CLOSED:
             self.state = SessionState.NEW
 
     async def close(self) -> None:
         """End the CLI (stdin EOF, then TERM, then KILL, bounded) and close the session."""
-        for approval in list(self.approvals.values()):
-            self._withdraw(approval)
+        self.broker.withdraw_all()
         await self._teardown()
         self.state = SessionState.CLOSED
 
@@ -337,115 +260,43 @@ class Session:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    # -- the reader -----------------------------------------------------------------------
+    # -- what the connection reports ------------------------------------------------------
 
-    async def _read_loop(self, transport: Transport, control: ControlPlane) -> None:
-        try:
-            async for line in transport.lines():
-                if isinstance(line, LineTooLong):
-                    self._emit(ev.Unknown(raw={"size": line.size}, reason=f"line of {line.size} bytes over the limit"))
-                    continue
-                msg = parse_line(line)
-                if not isinstance(msg, KeepAlive):
-                    self._last_activity = time.monotonic()
-                match msg:
-                    case ControlResponse():
-                        if not control.handle_response(msg):
-                            self._emit(ev.Unknown(raw=msg.model_dump(), reason="control_response to no request"))
-                    case ControlRequest():
-                        await self._on_control_request(msg, control)
-                    case ControlCancelRequest():
-                        approval = self.approvals.get(msg.request_id)
-                        if approval is not None:
-                            self._withdraw(approval)
-                    case _:
-                        events = self.adapter.handle(msg)
-                        if isinstance(msg, UserMessage):
-                            events = self._note_unasked(msg, events)
-                        elif isinstance(msg, ResultMessage) and not any(isinstance(e, ev.Complete) for e in events):
-                            events = [*events, *self._unreadable_result()]
-                        for event in events:
-                            if isinstance(event, ev.SessionMode):
-                                self.config.mode = mode_from_cli(event.mode) or self.config.mode
-                            elif isinstance(event, ev.SessionStatus) and event.model:
-                                self.model = event.model
-                            elif isinstance(event, ev.Complete):
-                                self._saved = True  # a finished turn: the CLI has written the transcript
-                            self._emit(event)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # a bug of ours must not hang the turn
-            log.exception("kandev_nb reader failed")
-            self._emit(ev.Error(message=f"kandev-nb reader failed: {exc!r}", subtype="reader_error"))
-        code = transport.exit_code
-        control.fail_all(TransportClosedError(f"Claude Code exited (code {code})"))
-        for approval in list(self.approvals.values()):
-            self._withdraw(approval)
-        if self.state is not SessionState.CLOSED and self.transport is transport:
+    def _on_message(self, msg: WireMessage) -> None:
+        events = self.adapter.handle(msg)
+        if isinstance(msg, UserMessage):
+            events = self.broker.note_unasked(msg.raw, events, self._config.mode)
+        elif isinstance(msg, ResultMessage) and not any(isinstance(e, ev.Complete) for e in events):
+            events = [*events, *self._unreadable_result()]
+        for event in events:
+            if isinstance(event, ev.SessionMode):
+                mode = mode_from_cli(event.mode)
+                if mode is not None and mode != self._config.mode:
+                    with contextlib.suppress(ValueError, TypeError):  # e.g. bypass as root without opt-in
+                        self._set_mode(mode)
+            elif isinstance(event, ev.SessionStatus) and event.model:
+                self.model = event.model
+            elif isinstance(event, ev.Complete):
+                self._saved = True  # a finished turn: the CLI has written the transcript
+            self._emit(event)
+
+    def _on_exit(self, connection: CLIConnection) -> None:
+        """The process's output ended: back to NEW; a running turn ends with cli_exited."""
+        if self.state is not SessionState.CLOSED and self.connection is connection:
             self.state = SessionState.NEW
-            self.transport = None
+            self.connection = None
         if self._queue is not None:
+            transport = connection.transport
+            code = transport.exit_code
             stderr = transport.stderr_tail.strip()
-            err = ev.Error(
+            self._emit(ev.Error(
                 message=f"Claude Code exited mid-turn with exit code {code}" + (f": {stderr[-2000:]}" if stderr else ""),
                 subtype="cli_exited", exit_code=code, stderr=stderr, session_id=self.session_id,
-            )
-            self._emit(err)
+            ))
             self._emit(ev.Complete(
                 stats=ev.TurnStats(session_id=self.session_id, result_subtype="cli_exited", is_error=True),
                 last_message_uuid=self.adapter.last_message_uuid, session_id=self.session_id,
             ))
-
-    def _note_unasked(self, msg: UserMessage, events: list[ev.AgentEvent]) -> list[ev.AgentEvent]:
-        """Make visible that the CLI ran a tool without asking us.
-
-        In every mode but autonomous, a tool outside :data:`NO_APPROVAL_NOTE` whose result
-        arrives with no can_use_tool before it was allowed by the CLI's own permission
-        settings: a ``permissions.allow`` rule of the user, the mode (acceptEdits), or its
-        read-only classification of a shell command. A :class:`~kandev_nb.agent.events.PermissionDecided`
-        with ``decided_by="settings"`` is put before its ToolUpdate, so the tool's record and
-        card show who decided. On CLIs that report it (2.1.332), the reason comes from the
-        message's ``tool_result_meta[].permission_decision`` (`source`, `reason_type`); a
-        PreToolUse hook's deny (``source: "hook"``, measured with 2.1.332) is reported as
-        ``decided_by="hook"`` with the hook's reason (the `tool_result` text).
-        """
-        if self.config.mode == "autonomous":
-            return events
-        meta: dict[str, dict[str, Any]] = {}
-        for entry in msg.raw.get("tool_result_meta") or ():
-            if isinstance(entry, dict) and isinstance(entry.get("permission_decision"), dict):
-                meta[str(entry.get("id"))] = entry["permission_decision"]
-        out: list[ev.AgentEvent] = []
-        for event in events:
-            if (isinstance(event, ev.ToolUpdate) and event.tool_call_id not in self._asked
-                    and event.tool_name not in NO_APPROVAL_NOTE and not event.auto_completed):
-                self._asked.add(event.tool_call_id)
-                decision = meta.get(event.tool_call_id, {})
-                accepted = decision.get("decision", "accept" if event.status == "complete" else None)
-                if accepted in ("accept", "reject", "deny"):
-                    source = " / ".join(str(decision[k]) for k in ("source", "reason_type") if decision.get(k))
-                    by_hook = decision.get("source") == "hook"
-                    why = (f"{event.tool_name} was allowed for this session by an earlier answer"
-                           if event.tool_name in self._session_tools and accepted == "accept"
-                           else f"Claude Code's own permission settings ({source or 'no request was sent'})")
-                    if accepted != "accept" and event.output.strip():
-                        # the tool_result text is the reason (a hook's permissionDecisionReason)
-                        why = event.output.strip() if by_hook else f"{why}: {event.output.strip()}"
-                    out.append(ev.PermissionDecided(
-                        request_id=f"settings:{event.tool_call_id}", tool_name=event.tool_name,
-                        tool_use_id=event.tool_call_id,
-                        behavior="allow" if accepted == "accept" else "deny",
-                        decided_by="hook" if by_hook else "settings", waited_ms=0,
-                        message=why,
-                        session_id=self.session_id, parent_tool_use_id=event.parent_tool_use_id,
-                    ))
-            out.append(event)
-        return out
-
-    def _withdraw(self, approval: Approval) -> None:
-        """The request is void (control_cancel_request, or the CLI is gone): close its card."""
-        if approval.cancel():
-            self._emit(ev.PermissionCancelled(request_id=approval.request_id, session_id=self.session_id))
 
     def _unreadable_result(self) -> list[ev.AgentEvent]:
         """A `result` the adapter could not read still ends the turn (the raw line is in an
@@ -464,167 +315,12 @@ class Session:
         else:
             self._backlog.append(event)
 
-    async def _on_control_request(self, msg: ControlRequest, control: ControlPlane) -> None:
-        request = msg.request
-        subtype = request.get("subtype")
-        try:
-            if subtype == "can_use_tool":
-                self._start_approval(msg.request_id, request, control)
-            elif subtype == "hook_callback":
-                await control.answer(msg.request_id, {})
-            elif subtype == "mcp_message":
-                # A task, like approvals: a long tools/call must not stop the reader, which
-                # has to pass on the CLI's notifications/cancelled when the turn is interrupted.
-                task = asyncio.get_running_loop().create_task(self._on_mcp_message(msg.request_id, request, control))
-                self._approval_tasks.add(task)
-                task.add_done_callback(self._approval_tasks.discard)
-            else:
-                self._emit(ev.Unknown(raw=msg.model_dump(), reason=f"unsupported control_request {subtype!r}"))
-                await control.answer_error(msg.request_id, f"kandev-nb does not support {subtype!r}")
-        except TransportClosedError:
-            pass
+    def _idle_s(self) -> float:
+        """Seconds since the CLI's latest message, our latest send or the latest decision."""
+        latest = max(self._last_activity, self.broker.last_decided,
+                     self.connection.last_activity if self.connection is not None else 0.0)
+        return time.monotonic() - latest
 
-    async def _on_mcp_message(self, request_id: str, request: dict[str, Any], control: ControlPlane) -> None:
-        server = self.config.mcp_servers.get(str(request.get("server_name")))
-        message = request.get("message") or {}
-        if server is None:
-            await control.answer_error(request_id, f"no in-process MCP server named {request.get('server_name')!r}")
-            return
-        refusal = None
-        if isinstance(message, dict) and message.get("method") == "tools/call":
-            refusal = await self._authorize_tool_call(str(request.get("server_name")), server, message)
-        if refusal is not None:
-            reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message.get("id"), "result": {
-                "content": [{"type": "text", "text": refusal}], "isError": True}}
-        else:
-            reply = await server.handle(message)
-        with contextlib.suppress(TransportClosedError):
-            await control.answer(request_id, {"mcp_response": reply})
-
-    async def _authorize_tool_call(self, server_name: str, server: Any, message: dict[str, Any]) -> str | None:
-        """Whether an in-process MCP `tools/call` may run: None if so, else the refusal text.
-
-        A tool the server marks as read-only (``server.needs_approval(name)`` false) or one
-        in ``allowed_tools`` runs. Any other one runs only if a can_use_tool for the same
-        ``mcp__<server>__<tool>`` and `tool_use_id` (``params._meta["claudecode/toolUseId"]``)
-        was allowed (each allow is used once), or the tool was allowed for the session;
-        otherwise a person is asked here, with the same PermissionRequest card (the policy
-        answers first if it can), in every mode, and no answer within `approval_timeout`
-        (else :data:`UNASKED_TOOL_TIMEOUT_S`) denies it. The CLI normally asks first; a
-        call that arrives unasked is a peer we should not trust blindly.
-        """
-        raw = message.get("params")
-        params: dict[str, Any] = raw if isinstance(raw, dict) else {}
-        name = str(params.get("name") or "")
-        full = f"mcp__{server_name}__{name}"
-        needs = getattr(server, "needs_approval", None)
-        if (callable(needs) and not needs(name)) or full in self.config.allowed_tools or full in self._session_tools:
-            return None
-        meta = params.get("_meta")
-        tool_use_id = meta.get("claudecode/toolUseId") if isinstance(meta, dict) else None
-        tool_use_id = tool_use_id if isinstance(tool_use_id, str) else None
-        if tool_use_id is not None and self._granted.pop(tool_use_id, None) == full:
-            return None
-        arguments = params.get("arguments")
-        arguments = arguments if isinstance(arguments, dict) else {}
-        if tool_use_id is not None:
-            self._asked.add(tool_use_id)  # its result is not "ran without a request"
-        approval = self._open_approval(
-            f"mcp:{uuid.uuid4().hex}", full, dict(arguments), tool_use_id,
-            title=f"{full} (called without a permission request)",
-            reason="Claude Code called this tool without asking first (no allowed can_use_tool covered it).",
-        )
-        timeout = self.config.approval_timeout if self.config.approval_timeout is not None else UNASKED_TOOL_TIMEOUT_S
-        decision = await self._decide(approval, timeout)
-        if decision.behavior == "allow" and decision.updated_input is not None:
-            params["arguments"] = decision.updated_input
-        return None if decision.behavior == "allow" else (
-            f"Permission to use {full} was denied: {decision.message or 'denied by the user'}")
-
-    def _open_approval(
-        self, request_id: str, tool_name: str, tool_input: dict[str, Any], tool_use_id: str | None, *,
-        title: str, reason: Any = None, blocked: Any = None, suggestions: Any = None,
-    ) -> Approval:
-        """Register an :class:`Approval`, let the policy answer if it can, and show its card."""
-        approval = Approval(
-            request_id, tool_name, tool_input, tool_use_id=tool_use_id, suggestions=suggestions,
-            timeout_s=self.config.approval_timeout,
-        )
-        self.approvals[request_id] = approval
-        payload = self.adapter.tool_payload(tool_name, tool_input, tool_use_id)
-        event = ev.PermissionRequest(
-            request_id=request_id, tool_name=tool_name, tool_use_id=tool_use_id, input=tool_input, title=title,
-            reason=reason, blocked_path=str(blocked) if blocked else None,
-            normalized=payload, approval=approval, session_id=self.session_id,
-        )
-        policy = self._turn_policy or self.config.approve
-        if policy is not None:
-            try:
-                answer = policy(tool_name, tool_input)
-                note_of = getattr(policy, "note", None)
-                note = str(note_of(tool_name, tool_input) or "") if answer == "allow" and callable(note_of) else ""
-            except Exception as exc:  # noqa: BLE001 - a broken policy asks a person instead
-                log.warning("approval policy raised %r; asking instead", exc)
-                answer, note = None, ""
-            if answer == "allow":
-                approval.allow(by="policy", note=note)
-            elif answer == "deny":
-                approval.deny(f"Denied by the notebook's approval policy for {tool_name}.", by="policy")
-        self._emit(event)
-        return approval
-
-    def _start_approval(self, request_id: str, request: dict[str, Any], control: ControlPlane) -> None:
-        tool_name = str(request.get("tool_name") or "unknown")
-        raw_input = request.get("input")
-        tool_input: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
-        tool_use_id = request.get("tool_use_id")
-        if isinstance(tool_use_id, str):
-            self._asked.add(tool_use_id)
-        approval = self._open_approval(
-            request_id, tool_name, tool_input, tool_use_id if isinstance(tool_use_id, str) else None,
-            title=str(request.get("description") or request.get("display_name") or tool_name),
-            reason=request.get("decision_reason"), blocked=request.get("blocked_path") or request.get("blocked_paths"),
-            suggestions=request.get("permission_suggestions"),
-        )
-        task = asyncio.get_running_loop().create_task(self._finish_approval(approval, control))
-        self._approval_tasks.add(task)
-        task.add_done_callback(self._approval_tasks.discard)
-
-    async def _decide(self, approval: Approval, timeout: float | None) -> Decision:
-        """Wait for the one decision of `approval` and report it (PermissionDecided)."""
-        try:
-            decision: Decision = await approval.wait(timeout)
-        except Exception:  # never leave the CLI waiting: a broken wait denies
-            log.exception("kandev_nb approval wait failed; denying")
-            approval.deny("kandev-nb could not wait for an answer; denied.", by="timeout")
-            decision = await approval.wait(None)
-        finally:
-            self.approvals.pop(approval.request_id, None)
-        self._last_activity = time.monotonic()
-        if decision.decided_by != "cancelled":
-            if decision.updated_permissions:
-                self._session_tools.add(approval.tool_name)
-            self._emit(ev.PermissionDecided(
-                request_id=approval.request_id, tool_name=approval.tool_name, behavior=decision.behavior,
-                decided_by=decision.decided_by, waited_ms=decision.waited_ms, message=decision.message,
-                note=decision.note, tool_use_id=approval.tool_use_id, session_id=self.session_id,
-            ))
-        return decision
-
-    async def _finish_approval(self, approval: Approval, control: ControlPlane) -> None:
-        """Wait for the one decision of `approval`, report it, then send it to the CLI.
-
-        The PermissionDecided event goes out before the answer, so it always precedes what
-        the CLI does next. A request the CLI withdrew (decided_by "cancelled") was already
-        reported as PermissionCancelled by :meth:`_withdraw` and gets no answer. An allowed
-        ``mcp__*`` tool is remembered by its `tool_use_id`, so its `tools/call` runs unasked.
-        """
-        decision = await self._decide(approval, self.config.approval_timeout)
-        if decision.decided_by != "cancelled":
-            if decision.behavior == "allow" and approval.tool_use_id and approval.tool_name.startswith("mcp__"):
-                self._granted[approval.tool_use_id] = approval.tool_name
-            with contextlib.suppress(TransportClosedError):
-                await control.answer(approval.request_id, decision.to_wire(approval.tool_input))
 
     # -- turns ----------------------------------------------------------------------------
 
@@ -634,6 +330,7 @@ class Session:
         *,
         consumers: Iterable[Consumer] = (),
         approve: ApprovalPolicy | None = None,
+        approval_timeout: float | None | Unset = UNSET,
         turn: Turn | None = None,
     ) -> Turn:
         """Send `prompt` and wait for the turn to end.
@@ -642,6 +339,8 @@ class Session:
             prompt: text, or a list of content blocks (text/image) for the user message.
             consumers: called with every event in order; exceptions are logged and ignored.
             approve: an approval policy for this turn only (else the session's).
+            approval_timeout: seconds this turn's approvals wait before they are denied
+                (None: forever); the session's ``approval_timeout`` if not given.
             turn: a :class:`Turn` to fill (else a new one).
 
         Returns:
@@ -650,18 +349,22 @@ class Session:
             waits for the CLI's interrupted result and returns normally.
 
         Raises:
+            TypeError: `approval_timeout` is not a non-negative number or None.
             TurnInProgressError: another turn of this session is running.
             CLINotFoundError, CLIProcessError: the CLI could not be started.
         """
+        if approval_timeout is not UNSET:
+            check_seconds("approval_timeout", approval_timeout)
         if self._lock.locked():
             raise TurnInProgressError("a turn is already running in this session")
         async with self._lock:
             await self.start()
             turn = turn or Turn(prompt=prompt if isinstance(prompt, str) else _text_of(prompt), session_name=self.name)
             turn.cli_version, turn.cwd = self.cli_version, self.cwd
-            turn.mode, turn.model = self.config.mode, self.model or self.config.model
+            turn.mode, turn.model = self._config.mode, self.model or self._config.model
             sinks = [turn.add_now, *consumers]
-            self._turn_policy = approve
+            self.broker.begin_turn(approve, timeout=None if isinstance(approval_timeout, Unset) else approval_timeout,
+                                   has_timeout=approval_timeout is not UNSET)
             self._queue = asyncio.Queue()
             for event in self._backlog:
                 if not isinstance(event, ev.Complete):  # a previous turn's end never ends this one
@@ -670,16 +373,16 @@ class Session:
             self.state = SessionState.RUNNING
             self.turns.append(turn)
             try:
-                assert self.transport is not None
+                assert self.connection is not None
                 try:
-                    await self.transport.send(user_message(prompt, self.session_id or ""))
+                    await self.connection.send(user_message(prompt, self.session_id or ""))
                 except TransportClosedError:
                     pass  # the reader reports the exit as this turn's error
                 self._last_activity = time.monotonic()
                 await self._pump(turn, sinks)
             finally:
                 self._queue = None
-                self._turn_policy = None
+                self.broker.end_turn()
                 if self.state is SessionState.RUNNING:
                     self.state = SessionState.READY
             return turn
@@ -714,9 +417,9 @@ class Session:
                         last_message_uuid=self.adapter.last_message_uuid, session_id=self.session_id), sinks)
                     await self._teardown()
                     break
-                limit = self.config.inactivity_timeout
-                idle = time.monotonic() - self._last_activity
-                if limit and self._interrupted_at is None and not self.approvals and idle > limit:
+                limit = self._config.inactivity_timeout
+                idle = self._idle_s()
+                if limit and self._interrupted_at is None and not self.broker.approvals and idle > limit:
                     self._dispatch(ev.Error(
                         message=f"No message from Claude Code for {idle:.0f} s (limit {limit:g} s, "
                                 "configure(inactivity_timeout=...)); the turn was interrupted.",
@@ -751,11 +454,10 @@ class Session:
         # The CLI withdraws each waiting can_use_tool (control_cancel_request, which closes
         # its card) before it answers the interrupt; anything still open after the answer
         # is denied so the CLI is never left waiting.
-        if self.control is not None:
+        if self.connection is not None:
             with contextlib.suppress(Exception):
-                await self.control.request("interrupt", timeout=10)
-        for approval in list(self.approvals.values()):
-            approval.deny("The user interrupted the turn.", interrupt=True)
+                await self.connection.request("interrupt", timeout=10)
+        self.broker.deny_all("The user interrupted the turn.")
 
     async def interrupt(self) -> None:
         """Stop the running turn with the protocol's `interrupt` (the Stop button).
@@ -772,7 +474,7 @@ class Session:
         if self._interrupt_task is not None:
             await asyncio.shield(self._interrupt_task)
 
-    async def set_mode(self, mode: str) -> None:
+    async def set_mode(self, mode: str, *, allow_root_bypass: bool | None = None) -> None:
         """Change the permission mode of the live session, without a restart.
 
         Sends the control request ``set_permission_mode`` to the running CLI (same process,
@@ -785,26 +487,34 @@ class Session:
         --dangerously-skip-permissions"), so the process is closed and the next turn starts
         a new one in bypassPermissions mode that resumes the conversation (``--resume``).
 
+        Args:
+            mode: "supervised", "plan", "acceptEdits" or "autonomous".
+            allow_root_bypass: if given, the session's opt-in for autonomous as root from now on.
+
         Raises:
             ValueError, RootBypassError: see :func:`kandev_nb.agent.permissions.cli_permission_mode`.
             ControlError: the CLI refused the mode.
             ControlTimeoutError: the CLI did not answer within 30 s.
         """
-        cli_mode = cli_permission_mode(mode, allow_root_bypass=self.config.allow_root_bypass)
-        if self.control is None or self.state is SessionState.NEW:
-            self.config.mode = mode
+        bypass = self._config.allow_root_bypass if allow_root_bypass is None else allow_root_bypass
+        cli_mode = cli_permission_mode(mode, allow_root_bypass=bypass)
+        if self.connection is None or self.state is SessionState.NEW:
+            self._set_mode(mode, allow_root_bypass=bypass)
             return
-        if cli_mode == "bypassPermissions" and self._launched_mode != "bypassPermissions":
+        if cli_mode == "bypassPermissions" and self.launch_options.permission_mode != "bypassPermissions":
             if self.state is SessionState.RUNNING:
                 raise TurnInProgressError("autonomous mode needs a new CLI process; switch between turns")
-            self.config.mode = mode
+            self._set_mode(mode, allow_root_bypass=bypass)
             await self._teardown()
             return
-        await self.control.request("set_permission_mode", mode=cli_mode, timeout=30)
-        self.config.mode = mode
+        await self.connection.request("set_permission_mode", mode=cli_mode, timeout=30)
+        self._set_mode(mode, allow_root_bypass=bypass)
 
-    async def stream(self, prompt: str, **kwargs: Any) -> AsyncIterator[ev.AgentEvent]:
-        """Run a turn and yield its events as they come (the same ones consumers get)."""
+    async def stream(self, prompt: str | list[dict[str, Any]], **kwargs: Any) -> AsyncIterator[ev.AgentEvent]:
+        """Run a turn and yield its events as they come (the same ones consumers get).
+
+        Takes the keyword arguments of :meth:`run` (`consumers`, `approve`,
+        `approval_timeout`, `turn`)."""
         queue: asyncio.Queue[ev.AgentEvent | None] = asyncio.Queue()
         consumers = [*kwargs.pop("consumers", ()), queue.put_nowait]
         task = asyncio.get_running_loop().create_task(self.run(prompt, consumers=consumers, **kwargs))

@@ -196,10 +196,6 @@ class Turn:
         """:meth:`add` with the current monotonic time (for tool durations)."""
         self.add(event, time.monotonic())
 
-    def unknown_events(self) -> list[ev.Unknown]:
-        """Messages the adapter did not understand, kept for inspection."""
-        return [e for e in self.events if isinstance(e, ev.Unknown)]
-
     def _repr_html_(self) -> str | None:
         render = DISPLAY_RENDERERS.get("text/html")
         return render(self) if render else None

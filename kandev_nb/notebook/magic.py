@@ -20,17 +20,19 @@ import logging
 import os
 import re
 import warnings
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import replace
 from typing import Any
 
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
 from kandev_nb import kernel_tools
+from kandev_nb.agent.config import SessionConfig
 from kandev_nb.agent.permissions import MODES, ApprovalPolicy
-from kandev_nb.agent.session import Session, SessionConfig
+from kandev_nb.agent.session import Session
 from kandev_nb.agent.turn import Turn
 from kandev_nb.notebook.attachments import AttachmentError, attach, prompt_with_attachments
 from kandev_nb.notebook.cell_text import PromptError, clean_help, did_you_mean, interpolate
+from kandev_nb.notebook.state import NotebookSettings, configure, current, last_turn
 from kandev_nb.wire.cli import CLINotFoundError
 from kandev_nb.wire.transport import CLIProcessError
 
@@ -41,107 +43,25 @@ __all__ = [
     "configure",
     "last_turn",
     "run_cell",
-    "sessions",
-    "settings",
     "transform_cell",
 ]
 
 log = logging.getLogger("kandev_nb")
 
+def __getattr__(name: str) -> Any:
+    """``settings``, ``sessions`` and ``_turns``: those of the current
+    :class:`~kandev_nb.notebook.state.NotebookState` (the names these module globals had)."""
+    state = current()
+    if name == "settings":
+        return state.settings
+    if name == "sessions":
+        return state.sessions
+    if name == "_turns":
+        return state.turns
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 _CELL = re.compile(r"^%%claude(?:[ \t]+(?P<line>[^\n]*))?[ \t]*(?:\n|$)")
-
-
-@dataclass
-class NotebookSettings:
-    """Notebook-wide defaults for every `%%claude` cell (see :func:`configure`).
-
-    Attributes:
-        mode: the permission mode of every cell that does not say ``--mode`` ("supervised");
-            a mode given on one cell never carries over to the next.
-        approval_timeout: seconds an approval card waits before denying (default 300; None
-            waits forever). ``KANDEV_NB_APPROVAL_TIMEOUT`` overrides the default.
-        approve: a notebook-wide approval policy (callable or :class:`~kandev_nb.Rules`).
-        env: extra environment for the CLI (e.g. ANTHROPIC_BASE_URL for the scripted model).
-        cwd: the CLI's working directory (default: the kernel's).
-        cli_path: an explicit `claude` binary.
-        model: default model.
-        budget_usd: notebook-wide spend limit in USD across cells (None: no limit).
-        record: write each turn to the ledger.
-        interpolate: expand ``{name}`` with notebook variables in prompts.
-        kernel_tools: give Claude the ``kernel`` MCP tools on this kernel's variables
-            (:mod:`kandev_nb.kernel_tools`); applies to sessions started afterwards.
-    """
-
-    mode: str = "supervised"
-    approval_timeout: float | None = field(
-        default_factory=lambda: float(os.environ.get("KANDEV_NB_APPROVAL_TIMEOUT", "300"))
-    )
-    approve: ApprovalPolicy | None = None
-    env: dict[str, str] = field(default_factory=dict)
-    cwd: str | None = None
-    cli_path: str | None = None
-    model: str | None = None
-    budget_usd: float | None = None
-    inactivity_timeout: float | None = 300.0
-    record: bool = True
-    interpolate: bool = True
-    allow_root_bypass: bool = False
-    kernel_tools: bool = True
-
-
-settings = NotebookSettings()
-_websocket_factory: Any = None
-sessions: dict[str, Session] = {}
-_turns: list[Turn] = []
-
-
-def configure(**changes: Any) -> None:
-    """Change notebook-wide defaults, e.g. ``configure(mode="acceptEdits", approval_timeout=60)``.
-
-    Changes apply to sessions started afterwards (use ``%%claude --new`` to restart the
-    default one), except `approve` and `approval_timeout`, which apply at once, and
-    `mode`, which the next cell without ``--mode`` runs in (the live CLI gets a
-    ``set_permission_mode`` control request).
-
-    Returns None (so a setup cell ending with it prints nothing); read ``kandev_nb.settings``.
-
-    Raises:
-        TypeError: an unknown setting name, or a value of the wrong type.
-        ValueError: an unknown mode. Nothing changes when one value is rejected.
-    """
-    names = {f.name for f in fields(NotebookSettings)}
-    for key, value in changes.items():
-        if key not in names:
-            raise TypeError(f"unknown setting {key!r}; known: {', '.join(sorted(names))}")
-        _check_setting(key, value)
-    for key, value in changes.items():
-        setattr(settings, key, value)
-    for session in sessions.values():
-        if "approval_timeout" in changes:
-            session.config.approval_timeout = settings.approval_timeout
-        if "approve" in changes:
-            session.config.approve = settings.approve
-
-
-_SECONDS = ("approval_timeout", "inactivity_timeout", "budget_usd")
-
-
-def _check_setting(key: str, value: Any) -> None:
-    """Raise TypeError/ValueError for a value the setting cannot take."""
-    if key in _SECONDS and value is not None:
-        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-            raise TypeError(f"{key} must be a non-negative number (seconds or USD) or None, not {value!r}")
-    elif key == "mode" and value not in MODES:
-        raise ValueError(f"mode must be one of {', '.join(MODES)}, not {value!r}")
-    elif key == "env" and not (isinstance(value, dict) and all(isinstance(v, str) for v in value.values())):
-        raise TypeError("env must be a dict of strings")
-    elif key == "approve" and value is not None and not callable(value):
-        raise TypeError("approve must be a callable policy (e.g. kandev_nb.Rules(...)) or None")
-
-
-def last_turn() -> Turn | None:
-    """The most recent `%%claude` turn of this kernel (it has a rich display), or None."""
-    return _turns[-1] if _turns else None
 
 
 # -- the transformer -----------------------------------------------------------------------
@@ -182,6 +102,8 @@ def transform_cell(lines: list[str]) -> list[str]:
 @argument("--system-prompt", help="replace the system prompt")
 @argument("--append-system-prompt", help="add to the system prompt")
 @argument("--allowed-tools", help="comma-separated tools allowed without asking, e.g. 'Bash(git status*),Read'")
+@argument("--disallowed-tools", metavar="TOOLS",
+          help="comma-separated tools Claude may not use at all, e.g. 'WebFetch,Bash(rm *)' (the CLI's --disallowedTools)")
 @argument("--approval-timeout", type=float, metavar="SECONDS", help="deny an unanswered approval after this long")
 @argument("--approve", metavar="NAME", help="a notebook variable holding an approval policy (callable or Rules) for this cell")
 @argument("--budget", type=float, metavar="USD", help="maximum spend of this session's CLI in USD")
@@ -208,7 +130,7 @@ def claude_help(line: str, cell: str | None = None) -> None:
     (kandev_nb.configure(mode=...), supervised unless changed).
     For the session (kept by later cells until changed): --model, --budget, --max-turns,
     --cwd, --mcp-config, --system-prompt, --append-system-prompt, --allowed-tools,
-    --no-kernel-tools, --transport, --cli. Which session: --session, --new, --resume, --fork.
+    --disallowed-tools, --no-kernel-tools, --transport, --cli. Which session: --session, --new, --resume, --fork.
 
     Examples:
       %%claude
@@ -253,109 +175,81 @@ def _option_names() -> list[str]:
 # -- running a cell ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Launch:
-    """The options a CLI process is launched with; changing one needs a new process."""
+_CELL_OPTIONS: dict[str, str] = {
+    "cwd": "cwd", "model": "model", "max_turns": "max_turns", "budget": "max_budget_usd",
+    "mcp_config": "mcp_config", "system_prompt": "system_prompt", "append_system_prompt": "append_system_prompt",
+}
+"""`%%claude` options a cell may change a session's launch with -> the SessionConfig field
+(the two tool lists come from :func:`_tool_list`); kept by later cells until changed."""
 
-    cwd: str | None
-    model: str | None
-    max_turns: int | None
-    budget: float | None
-    mcp_config: str | None
-    system_prompt: str | None
-    append_system_prompt: str | None
-    allowed_tools: tuple[str, ...]
-    kernel_tools: bool
-    transport: str
+_PROBE = object()
+"""Stands in for the kernel tools' server when only the launch options are compared."""
 
 
-_launches: dict[str, _Launch] = {}
+def _tool_list(text: str | None) -> tuple[str, ...] | None:
+    """``"Read, Bash(git *)"`` -> ``("Read", "Bash(git *)")``. IPython's option parser keeps
+    the quotes around a value with spaces (``--allowed-tools 'Bash(git *)'``): they go."""
+    if text is None:
+        return None
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        text = text[1:-1]
+    return tuple(t.strip() for t in text.split(",") if t.strip())
 
 
-def _launch_for(args: argparse.Namespace, base: _Launch | None) -> _Launch:
-    """`base` (or the notebook settings) with the options this cell gives."""
-    if base is None:
-        base = _Launch(cwd=settings.cwd, model=settings.model, max_turns=None, budget=None, mcp_config=None,
-                       system_prompt=None, append_system_prompt=None, allowed_tools=(),
-                       kernel_tools=settings.kernel_tools, transport="stdio")
-    given: dict[str, Any] = {
-        "cwd": args.cwd, "model": args.model, "max_turns": args.max_turns, "budget": args.budget,
-        "mcp_config": args.mcp_config, "system_prompt": args.system_prompt,
-        "append_system_prompt": args.append_system_prompt,
-        "allowed_tools": tuple(t.strip() for t in args.allowed_tools.split(",") if t.strip())
-        if args.allowed_tools is not None else None,
-        "kernel_tools": False if args.no_kernel_tools else None,
-        "transport": args.transport,
-    }
-    return replace(base, **{k: v for k, v in given.items() if v is not None})
+def _notebook_config(args: argparse.Namespace) -> SessionConfig:
+    """A session's configuration from the notebook settings alone (a fresh session)."""
+    s = current().settings
+    return SessionConfig(cwd=s.cwd, model=s.model, approval_timeout=s.approval_timeout,
+                         inactivity_timeout=s.inactivity_timeout, env=dict(s.env), cli_path=args.cli or s.cli_path)
 
 
-def _launch_of(session: Session, transport: str) -> _Launch:
-    """The launch options of a session made outside the magic, read from its config."""
-    c = session.config
-    return _Launch(cwd=str(c.cwd) if c.cwd is not None else None, model=c.model, max_turns=c.max_turns,
-                   budget=c.max_budget_usd, mcp_config=c.mcp_config, system_prompt=c.system_prompt,
-                   append_system_prompt=c.append_system_prompt, allowed_tools=c.allowed_tools,
-                   kernel_tools="kernel" in c.mcp_servers, transport=transport)
+def _session_for(args: argparse.Namespace) -> tuple[Session, Session | None, SessionConfig]:
+    """The session this cell runs in, the live one it replaces, and the config it asked for.
 
+    Consecutive cells reuse one session. A cell whose wanted
+    :class:`~kandev_nb.wire.cli.LaunchOptions` differ from the running process's
+    (``--model``, ``--budget``, ``--cwd``, ``--no-kernel-tools``...; the conversation to
+    resume and the mode excepted, see :meth:`LaunchOptions.same_process`) gets a new CLI
+    process that resumes the same conversation; ``--new``, ``--resume``, ``--cli`` and
+    ``--transport`` start a different one. The caller registers the new session only once
+    it has started, so a failing option leaves the working session in place.
 
-def _session_for(args: argparse.Namespace) -> tuple[Session, Session | None, _Launch]:
-    """The session this cell runs in, the live one it replaces, and its launch options.
-
-    Consecutive cells reuse one session. A cell whose launch options differ (``--model``,
-    ``--budget``, ``--cwd``...) gets a new CLI process that resumes the same conversation;
-    ``--new``, ``--resume``, ``--cli`` and ``--transport`` start a different one. The caller
-    registers the new session only once it has started, so a failing option leaves the
-    working session in place.
+    Raises:
+        ValueError, TypeError: an option value SessionConfig / LaunchOptions refuse.
     """
-    name = args.session
-    existing = sessions.get(name)
-    if existing is not None and name not in _launches:  # a Session put in kandev_nb.sessions from Python
-        _launches[name] = _launch_of(existing, args.transport)
-    before = _launches.get(name)
-    fresh = existing is None or before is None or args.new or args.resume is not None or args.cli is not None or (
-        args.transport != before.transport)
-    launch = _launch_for(args, None if fresh else before)
-    if not fresh and existing is not None and launch == before:
-        return existing, None, launch
-    resume = args.resume if fresh else existing.session_id if existing else None
-    config = SessionConfig(
-        cwd=launch.cwd,
-        mode=cell_mode(args),
-        model=launch.model,
-        approve=settings.approve,
-        approval_timeout=settings.approval_timeout,
-        inactivity_timeout=settings.inactivity_timeout,
-        env=dict(settings.env),
-        cli_path=args.cli or settings.cli_path,
-        resume=resume,
+    state, name = current(), args.session
+    existing = state.sessions.get(name)
+    fresh = existing is None or args.new or args.resume is not None or args.cli is not None or (
+        args.transport != state.transports.get(name, "stdio"))
+    base = _notebook_config(args) if fresh or existing is None else state.requested.get(name, existing.config)
+    given: dict[str, Any] = {field: getattr(args, option) for option, field in _CELL_OPTIONS.items()}
+    given.update(allowed_tools=_tool_list(args.allowed_tools), disallowed_tools=_tool_list(args.disallowed_tools))
+    requested = replace(
+        base, **{k: v for k, v in given.items() if v is not None},
+        mode=cell_mode(args), approve=None if fresh else base.approve,
+        allow_root_bypass=args.i_am_sandboxed or state.settings.allow_root_bypass or (
+            not fresh and base.allow_root_bypass),
+        resume=args.resume if fresh else existing.session_id if existing else None,
         resume_session_at=getattr(args, "resume_session_at", None) if fresh else None,
         fork=args.fork and fresh,
-        max_turns=launch.max_turns,
-        max_budget_usd=launch.budget,
-        mcp_config=launch.mcp_config,
-        system_prompt=launch.system_prompt,
-        append_system_prompt=launch.append_system_prompt,
-        allowed_tools=launch.allowed_tools,
-        allow_root_bypass=args.i_am_sandboxed or settings.allow_root_bypass,
     )
-    if launch.kernel_tools:
-        config = kernel_tools.with_kernel_tools(config)
-    factory = None
-    if args.transport == "websocket":
-        global _websocket_factory
-        if _websocket_factory is None:
-            from kandev_nb.wire.websocket import websocket_transport_factory
-
-            _websocket_factory = websocket_transport_factory()
-        factory = _websocket_factory
-    return Session(config, name=name, transport_factory=factory), existing, launch
+    on = state.settings.kernel_tools if fresh or existing is None else kernel_tools.SERVER_NAME in existing.config.mcp_servers
+    on = on and not args.no_kernel_tools
+    if not fresh and existing is not None:
+        probe = kernel_tools.with_kernel_tools(requested, server=_PROBE) if on else requested  # type: ignore[arg-type]
+        if probe.launch_options().same_process(existing.launch_options):
+            return existing, None, requested
+    config = kernel_tools.with_kernel_tools(requested) if on else requested
+    factory = state.websocket() if args.transport == "websocket" else None
+    return Session(config, name=name, transport_factory=factory), existing, requested
 
 
-def _adopt(session: Session, replaced: Session | None, launch: _Launch) -> None:
+def _adopt(session: Session, replaced: Session | None, requested: SessionConfig, transport: str) -> None:
     """Register a session that started; close the one it replaces."""
-    sessions[session.name] = session
-    _launches[session.name] = launch
+    state = current()
+    state.sessions[session.name] = session
+    state.requested[session.name] = requested
+    state.transports[session.name] = transport
     if replaced is not None and replaced is not session:
         _close_later(replaced)
 
@@ -385,7 +279,7 @@ def _prepare_retry(args: argparse.Namespace, prompt: str) -> str:
     """
     from IPython.core.error import UsageError
 
-    session = sessions.get(args.session)
+    session = current().sessions.get(args.session)
     failed = session.turns[-1] if session and session.turns else None
     if failed is None or failed.error is None:
         raise UsageError("--retry: the last turn of this session did not fail; nothing to retry")
@@ -430,35 +324,33 @@ async def run_cell(line: str, body: str) -> Turn | None:
         prompt, policy = _prompt_and_policy(args, body, namespace)
         await _switch_mode(args)
         _check_budget()
-        session, replaced, launch = _session_for(args)
-    except (PromptError, AttachmentError, ValueError, RuntimeError, TimeoutError) as exc:
+        session, replaced, requested = _session_for(args)
+    except (PromptError, AttachmentError, ValueError, TypeError, RuntimeError, TimeoutError) as exc:
         # Shown like IPython's own option errors: one line, no traceback, the cell fails.
         raise UsageError(f"%%claude: {exc}") from None
 
     view = None if args.quiet else _live_view(prompt, session)
     kernel_tools.follow_cell(session)
-    session_timeout = session.config.approval_timeout
-    if args.approval_timeout is not None:  # this cell only
-        session.config.approval_timeout = args.approval_timeout
+    state = current()
+    timeout = args.approval_timeout if args.approval_timeout is not None else state.settings.approval_timeout
     try:
-        if sessions.get(session.name) is not session:
+        if state.sessions.get(session.name) is not session:
             await session.start()  # before it replaces anything: a bad option keeps the old session
-            _adopt(session, replaced, launch)
-        turn = await session.run(prompt, consumers=[view.handle] if view else [], approve=policy)
+            _adopt(session, replaced, requested, args.transport)
+        turn = await session.run(prompt, consumers=[view.handle] if view else [],
+                                 approve=policy or state.settings.approve, approval_timeout=timeout)
     except (CLINotFoundError, CLIProcessError) as exc:
         if view is not None:
             view.close()
         raise UsageError(f"%%claude: {exc}") from None
-    finally:
-        session.config.approval_timeout = session_timeout
     if view is not None:
         view.finish(turn)  # the cell output becomes the turn's static rendering
     else:
         from IPython.display import display
 
         display(turn)
-    _turns.append(turn)
-    if settings.record:
+    state.turns.append(turn)
+    if state.settings.record:
         await _record(turn, _notebook_path(namespace), getattr(ip, "execution_count", None))
     return turn
 
@@ -473,6 +365,7 @@ def _prompt_and_policy(
     """
     from IPython.core.error import UsageError
 
+    settings = current().settings
     prompt = body.strip("\n")
     if not args.no_interpolate and settings.interpolate:
         prompt = interpolate(prompt, namespace)
@@ -497,7 +390,7 @@ def cell_mode(args: argparse.Namespace) -> str:
     """The permission mode one cell runs in: its own ``--mode``, else the notebook's
     (``configure(mode=...)``, "supervised" unless changed). A mode never carries over from
     an earlier cell."""
-    return str(args.mode or settings.mode)
+    return str(args.mode or current().settings.mode)
 
 
 async def _switch_mode(args: argparse.Namespace) -> None:
@@ -511,20 +404,19 @@ async def _switch_mode(args: argparse.Namespace) -> None:
         ControlError, ControlTimeoutError: the CLI refused or did not answer; the cell is
             not sent (it must not run in a more permissive mode than it says).
     """
-    live = sessions.get(args.session)
+    live = current().sessions.get(args.session)
     mode = cell_mode(args)
     if live is not None and not args.new and live.config.mode != mode:
-        if args.i_am_sandboxed:
-            live.config.allow_root_bypass = True
-        await live.set_mode(mode)
+        await live.set_mode(mode, allow_root_bypass=True if args.i_am_sandboxed else None)
 
 
 def _live_view(prompt: str, session: Session) -> Any:
     """A displayed :class:`~kandev_nb.notebook.widgets.TurnView` whose Stop button interrupts `session`."""
     from kandev_nb.notebook.widgets import TurnView
 
-    view = TurnView(prompt, session_name=session.name, budget_usd=settings.budget_usd,
-                    spent_before_usd=_spent(), on_stop=lambda: _interrupt_soon(session),
+    state = current()
+    view = TurnView(prompt, session_name=session.name, budget_usd=state.settings.budget_usd,
+                    spent_before_usd=state.spent(), on_stop=lambda: _interrupt_soon(session),
                     mode=session.config.mode, model=session.model or session.config.model)
     view.display()
     return view
@@ -546,16 +438,12 @@ def _interrupt_soon(session: Session) -> None:
     loop.call_soon_threadsafe(lambda: loop.create_task(session.interrupt()))
 
 
-def _spent() -> float:
-    """USD spent by this kernel's `%%claude` turns (per-turn costs from the CLI's results)."""
-    return sum(t.stats.cost_usd for t in _turns if t.stats)
-
-
 def _check_budget() -> None:
     """Refuse a turn once the notebook-wide budget is spent (raises RuntimeError)."""
+    settings = current().settings
     if settings.budget_usd is None:
         return
-    spent = _spent()
+    spent = current().spent()
     if spent >= settings.budget_usd:
         raise RuntimeError(
             f"the notebook's budget of ${settings.budget_usd:.2f} is spent (${spent:.4f} so far); "
@@ -588,7 +476,7 @@ def claude_stats(line: str) -> Any:
 
     ip = get_ipython()
     namespace: dict[str, Any] = ip.user_ns if ip is not None else {}
-    session = sessions.get("default")
+    session = current().sessions.get("default")
     return Stats(default_ledger().summary(
         notebook=_notebook_path(namespace), session_id=session.session_id if session else None
     ))

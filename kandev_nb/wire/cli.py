@@ -5,24 +5,29 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import shutil
 import subprocess
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
+from types import MappingProxyType
 
 from kandev_nb.errors import CLINotFoundError
 
 __all__ = [
+    "CLI_PERMISSION_MODES",
     "ENV_CLI_PATH",
     "CLINotFoundError",
-    "CLIOptions",
+    "LaunchOptions",
     "build_argv",
     "bundled_cli",
     "child_env",
     "cli_version",
     "find_cli",
+    "process_env",
 ]
 
 ENV_CLI_PATH = "KANDEV_CLAUDE_CLI"
@@ -97,14 +102,48 @@ def cli_version(path: Path) -> str:
     return match.group(1)
 
 
-@dataclass(frozen=True)
-class CLIOptions:
-    """What the CLI is launched with. Paths are strings so that options stay hashable.
+CLI_PERMISSION_MODES: tuple[str, ...] = ("default", "plan", "acceptEdits", "bypassPermissions")
+"""The CLI's own ``--permission-mode`` values that :class:`LaunchOptions` takes."""
 
-    `permission_mode` is the CLI's own value (default, plan, acceptEdits, bypassPermissions);
-    see :func:`kandev_nb.agent.permissions.cli_permission_mode`.
+_TEXT_FIELDS = ("model", "resume", "resume_session_at", "mcp_config", "system_prompt", "append_system_prompt")
+
+
+@dataclass(frozen=True)
+class LaunchOptions:
+    """Everything one CLI process is started with; the argv comes from :func:`build_argv`.
+
+    Frozen and validated once, here: :class:`kandev_nb.agent.session.SessionConfig` makes one
+    (:meth:`~kandev_nb.agent.session.SessionConfig.launch_options`) and the `%%claude` magic
+    compares them to decide whether a cell needs a new process (:meth:`same_process`).
+
+    Attributes:
+        cli_path: the binary (None: :func:`find_cli` looks it up). Paths are kept as strings.
+        cwd: the process's working directory (None: the kernel's).
+        env: extra environment on top of the kernel's (:func:`child_env`), read-only.
+        model: ``--model``.
+        permission_mode: the CLI's own value (``default``, ``plan``, ``acceptEdits``,
+            ``bypassPermissions``; see :func:`kandev_nb.agent.permissions.cli_permission_mode`).
+        resume, resume_session_at, fork_session: ``--resume <session_id>``,
+            ``--resume-session-at <message uuid>`` and ``--fork-session`` (both only with resume).
+        max_turns: ``--max-turns`` (API round trips, a positive int).
+        max_budget_usd: ``--max-budget-usd`` (USD, >= 0).
+        mcp_config: ``--mcp-config`` (JSON text or a path).
+        system_prompt, append_system_prompt: ``--system-prompt`` / ``--append-system-prompt``.
+        allowed_tools, disallowed_tools: ``--allowedTools`` / ``--disallowedTools`` rules
+            (``"Read"``, ``"Bash(git *)"``), a tuple of strings (a list is turned into one).
+        include_partial_messages: ``--include-partial-messages`` (`stream_event` deltas).
+        is_sandbox: set ``IS_SANDBOX=1`` for the process, the user's opt-in that lets the
+            CLI run ``bypassPermissions`` as root; without it an inherited ``IS_SANDBOX`` is
+            removed (:func:`process_env`).
+
+    Raises:
+        TypeError: a value of the wrong type (e.g. ``allowed_tools="Read"``, ``max_turns=1.5``).
+        ValueError: an unknown permission mode, ``max_turns < 1`` or a negative budget.
     """
 
+    cli_path: str | None = None
+    cwd: str | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
     model: str | None = None
     permission_mode: str = "default"
     resume: str | None = None
@@ -118,12 +157,69 @@ class CLIOptions:
     allowed_tools: tuple[str, ...] = ()
     disallowed_tools: tuple[str, ...] = ()
     include_partial_messages: bool = True
-    sdk_url: str | None = None
-    extra_args: tuple[str, ...] = field(default=())
+    is_sandbox: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("cli_path", "cwd"):
+            value = getattr(self, name)
+            if value is not None:
+                if not isinstance(value, str | os.PathLike):
+                    raise TypeError(f"{name} must be a path (str or os.PathLike) or None, not {value!r}")
+                object.__setattr__(self, name, os.fspath(value))
+        for name in _TEXT_FIELDS:
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise TypeError(f"{name} must be a string or None, not {value!r}")
+        if not isinstance(self.env, Mapping) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in self.env.items()):
+            raise TypeError(f"env must be a mapping of strings to strings, not {self.env!r}")
+        object.__setattr__(self, "env", MappingProxyType(dict(self.env)))
+        if self.permission_mode not in CLI_PERMISSION_MODES:
+            raise ValueError(f"permission_mode must be one of {', '.join(CLI_PERMISSION_MODES)}, "
+                             f"not {self.permission_mode!r}")
+        if self.max_turns is not None:
+            if isinstance(self.max_turns, bool) or not isinstance(self.max_turns, int):
+                raise TypeError(f"max_turns must be an int or None, not {self.max_turns!r}")
+            if self.max_turns < 1:
+                raise ValueError(f"max_turns must be at least 1, not {self.max_turns}")
+        budget = self.max_budget_usd
+        if budget is not None:
+            if isinstance(budget, bool) or not isinstance(budget, int | float):
+                raise TypeError(f"max_budget_usd must be a number of USD or None, not {budget!r}")
+            if budget < 0 or math.isnan(budget):
+                raise ValueError(f"max_budget_usd must be a non-negative number of USD, not {budget!r}")
+        for name in ("allowed_tools", "disallowed_tools"):
+            value = getattr(self, name)
+            if isinstance(value, str) or not isinstance(value, tuple | list) or not all(
+                    isinstance(t, str) for t in value):
+                raise TypeError(f"{name} must be a tuple of tool rules like ('Read', 'Bash(git *)'), not {value!r}")
+            object.__setattr__(self, name, tuple(value))
+        for name in ("fork_session", "include_partial_messages", "is_sandbox"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name} must be True or False, not {getattr(self, name)!r}")
+
+    def __hash__(self) -> int:
+        return hash(tuple(sorted(self.env.items())) if f.name == "env" else getattr(self, f.name)
+                    for f in fields(self))
+
+    def same_process(self, other: LaunchOptions) -> bool:
+        """Whether a process started with `other` serves these options as well: equal but for
+        the conversation it resumes (`resume`, `resume_session_at`, `fork_session`), its
+        `permission_mode` and `is_sandbox` (a live process changes mode by the
+        ``set_permission_mode`` control request; the Session restarts it for autonomous)."""
+        def key(options: LaunchOptions) -> LaunchOptions:
+            return replace(options, resume=None, resume_session_at=None, fork_session=False, permission_mode="default",
+                           is_sandbox=False)
+
+        return key(self) == key(other)
 
 
-def build_argv(cli: str | os.PathLike[str], options: CLIOptions) -> list[str]:
-    """The full argv for a stream-json session (the seed's flags)."""
+def build_argv(cli: str | os.PathLike[str], options: LaunchOptions) -> list[str]:
+    """The full argv for a stream-json session (the seed's flags) from `options`.
+
+    Pure: nothing is looked up or started. `options.cli_path`, `cwd` and `env` are not part
+    of the argv (`cli` is the binary found for it; cwd and env go to the process).
+    """
     argv = [
         str(cli),
         "-p",
@@ -162,9 +258,6 @@ def build_argv(cli: str | os.PathLike[str], options: CLIOptions) -> list[str]:
         argv += ["--allowedTools", ",".join(options.allowed_tools)]
     if options.disallowed_tools:
         argv += ["--disallowedTools", ",".join(options.disallowed_tools)]
-    if options.sdk_url:
-        argv += ["--sdk-url", options.sdk_url]
-    argv += list(options.extra_args)
     return argv
 
 
@@ -178,4 +271,17 @@ def child_env(extra: dict[str, str] | None = None, base: dict[str, str] | None =
     env.pop("CLAUDECODE", None)
     env.setdefault("CLAUDE_CODE_ENTRYPOINT", "sdk-py")
     env.update(extra or {})
+    return env
+
+
+def process_env(options: LaunchOptions, base: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of a process started with `options`: :func:`child_env` with
+    `options.env`, plus ``IS_SANDBOX=1`` if `options.is_sandbox`; otherwise any
+    ``IS_SANDBOX`` inherited from the kernel is removed (only the user's opt-in counts)."""
+    extra = dict(options.env)
+    if options.is_sandbox:
+        extra["IS_SANDBOX"] = "1"
+    env = child_env(extra, base)
+    if not options.is_sandbox and "IS_SANDBOX" not in options.env:
+        env.pop("IS_SANDBOX", None)
     return env

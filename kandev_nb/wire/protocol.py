@@ -139,11 +139,6 @@ class UserMessage(_Wire):
         """`isReplay`: the CLI echoed back a message we sent (``--replay-user-messages``)."""
         return self.raw.get("isReplay") is True
 
-    @property
-    def is_synthetic(self) -> bool:
-        """`isSynthetic`: the CLI made this message itself (e.g. a subagent's prompt)."""
-        return self.raw.get("isSynthetic") is True
-
 
 class AssistantMessage(_Wire):
     """`assistant`: one content block of an API message (several lines share `message.id`)."""

@@ -69,6 +69,7 @@ from websockets.http11 import Request, Response
 from websockets.protocol import State
 
 from kandev_nb.wire.cli import cli_version
+from kandev_nb.wire.peers import dial_host, socket_owner, sockets_of
 from kandev_nb.wire.transport import (
     DEFAULT_MAX_LINE_BYTES,
     CLIProcessError,
@@ -146,76 +147,6 @@ def sdk_url_supported(version: str) -> bool:
     return parts < SDK_URL_REFUSED_FROM
 
 
-def _dial_host(host: str) -> str:
-    """The host part of the URL the CLI dials: a wildcard bind is dialled on loopback."""
-    host = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)
-    return f"[{host}]" if ":" in host else host
-
-
-def _socket_owner(peer_port: int, server_port: int | None) -> tuple[int, int] | None:
-    """``(uid, inode)`` of the local TCP socket on `peer_port` connected to `server_port`,
-    from ``/proc/net/tcp`` and ``/proc/net/tcp6``; None if not found."""
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            with open(table, encoding="ascii") as handle:
-                rows = handle.read().splitlines()[1:]
-        except OSError:
-            continue
-        for row in rows:
-            fields = row.split()
-            if len(fields) < 10:
-                continue
-            local, remote = fields[1], fields[2]
-            if int(local.rsplit(":", 1)[1], 16) == peer_port and (
-                    server_port is None or int(remote.rsplit(":", 1)[1], 16) == server_port):
-                return int(fields[7]), int(fields[9])
-    return None
-
-
-def _descendants(pid: int) -> list[int]:
-    """`pid` and its descendants, by ``/proc/<pid>/task/<tid>/children`` (or, on kernels
-    without that file, by the parent pid in every ``/proc/<pid>/stat``)."""
-    if not os.path.exists(f"/proc/{pid}/task/{pid}/children"):
-        return _descendants_by_stat(pid)
-    found, todo = [], [pid]
-    while todo:
-        current = todo.pop()
-        found.append(current)
-        with contextlib.suppress(OSError):
-            for task in os.listdir(f"/proc/{current}/task"):
-                with contextlib.suppress(OSError), open(f"/proc/{current}/task/{task}/children") as handle:
-                    todo.extend(int(c) for c in handle.read().split())
-    return found
-
-
-def _descendants_by_stat(pid: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            with contextlib.suppress(OSError, ValueError, IndexError), open(f"/proc/{entry}/stat") as handle:
-                ppid = int(handle.read().rsplit(")", 1)[1].split()[1])  # the name may hold spaces
-                children.setdefault(ppid, []).append(int(entry))
-    found, todo = [], [pid]
-    while todo:
-        current = todo.pop()
-        found.append(current)
-        todo.extend(children.get(current, []))
-    return found
-
-
-def _sockets_of(pid: int) -> set[int]:
-    """The socket inodes open in `pid` and its descendants (``/proc/<pid>/fd``)."""
-    inodes: set[int] = set()
-    for process in _descendants(pid):
-        with contextlib.suppress(OSError):
-            for fd in os.listdir(f"/proc/{process}/fd"):
-                with contextlib.suppress(OSError):
-                    target = os.readlink(f"/proc/{process}/fd/{fd}")
-                    if target.startswith("socket:["):
-                        inodes.add(int(target[8:-1]))
-    return inodes
-
-
 class CLIWebSocketServer:
     """One listening socket in the kernel, routing ``/ws/cli/<key>`` to transports.
 
@@ -278,7 +209,7 @@ class CLIWebSocketServer:
                 )
             key = secrets.token_hex(8)
             self._routes[key] = transport
-            return f"ws://{_dial_host(self.host)}:{self.bound_port}{_PATH_PREFIX}{key}"
+            return f"ws://{dial_host(self.host)}:{self.bound_port}{_PATH_PREFIX}{key}"
 
     async def detach(self, transport: WebSocketTransport) -> None:
         """Forget `transport`; stop listening once no transport is left (bounded, 5 s)."""
@@ -496,13 +427,13 @@ class WebSocketTransport(Transport):
         if pid is None:
             return "the CLI is not started yet"
         port = peer[1] if isinstance(peer, tuple) and len(peer) > 1 else None
-        owner = _socket_owner(int(port), self.server.bound_port) if isinstance(port, int) else None
+        owner = socket_owner(int(port), self.server.bound_port) if isinstance(port, int) else None
         if owner is None:
             return "its socket was not found in /proc/net/tcp"
         uid, inode = owner
         if uid != os.getuid():
             return f"its socket belongs to uid {uid}, not {os.getuid()}"
-        if inode not in _sockets_of(pid):
+        if inode not in sockets_of(pid):
             return "its socket is not held by the CLI process kandev-nb started"
         return ""
 

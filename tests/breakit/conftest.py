@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 import textwrap
 from collections.abc import Iterator
@@ -10,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kandev_nb.notebook import magic
+from kandev_nb.notebook.state import NotebookState
 
 FAKE = textwrap.dedent('''\
     #!{python}
@@ -63,15 +62,10 @@ def fake_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
-def magic_state(fake_cli: Path, tmp_path: Path) -> Iterator[None]:
-    """Fresh notebook settings pointing at the fake CLI; sessions closed afterwards."""
-    saved = dataclasses.replace(magic.settings)
-    magic.settings.cli_path = str(fake_cli)
-    magic.settings.cwd = str(tmp_path)
-    magic.settings.kernel_tools = False
-    magic.settings.record = False
-    magic.sessions.clear()
+def magic_state(fake_cli: Path, tmp_path: Path, notebook_state: NotebookState) -> Iterator[None]:
+    """A fresh notebook state whose settings point at the fake CLI."""
+    notebook_state.settings.cli_path = str(fake_cli)
+    notebook_state.settings.cwd = str(tmp_path)
+    notebook_state.settings.kernel_tools = False
+    notebook_state.settings.record = False
     yield
-    for field in dataclasses.fields(magic.settings):
-        setattr(magic.settings, field.name, getattr(saved, field.name))
-    magic.sessions.clear()

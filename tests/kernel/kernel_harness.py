@@ -191,6 +191,29 @@ class KernelHarness:
             self._pump()
         raise TimeoutError(f"no enabled button {description!r} appeared in {timeout} s")
 
+    def pending_approvals(self) -> list[WidgetModel]:
+        """The approval controls (``kandev-approval-controls``) still waiting for an answer."""
+        return [
+            w for w in self.widgets.values()
+            if "kandev-approval-controls" in w.state.get("_dom_classes", ()) and w.state.get("pending")
+            and not w.closed
+        ]
+
+    def wait_for_approval(self, timeout: float = 60) -> WidgetModel:
+        """The newest approval card's controls once one waits for an answer."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            waiting = self.pending_approvals()
+            if waiting:
+                return waiting[-1]
+            self._pump()
+        raise TimeoutError(f"no approval card waited for an answer in {timeout} s")
+
+    def answer(self, controls: WidgetModel, action: str, **fields: str) -> None:
+        """What the approval card's controls send on a click: ONE custom message carrying
+        what the person typed (``{"action": "deny", "reason": ...}``, ``"allow"``, ...)."""
+        self.send_custom(controls, {"action": action, **fields})
+
     def click(self, widget: WidgetModel) -> None:
         """Send what a browser sends when a Button is clicked."""
         self.send_custom(widget, {"event": "click"})

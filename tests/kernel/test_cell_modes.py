@@ -41,7 +41,7 @@ def test_a_mode_given_on_one_cell_does_not_carry_over_to_the_next(
     run = kernel.start("%%claude\nAnd now the data folder")
     card = wait_for_card(kernel, 1)  # the notebook's mode (supervised) asks again
     assert "supervised" in _run_info(kernel)[-1]
-    kernel.click(part(kernel, card, "kandev-deny"))
+    kernel.answer(part(kernel, card, "kandev-approval-controls"), "deny")
     assert "denied" in wait_until_decided(kernel, card).lower()
     kernel.wait(run)
     assert run.status == "ok", run.error

@@ -60,10 +60,10 @@ def test_approval_click_through_the_widget_comm(
     )
     kernel.execute(setup_code(claude_env, claude_workdir))
     run = kernel.start("%%claude\nWrite hello.txt please")
-    button = kernel.wait_for_button(answer)
+    controls = kernel.wait_for_approval()
     assert not run.done, "the cell must still be running while the approval waits"
     assert not target.exists()
-    kernel.click(button)
+    kernel.answer(controls, answer.lower())
     kernel.wait(run)
     assert run.status == "ok", run.error
     html = "\n".join(run.data("text/html"))

@@ -75,7 +75,7 @@ def start_turn_waiting_for_approval(
     kernel_pid, cli_pid = kernel.eval("(__import__('os').getpid(), kandev_nb.sessions['default'].pid)")
     assert alive(cli_pid) and clis_in(claude_workdir) == [cli_pid]
     kernel.start("%%claude\nWrite w.txt")
-    kernel.wait_for_button("Allow")
+    kernel.wait_for_approval()
     return kernel_pid, cli_pid
 
 

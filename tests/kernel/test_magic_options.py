@@ -65,7 +65,7 @@ def test_websocket_transport_cell_runs_a_turn_with_an_approval(
                         Reply(text("Done over WebSocket.")))
     kernel.execute(setup_code(claude_env, claude_workdir, cli_path=str(pinned_cli("2.1.118"))))
     run = kernel.start("%%claude --transport websocket\nwrite ws.txt")
-    kernel.click(kernel.wait_for_button("Allow"))
+    kernel.answer(kernel.wait_for_approval(), "allow")
     kernel.wait(run)
     assert run.status == "ok", run.error
     assert target.read_text() == "over the socket\n"

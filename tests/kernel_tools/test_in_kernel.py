@@ -59,7 +59,7 @@ def test_list_and_inspect_variables_reach_the_model(
                           "for r in kandev_nb.last_turn().tools.values()]")
     # Allowed by the session's --allowedTools: the CLI never asked (no card, no click).
     assert decided == [["mcp__kernel__list_variables", "settings"], ["mcp__kernel__inspect_variable", "settings"]]
-    assert not kernel.find_buttons("Allow")  # read-only tools never ask
+    assert not kernel.pending_approvals()  # read-only tools never ask
     assert "3 rows" in "\n".join(run.data("text/html"))
 
 
@@ -73,11 +73,11 @@ def test_run_code_asks_with_the_code_shown_and_only_allow_runs_it(
     kernel.execute(setup_code(claude_env, claude_workdir))
     kernel.execute(DATA_CELL)
     run = kernel.start("%%claude\nDouble the units into a new variable")
-    button = kernel.wait_for_button(answer)
+    controls = kernel.wait_for_approval()
     assert not run.done
     card = kernel.widget_texts()
     assert 'class="kandev-code"' in card and "doubled" in card and "print" in card  # highlighted code
-    kernel.click(button)
+    kernel.answer(controls, answer.lower())
     kernel.wait(run)
     assert run.status == "ok", run.error
 

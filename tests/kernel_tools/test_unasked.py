@@ -116,10 +116,10 @@ async def test_read_only_kernel_tools_need_no_request(tmp_path: Path) -> None:
 def test_in_a_kernel_the_unasked_call_shows_the_approval_card(answer: str, kernel: Any, claude_workdir: Path) -> None:
     kernel.execute(setup_code({}, claude_workdir, cli_path=STAND_IN))
     run = kernel.start("%%claude\ngo")
-    button = kernel.wait_for_button(answer)
+    controls = kernel.wait_for_approval()
     card = kernel.widget_texts()
     assert "wants to use mcp__kernel__run_code" in card and "called without a permission request" in card
-    kernel.click(button)
+    kernel.answer(controls, answer.lower())
     kernel.wait(run)
     assert kernel.eval("'ran' in dir()") is (answer == "Allow")
     decided = kernel.eval("[(e.tool_name, e.behavior, e.decided_by) for e in kandev_nb.last_turn().events "

@@ -16,7 +16,7 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
 from kandev_nb.testing import Reply, ScriptedModelServer, ScriptEntry, scripted_env, text, tool_use
-from kandev_nb.wire.cli import CLIOptions, build_argv, child_env
+from kandev_nb.wire.cli import LaunchOptions, build_argv, child_env
 from kandev_nb.wire.protocol import control_request, control_success, user_message
 from kandev_nb.wire.transport import CLIProcessError, LineTooLong
 from kandev_nb.wire.websocket import (
@@ -44,7 +44,7 @@ async def test_real_cli_wire_over_the_socket(cli_118: Path, tmp_path: Path, clau
     with ScriptedModelServer(script) as server:
         env = child_env(scripted_env(server, claude_home))
         env["CLAUDECODE"] = "1"  # as if the kernel ran inside Claude Code: must not reach the CLI
-        transport = WebSocketTransport(build_argv(cli_118, CLIOptions()), env, cwd)
+        transport = WebSocketTransport(build_argv(cli_118, LaunchOptions()), env, cwd)
         try:
             await transport.start()
             assert transport.connected and transport.pid is not None
@@ -81,7 +81,7 @@ async def test_real_cli_wire_over_the_socket(cli_118: Path, tmp_path: Path, clau
 
 
 async def test_only_the_right_path_and_token_connect_once(cli_118: Path, tmp_path: Path, claude_home: Path) -> None:
-    transport = WebSocketTransport(build_argv(cli_118, CLIOptions()), child_env(scripted_env("http://127.0.0.1:9", claude_home)), tmp_path)
+    transport = WebSocketTransport(build_argv(cli_118, LaunchOptions()), child_env(scripted_env("http://127.0.0.1:9", claude_home)), tmp_path)
     await transport.start()
     try:
         assert transport.url is not None and transport.pid is not None and transport.connected
@@ -222,7 +222,8 @@ async def test_a_cli_behind_a_wrapper_script_is_its_own_peer(tmp_path: Path) -> 
     await transport.start()
     try:
         assert transport.pid is not None
-        from kandev_nb.wire.websocket import _descendants, _descendants_by_stat
+        from kandev_nb.wire.peers import descendants as _descendants
+        from kandev_nb.wire.peers import descendants_by_stat as _descendants_by_stat
 
         assert sorted(_descendants(transport.pid)) == sorted(_descendants_by_stat(transport.pid))
         assert len(_descendants(transport.pid)) == 2

@@ -1,0 +1,331 @@
+"""The approval broker: every question "may this tool run?" of one session, answered once.
+
+Two kinds of question reach it:
+
+* a `can_use_tool` control_request from the CLI (:meth:`ApprovalBroker.on_can_use_tool`):
+  the policy answers if it can, else a person through the card (a PermissionRequest event
+  with its :class:`~kandev_nb.agent.permissions.Approval`), else the approval timeout denies;
+  the answer goes back as one `control_response`, never two, and none for a request the CLI
+  withdrew (`control_cancel_request`, :meth:`ApprovalBroker.withdraw`);
+* an in-process MCP `tools/call` of a state-changing tool that no allowed `can_use_tool`
+  covered (:meth:`ApprovalBroker.authorize_tool_call`): it asks the same way, in every mode,
+  and no answer within the timeout denies it (issue 17 point 2).
+
+It also marks the tools the CLI ran without asking (:meth:`ApprovalBroker.note_unasked`).
+The broker needs no process: it is given a function to send an answer with, and reports
+through `emit`, so tests drive it directly (``tests/approvals/test_broker.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
+from typing import Any
+
+from kandev_nb.agent import events as ev
+from kandev_nb.agent.permissions import Approval, ApprovalPolicy, Decision
+from kandev_nb.agent.tools import NormalizedPayload
+from kandev_nb.errors import TransportClosedError
+
+__all__ = ["NO_APPROVAL_NOTE", "UNASKED_TOOL_TIMEOUT_S", "Answer", "ApprovalBroker"]
+
+log = logging.getLogger("kandev_nb")
+
+NO_APPROVAL_NOTE = frozenset({
+    "Read", "Glob", "Grep", "LS", "NotebookRead", "TodoWrite", "Task", "Agent", "TaskCreate", "TaskUpdate",
+    "TaskList", "TaskGet", "TaskOutput", "TaskStop", "ToolSearch", "Skill", "EnterPlanMode", "ExitPlanMode",
+    "AskUserQuestion", "ListAgents", "Monitor", "SendMessage", "CronList",
+})
+"""Tools that never need approval: running them without a request is not worth a note."""
+
+UNASKED_TOOL_TIMEOUT_S = 300.0
+"""Seconds a person has to answer for an in-process MCP `tools/call` that came with no
+allowed can_use_tool, when the session has no `approval_timeout`; then it is denied."""
+
+Answer = Callable[[str, dict[str, Any]], Awaitable[object]]
+"""``(request_id, response) -> None``: sends one `control_response` (the CLI connection's)."""
+
+ToolPayload = Callable[[str, dict[str, Any], str | None], NormalizedPayload]
+"""``(tool_name, tool_input, tool_use_id) -> NormalizedPayload`` for the card (the adapter's)."""
+
+
+class ApprovalBroker:
+    """The approvals of one session.
+
+    Args:
+        emit: called with each PermissionRequest / PermissionDecided / PermissionCancelled.
+        tool_payload: the card's NormalizedPayload of a tool call (``Adapter.tool_payload``).
+        session_id: returns the CLI's session_id for the events (None before `system/init`).
+        policy: the session's approval policy (``(tool_name, tool_input) -> "allow"|"deny"|None``).
+        timeout: seconds an approval waits before it is denied (None: forever).
+        allowed_tools: the session's ``allowed_tools`` rules (an ``mcp__...`` name listed
+            there runs unasked).
+
+    Attributes:
+        approvals: the waiting approvals by request_id.
+        last_decided: monotonic time of the latest decision (the session's inactivity timer
+            restarts from it).
+    """
+
+    def __init__(
+        self,
+        emit: Callable[[ev.AgentEvent], None],
+        tool_payload: ToolPayload,
+        session_id: Callable[[], str | None],
+        *,
+        policy: ApprovalPolicy | None = None,
+        timeout: float | None = None,
+        allowed_tools: Iterable[str] = (),
+    ) -> None:
+        self.emit = emit
+        self.tool_payload = tool_payload
+        self.session_id = session_id
+        self.policy = policy
+        self.timeout = timeout
+        self.allowed_tools = frozenset(allowed_tools)
+        self.approvals: dict[str, Approval] = {}
+        self.last_decided = time.monotonic()
+        self.turn_policy: ApprovalPolicy | None = None  # for the running turn only (Session.run)
+        self.turn_timeout: float | None = None
+        self.turn_has_timeout = False
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._asked: set[str] = set()  # tool_use_ids the CLI sent a can_use_tool for
+        self._granted: dict[str, str] = {}  # tool_use_id -> mcp__ tool allowed by a can_use_tool, until its tools/call
+        self._session_tools: set[str] = set()  # tools allowed "for the session" in this process
+
+    # -- per turn, per process --------------------------------------------------------------
+
+    def begin_turn(self, policy: ApprovalPolicy | None, *, timeout: float | None = None, has_timeout: bool) -> None:
+        """Use `policy` (if not None) and `timeout` (if `has_timeout`) for this turn only."""
+        self.turn_policy, self.turn_timeout, self.turn_has_timeout = policy, timeout, has_timeout
+
+    def end_turn(self) -> None:
+        """Back to the session's policy and timeout."""
+        self.turn_policy, self.turn_timeout, self.turn_has_timeout = None, None, False
+
+    def new_process(self) -> None:
+        """A new CLI process: "allow for the session" answers lived in the old one."""
+        self._session_tools.clear()
+
+    @property
+    def current_timeout(self) -> float | None:
+        """Seconds the approvals of now wait (the turn's, else the session's; None: forever)."""
+        return self.turn_timeout if self.turn_has_timeout else self.timeout
+
+    def spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run `work` as a task the broker keeps until it ends (an answer must not stop the reader)."""
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # -- can_use_tool -----------------------------------------------------------------------
+
+    def on_can_use_tool(self, request_id: str, request: dict[str, Any], answer: Answer) -> Approval:
+        """A `can_use_tool` control_request: open its approval and answer it once, in a task.
+
+        Args:
+            request_id: the control_request's `request_id`.
+            request: its `request` (`tool_name`, `input`, `tool_use_id`, `description`,
+                `decision_reason`, `blocked_path(s)`, `permission_suggestions`).
+            answer: sends the `control_response`; a closed transport is ignored.
+
+        Returns:
+            The :class:`Approval` (already decided if the policy answered).
+        """
+        tool_name = str(request.get("tool_name") or "unknown")
+        raw_input = request.get("input")
+        tool_input: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
+        tool_use_id = request.get("tool_use_id")
+        if isinstance(tool_use_id, str):
+            self._asked.add(tool_use_id)
+        approval = self.open(
+            request_id, tool_name, tool_input, tool_use_id if isinstance(tool_use_id, str) else None,
+            title=str(request.get("description") or request.get("display_name") or tool_name),
+            reason=request.get("decision_reason"), blocked=request.get("blocked_path") or request.get("blocked_paths"),
+            suggestions=request.get("permission_suggestions"),
+        )
+        self.spawn(self._finish(approval, answer))
+        return approval
+
+    def open(
+        self, request_id: str, tool_name: str, tool_input: dict[str, Any], tool_use_id: str | None, *,
+        title: str, reason: Any = None, blocked: Any = None, suggestions: Any = None,
+    ) -> Approval:
+        """Register an :class:`Approval`, let the policy answer if it can, and show its card."""
+        approval = Approval(
+            request_id, tool_name, tool_input, tool_use_id=tool_use_id, suggestions=suggestions,
+            timeout_s=self.current_timeout,
+        )
+        self.approvals[request_id] = approval
+        payload = self.tool_payload(tool_name, tool_input, tool_use_id)
+        event = ev.PermissionRequest(
+            request_id=request_id, tool_name=tool_name, tool_use_id=tool_use_id, input=tool_input, title=title,
+            reason=reason, blocked_path=str(blocked) if blocked else None,
+            normalized=payload, approval=approval, session_id=self.session_id(),
+        )
+        policy = self.turn_policy or self.policy
+        if policy is not None:
+            try:
+                verdict = policy(tool_name, tool_input)
+                note_of = getattr(policy, "note", None)
+                note = str(note_of(tool_name, tool_input) or "") if verdict == "allow" and callable(note_of) else ""
+            except Exception as exc:  # noqa: BLE001 - a broken policy asks a person instead
+                log.warning("approval policy raised %r; asking instead", exc)
+                verdict, note = None, ""
+            if verdict == "allow":
+                approval.allow(by="policy", note=note)
+            elif verdict == "deny":
+                approval.deny(f"Denied by the notebook's approval policy for {tool_name}.", by="policy")
+        self.emit(event)
+        return approval
+
+    async def decide(self, approval: Approval, timeout: float | None) -> Decision:
+        """Wait for the one decision of `approval` and report it (PermissionDecided)."""
+        try:
+            decision: Decision = await approval.wait(timeout)
+        except Exception:  # never leave the CLI waiting: a broken wait denies
+            log.exception("kandev_nb approval wait failed; denying")
+            approval.deny("kandev-nb could not wait for an answer; denied.", by="timeout")
+            decision = await approval.wait(None)
+        finally:
+            self.approvals.pop(approval.request_id, None)
+        self.last_decided = time.monotonic()
+        if decision.decided_by != "cancelled":
+            if decision.updated_permissions:
+                self._session_tools.add(approval.tool_name)
+            self.emit(ev.PermissionDecided(
+                request_id=approval.request_id, tool_name=approval.tool_name, behavior=decision.behavior,
+                decided_by=decision.decided_by, waited_ms=decision.waited_ms, message=decision.message,
+                note=decision.note, tool_use_id=approval.tool_use_id, session_id=self.session_id(),
+            ))
+        return decision
+
+    async def _finish(self, approval: Approval, answer: Answer) -> None:
+        """Wait for the one decision of `approval`, report it, then send it to the CLI.
+
+        The PermissionDecided event goes out before the answer, so it always precedes what
+        the CLI does next. A request the CLI withdrew (decided_by "cancelled") was already
+        reported as PermissionCancelled by :meth:`withdraw` and gets no answer. An allowed
+        ``mcp__*`` tool is remembered by its `tool_use_id`, so its `tools/call` runs unasked.
+        """
+        decision = await self.decide(approval, self.current_timeout)
+        if decision.decided_by != "cancelled":
+            if decision.behavior == "allow" and approval.tool_use_id and approval.tool_name.startswith("mcp__"):
+                self._granted[approval.tool_use_id] = approval.tool_name
+            with contextlib.suppress(TransportClosedError):
+                await answer(approval.request_id, decision.to_wire(approval.tool_input))
+
+    # -- ending approvals -------------------------------------------------------------------
+
+    def withdraw(self, request_id: str) -> None:
+        """The request is void (control_cancel_request, or the CLI is gone): close its card
+        (PermissionCancelled) and send nothing. Unknown ids are ignored."""
+        approval = self.approvals.get(request_id)
+        if approval is not None and approval.cancel():
+            self.emit(ev.PermissionCancelled(request_id=approval.request_id, session_id=self.session_id()))
+
+    def withdraw_all(self) -> None:
+        """Withdraw every waiting approval (the process exited, the session closed)."""
+        for request_id in list(self.approvals):
+            self.withdraw(request_id)
+
+    def deny_all(self, message: str) -> None:
+        """Deny every waiting approval as an interrupt (the CLI is told to stop)."""
+        for approval in list(self.approvals.values()):
+            approval.deny(message, interrupt=True)
+
+    # -- MCP tools/call ---------------------------------------------------------------------
+
+    async def authorize_tool_call(self, server_name: str, server: Any, message: dict[str, Any]) -> str | None:
+        """Whether an in-process MCP `tools/call` may run: None if so, else the refusal text.
+
+        A tool the server marks as read-only (``server.needs_approval(name)`` false) or one
+        in ``allowed_tools`` runs. Any other one runs only if a can_use_tool for the same
+        ``mcp__<server>__<tool>`` and `tool_use_id` (``params._meta["claudecode/toolUseId"]``)
+        was allowed (each allow is used once), or the tool was allowed for the session;
+        otherwise a person is asked here, with the same PermissionRequest card (the policy
+        answers first if it can), in every mode, and no answer within the approval timeout
+        (else :data:`UNASKED_TOOL_TIMEOUT_S`) denies it. The CLI normally asks first; a
+        call that arrives unasked is a peer we should not trust blindly. An answer with an
+        updated input replaces ``params.arguments`` in `message`.
+        """
+        raw = message.get("params")
+        params: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        name = str(params.get("name") or "")
+        full = f"mcp__{server_name}__{name}"
+        needs = getattr(server, "needs_approval", None)
+        if (callable(needs) and not needs(name)) or full in self.allowed_tools or full in self._session_tools:
+            return None
+        meta = params.get("_meta")
+        tool_use_id = meta.get("claudecode/toolUseId") if isinstance(meta, dict) else None
+        tool_use_id = tool_use_id if isinstance(tool_use_id, str) else None
+        if tool_use_id is not None and self._granted.pop(tool_use_id, None) == full:
+            return None
+        arguments = params.get("arguments")
+        arguments = arguments if isinstance(arguments, dict) else {}
+        if tool_use_id is not None:
+            self._asked.add(tool_use_id)  # its result is not "ran without a request"
+        approval = self.open(
+            f"mcp:{uuid.uuid4().hex}", full, dict(arguments), tool_use_id,
+            title=f"{full} (called without a permission request)",
+            reason="Claude Code called this tool without asking first (no allowed can_use_tool covered it).",
+        )
+        timeout = self.current_timeout
+        decision = await self.decide(approval, timeout if timeout is not None else UNASKED_TOOL_TIMEOUT_S)
+        if decision.behavior == "allow" and decision.updated_input is not None:
+            params["arguments"] = decision.updated_input
+        return None if decision.behavior == "allow" else (
+            f"Permission to use {full} was denied: {decision.message or 'denied by the user'}")
+
+    # -- tools that ran unasked -------------------------------------------------------------
+
+    def note_unasked(self, raw: dict[str, Any], events: list[ev.AgentEvent], mode: str) -> list[ev.AgentEvent]:
+        """Make visible that the CLI ran a tool without asking us.
+
+        In every mode but autonomous, a tool outside :data:`NO_APPROVAL_NOTE` whose result
+        arrives with no can_use_tool before it was allowed by the CLI's own permission
+        settings: a ``permissions.allow`` rule of the user, the mode (acceptEdits), or its
+        read-only classification of a shell command. A
+        :class:`~kandev_nb.agent.events.PermissionDecided` with ``decided_by="settings"`` is
+        put before its ToolUpdate, so the tool's record and card show who decided. On CLIs
+        that report it (2.1.332), the reason comes from the `user` message's
+        ``tool_result_meta[].permission_decision`` (`source`, `reason_type`), given in `raw`; a
+        PreToolUse hook's deny (``source: "hook"``, measured with 2.1.332) is reported as
+        ``decided_by="hook"`` with the hook's reason (the `tool_result` text).
+        """
+        if mode == "autonomous":
+            return events
+        meta: dict[str, dict[str, Any]] = {}
+        for entry in raw.get("tool_result_meta") or ():
+            if isinstance(entry, dict) and isinstance(entry.get("permission_decision"), dict):
+                meta[str(entry.get("id"))] = entry["permission_decision"]
+        out: list[ev.AgentEvent] = []
+        for event in events:
+            if (isinstance(event, ev.ToolUpdate) and event.tool_call_id not in self._asked
+                    and event.tool_name not in NO_APPROVAL_NOTE and not event.auto_completed):
+                self._asked.add(event.tool_call_id)
+                decision = meta.get(event.tool_call_id, {})
+                accepted = decision.get("decision", "accept" if event.status == "complete" else None)
+                if accepted in ("accept", "reject", "deny"):
+                    source = " / ".join(str(decision[k]) for k in ("source", "reason_type") if decision.get(k))
+                    why = (f"{event.tool_name} was allowed for this session by an earlier answer"
+                           if event.tool_name in self._session_tools and accepted == "accept"
+                           else f"Claude Code's own permission settings ({source or 'no request was sent'})")
+                    by_hook = decision.get("source") == "hook"
+                    if accepted != "accept" and event.output.strip():
+                        # the tool_result text is the reason (a hook's permissionDecisionReason)
+                        why = event.output.strip() if by_hook else f"{why}: {event.output.strip()}"
+                    out.append(ev.PermissionDecided(
+                        request_id=f"settings:{event.tool_call_id}", tool_name=event.tool_name,
+                        tool_use_id=event.tool_call_id,
+                        behavior="allow" if accepted == "accept" else "deny",
+                        decided_by="hook" if by_hook else "settings", waited_ms=0,
+                        message=why,
+                        session_id=self.session_id(), parent_tool_use_id=event.parent_tool_use_id,
+                    ))
+            out.append(event)
+        return out
