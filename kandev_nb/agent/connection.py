@@ -37,7 +37,6 @@ from kandev_nb.wire.protocol import (
     ControlResponse,
     KeepAlive,
     WireMessage,
-    parse_line,
 )
 from kandev_nb.wire.transport import LineTooLong, Transport
 
@@ -54,7 +53,10 @@ class CLIConnection:
         broker: answers `can_use_tool` and authorizes unasked MCP `tools/call`.
         mcp_servers: in-process MCP servers by `server_name` (``handle(message) -> reply``,
             optionally ``needs_approval(tool_name) -> bool``).
-        on_message: called with every wire message that is not part of the control plane.
+        feed: the adapter's :meth:`~kandev_nb.agent.adapter.Adapter.feed`: the lines of one
+            read -> ``(message, events)`` pairs (message None for merged text deltas).
+        on_message: called with every ``(message, events)`` pair that is not part of the
+            control plane (message None: a run of deltas, or a line over the size limit).
         on_event: called with the events the connection itself makes (`unknown`, the
             reader's own failure).
         on_exit: called with this connection once the process's output ended.
@@ -69,7 +71,8 @@ class CLIConnection:
         broker: ApprovalBroker,
         *,
         mcp_servers: Mapping[str, Any],
-        on_message: Callable[[WireMessage], None],
+        feed: Callable[[list[bytes | LineTooLong]], list[tuple[WireMessage | None, list[ev.AgentEvent]]]],
+        on_message: Callable[[WireMessage | None, list[ev.AgentEvent]], None],
         on_event: Callable[[ev.AgentEvent], None],
         on_exit: Callable[[CLIConnection], None],
     ) -> None:
@@ -78,6 +81,7 @@ class CLIConnection:
         self.broker = broker
         self.mcp_servers = mcp_servers
         self.last_activity = time.monotonic()
+        self._feed = feed
         self._on_message = on_message
         self._emit = on_event
         self._on_exit = on_exit
@@ -134,23 +138,21 @@ class CLIConnection:
 
     async def _read_loop(self) -> None:
         try:
-            async for line in self.transport.lines():
-                if isinstance(line, LineTooLong):
-                    self._emit(ev.Unknown(raw={"size": line.size}, reason=f"line of {line.size} bytes over the limit"))
-                    continue
-                msg = parse_line(line)
-                if not isinstance(msg, KeepAlive):
+            async for lines in self.transport.batches():
+                items = self._feed(lines)
+                if len(items) < len(lines) or any(m is None or not isinstance(m, KeepAlive) for m, _ in items):
                     self.last_activity = time.monotonic()
-                match msg:
-                    case ControlResponse():
-                        if not self.control.handle_response(msg):
-                            self._emit(ev.Unknown(raw=msg.model_dump(), reason="control_response to no request"))
-                    case ControlRequest():
-                        await self._on_control_request(msg)
-                    case ControlCancelRequest():
-                        self.broker.withdraw(msg.request_id)
-                    case _:
-                        self._on_message(msg)
+                for msg, events in items:
+                    match msg:
+                        case ControlResponse():
+                            if not self.control.handle_response(msg):
+                                self._emit(ev.Unknown(raw=msg.model_dump(), reason="control_response to no request"))
+                        case ControlRequest():
+                            await self._on_control_request(msg)
+                        case ControlCancelRequest():
+                            self.broker.withdraw(msg.request_id)
+                        case _:
+                            self._on_message(msg, events)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a bug of ours must not hang the turn

@@ -224,7 +224,8 @@ class Session:
         factory = self._transport_factory or (lambda a, e, c: StdioTransport(a, e, c))
         transport = factory(build_argv(self.cli_path, options), process_env(options), self.cwd)
         connection = CLIConnection(transport, self.broker, mcp_servers=self._config.mcp_servers,
-                                   on_message=self._on_message, on_event=self._emit, on_exit=self._on_exit)
+                                   feed=self.adapter.feed, on_message=self._on_message, on_event=self._emit,
+                                   on_exit=self._on_exit)
         self.connection, self._launched = connection, options
         try:
             response = await connection.start(self._config.initialize_timeout)
@@ -262,8 +263,8 @@ class Session:
 
     # -- what the connection reports ------------------------------------------------------
 
-    def _on_message(self, msg: WireMessage) -> None:
-        events = self.adapter.handle(msg)
+    def _on_message(self, msg: WireMessage | None, events: list[ev.AgentEvent]) -> None:
+        """One wire message's events from :meth:`Adapter.feed` (message None: merged deltas)."""
         if isinstance(msg, UserMessage):
             events = self.broker.note_unasked(msg.raw, events, self._config.mode)
         elif isinstance(msg, ResultMessage) and not any(isinstance(e, ev.Complete) for e in events):

@@ -123,6 +123,12 @@ class Transport(ABC):
     def lines(self) -> AsyncIterator[bytes | LineTooLong]:
         """Complete lines from the CLI, in order, until it exits or disconnects."""
 
+    async def batches(self) -> AsyncIterator[list[bytes | LineTooLong]]:
+        """The same lines, in the groups they arrived in (one read of the pipe), so that a
+        reader handles a burst of deltas in one go. This default gives one line per group."""
+        async for line in self.lines():
+            yield [line]
+
     @abstractmethod
     async def close(self) -> None:
         """End the CLI and release everything; bounded in time; idempotent."""
@@ -266,14 +272,20 @@ class StdioTransport(Transport):
                 raise TransportClosedError("the Claude Code process closed its stdin") from exc
 
     async def lines(self) -> AsyncIterator[bytes | LineTooLong]:
+        async for batch in self.batches():
+            for line in batch:
+                yield line
+
+    async def batches(self) -> AsyncIterator[list[bytes | LineTooLong]]:
+        """The complete lines of each read of the CLI's stdout (up to 1 MiB a read)."""
         assert self._proc and self._proc.stdout, "start() first"
         framer = LineFramer(self.max_line_bytes)
         stdout = self._proc.stdout
         while chunk := await stdout.read(1 << 20):
-            for line in framer.push(chunk):
-                yield line
-        for line in framer.flush():
-            yield line
+            if lines := framer.push(chunk):
+                yield lines
+        if lines := framer.flush():
+            yield lines
         await self._proc.wait()
         if self._stderr_task:
             with contextlib.suppress(Exception):
