@@ -45,7 +45,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from kandev_nb.testing.clis import install_pinned_clis
-
     from kandev_nb.testing.postgres import PostgresNotInstalled, find_bin_dir
 
     for version, path in install_pinned_clis().items():

@@ -1,8 +1,10 @@
 """How tests/ledger/data/ledger-before-alembic.sqlite was made, with the code at commit 2e42f78 (the
 schema before Alembic: no version table, no user/host columns). Kept as a record; running it
 again with a later release makes a file of that release's schema, not this one."""
-import datetime as dt, sys
+import datetime as dt
+import sys
 from pathlib import Path
+
 from kandev_nb.ledger import RunLedger
 from tests.ledger.conftest import make_turn
 
