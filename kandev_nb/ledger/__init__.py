@@ -29,7 +29,6 @@ import datetime as dt
 import json
 import os
 import threading
-from pathlib import Path
 from typing import Any, Final, Self, TypeAlias, TypedDict, Unpack
 
 import pandas as pd
