@@ -95,10 +95,14 @@ def _private_sqlite_file(database: str) -> None:
 
 def make_engine(url: URL, busy_timeout_s: float) -> Engine:
     """The engine of the ledger at `url`: SQLite as :func:`_sqlite_engine`, else pooled
-    with ``pool_pre_ping`` (a connection the server dropped is replaced, not used)."""
+    with ``pool_pre_ping`` (a connection the server dropped is replaced, not used); on
+    PostgreSQL a connection attempt gives up after `busy_timeout_s` (``connect_timeout``),
+    so a server behind a dead network fails the write (and the turn is spooled) instead
+    of hanging the kernel."""
     if url.get_backend_name() == "sqlite":
         return _sqlite_engine(url, busy_timeout_s)
-    return sa.create_engine(url, pool_pre_ping=True)
+    connect_args = {"connect_timeout": max(1, int(busy_timeout_s))} if url.get_backend_name() == "postgresql" else {}
+    return sa.create_engine(url, pool_pre_ping=True, connect_args=connect_args)
 
 
 def _sqlite_engine(url: URL, busy_timeout_s: float) -> Engine:
