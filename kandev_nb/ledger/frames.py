@@ -16,7 +16,7 @@ import sqlalchemy as sa
 
 from kandev_nb.ledger.rows import _DTYPES, _TS, UTCDateTime, turns_table
 
-__all__ = ["Filters", "TimeLike"]
+__all__ = ["Filters", "TimeLike", "period_start"]
 
 TimeLike: TypeAlias = "dt.datetime | dt.date | pd.Timestamp | str"
 """A point in time for the filters; naive values are local time (as ``datetime.astimezone``)."""
@@ -114,3 +114,17 @@ def _typed(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
+def period_start(period: str, now: dt.datetime | None = None) -> dt.datetime:
+    """When the budget or stats `period` began, local time: ``"day"`` at midnight,
+    ``"month"`` on the 1st at midnight (aware datetime).
+
+    Raises:
+        ValueError: another period.
+    """
+    now = (now or dt.datetime.now()).astimezone()
+    midnight = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    if period == "day":
+        return midnight
+    if period == "month":
+        return midnight.replace(day=1)
+    raise ValueError(f"budget_period must be 'day' or 'month', not {period!r}")

@@ -19,7 +19,6 @@ import asyncio
 import logging
 import os
 import re
-import warnings
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
@@ -29,6 +28,7 @@ from kandev_nb import kernel_tools
 from kandev_nb.agent.permissions import MODES, ApprovalPolicy
 from kandev_nb.agent.session import Session, SessionConfig
 from kandev_nb.agent.turn import Turn
+from kandev_nb.notebook import ledger_hooks
 from kandev_nb.notebook.attachments import AttachmentError, attach, prompt_with_attachments
 from kandev_nb.notebook.cell_text import PromptError, clean_help, did_you_mean, interpolate
 from kandev_nb.wire.cli import CLINotFoundError
@@ -65,7 +65,9 @@ class NotebookSettings:
         cwd: the CLI's working directory (default: the kernel's).
         cli_path: an explicit `claude` binary.
         model: default model.
-        budget_usd: notebook-wide spend limit in USD across cells (None: no limit).
+        budget_usd: spend limit in USD of the scope and period (None: no limit).
+        budget_scope, budget_period: whose spend the budget counts, since when
+            (:mod:`kandev_nb.notebook.ledger_hooks`: "notebook" | "user" | "team"; "day" | "month" | None).
         record: write each turn to the ledger.
         interpolate: expand ``{name}`` with notebook variables in prompts.
         kernel_tools: give Claude the ``kernel`` MCP tools on this kernel's variables
@@ -82,6 +84,8 @@ class NotebookSettings:
     cli_path: str | None = None
     model: str | None = None
     budget_usd: float | None = None
+    budget_scope: str = "notebook"
+    budget_period: str | None = None
     inactivity_timeout: float | None = 300.0
     record: bool = True
     interpolate: bool = True
@@ -131,6 +135,8 @@ def _check_setting(key: str, value: Any) -> None:
     if key in _SECONDS and value is not None:
         if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
             raise TypeError(f"{key} must be a non-negative number (seconds or USD) or None, not {value!r}")
+    elif key in ("budget_scope", "budget_period"):
+        ledger_hooks.check_setting(key, value)
     elif key == "mode" and value not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, not {value!r}")
     elif key == "env" and not (isinstance(value, dict) and all(isinstance(v, str) for v in value.values())):
@@ -459,7 +465,7 @@ async def run_cell(line: str, body: str) -> Turn | None:
         display(turn)
     _turns.append(turn)
     if settings.record:
-        await _record(turn, _notebook_path(namespace), getattr(ip, "execution_count", None))
+        await ledger_hooks.record(turn, _notebook_path(namespace), ledger_hooks.cell_number(ip))
     return turn
 
 
@@ -525,20 +531,10 @@ def _live_view(prompt: str, session: Session) -> Any:
 
     view = TurnView(prompt, session_name=session.name, budget_usd=settings.budget_usd,
                     spent_before_usd=_spent(), on_stop=lambda: _interrupt_soon(session),
+                    budget_scope=ledger_hooks.budget_label(settings) if settings.budget_usd else None,
                     mode=session.config.mode, model=session.model or session.config.model)
     view.display()
     return view
-
-
-async def _record(turn: Turn, notebook: str | None, execution_count: int | None) -> None:
-    """Write `turn` to the ledger in a thread (a locked ledger never blocks the loop); a
-    failure is a warning, never an error of the cell."""
-    try:
-        from kandev_nb.ledger import default_ledger
-
-        await default_ledger().arecord(turn, notebook=notebook, execution_count=execution_count)
-    except Exception as exc:  # noqa: BLE001 - the ledger must never break a cell
-        warnings.warn(f"kandev-nb could not record the turn in the ledger: {exc}", stacklevel=1)
 
 
 def _interrupt_soon(session: Session) -> None:
@@ -547,20 +543,17 @@ def _interrupt_soon(session: Session) -> None:
 
 
 def _spent() -> float:
-    """USD spent by this kernel's `%%claude` turns (per-turn costs from the CLI's results)."""
-    return sum(t.stats.cost_usd for t in _turns if t.stats)
+    """USD spent in the budget's scope and period (:func:`ledger_hooks.spent`; read from the ledger)."""
+    from IPython.core.getipython import get_ipython
+
+    ip = get_ipython()
+    return ledger_hooks.spent(settings, _turns, _notebook_path(ip.user_ns if ip is not None else {}))
 
 
 def _check_budget() -> None:
-    """Refuse a turn once the notebook-wide budget is spent (raises RuntimeError)."""
-    if settings.budget_usd is None:
-        return
-    spent = _spent()
-    if spent >= settings.budget_usd:
-        raise RuntimeError(
-            f"the notebook's budget of ${settings.budget_usd:.2f} is spent (${spent:.4f} so far); "
-            "raise it with kandev_nb.configure(budget_usd=...)"
-        )
+    """Refuse a turn once the budget of its scope is spent (raises RuntimeError naming scope, period, spend)."""
+    if settings.budget_usd is not None:
+        ledger_hooks.check_budget(settings, _spent())
 
 
 def claude_cell(line: str, cell: str) -> None:
@@ -575,7 +568,8 @@ claude_cell.__doc__ = clean_help(claude_help.__doc__ or "")
 
 def claude_stats(line: str) -> Any:
     """``%claude_stats``: spend and usage today, in this notebook, in this session and in
-    all; by model; top tools.
+    all; by model; top tools. ``--user NAME``: only that user's turns; ``--team``: spend
+    and tokens per user and per notebook, today and this month.
 
     Returns:
         A :class:`kandev_nb.ledger.stats.Stats`: HTML tables in a notebook, aligned text
@@ -583,12 +577,7 @@ def claude_stats(line: str) -> Any:
     """
     from IPython.core.getipython import get_ipython
 
-    from kandev_nb.ledger import default_ledger
-    from kandev_nb.ledger.stats import Stats
-
     ip = get_ipython()
-    namespace: dict[str, Any] = ip.user_ns if ip is not None else {}
     session = sessions.get("default")
-    return Stats(default_ledger().summary(
-        notebook=_notebook_path(namespace), session_id=session.session_id if session else None
-    ))
+    return ledger_hooks.stats(line, _notebook_path(ip.user_ns if ip is not None else {}),
+                              session.session_id if session else None)
