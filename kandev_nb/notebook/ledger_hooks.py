@@ -108,11 +108,20 @@ def check_budget(settings: _BudgetSettings, spent_usd: float) -> None:
 
 
 def cell_number(ip: Any) -> int | None:
-    """The number the notebook shows for the running cell (``In [n]``), as the execute
-    reply's ``execution_count``: IPython has already advanced its counter for the next
-    cell while this one runs, so it is ``ip.execution_count - 1``."""
-    count = getattr(ip, "execution_count", None)
-    return count - 1 if isinstance(count, int) and count > 0 else None
+    """The number the notebook shows for the running cell (``In [n]``), the one its
+    execute_input and execute reply carry as ``execution_count``.
+
+    It is the running cell's ``ExecutionResult.execution_count``
+    (``ip.displayhook.exec_result``), which IPython fixes when the cell starts, before and
+    independently of when it advances ``ip.execution_count`` to the next cell's number.
+    Call it when the cell starts. Falls back to ``ip.execution_count``; None outside IPython.
+    """
+    result = getattr(getattr(ip, "displayhook", None), "exec_result", None)
+    count = getattr(result, "execution_count", None)
+    if isinstance(count, int):
+        return count
+    fallback = getattr(ip, "execution_count", None)
+    return fallback if isinstance(fallback, int) else None
 
 
 async def record(turn: Turn, notebook: str | None, execution_count: int | None) -> None:

@@ -431,6 +431,7 @@ async def run_cell(line: str, body: str) -> Turn | None:
 
     ip = get_ipython()
     namespace: dict[str, Any] = ip.user_ns if ip is not None else {}
+    cell_number = ledger_hooks.cell_number(ip)  # now: IPython may advance its counter during the turn
     try:
         args = parse_options(line)
         prompt, policy = _prompt_and_policy(args, body, namespace)
@@ -465,7 +466,7 @@ async def run_cell(line: str, body: str) -> Turn | None:
         display(turn)
     _turns.append(turn)
     if settings.record:
-        await ledger_hooks.record(turn, _notebook_path(namespace), ledger_hooks.cell_number(ip))
+        await ledger_hooks.record(turn, _notebook_path(namespace), cell_number)
     return turn
 
 
