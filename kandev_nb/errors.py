@@ -43,6 +43,7 @@ __all__ = [
     "KandevError",
     "LedgerError",
     "McpBridgeError",
+    "PostgresNotInstalled",
     "PromptError",
     "RootBypassError",
     "SessionClosedError",
@@ -176,6 +177,11 @@ class LedgerError(KandevError, RuntimeError):
         super().__init__(message)
         self.url = url
         self.spooled = spooled
+
+
+class PostgresNotInstalled(KandevError, RuntimeError):
+    """No PostgreSQL server binaries (``initdb``, ``pg_ctl``) for the test cluster
+    (:mod:`kandev_nb.testing.postgres`); the message names the install command."""
 
 
 class PromptError(KandevError, ValueError):

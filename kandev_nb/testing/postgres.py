@@ -28,16 +28,14 @@ import tempfile
 from pathlib import Path
 from typing import Self
 
+from kandev_nb.errors import PostgresNotInstalled
+
 __all__ = ["PostgresCluster", "PostgresNotInstalled", "find_bin_dir"]
 
 SERVER_USER = "postgres"
 """The OS user the server runs as when the tests run as root."""
 SUPERUSER = "kandev"
 """The database superuser the cluster is made with."""
-
-
-class PostgresNotInstalled(RuntimeError):
-    """No PostgreSQL server binaries (``initdb``, ``pg_ctl``) were found."""
 
 
 def find_bin_dir() -> Path:
