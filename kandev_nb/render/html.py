@@ -546,8 +546,8 @@ def stats_html(stats: ev.TurnStats, ctx: ev.ContextWindow | None = None, *, inte
 
 def budget_html(spent_usd: float, budget_usd: float, scope: str | None = None) -> str:
     """One line: the spend (USD, this turn included) against the budget (USD) of `scope` ("user ana, today")."""
-    whose = f" of {esc(scope)}" if scope else ""  # tex2jax_ignore: two "$" would be typeset as LaTeX
-    return (f'<div class="kandev-budget tex2jax_ignore" style="color:#888;font-size:85%">spent {fmt_usd(spent_usd)} of the '
+    whose = f" of {esc(scope)}" if scope else ""  # MathJax (3: mathjax_ignore, 2: tex2jax_ignore) would typeset "$..$"
+    return (f'<div class="kandev-budget tex2jax_ignore mathjax_ignore" style="color:#888;font-size:85%">spent {fmt_usd(spent_usd)} of the '
             f"{fmt_usd(budget_usd)} budget{whose} ({spent_usd / budget_usd:.1%})</div>")
 
 
