@@ -16,6 +16,14 @@ Three tables (see :data:`turns_table`, :data:`tool_calls_table`, :data:`model_us
 * ``tool_calls``: one row per tool call of a turn, with its approval decision.
 * ``model_usage``: one row per model used in a turn (the result's ``modelUsage`` deltas).
 
+Each turn row also names its ``user`` (``JUPYTERHUB_USER``, else the OS login) and
+``host``; the readers filter by user, :meth:`RunLedger.team` sums spend per user and
+notebook. The schema carries an Alembic version (:mod:`kandev_nb.ledger.migrate`): opening a
+ledger of an earlier release upgrades it in place, once, under a lock. A write the database
+does not take (server down, file locked) goes to a local spool (:mod:`kandev_nb.ledger.spool`)
+and lands once at the next write or :func:`ledger_flush`. ``str(ledger)`` and every error
+show the URL with its password masked.
+
 SQLite is opened in WAL mode with a busy timeout, and each :meth:`RunLedger.record` is one
 ``BEGIN IMMEDIATE`` transaction, so several kernels can write to the same file at once and
 a kernel that dies mid-turn loses at most that turn's row. Timestamps are stored in UTC and

@@ -85,6 +85,17 @@ def _backup_sqlite(database: str, revision: str) -> Path:
     return target
 
 
+def _newer(revision: str | None) -> bool:
+    """Whether `revision` is one this release does not ship (a later release upgraded the
+    ledger): it is used as it is, never downgraded; new columns stay NULL in our rows."""
+    if revision is None:
+        return False
+    try:
+        return _script().get_revision(revision) is None
+    except Exception:  # noqa: BLE001 - alembic raises several kinds for an unknown id
+        return True
+
+
 def _file_database(url: URL) -> str | None:
     database = url.database or ""
     if url.get_backend_name() != "sqlite" or not database or database == ":memory:" or database.startswith("file:"):
@@ -101,7 +112,8 @@ def upgrade(engine: Engine, writer: Engine) -> list[str]:
 
     Returns:
         The revisions applied, oldest first (``[]`` when the schema was already current,
-        also when another process upgraded it while this one waited for the lock).
+        also when another process upgraded it while this one waited for the lock, and when
+        a later release's revision is there: that ledger is used as it is).
 
     Raises:
         sqlalchemy.exc.SQLAlchemyError, OSError: the database cannot be reached or changed,
@@ -109,13 +121,14 @@ def upgrade(engine: Engine, writer: Engine) -> list[str]:
     """
     target = head()
     with engine.connect() as conn:
-        if schema_version(conn) == target:
-            return []
+        current = schema_version(conn)
+    if current == target or _newer(current):
+        return []
     with writer.begin() as conn:
         if conn.dialect.name == "postgresql":
             conn.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": ADVISORY_LOCK_KEY})
         current = schema_version(conn)
-        if current == target:
+        if current == target or _newer(current):
             return []
         database = _file_database(engine.url)
         if current is not None and database is not None:

@@ -178,3 +178,15 @@ def test_two_kernels_opening_an_old_ledger_at_once_upgrade_it_once(ledger_url: s
     assert reports == [([], 6), (["0002"], 6)]
     if "://" not in location:
         assert len(list(Path(location).parent.glob("*.bak"))) == 1
+
+
+def test_a_ledger_upgraded_by_a_later_release_is_used_as_it_is(ledger_url: str) -> None:
+    RunLedger(ledger_url).close()
+    engine = sa.create_engine(_url(ledger_url))
+    with engine.begin() as conn:
+        conn.execute(sa.text("UPDATE alembic_version SET version_num = '9999'"))
+    engine.dispose()
+    with RunLedger(ledger_url) as ledger:
+        assert ledger.upgraded == []
+        ledger.record(make_turn("from an older kernel"))
+        assert list(ledger.runs()["prompt"]) == ["from an older kernel"]
