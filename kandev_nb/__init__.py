@@ -24,6 +24,7 @@ from kandev_nb.errors import (
     KandevError,
     LedgerError,
     McpBridgeError,
+    PostgresNotInstalled,
     PromptError,
     RootBypassError,
     SessionClosedError,
@@ -54,6 +55,7 @@ __all__ = [
     "KandevError",
     "LedgerError",
     "McpBridgeError",
+    "PostgresNotInstalled",
     "PromptError",
     "RootBypassError",
     "Rules",
@@ -69,6 +71,7 @@ __all__ = [
     "configure",
     "find_cli",
     "last_turn",
+    "ledger_flush",
     "load_ipython_extension",
     "runs",
     "sessions",
@@ -133,6 +136,17 @@ def tool_calls(**filters: Any) -> pd.DataFrame:
     from kandev_nb import ledger
 
     return ledger.tool_calls(**filters)
+
+
+def ledger_flush() -> int:
+    """Write the turns kept in the spool while the ledger did not answer; each lands once.
+
+    Returns how many were written. Raises LedgerError when the ledger still does not
+    answer (they stay spooled). See :func:`kandev_nb.ledger.ledger_flush`.
+    """
+    from kandev_nb import ledger
+
+    return ledger.ledger_flush()
 
 
 def _check_ipykernel() -> None:

@@ -31,6 +31,8 @@ This module imports nothing else of kandev-nb, so every layer can raise these.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 __all__ = [
     "AttachmentError",
     "CLIInstallError",
@@ -41,6 +43,7 @@ __all__ = [
     "KandevError",
     "LedgerError",
     "McpBridgeError",
+    "PostgresNotInstalled",
     "PromptError",
     "RootBypassError",
     "SessionClosedError",
@@ -162,13 +165,23 @@ class LedgerError(KandevError, RuntimeError):
     database locked for longer than the busy timeout, server gone) and by the constructor
     when the schema cannot be created. Nothing was written when it is raised by ``record``.
 
+    A turn ``record`` could not write is kept in the ledger's spool and written later
+    (``spooled`` is its file); nothing of it is in the database yet.
+
     Attributes:
         url: the ledger's URL, with any password masked.
+        spooled: the spool file holding the turn ``record`` could not write, else None.
     """
 
-    def __init__(self, message: str, *, url: str) -> None:
+    def __init__(self, message: str, *, url: str, spooled: Path | None = None) -> None:
         super().__init__(message)
         self.url = url
+        self.spooled = spooled
+
+
+class PostgresNotInstalled(KandevError, RuntimeError):
+    """No PostgreSQL server binaries (``initdb``, ``pg_ctl``) for the test cluster
+    (:mod:`kandev_nb.testing.postgres`); the message names the install command."""
 
 
 class PromptError(KandevError, ValueError):

@@ -16,6 +16,14 @@ Three tables (see :data:`turns_table`, :data:`tool_calls_table`, :data:`model_us
 * ``tool_calls``: one row per tool call of a turn, with its approval decision.
 * ``model_usage``: one row per model used in a turn (the result's ``modelUsage`` deltas).
 
+Each turn row also names its ``user`` (``JUPYTERHUB_USER``, else the OS login) and
+``host``; the readers filter by user, :meth:`RunLedger.team` sums spend per user and
+notebook. The schema carries an Alembic version (:mod:`kandev_nb.ledger.migrate`): opening a
+ledger of an earlier release upgrades it in place, once, under a lock. A write the database
+does not take (server down, file locked) goes to a local spool (:mod:`kandev_nb.ledger.spool`)
+and lands once at the next write or :func:`ledger_flush`. ``str(ledger)`` and every error
+show the URL with its password masked.
+
 SQLite is opened in WAL mode with a busy timeout, and each :meth:`RunLedger.record` is one
 ``BEGIN IMMEDIATE`` transaction, so several kernels can write to the same file at once and
 a kernel that dies mid-turn loses at most that turn's row. Timestamps are stored in UTC and
@@ -25,36 +33,39 @@ always come back timezone-aware (SQLite stores them as naive UTC text).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import datetime as dt
-import json
 import os
-import re
 import threading
-from pathlib import Path
-from typing import Any, Final, Self, TypeAlias, TypedDict, Unpack
+from typing import Any, Final, Self, Unpack
 
 import pandas as pd
-import platformdirs
 import sqlalchemy as sa
-from sqlalchemy.engine import URL, Connection, Engine
+from sqlalchemy.engine import URL, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from kandev_nb.agent.turn import Turn
 from kandev_nb.errors import LedgerError
+from kandev_nb.ledger import spool as _spool
+from kandev_nb.ledger.engine import (
+    ENV_LEDGER,
+    default_path,
+    make_engine,
+    mask_secrets,
+    mask_url,
+    resolve_url,
+)
+from kandev_nb.ledger.frames import Filters, TimeLike, _raw, _Select, _typed, _where, period_start
+from kandev_nb.ledger.migrate import upgrade
 from kandev_nb.ledger.rows import (
-    _DTYPES,
     _TEXT,
-    _TS,
     RUNS_LEAD,
+    TurnRows,
     UTCDateTime,
-    _tool_rows,
-    _turn_row,
-    _usage_rows,
-    add_missing_columns,
+    current_user,
     metadata,
     model_usage_table,
     tool_calls_table,
+    turn_rows,
     turns_table,
 )
 
@@ -63,11 +74,17 @@ __all__ = [
     "Filters",
     "LedgerError",
     "RunLedger",
+    "current_user",
     "default_ledger",
     "default_path",
+    "ledger_flush",
+    "mask_secrets",
+    "mask_url",
     "metadata",
     "model_usage",
     "model_usage_table",
+    "period_start",
+    "record_or_spool",
     "resolve_url",
     "runs",
     "summary",
@@ -76,182 +93,9 @@ __all__ = [
     "turns_table",
 ]
 
-ENV_LEDGER: Final = "KANDEV_NB_LEDGER"
-"""Environment variable naming the ledger: a filesystem path or an SQLAlchemy URL."""
-
 BUSY_TIMEOUT_S: Final = 30.0
 """How long an SQLite writer waits for another writer's lock before failing, in seconds."""
 
-TimeLike: TypeAlias = "dt.datetime | dt.date | pd.Timestamp | str"
-"""A point in time for the filters; naive values are local time (as ``datetime.astimezone``)."""
-
-_UTC = dt.UTC
-_Select: TypeAlias = "sa.Select[*tuple[Any, ...]]"
-_URL_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")
-
-
-# -- where the ledger lives -----------------------------------------------------------------
-
-
-def default_path() -> Path:
-    """The default SQLite file: ``platformdirs.user_data_dir("kandev-nb") / "ledger.sqlite"``."""
-    return Path(platformdirs.user_data_dir("kandev-nb")) / "ledger.sqlite"
-
-
-def resolve_url(url_or_path: str | os.PathLike[str] | URL | None = None) -> URL:
-    """The SQLAlchemy URL of a ledger.
-
-    Args:
-        url_or_path: an SQLAlchemy URL (a string with ``scheme://``, or a ``URL``), or a
-            filesystem path of an SQLite file (``~`` expanded, made absolute). None means
-            the ``KANDEV_NB_LEDGER`` environment variable if set and non-empty, else
-            :func:`default_path`.
-
-    Raises:
-        sqlalchemy.exc.ArgumentError: a string that looks like a URL but is not one.
-    """
-    if url_or_path is None:
-        url_or_path = os.environ.get(ENV_LEDGER) or default_path()
-    if isinstance(url_or_path, URL):
-        return url_or_path
-    text = os.fspath(url_or_path)
-    if _URL_RE.match(text):
-        return sa.make_url(text)
-    return URL.create("sqlite", database=str(Path(text).expanduser().resolve()))
-
-
-def _private_sqlite_file(database: str) -> None:
-    """Create `database` (and its folder) readable by this user only, if they do not exist.
-
-    A new folder is made 0700 and a new file 0600; SQLite gives the ``-wal`` and ``-shm``
-    files it adds the database file's mode, so they are 0600 too. The default ledger's
-    folder (:func:`default_path`) is made 0700 even if it already existed. Existing files
-    keep their mode (a shared ledger's owner chose it).
-    """
-    path = Path(database)
-    folder = path.parent
-    if not folder.exists():
-        folder.mkdir(parents=True, mode=0o700, exist_ok=True)
-        with contextlib.suppress(OSError):
-            folder.chmod(0o700)
-    elif folder == default_path().parent.resolve():
-        with contextlib.suppress(OSError):
-            folder.chmod(0o700)
-    with contextlib.suppress(FileExistsError):
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-
-
-def _sqlite_engine(url: URL, busy_timeout_s: float) -> Engine:
-    database = url.database or ""
-    if database and database != ":memory:" and not database.startswith("file:"):
-        _private_sqlite_file(database)
-    engine = sa.create_engine(url, connect_args={"timeout": busy_timeout_s})
-
-    @sa.event.listens_for(engine, "connect")
-    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
-        dbapi_connection.isolation_level = None  # the driver must not BEGIN on its own: we do
-        cursor = dbapi_connection.cursor()
-        cursor.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
-        cursor.execute("PRAGMA journal_mode = WAL")
-        cursor.execute("PRAGMA synchronous = NORMAL")
-        cursor.execute("PRAGMA foreign_keys = ON")
-        cursor.close()
-
-    @sa.event.listens_for(engine, "begin")
-    def _on_begin(conn: Connection) -> None:
-        # A writer takes the write lock at BEGIN (waiting up to the busy timeout), so it can
-        # never fail half-way on a lock upgrade; readers use a plain deferred BEGIN.
-        write = conn.get_execution_options().get("kandev_write", False)
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
-
-    return engine
-
-
-# -- reading --------------------------------------------------------------------------------
-
-
-def _utc(value: TimeLike) -> dt.datetime:
-    stamp = pd.Timestamp(value)
-    if stamp is pd.NaT:
-        raise ValueError(f"not a point in time: {value!r}")
-    moment: dt.datetime = stamp.to_pydatetime()
-    if moment.tzinfo is None:
-        moment = moment.astimezone()  # naive means local time
-    return moment.astimezone(_UTC)
-
-
-class Filters(TypedDict, total=False):
-    """Which turns to read (keyword arguments of the readers); given keys must all match.
-
-    Attributes:
-        session_id: only this CLI session (`system/init.session_id`).
-        notebook: only this notebook path, as recorded.
-        since, until: only turns started at or after `since` and before `until`;
-            datetimes, dates, pandas Timestamps or ISO strings; naive values are local time.
-    """
-
-    session_id: str | None
-    notebook: str | os.PathLike[str] | None
-    since: TimeLike | None
-    until: TimeLike | None
-
-
-def _where(stmt: _Select, filters: Filters) -> _Select:
-    """`stmt` restricted to the turns matching `filters`.
-
-    Raises:
-        TypeError: an unknown filter name.
-        ValueError: a time that is not one (e.g. "NaT").
-    """
-    unknown = set(filters) - set(Filters.__annotations__)
-    if unknown:
-        raise TypeError(f"unknown ledger filter(s) {sorted(unknown)}; expected {sorted(Filters.__annotations__)}")
-    t = turns_table.c
-    if (session_id := filters.get("session_id")) is not None:
-        stmt = stmt.where(t.session_id == session_id)
-    if (notebook := filters.get("notebook")) is not None:
-        stmt = stmt.where(t.notebook == os.fspath(notebook))
-    if (since := filters.get("since")) is not None:
-        stmt = stmt.where(t.started_at >= _utc(since))
-    if (until := filters.get("until")) is not None:
-        stmt = stmt.where(t.started_at < _utc(until))
-    return stmt
-
-
-def _raw(*columns: sa.ColumnElement[Any]) -> list[sa.ColumnElement[Any]]:
-    """`columns` for a bulk read: times and JSON come back as the driver gives them.
-
-    Per-row conversion in Python (SQLAlchemy's result processors) is most of the time of a
-    large read; :func:`_typed` converts these columns in bulk instead.
-    """
-    return [
-        sa.type_coerce(c, sa.String()).label(c.name) if isinstance(c, sa.Column)
-        and isinstance(c.type, UTCDateTime | sa.JSON) else c
-        for c in columns
-    ]
-
-
-def _json_values(values: pd.Series) -> list[Any]:
-    """Decode a column of JSON text in one call (missing values become None; values the
-    driver already decoded, as PostgreSQL's do, are kept)."""
-    items = [None if missing else v for v, missing in zip(values.tolist(), values.isna().tolist(), strict=True)]
-    if all(v is None or isinstance(v, str) for v in items):
-        decoded: list[Any] = json.loads("[" + ",".join("null" if v is None else v for v in items) + "]")
-        return decoded
-    return [json.loads(v) if isinstance(v, str) else v for v in items]
-
-
-def _typed(frame: pd.DataFrame) -> pd.DataFrame:
-    """Give every known column its ledger dtype (also on an empty frame)."""
-    for column in frame.columns:
-        dtype = _DTYPES.get(str(column))
-        if dtype == _TS:
-            frame[column] = pd.to_datetime(frame[column], utc=True, format="ISO8601").astype(_TS)
-        elif dtype == "json":
-            frame[column] = pd.Series(_json_values(frame[column]), index=frame.index, dtype=object)
-        elif dtype is not None:
-            frame[column] = frame[column].astype(dtype)
-    return frame
 
 
 class RunLedger:
@@ -262,13 +106,21 @@ class RunLedger:
             else :func:`default_path`). Directories of an SQLite file are created.
         busy_timeout_s: SQLite only: how long a write waits for another process's lock, s.
         engine: an existing SQLAlchemy engine to use instead (``url_or_path`` is ignored).
+        spool_dir: where turns wait while the database cannot be reached (default:
+            :func:`kandev_nb.ledger.spool.spool_dir`, one folder per ledger).
+
+    Opening brings the schema to the newest version (:func:`kandev_nb.ledger.migrate.upgrade`:
+    an SQLite file is copied beside itself first; concurrent openers upgrade once).
 
     Raises:
-        LedgerError: the database cannot be opened or its tables cannot be created.
+        LedgerError: the database cannot be opened, or its schema cannot be created or
+            upgraded (nothing was changed then).
 
     Attributes:
-        url: the resolved ``sqlalchemy.URL``.
+        url: the resolved ``sqlalchemy.URL`` (``str(ledger)`` shows it with the password masked).
         engine: the SQLAlchemy engine (for bulk work, e.g. the benchmark's executemany).
+        upgraded: the schema revisions this opening applied (``[]`` if it was current).
+        spool_dir: the spool folder of this ledger.
     """
 
     def __init__(
@@ -277,26 +129,16 @@ class RunLedger:
         *,
         busy_timeout_s: float = BUSY_TIMEOUT_S,
         engine: Engine | None = None,
+        spool_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         self.url: URL = engine.url if engine is not None else resolve_url(url_or_path)
+        self.spool_dir = _spool.spool_dir(self.url, spool_dir)
         try:
-            if engine is not None:
-                self.engine = engine
-            elif self.url.get_backend_name() == "sqlite":
-                self.engine = _sqlite_engine(self.url, busy_timeout_s)
-            else:
-                self.engine = sa.create_engine(self.url, pool_pre_ping=True)
+            self.engine = engine if engine is not None else make_engine(self.url, busy_timeout_s)
             self._writer = self.engine.execution_options(kandev_write=True)
-            try:
-                metadata.create_all(self._writer)
-            except SQLAlchemyError:  # another process created the tables at the same moment
-                metadata.create_all(self._writer)
-            try:
-                add_missing_columns(self._writer)
-            except SQLAlchemyError:  # another process added them at the same moment
-                add_missing_columns(self._writer)
+            self.upgraded = upgrade(self.engine, self._writer)
         except (SQLAlchemyError, OSError) as exc:
-            raise LedgerError(f"cannot open the ledger at {self}: {exc}", url=str(self)) from exc
+            raise LedgerError(f"cannot open the ledger at {self}: {_masked(exc)}", url=str(self)) from exc
 
     def __str__(self) -> str:
         return self.url.render_as_string(hide_password=True)
@@ -320,7 +162,8 @@ class RunLedger:
                execution_count: int | None = None) -> int:
         """Write one turn (its row, its tool calls, its model usage) in one transaction.
 
-        Works for any turn: a failed, interrupted or unfinished one gets a row with what
+        Turns waiting in the spool are written first (:meth:`flush`). The row gets ``user``
+        (:func:`current_user`), ``host`` and a fresh ``turn_uid``. Works for any turn: a failed, interrupted or unfinished one gets a row with what
         the CLI reported (stats it never sent are NULL). Values come from ``turn.stats``
         (the `result` message: ``cost_usd`` is this turn's share of the cumulative
         ``result.total_cost_usd``; tokens the sums of its ``result.modelUsage`` deltas; ``duration_ms`` and
@@ -338,24 +181,71 @@ class RunLedger:
             The ledger id of the new ``turns`` row.
 
         Raises:
-            LedgerError: the write failed (disk full, locked for longer than the busy
-                timeout, ...); nothing of this turn was written. The cause is chained.
+            LedgerError: the write failed (server down, network gone, disk full, locked
+                for longer than the busy timeout, ...): the turn's rows went to the spool
+                (``error.spooled`` is the file) and are written, once, at the next
+                :meth:`record` or :meth:`flush` that reaches the database. The cause is chained.
         """
-        row = _turn_row(turn, os.fspath(notebook) if notebook is not None else None, execution_count)
-        tools, usage = _tool_rows(turn), _usage_rows(turn)
+        rows = turn_rows(turn, os.fspath(notebook) if notebook is not None else None, execution_count)
         try:
-            with self._writer.begin() as conn:
-                inserted = conn.execute(turns_table.insert(), row).inserted_primary_key
-                assert inserted is not None
-                ledger_id = int(inserted[0])
-                if tools:
-                    conn.execute(tool_calls_table.insert(), [r | {"turn_id": ledger_id} for r in tools])
-                if usage:
-                    conn.execute(model_usage_table.insert(), [r | {"turn_id": ledger_id} for r in usage])
+            self.flush()
+            ledger_id = self._insert(rows)
         except (SQLAlchemyError, OSError) as exc:
-            raise LedgerError(f"could not record the turn in the ledger at {self}: {exc}", url=str(self)) from exc
+            spooled = _spool.write(self.spool_dir, rows, str(self))
+            raise LedgerError(
+                f"the ledger at {self} did not take the turn ({_masked(exc)}); it is kept in {spooled} "
+                "and written when the ledger answers again (next turn or kandev_nb.ledger_flush())",
+                url=str(self), spooled=spooled,
+            ) from exc
         turn.meta["ledger_id"] = ledger_id
         return ledger_id
+
+    def _insert(self, rows: TurnRows) -> int:
+        """Write one turn's rows in one transaction; the new ``turns.id``.
+
+        Raises:
+            sqlalchemy.exc.IntegrityError: a row with this ``turn_uid`` is already there.
+            sqlalchemy.exc.SQLAlchemyError, OSError: the write failed; nothing was written.
+        """
+        with self._writer.begin() as conn:
+            inserted = conn.execute(turns_table.insert(), rows.turn).inserted_primary_key
+            assert inserted is not None
+            ledger_id = int(inserted[0])
+            if rows.tools:
+                conn.execute(tool_calls_table.insert(), [r | {"turn_id": ledger_id} for r in rows.tools])
+            if rows.usage:
+                conn.execute(model_usage_table.insert(), [r | {"turn_id": ledger_id} for r in rows.usage])
+        return ledger_id
+
+    def flush(self) -> int:
+        """Write the turns waiting in this ledger's spool folder, each exactly once.
+
+        A spooled turn whose ``turn_uid`` is already in the ledger (an earlier flush that
+        wrote it but could not remove the file) is not written again. Its file is removed
+        once its rows are in.
+
+        Returns:
+            How many spooled turns were written now.
+
+        Raises:
+            sqlalchemy.exc.SQLAlchemyError, OSError: the ledger still cannot be written;
+                the remaining turns stay in the spool.
+        """
+        written = 0
+        for path, rows in _spool.pending(self.spool_dir):
+            try:
+                self._insert(rows)
+                written += 1
+            except sa.exc.IntegrityError:
+                if not self._has_uid(rows.turn["turn_uid"]):
+                    raise
+            path.unlink(missing_ok=True)
+        return written
+
+    def _has_uid(self, uid: str) -> bool:
+        with self.engine.connect() as conn:
+            found = conn.execute(sa.select(turns_table.c.id).where(turns_table.c.turn_uid == uid)).first()
+        return found is not None
 
     async def arecord(self, turn: Turn, *, notebook: str | os.PathLike[str] | None = None,
                       execution_count: int | None = None) -> int:
@@ -372,7 +262,7 @@ class RunLedger:
             with self.engine.connect() as conn:
                 frame = pd.read_sql(stmt, conn)
         except (SQLAlchemyError, OSError) as exc:
-            raise LedgerError(f"could not read the ledger at {self}: {exc}", url=str(self)) from exc
+            raise LedgerError(f"could not read the ledger at {self}: {_masked(exc)}", url=str(self)) from exc
         return _typed(frame)
 
     def runs(self, **filters: Unpack[Filters]) -> pd.DataFrame:
@@ -384,7 +274,7 @@ class RunLedger:
         ``is_error`` is False for a turn the user stopped; ``interrupted`` is True for it.
 
         Args:
-            **filters: see :class:`Filters` (`session_id`, `notebook`, `since`, `until`).
+            **filters: see :class:`Filters` (`session_id`, `notebook`, `user`, `since`, `until`).
 
         Returns:
             One column per ``turns`` column: ``started_at``/``ended_at`` as
@@ -408,7 +298,7 @@ class RunLedger:
 
         Returns:
             Columns ``turn_id``, ``started_at`` (the turn's), ``session_id``, ``notebook``,
-            ``seq`` (0-based order in the turn), ``tool_use_id``, ``parent_tool_use_id``,
+            ``user`` (the turn's), ``seq`` (0-based order in the turn), ``tool_use_id``, ``parent_tool_use_id``,
             ``tool_name``, ``kind``, ``status``, ``duration_ms`` (Int64, ms), ``decision``
             ("allow"/"deny"/NaN), ``decided_by`` (person/policy/timeout/cancelled) and
             ``decision_message`` (a denial's reason as sent to the CLI, else NaN).
@@ -418,7 +308,7 @@ class RunLedger:
         """
         t, c = turns_table.c, tool_calls_table.c
         stmt = sa.select(*_raw(
-            c.turn_id, t.started_at, t.session_id, t.notebook, c.seq, c.tool_use_id, c.parent_tool_use_id,
+            c.turn_id, t.started_at, t.session_id, t.notebook, t.user, c.seq, c.tool_use_id, c.parent_tool_use_id,
             c.tool_name, c.kind, c.status, c.duration_ms, c.decision, c.decided_by, c.decision_message,
         )).join_from(tool_calls_table, turns_table, c.turn_id == t.id)
         stmt = _where(stmt, filters)
@@ -428,7 +318,7 @@ class RunLedger:
         """The ``model_usage`` table joined with its turn, filtered as :meth:`runs`.
 
         Returns:
-            Columns ``turn_id``, ``started_at``, ``session_id``, ``notebook``, ``model``,
+            Columns ``turn_id``, ``started_at``, ``session_id``, ``notebook``, ``user``, ``model``,
             the four token counts, ``cost_usd`` (float64 USD) and ``context_window``
             (tokens; from ``result.modelUsage[model].contextWindow``).
 
@@ -437,7 +327,7 @@ class RunLedger:
         """
         t, m = turns_table.c, model_usage_table.c
         stmt = sa.select(*_raw(
-            m.turn_id, t.started_at, t.session_id, t.notebook, m.model, m.input_tokens, m.output_tokens,
+            m.turn_id, t.started_at, t.session_id, t.notebook, t.user, m.model, m.input_tokens, m.output_tokens,
             m.cache_read_input_tokens, m.cache_creation_input_tokens, m.cost_usd, m.context_window,
         )).join_from(model_usage_table, turns_table, m.turn_id == t.id)
         stmt = _where(stmt, filters)
@@ -476,7 +366,7 @@ class RunLedger:
             with self.engine.connect() as conn:
                 values = conn.execute(stmt).one()
         except (SQLAlchemyError, OSError) as exc:
-            raise LedgerError(f"could not read the ledger at {self}: {exc}", url=str(self)) from exc
+            raise LedgerError(f"could not read the ledger at {self}: {_masked(exc)}", url=str(self)) from exc
         turns, cost, tokens_in, tokens_out, tools, errors, interrupted, denials, first, last = values
         stamp = UTCDateTime()
         return {
@@ -493,10 +383,12 @@ class RunLedger:
         session_id: str | None = None,
         since: TimeLike | None = None,
         top: int = 10,
+        user: str | None = None,
     ) -> dict[str, Any]:
         """A small summary for ``%claude_stats``.
 
         Args:
+            user: only this user's turns, in every total and breakdown (``%claude_stats --user``).
             notebook: also give totals for this notebook.
             session_id: also give totals for this CLI session.
             since: the start of the `by_model` and `top_tools` breakdowns (default: all time).
@@ -515,12 +407,12 @@ class RunLedger:
         Raises:
             LedgerError: the database cannot be read.
         """
-        midnight = dt.datetime.now().astimezone().replace(hour=0, minute=0, second=0, microsecond=0)
-        out: dict[str, Any] = {"today": self.totals(since=midnight), "all": self.totals()}
+        midnight = period_start("day")
+        out: dict[str, Any] = {"today": self.totals(since=midnight, user=user), "all": self.totals(user=user)}
         if notebook is not None:
-            out["notebook"] = self.totals(notebook=notebook)
+            out["notebook"] = self.totals(notebook=notebook, user=user)
         if session_id is not None:
-            out["session"] = self.totals(session_id=session_id)
+            out["session"] = self.totals(session_id=session_id, user=user)
         t, m, c = turns_table.c, model_usage_table.c, tool_calls_table.c
         cost = sa.func.coalesce(sa.func.sum(m.cost_usd), 0.0).label("cost_usd")
         by_model = sa.select(
@@ -536,9 +428,67 @@ class RunLedger:
             sa.func.avg(c.duration_ms).label("mean_duration_ms"),
         ).join_from(tool_calls_table, turns_table, c.turn_id == t.id).group_by(c.tool_name)
         tools = tools.order_by(calls.desc(), c.tool_name).limit(top)
-        filters: Filters = {"since": since}
+        filters: Filters = {"since": since, "user": user}
         out["by_model"] = self._read(_where(by_model, filters)).astype({"model": _TEXT}).set_index("model")
         out["top_tools"] = self._read(_where(tools, filters)).astype({"tool_name": _TEXT}).set_index("tool_name")
+        return out
+
+
+    def spend_by(self, keys: tuple[str, ...], **filters: Unpack[Filters]) -> pd.DataFrame:
+        """Spend and tokens grouped by ``turns`` columns (e.g. ``("user",)``, ``("user", "notebook")``).
+
+        Returns:
+            One row per group (most expensive first): the `keys` columns, then ``turns``,
+            ``cost_usd`` (USD, sum of the turns' `result` costs), ``input_tokens``,
+            ``output_tokens``. A turn without a user (written before user was recorded)
+            groups under a missing value.
+
+        Raises:
+            LedgerError: the database cannot be read.
+            ValueError: a key that is not a ``turns`` column.
+        """
+        unknown = [k for k in keys if k not in turns_table.c]
+        if unknown:
+            raise ValueError(f"not turns columns: {unknown}")
+        t = turns_table.c
+        cost = sa.func.coalesce(sa.func.sum(t.cost_usd), 0.0).label("cost_usd")
+        stmt = sa.select(
+            *(t[k] for k in keys), sa.func.count(t.id).label("turns"), cost,
+            sa.func.coalesce(sa.func.sum(t.input_tokens), 0).label("input_tokens"),
+            sa.func.coalesce(sa.func.sum(t.output_tokens), 0).label("output_tokens"),
+        ).group_by(*(t[k] for k in keys)).order_by(cost.desc(), *(t[k] for k in keys))
+        return self._read(_where(stmt, filters))
+
+    def team(self, *, user: str | None = None) -> dict[str, Any]:
+        """What ``%claude_stats --team`` shows: spend and tokens per user and per notebook,
+        today (from local midnight) and this month (from the 1st, local time).
+
+        Args:
+            user: only this user's rows.
+
+        Returns:
+            ``{"today": totals, "month": totals, "by_user": DataFrame, "by_notebook": DataFrame}``;
+            totals as :meth:`totals`; ``by_user`` indexed by user and ``by_notebook`` by
+            notebook (with a ``user`` column), each with ``turns_today``, ``cost_today``
+            (USD), ``tokens_in_today``, ``tokens_out_today`` and the same ``*_month``
+            columns, most expensive this month first.
+
+        Raises:
+            LedgerError: the database cannot be read.
+        """
+        day, month = period_start("day"), period_start("month")
+        out: dict[str, Any] = {"today": self.totals(since=day, user=user), "month": self.totals(since=month, user=user)}
+        for name, keys in (("by_user", ("user",)), ("by_notebook", ("user", "notebook"))):
+            parts = []
+            for label, since in (("today", day), ("month", month)):
+                frame = self.spend_by(keys, since=since, user=user).set_index(list(keys))
+                parts.append(frame.rename(columns={
+                    "turns": f"turns_{label}", "cost_usd": f"cost_{label}",
+                    "input_tokens": f"tokens_in_{label}", "output_tokens": f"tokens_out_{label}"}))
+            joined = parts[0].join(parts[1], how="outer").sort_values("cost_month", ascending=False)
+            if name == "by_notebook":
+                joined = joined.reset_index("user")
+            out[name] = joined
         return out
 
 
@@ -549,6 +499,11 @@ def _as_utc(value: Any, stamp: UTCDateTime) -> dt.datetime | None:
     if isinstance(value, str):
         value = dt.datetime.fromisoformat(value)
     return stamp.process_result_value(value, sa.engine.default.DefaultDialect())
+
+
+def _masked(exc: BaseException) -> str:
+    """An error's message for ours, passwords of URLs in it masked (:func:`mask_secrets`)."""
+    return mask_secrets(str(exc))
 
 
 # -- the default ledger ---------------------------------------------------------------------
@@ -593,3 +548,54 @@ def model_usage(**filters: Unpack[Filters]) -> pd.DataFrame:
 def summary(**options: Any) -> dict[str, Any]:
     """:meth:`RunLedger.summary` of :func:`default_ledger`; same keyword arguments."""
     return default_ledger().summary(**options)
+
+
+def ledger_flush() -> int:
+    """Write the turns waiting in the default ledger's spool (``kandev_nb.ledger_flush()``).
+
+    Returns:
+        How many spooled turns were written (each lands once).
+
+    Raises:
+        LedgerError: the ledger still cannot be reached; the turns stay spooled.
+    """
+    ledger = default_ledger()
+    try:
+        return ledger.flush()
+    except (SQLAlchemyError, OSError) as exc:
+        raise LedgerError(f"the ledger at {ledger} still does not answer: {_masked(exc)}; "
+                          f"the turns stay in {ledger.spool_dir}", url=str(ledger)) from exc
+
+
+def record_or_spool(turn: Turn, *, notebook: str | os.PathLike[str] | None = None,
+                    execution_count: int | None = None) -> int | None:
+    """Record `turn` in :func:`default_ledger`, or keep it in the spool: never raises for
+    a database that is away (what ``%%claude`` calls after each turn).
+
+    Even a ledger that cannot be opened (server down when the kernel starts) keeps the turn
+    in its spool folder, written at the next turn that reaches it.
+
+    Returns:
+        The new ``turns.id``, or None when the turn was spooled.
+
+    Raises:
+        LedgerError: only when the spool itself cannot be written (``spooled`` is None).
+    """
+    url = resolve_url(None)
+    try:
+        ledger = default_ledger()
+    except LedgerError as exc:
+        rows = turn_rows(turn, os.fspath(notebook) if notebook is not None else None, execution_count)
+        try:
+            spooled = _spool.write(_spool.spool_dir(url), rows, mask_url(url))
+        except OSError as spool_exc:
+            raise LedgerError(f"{exc}; and the spool cannot be written: {spool_exc}", url=exc.url) from exc
+        turn.meta["ledger_spooled"] = str(spooled)
+        return None
+    try:
+        return ledger.record(turn, notebook=notebook, execution_count=execution_count)
+    except LedgerError as exc:
+        if exc.spooled is None:
+            raise
+        turn.meta["ledger_spooled"] = str(exc.spooled)
+        return None

@@ -9,18 +9,25 @@ names; nothing here does I/O.
 from __future__ import annotations
 
 import datetime as dt
+import getpass
+import os
+import socket
+import uuid
 from collections import Counter
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import pandas as pd
 import sqlalchemy as sa
-from sqlalchemy.engine import Dialect, Engine
+from sqlalchemy.engine import Dialect
 
 from kandev_nb._version import __version__
 from kandev_nb.agent import events as ev
 from kandev_nb.agent.turn import Turn
 
-__all__ = ["RUNS_LEAD", "UTCDateTime", "metadata", "model_usage_table", "tool_calls_table", "turns_table"]
+__all__ = [
+    "RUNS_LEAD", "TurnRows", "UTCDateTime", "current_host", "current_user", "metadata", "model_usage_table",
+    "tool_calls_table", "turn_rows", "turns_table",
+]
 
 _UTC = dt.UTC
 
@@ -49,7 +56,8 @@ class UTCDateTime(sa.types.TypeDecorator[dt.datetime]):
 
 
 metadata = sa.MetaData()
-"""The ledger's schema; ``metadata.create_all(engine)`` is what :class:`RunLedger` runs."""
+"""The ledger's schema at the newest migration (:mod:`kandev_nb.ledger.migrations`); a test
+checks that the migrations build exactly this."""
 
 turns_table = sa.Table(
     "turns",
@@ -88,6 +96,9 @@ turns_table = sa.Table(
     sa.Column("interrupted", sa.Boolean),
     sa.Column("cli_version", sa.String),
     sa.Column("kandev_nb_version", sa.String),
+    sa.Column("user", sa.String, index=True),
+    sa.Column("host", sa.String),
+    sa.Column("turn_uid", sa.String(32), index=True, unique=True),
 )
 """One row per turn. Costs in USD, tokens as counts, durations in ms (see :func:`_turn_row`)."""
 
@@ -109,24 +120,6 @@ tool_calls_table = sa.Table(
 )
 """One row per tool call; `decision` is "allow", "deny" or NULL (no approval was asked);
 `decision_message` is the deny `message` sent to the CLI (the person's reason), else NULL."""
-
-_ADDED_COLUMNS: dict[str, tuple[sa.Column[Any], ...]] = {
-    "tool_calls": (sa.Column("decision_message", sa.Text),),
-}
-"""Columns added after a table was first released; :func:`add_missing_columns` adds them to
-a ledger created before (``ALTER TABLE ... ADD COLUMN``, nullable: old rows read NULL)."""
-
-
-def add_missing_columns(engine: Engine) -> None:
-    """Add the :data:`_ADDED_COLUMNS` a ledger made by an earlier release lacks."""
-    inspector = sa.inspect(engine)
-    for table, columns in _ADDED_COLUMNS.items():
-        have = {c["name"] for c in inspector.get_columns(table)}
-        for column in columns:
-            if column.name not in have:
-                kind = column.type.compile(dialect=engine.dialect)
-                with engine.begin() as conn:
-                    conn.execute(sa.text(f'ALTER TABLE {table} ADD COLUMN "{column.name}" {kind}'))
 
 model_usage_table = sa.Table(
     "model_usage",
@@ -156,11 +149,11 @@ _COUNT_COLUMNS = (
 )
 _CATEGORY_COLUMNS = (
     "model", "result_subtype", "session_name", "terminal_reason", "cli_version", "kandev_nb_version",
-    "tool_name", "kind", "status", "decision", "decided_by",
+    "tool_name", "kind", "status", "decision", "decided_by", "user", "host",
 )
 _TEXT_COLUMNS = (
     "notebook", "session_id", "cwd", "prompt", "models", "error", "last_message_uuid", "tool_use_id",
-    "parent_tool_use_id", "decision_message",
+    "parent_tool_use_id", "decision_message", "turn_uid",
 )
 _TEXT = "str" if int(pd.__version__.split(".")[0]) >= 3 else "object"
 """pandas 3's string dtype (missing values are NaN); plain object columns before it."""
@@ -188,6 +181,41 @@ def _decisions(turn: Turn) -> dict[str, ev.PermissionDecided]:
         for e in turn.events
         if isinstance(e, ev.PermissionDecided) and e.request_id in tool_use_of
     }
+
+
+def current_user() -> str:
+    """Whose turn it is: ``JUPYTERHUB_USER`` (set by JupyterHub's spawner), else the OS login
+    (``getpass.getuser()``), else ``uid<N>`` when the uid has no name."""
+    hub = os.environ.get("JUPYTERHUB_USER")
+    if hub:
+        return hub
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):
+        return f"uid{os.getuid()}"
+
+
+def current_host() -> str:
+    """Where the kernel runs: ``socket.gethostname()``."""
+    return socket.gethostname()
+
+
+class TurnRows(NamedTuple):
+    """The rows one turn writes: its ``turns`` row (with a fresh ``turn_uid``, the key that
+    makes a spooled turn land once) and its ``tool_calls`` and ``model_usage`` rows
+    (without ``turn_id``)."""
+
+    turn: dict[str, Any]
+    tools: list[dict[str, Any]]
+    usage: list[dict[str, Any]]
+
+
+def turn_rows(turn: Turn, notebook: str | None, execution_count: int | None) -> TurnRows:
+    """All the rows of `turn`, with ``user`` (:func:`current_user`) and ``host``."""
+    row = _turn_row(turn, notebook, execution_count) | {
+        "user": current_user(), "host": current_host(), "turn_uid": uuid.uuid4().hex,
+    }
+    return TurnRows(row, _tool_rows(turn), _usage_rows(turn))
 
 
 def _turn_row(turn: Turn, notebook: str | None, execution_count: int | None) -> dict[str, Any]:

@@ -20,14 +20,20 @@ from typing import Any
 
 __all__ = ["Stats"]
 
-_SCOPES = (("today", "today"), ("notebook", "this notebook"), ("session", "this session"), ("all", "all time"))
+_SCOPES = (("today", "today"), ("month", "this month"), ("notebook", "this notebook"), ("session", "this session"),
+           ("all", "all time"))
+_FRAMES = (("by_user", "Per user", "user"), ("by_notebook", "Per notebook", "notebook"),
+           ("by_model", "By model", "model"), ("top_tools", "Top tools", "tool"))
 _TOTAL_COLUMNS = (
     ("turns", "turns"), ("cost_usd", "cost"), ("input_tokens", "tokens in"), ("output_tokens", "tokens out"),
     ("tool_calls", "tool calls"), ("errors", "errors"), ("denials", "denials"), ("interrupted", "stopped"),
     ("first", "first"), ("last", "last"),
 )
 
-_LABELS = dict(_TOTAL_COLUMNS) | {"mean_duration_ms": "mean time", "calls": "calls", "denied": "denied"}
+_LABELS = dict(_TOTAL_COLUMNS) | {"mean_duration_ms": "mean time", "calls": "calls", "denied": "denied"} | {
+    f"{key}_{period}": f"{label} {period}" for period in ("today", "month")
+    for key, label in (("turns", "turns"), ("cost", "cost"), ("tokens_in", "tokens in"), ("tokens_out", "tokens out"))
+}
 
 
 def _when(value: Any) -> str:
@@ -47,7 +53,7 @@ def _cell(key: str, value: Any) -> str:
         return ""
     if key in ("first", "last"):
         return _when(value)
-    if key == "cost_usd":
+    if key == "cost_usd" or key.startswith("cost_"):
         return f"${float(value):.4f}"
     if key == "mean_duration_ms":
         return f"{float(value) / 1000:.1f} s"
@@ -64,7 +70,9 @@ class Stats(Mapping[str, Any]):
     Args:
         summary: a :meth:`RunLedger.summary <kandev_nb.ledger.RunLedger.summary>` dict:
             totals dicts under "today", "all" and optionally "notebook" and "session";
-            DataFrames under "by_model" and "top_tools".
+            DataFrames under "by_model" and "top_tools"; or a :meth:`RunLedger.team
+            <kandev_nb.ledger.RunLedger.team>` dict (``%claude_stats --team``): totals under
+            "today" and "month", DataFrames under "by_user" and "by_notebook".
 
     Attributes:
         summary: that dict, unchanged (for code that reads the numbers).
@@ -90,12 +98,12 @@ class Stats(Mapping[str, Any]):
         """(title, header, rows) of each table, as text cells."""
         tables = [("Totals", ["", *(label for _, label in _TOTAL_COLUMNS)],
                    [[scope, *(cells[k] for k, _ in _TOTAL_COLUMNS)] for scope, cells in self.rows])]
-        for key, title, first in (("by_model", "By model", "model"), ("top_tools", "Top tools", "tool")):
+        for key, title, first in _FRAMES:
             frame = self.summary.get(key)
             if frame is None or len(frame) == 0:
                 continue
             columns = [str(c) for c in frame.columns]
-            rows = [[str(index), *(_cell(c, v) for c, v in zip(columns, values, strict=True))]
+            rows = [["" if _missing(index) else str(index), *(_cell(c, v) for c, v in zip(columns, values, strict=True))]
                     for index, values in zip(frame.index, frame.itertuples(index=False), strict=True)]
             header = [first, *(_LABELS.get(c, c.replace("_", " ")) for c in columns)]
             tables.append((title, header, rows))

@@ -19,7 +19,6 @@ import asyncio
 import logging
 import os
 import re
-import warnings
 from dataclasses import replace
 from typing import Any
 
@@ -30,6 +29,7 @@ from kandev_nb.agent.config import SessionConfig
 from kandev_nb.agent.permissions import MODES, ApprovalPolicy
 from kandev_nb.agent.session import Session
 from kandev_nb.agent.turn import Turn
+from kandev_nb.notebook import ledger_hooks
 from kandev_nb.notebook.attachments import AttachmentError, attach, prompt_with_attachments
 from kandev_nb.notebook.cell_text import PromptError, clean_help, did_you_mean, interpolate
 from kandev_nb.notebook.state import NotebookSettings, configure, current, last_turn
@@ -319,6 +319,7 @@ async def run_cell(line: str, body: str) -> Turn | None:
 
     ip = get_ipython()
     namespace: dict[str, Any] = ip.user_ns if ip is not None else {}
+    cell_number = ledger_hooks.cell_number(ip)  # now: IPython may advance its counter during the turn
     try:
         args = parse_options(line)
         prompt, policy = _prompt_and_policy(args, body, namespace)
@@ -351,7 +352,7 @@ async def run_cell(line: str, body: str) -> Turn | None:
         display(turn)
     state.turns.append(turn)
     if state.settings.record:
-        await _record(turn, _notebook_path(namespace), getattr(ip, "execution_count", None))
+        await ledger_hooks.record(turn, _notebook_path(namespace), cell_number)
     return turn
 
 
@@ -415,22 +416,13 @@ def _live_view(prompt: str, session: Session) -> Any:
     from kandev_nb.notebook.widgets import TurnView
 
     state = current()
-    view = TurnView(prompt, session_name=session.name, budget_usd=state.settings.budget_usd,
-                    spent_before_usd=state.spent(), on_stop=lambda: _interrupt_soon(session),
+    settings = state.settings
+    view = TurnView(prompt, session_name=session.name, budget_usd=settings.budget_usd,
+                    spent_before_usd=_spent(), on_stop=lambda: _interrupt_soon(session),
+                    budget_scope=ledger_hooks.budget_label(settings) if settings.budget_usd else None,
                     mode=session.config.mode, model=session.model or session.config.model)
     view.display()
     return view
-
-
-async def _record(turn: Turn, notebook: str | None, execution_count: int | None) -> None:
-    """Write `turn` to the ledger in a thread (a locked ledger never blocks the loop); a
-    failure is a warning, never an error of the cell."""
-    try:
-        from kandev_nb.ledger import default_ledger
-
-        await default_ledger().arecord(turn, notebook=notebook, execution_count=execution_count)
-    except Exception as exc:  # noqa: BLE001 - the ledger must never break a cell
-        warnings.warn(f"kandev-nb could not record the turn in the ledger: {exc}", stacklevel=1)
 
 
 def _interrupt_soon(session: Session) -> None:
@@ -438,17 +430,20 @@ def _interrupt_soon(session: Session) -> None:
     loop.call_soon_threadsafe(lambda: loop.create_task(session.interrupt()))
 
 
+def _spent() -> float:
+    """USD spent in the budget's scope and period (:func:`ledger_hooks.spent`; read from the ledger)."""
+    from IPython.core.getipython import get_ipython
+
+    ip = get_ipython()
+    state = current()
+    return ledger_hooks.spent(state.settings, state.turns, _notebook_path(ip.user_ns if ip is not None else {}))
+
+
 def _check_budget() -> None:
-    """Refuse a turn once the notebook-wide budget is spent (raises RuntimeError)."""
+    """Refuse a turn once the budget of its scope is spent (raises RuntimeError naming scope, period, spend)."""
     settings = current().settings
-    if settings.budget_usd is None:
-        return
-    spent = current().spent()
-    if spent >= settings.budget_usd:
-        raise RuntimeError(
-            f"the notebook's budget of ${settings.budget_usd:.2f} is spent (${spent:.4f} so far); "
-            "raise it with kandev_nb.configure(budget_usd=...)"
-        )
+    if settings.budget_usd is not None:
+        ledger_hooks.check_budget(settings, _spent())
 
 
 def claude_cell(line: str, cell: str) -> None:
@@ -463,7 +458,8 @@ claude_cell.__doc__ = clean_help(claude_help.__doc__ or "")
 
 def claude_stats(line: str) -> Any:
     """``%claude_stats``: spend and usage today, in this notebook, in this session and in
-    all; by model; top tools.
+    all; by model; top tools. ``--user NAME``: only that user's turns; ``--team``: spend
+    and tokens per user and per notebook, today and this month.
 
     Returns:
         A :class:`kandev_nb.ledger.stats.Stats`: HTML tables in a notebook, aligned text
@@ -471,12 +467,7 @@ def claude_stats(line: str) -> Any:
     """
     from IPython.core.getipython import get_ipython
 
-    from kandev_nb.ledger import default_ledger
-    from kandev_nb.ledger.stats import Stats
-
     ip = get_ipython()
-    namespace: dict[str, Any] = ip.user_ns if ip is not None else {}
     session = current().sessions.get("default")
-    return Stats(default_ledger().summary(
-        notebook=_notebook_path(namespace), session_id=session.session_id if session else None
-    ))
+    return ledger_hooks.stats(line, _notebook_path(ip.user_ns if ip is not None else {}),
+                              session.session_id if session else None)

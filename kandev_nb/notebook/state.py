@@ -36,7 +36,9 @@ class NotebookSettings:
         cwd: the CLI's working directory (default: the kernel's).
         cli_path: an explicit `claude` binary.
         model: default model.
-        budget_usd: notebook-wide spend limit in USD across cells (None: no limit).
+        budget_usd: spend limit in USD of the scope and period (None: no limit).
+        budget_scope, budget_period: whose spend the budget counts, since when
+            (:mod:`kandev_nb.notebook.ledger_hooks`: "notebook" | "user" | "team"; "day" | "month" | None).
         record: write each turn to the ledger.
         interpolate: expand ``{name}`` with notebook variables in prompts.
         kernel_tools: give Claude the ``kernel`` MCP tools on this kernel's variables
@@ -53,6 +55,8 @@ class NotebookSettings:
     cli_path: str | None = None
     model: str | None = None
     budget_usd: float | None = None
+    budget_scope: str = "notebook"
+    budget_period: str | None = None
     inactivity_timeout: float | None = 300.0
     record: bool = True
     interpolate: bool = True
@@ -93,6 +97,10 @@ def _check_setting(key: str, value: Any) -> None:
     if key in _SECONDS and value is not None:
         if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
             raise TypeError(f"{key} must be a non-negative number (seconds or USD) or None, not {value!r}")
+    elif key in ("budget_scope", "budget_period"):
+        from kandev_nb.notebook import ledger_hooks
+
+        ledger_hooks.check_setting(key, value)
     elif key == "mode" and value not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, not {value!r}")
     elif key == "env" and not (isinstance(value, dict) and all(isinstance(v, str) for v in value.values())):

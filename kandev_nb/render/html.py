@@ -357,10 +357,11 @@ def stats_html(stats: ev.TurnStats, ctx: ev.ContextWindow | None = None, *, inte
             f'padding-top:0.3em;margin-top:0.3em">{state}{" · ".join(items)}</div>')
 
 
-def budget_html(spent_usd: float, budget_usd: float) -> str:
-    """One line: the notebook's spend (USD, this turn included) against its budget (USD)."""
-    return (f'<div class="kandev-budget" style="color:var(--jp-content-font-color2,#57606a);font-size:85%">spent {fmt_usd(spent_usd)} of the '
-            f"{fmt_usd(budget_usd)} budget ({spent_usd / budget_usd:.1%})</div>")
+def budget_html(spent_usd: float, budget_usd: float, scope: str | None = None) -> str:
+    """One line: the spend (USD, this turn included) against the budget (USD) of `scope` ("user ana, today")."""
+    whose = f" of {esc(scope)}" if scope else ""  # MathJax (3: mathjax_ignore, 2: tex2jax_ignore) would typeset "$..$"
+    return (f'<div class="kandev-budget tex2jax_ignore mathjax_ignore" style="color:var(--jp-content-font-color2,#57606a);font-size:85%">spent {fmt_usd(spent_usd)} of the '
+            f"{fmt_usd(budget_usd)} budget{whose} ({spent_usd / budget_usd:.1%})</div>")
 
 
 def json_html(value: Any, *, full: bool = True) -> str:

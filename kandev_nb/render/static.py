@@ -187,7 +187,8 @@ def _render_html(turn: Turn, outline: list[_Item]) -> str:
     if turn.stats is not None:
         parts.append(r.stats_html(turn.stats, turn.context, interrupted=turn.stopped))
         if turn.meta.get("budget_usd"):
-            parts.append(r.budget_html(float(turn.meta["spent_usd"]), float(turn.meta["budget_usd"])))
+            parts.append(r.budget_html(float(turn.meta["spent_usd"]), float(turn.meta["budget_usd"]),
+                                        turn.meta.get("budget_scope")))
     elif turn.context is not None:
         parts.append(f'<div class="kandev-footer">{r.context_html(turn.context)}</div>')
     parts.append("</div>")

@@ -10,10 +10,14 @@ with kandev_nb installed gets them::
 ``claude_cli`` is the newest pinned CLI; parametrize it indirectly with a version string
 for another one: ``@pytest.mark.parametrize("claude_cli", ["2.1.197"], indirect=True)``.
 A pinned CLI that is not installed fails the test with the command that installs it.
+
+``postgres_url`` is a new database on a PostgreSQL cluster that runs for the whole test
+session (``postgres_cluster``; :mod:`kandev_nb.testing.postgres`).
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,6 +30,9 @@ if TYPE_CHECKING:
     # Imported inside the fixture: this plugin loads wherever kandev_nb is installed,
     # and the server needs the optional starlette/uvicorn (``kandev-nb[testing]``).
     from kandev_nb.testing.model_server import ScriptedModelServer
+    from kandev_nb.testing.postgres import PostgresCluster
+
+_databases = itertools.count(1)
 
 
 @pytest.fixture
@@ -67,3 +74,43 @@ def claude_cli(request: pytest.FixtureRequest) -> Path:
         return pinned_cli(version)
     except FileNotFoundError as exc:
         pytest.fail(str(exc), pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[PostgresCluster]:
+    """A PostgreSQL cluster started once per test session (:class:`~kandev_nb.testing.postgres.PostgresCluster`).
+
+    Initialized into a temporary directory (owned by the ``postgres`` user when run as root),
+    listening on a free port of 127.0.0.1; stopped and removed at the end. No server
+    installed fails the test with the command that installs one.
+    """
+    from kandev_nb.testing.postgres import PostgresCluster, PostgresNotInstalled
+
+    try:
+        cluster = PostgresCluster()
+    except PostgresNotInstalled as exc:
+        pytest.fail(str(exc), pytrace=False)
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.cleanup()
+
+
+@pytest.fixture
+def postgres_url(postgres_cluster: PostgresCluster) -> Iterator[str]:
+    """The SQLAlchemy URL (``postgresql+psycopg://``, with password) of a new empty database.
+
+    One database per test, dropped afterwards (open connections are closed by the drop).
+    A test that stopped the server gets it started again first.
+    """
+    name = f"t_{next(_databases)}"
+    if not postgres_cluster.running:
+        postgres_cluster.start()
+    url = postgres_cluster.create_database(name)
+    try:
+        yield url
+    finally:
+        if not postgres_cluster.running:
+            postgres_cluster.start()
+        postgres_cluster.drop_database(name)

@@ -262,13 +262,17 @@ def build_argv(cli: str | os.PathLike[str], options: LaunchOptions) -> list[str]
 
 
 def child_env(extra: dict[str, str] | None = None, base: dict[str, str] | None = None) -> dict[str, str]:
-    """The child's environment: ours (or `base`), minus ``CLAUDECODE``, plus `extra`.
+    """The child's environment: ours (or `base`), minus ``CLAUDECODE`` and
+    ``KANDEV_NB_LEDGER``, plus `extra`.
 
     ``CLAUDECODE`` is dropped so the CLI does not refuse to start "inside another Claude
-    Code session" when the kernel itself was started from one.
+    Code session" when the kernel itself was started from one. ``KANDEV_NB_LEDGER`` is
+    the kernel's, not the CLI's: a team ledger's URL carries a database password, which
+    the agent must not be able to print (``env`` in a Bash tool) into a saved output.
     """
     env = dict(os.environ if base is None else base)
     env.pop("CLAUDECODE", None)
+    env.pop("KANDEV_NB_LEDGER", None)
     env.setdefault("CLAUDE_CODE_ENTRYPOINT", "sdk-py")
     env.update(extra or {})
     return env

@@ -19,6 +19,7 @@ def kernel(claude_workdir: Path, ledger_path: Path) -> Iterator[KernelHarness]:
     """A real python3 kernel whose ledger is a temporary SQLite file."""
     env = dict(os.environ)
     env["KANDEV_NB_LEDGER"] = str(ledger_path)
+    env["KANDEV_NB_SPOOL"] = str(ledger_path.parent / "spool")  # never the user's real spool
     harness = KernelHarness(env=env, cwd=str(claude_workdir))
     try:
         yield harness

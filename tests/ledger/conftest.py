@@ -75,16 +75,37 @@ def make_turn(
     return turn
 
 
+BACKENDS = ("sqlite", "postgresql")
+"""Every ledger test that takes `ledger_url` or `ledger` runs on both."""
+
+
+@pytest.fixture(autouse=True)
+def private_spool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """KANDEV_NB_SPOOL in the test's temp dir: no test touches the user's real spool."""
+    spool = tmp_path / "spool"
+    monkeypatch.setenv("KANDEV_NB_SPOOL", str(spool))
+    return spool
+
+
 @pytest.fixture
 def ledger_path(tmp_path: Path) -> Path:
     """A fresh SQLite ledger file location (not yet created)."""
     return tmp_path / "data" / "ledger.sqlite"
 
 
+@pytest.fixture(params=BACKENDS)
+def ledger_url(request: pytest.FixtureRequest, ledger_path: Path) -> str:
+    """Where a fresh, empty ledger lives: an SQLite file path, or a new PostgreSQL database's
+    URL (``postgres_url``, a real server started for the test session)."""
+    if request.param == "postgresql":
+        return str(request.getfixturevalue("postgres_url"))
+    return str(ledger_path)
+
+
 @pytest.fixture
-def ledger(ledger_path: Path) -> Iterator[RunLedger]:
-    """A RunLedger on a fresh SQLite file."""
-    with RunLedger(ledger_path) as led:
+def ledger(ledger_url: str) -> Iterator[RunLedger]:
+    """A RunLedger on a fresh SQLite file, then on a fresh PostgreSQL database."""
+    with RunLedger(ledger_url) as led:
         yield led
 
 

@@ -14,6 +14,7 @@ import math
 import subprocess
 import sys
 from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,7 +36,7 @@ from kandev_nb.testing.model_server import (
     text,
     tool_use,
 )
-from tests.ledger.conftest import cli_env
+from tests.ledger.conftest import BACKENDS, cli_env
 
 FAIL = "please fail now"
 NOTEBOOK = "/home/user/analysis.ipynb"
@@ -45,7 +46,7 @@ NOTEBOOK = "/home/user/analysis.ipynb"
 class Recorded:
     turns: list[Turn]
     ids: list[int]
-    path: Path
+    path: str
     cwd: Path
     server: ScriptedModelServer
 
@@ -78,7 +79,7 @@ def _last_prompt(request: RecordedRequest) -> str:
     return ""
 
 
-async def _scenario(cwd: Path, home: Path, ledger: RunLedger) -> tuple[list[Turn], list[int], ScriptedModelServer]:
+async def _scenario(cwd: Path, home: Path) -> tuple[list[Turn], ScriptedModelServer]:
     replies = deque(_script(cwd))
 
     def route(request: RecordedRequest) -> Reply | HttpError:
@@ -120,20 +121,35 @@ async def _scenario(cwd: Path, home: Path, ledger: RunLedger) -> tuple[list[Turn
     finally:
         await session.close()
         server.stop()
-    ids = [ledger.record(t, notebook=NOTEBOOK, execution_count=n) for n, t in enumerate(turns, start=1)]
-    return turns, ids, server
+    return turns, server
 
 
 @pytest.fixture(scope="module")
-def recorded(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
+def scenario(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Turn], ScriptedModelServer, Path]:
+    """The six turns of one real CLI process (run once for both backends)."""
     base = tmp_path_factory.mktemp("ledger-cli")
     cwd, home = base / "work", base / "home"
     cwd.mkdir()
     home.mkdir()
-    path = base / "ledger.sqlite"
-    with RunLedger(path) as ledger:
-        turns, ids, server = asyncio.run(_scenario(cwd, home, ledger))
-    return Recorded(turns, ids, path, cwd, server)
+    turns, server = asyncio.run(_scenario(cwd, home))
+    return turns, server, cwd
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def recorded(request: pytest.FixtureRequest, scenario: tuple[list[Turn], ScriptedModelServer, Path],
+             tmp_path_factory: pytest.TempPathFactory) -> Iterator[Recorded]:
+    """The scenario's turns recorded in a new SQLite file, then in a new PostgreSQL database."""
+    turns, server, cwd = scenario
+    if request.param == "postgresql":
+        cluster = request.getfixturevalue("postgres_cluster")
+        location = cluster.create_database("real_cli")
+    else:
+        location = str(tmp_path_factory.mktemp("ledger-file") / "ledger.sqlite")
+    with RunLedger(location, spool_dir=tmp_path_factory.mktemp("spool")) as ledger:
+        ids = [ledger.record(t, notebook=NOTEBOOK, execution_count=n) for n, t in enumerate(turns, start=1)]
+    yield Recorded(turns, ids, location, cwd, server)
+    if request.param == "postgresql":
+        cluster.drop_database("real_cli")
 
 
 @pytest.fixture(scope="module")

@@ -35,17 +35,17 @@ def _write_many(path: str, writer: int, count: int, start: Any) -> None:
             ledger.record(turn, execution_count=i)
 
 
-def test_two_processes_writing_at_once_lose_no_rows(ledger_path: Path) -> None:
-    RunLedger(ledger_path).close()  # both children open an existing file
+def test_two_processes_writing_at_once_lose_no_rows(ledger_url: str) -> None:
+    RunLedger(ledger_url).close()  # both children open an existing ledger
     ctx = multiprocessing.get_context("spawn")
     start = ctx.Barrier(2)
-    writers = [ctx.Process(target=_write_many, args=(str(ledger_path), w, ROWS_PER_WRITER, start)) for w in (1, 2)]
+    writers = [ctx.Process(target=_write_many, args=(ledger_url, w, ROWS_PER_WRITER, start)) for w in (1, 2)]
     for process in writers:
         process.start()
     for process in writers:
         process.join(120)
     assert [p.exitcode for p in writers] == [0, 0]
-    with RunLedger(ledger_path) as ledger:
+    with RunLedger(ledger_url) as ledger:
         runs, calls, usage = ledger.runs(), ledger.tool_calls(), ledger.model_usage()
     assert len(runs) == 2 * ROWS_PER_WRITER
     assert list(runs["id"]) == list(range(1, 2 * ROWS_PER_WRITER + 1))
@@ -56,7 +56,7 @@ def test_two_processes_writing_at_once_lose_no_rows(ledger_path: Path) -> None:
     assert sorted(usage["turn_id"]) == sorted(runs["id"])
 
 
-def test_a_ledger_written_by_another_process_is_read_here(ledger_path: Path) -> None:
+def test_a_ledger_written_by_another_process_is_read_here(ledger_url: str) -> None:
     code = (
         "import sys\n"
         "from tests.ledger.conftest import make_turn\n"
@@ -64,9 +64,9 @@ def test_a_ledger_written_by_another_process_is_read_here(ledger_path: Path) -> 
         "print(RunLedger(sys.argv[1]).record(make_turn('from the other kernel', cost_usd=0.25), notebook='x.ipynb'))\n"
     )
     root = Path(__file__).resolve().parents[2]
-    out = subprocess.run([sys.executable, "-c", code, str(ledger_path)], capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-c", code, ledger_url], capture_output=True, text=True,
                          check=True, cwd=root)
-    with RunLedger(ledger_path) as ledger:
+    with RunLedger(ledger_url) as ledger:
         frame = ledger.runs()
     assert list(frame["id"]) == [int(out.stdout)]
     assert frame["prompt"].iloc[0] == "from the other kernel"
@@ -74,31 +74,38 @@ def test_a_ledger_written_by_another_process_is_read_here(ledger_path: Path) -> 
     assert str(frame["started_at"].dt.tz) == "UTC"
 
 
-def test_sqlite_is_in_wal_mode_with_a_busy_timeout(ledger: RunLedger) -> None:
-    with ledger.engine.connect() as conn:
+def test_sqlite_is_in_wal_mode_with_a_busy_timeout(ledger_path: Path) -> None:
+    with RunLedger(ledger_path) as ledger, ledger.engine.connect() as conn:
         assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
         assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == 30_000
         assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
 
 
-def test_a_locked_database_raises_ledger_error_and_writes_nothing(ledger_path: Path) -> None:
+def test_a_locked_database_spools_the_turn_and_the_next_record_writes_it_once(
+    ledger_path: Path, private_spool: Path
+) -> None:
     ledger = RunLedger(ledger_path, busy_timeout_s=0.2)
     ledger.record(make_turn("before"))
     other = sqlite3.connect(ledger_path, isolation_level=None)
     other.execute("BEGIN IMMEDIATE")  # another kernel holds the write lock
     try:
-        with pytest.raises(LedgerError, match="could not record") as info:
+        with pytest.raises(LedgerError, match="did not take the turn") as info:
             ledger.record(make_turn("while locked", tools=(("Bash", None),)))
         assert isinstance(info.value.__cause__, sa.exc.OperationalError)
         assert "locked" in str(info.value.__cause__)
         assert info.value.url == str(ledger)
+        assert info.value.spooled is not None and info.value.spooled.parent.parent == private_spool
+        assert oct(info.value.spooled.stat().st_mode & 0o777) == "0o600"
     finally:
         other.execute("ROLLBACK")
         other.close()
     assert list(ledger.runs()["prompt"]) == ["before"]
     assert ledger.tool_calls().empty
     ledger.record(make_turn("after"))
-    assert list(ledger.runs()["prompt"]) == ["before", "after"]
+    assert list(ledger.runs()["prompt"]) == ["before", "while locked", "after"]
+    assert list(ledger.tool_calls()["tool_name"]) == ["Bash"]
+    assert ledger.flush() == 0 and len(ledger.runs()) == 3
+    assert not list(ledger.spool_dir.glob("*.json"))
     ledger.close()
 
 

@@ -48,6 +48,7 @@ class TurnView:
         prompt: the prompt text (shown in the header of the static rendering).
         session_name: the session's label.
         budget_usd: an optional notebook budget in USD; the footer shows the spend against it.
+        budget_scope: whose budget that is, for the footer ("user ana, today").
         spent_before_usd: what the notebook spent before this turn, in USD.
         on_stop: called with no arguments when the Stop button is clicked (possibly on a
             button thread); if it returns an awaitable, that is run on the view's loop.
@@ -70,6 +71,7 @@ class TurnView:
         prompt: str,
         session_name: str = "default",
         budget_usd: float | None = None,
+        budget_scope: str | None = None,
         *,
         spent_before_usd: float = 0.0,
         on_stop: Callable[[], Any] | None = None,
@@ -85,6 +87,7 @@ class TurnView:
         self._events: list[tuple[ev.AgentEvent, float]] = []
         self._turn: Turn | None = None
         self.budget_usd = budget_usd
+        self.budget_scope = budget_scope
         self.spent_before_usd = spent_before_usd
         self.on_stop = on_stop
         self.clock = clock
@@ -405,7 +408,7 @@ class TurnView:
         self._set_state("Stopped by you" if interrupted else ("Failed" if failed else "Done"))
         footer = r.stats_html(event.stats, self.context, interrupted=interrupted)
         if self.budget_usd:
-            footer += r.budget_html(self.spent_before_usd + event.stats.cost_usd, self.budget_usd)
+            footer += r.budget_html(self.spent_before_usd + event.stats.cost_usd, self.budget_usd, self.budget_scope)
         self.footer.value = footer
 
     # -- the end --------------------------------------------------------------------------
@@ -421,6 +424,7 @@ class TurnView:
             turn = self.turn
         if self.budget_usd and turn.stats is not None:
             turn.meta["budget_usd"] = self.budget_usd
+            turn.meta["budget_scope"] = self.budget_scope
             turn.meta["spent_usd"] = self.spent_before_usd + turn.stats.cost_usd
         bundle = static.mime_bundle(turn)
         if self.finished:
