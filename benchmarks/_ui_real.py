@@ -183,13 +183,14 @@ def _timed_stdio() -> tuple[Callable[..., Any], dict[str, float | None]]:
     mark: dict[str, float | None] = {"first_delta": None, "result": None}
 
     class TimedStdio(StdioTransport):
-        async def lines(self) -> Any:
-            async for line in super().lines():
-                if mark["first_delta"] is None and isinstance(line, bytes) and b'"text_delta"' in line:
-                    mark["first_delta"] = time.perf_counter()
-                elif isinstance(line, bytes) and b'"type":"result"' in line:
-                    mark["result"] = time.perf_counter()
-                yield line
+        async def batches(self) -> Any:  # what the session's reader takes: one read at a time
+            async for lines in super().batches():
+                for line in lines:
+                    if mark["first_delta"] is None and isinstance(line, bytes) and b'"text_delta"' in line:
+                        mark["first_delta"] = time.perf_counter()
+                    elif isinstance(line, bytes) and b'"type":"result"' in line:
+                        mark["result"] = time.perf_counter()
+                yield lines
 
     return (lambda argv, env, cwd: TimedStdio(argv, env, cwd)), mark
 

@@ -197,7 +197,6 @@ def main(argv: list[str] | None = None) -> int:
     for line in lines:
         print(f"{line['backend']:<12} {line['rows']:<11,} {line['runs_s']:<10.3f} {line['rows_per_s']:<11,.0f} "
               f"{line['read_sql_s']:<11.3f} {line['ratio']:<16.2f} {line['record_ms']:.2f}")
-    print()
     for line in lines:
         headline(f"{line['backend']} runs() of {line['rows']:,} rows", 1 / line["ratio"], "the speed of pandas.read_sql")
     return 0

@@ -3,7 +3,6 @@
 >>> ledger = RunLedger()                      # SQLite under the user data directory
 >>> ledger_id = ledger.record(turn, notebook="analysis.ipynb", execution_count=7)  # doctest: +SKIP
 >>> ledger.runs(since="2026-01-01")           # doctest: +SKIP
-
 Where it lives (first match wins): the ``url_or_path`` argument of :class:`RunLedger`; the
 ``KANDEV_NB_LEDGER`` environment variable; ``platformdirs.user_data_dir("kandev-nb") /
 "ledger.sqlite"``. Either a filesystem path (an SQLite file) or any SQLAlchemy URL

@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from kandev_nb.agent import events as ev
 from kandev_nb.ledger import RunLedger, turns_table
 from tests.ledger.conftest import make_turn
 
@@ -212,18 +213,19 @@ def test_a_denial_keeps_its_whole_reason(ledger: RunLedger) -> None:
 
 
 def test_a_ledger_from_before_the_reason_column_is_upgraded(ledger_path: Path) -> None:
-    import sqlalchemy as sa
+    """The ledger file the previous release wrote gains ``decision_message`` (migration 0003):
+    its rows read NULL there, a new denial keeps its reason."""
+    import shutil
 
     ledger_path.parent.mkdir(parents=True, exist_ok=True)
-    engine = sa.create_engine(f"sqlite:///{ledger_path}")
-    with engine.begin() as conn:  # the tool_calls table as first released
-        conn.execute(sa.text("CREATE TABLE tool_calls (id INTEGER PRIMARY KEY, turn_id INTEGER NOT NULL, "
-                             "seq INTEGER NOT NULL, tool_use_id VARCHAR, parent_tool_use_id VARCHAR, "
-                             "tool_name VARCHAR, kind VARCHAR, status VARCHAR, duration_ms INTEGER, "
-                             "decision VARCHAR, decided_by VARCHAR)"))
-    engine.dispose()
+    shutil.copy(Path(__file__).parent / "data" / "ledger-before-alembic.sqlite", ledger_path)
     with RunLedger(ledger_path) as led:
-        led.record(make_turn(tools=(("Bash", "deny"),), cost_usd=0.01))
-        assert list(led.tool_calls()["decision"]) == ["deny"]
+        old = len(led.tool_calls())
+        assert old > 0 and led.tool_calls()["decision_message"].isna().all()
+        turn = make_turn(tools=(("Bash", "deny"),), cost_usd=0.01)
+        turn.events[:] = [e.model_copy(update={"message": "not that folder"}) if isinstance(e, ev.PermissionDecided)
+                          else e for e in turn.events]
+        led.record(turn)
+        assert list(led.tool_calls()["decision_message"].dropna()) == ["not that folder"]
     with RunLedger(ledger_path) as again:  # opening an upgraded ledger changes nothing
-        assert len(again.tool_calls()) == 1
+        assert again.upgraded == [] and len(again.tool_calls()) == old + 1
