@@ -6,6 +6,10 @@ control requests, which :class:`KernelTools` answers from the kernel the cell ru
 model sees four tools, ``mcp__kernel__list_variables``, ``mcp__kernel__inspect_variable``,
 ``mcp__kernel__recent_history`` (read-only, allowed without asking) and
 ``mcp__kernel__run_code`` (asks for approval every time, through the normal card).
+Five more work on the notebook open in the user's tab (:mod:`kandev_nb.kernel_tools._notebook`,
+issue 13): ``mcp__kernel__read_notebook`` (read-only) and ``insert_cell``, ``edit_cell``,
+``delete_cell``, ``run_cell`` (each asks, like run_code); the notebook layer gives them the
+tab through :func:`set_view_provider`.
 
 >>> import kandev_nb
 >>> kandev_nb.kernel_tools.options.reveal_secrets = False   # the default
@@ -37,10 +41,12 @@ log = logging.getLogger("kandev_nb")
 
 if TYPE_CHECKING:
     from kandev_nb.agent.session import Session, SessionConfig
+    from kandev_nb.kernel_tools._notebook import set_view_provider
     from kandev_nb.kernel_tools._run import RunResult
     from kandev_nb.kernel_tools._server import KernelTools, ToolCallRecord
 
 __all__ = [
+    "NOTEBOOK_CHANGE_TOOLS",
     "READ_ONLY_TOOLS",
     "RUN_CODE_TOOL",
     "SERVER_NAME",
@@ -52,6 +58,7 @@ __all__ = [
     "follow_cell",
     "mcp_config_with_kernel",
     "options",
+    "set_view_provider",
     "with_kernel_tools",
 ]
 
@@ -62,11 +69,20 @@ READ_ONLY_TOOLS = (
     "mcp__kernel__list_variables",
     "mcp__kernel__inspect_variable",
     "mcp__kernel__recent_history",
+    "mcp__kernel__read_notebook",
 )
 """The tools that only read the kernel's state: allowed without asking."""
 
 RUN_CODE_TOOL = "mcp__kernel__run_code"
 """The tool that changes the kernel's state: the CLI asks for approval (can_use_tool)."""
+
+NOTEBOOK_CHANGE_TOOLS = (
+    "mcp__kernel__insert_cell",
+    "mcp__kernel__edit_cell",
+    "mcp__kernel__delete_cell",
+    "mcp__kernel__run_cell",
+)
+"""The tools that change the open notebook (or run one of its cells): approval asked, as for run_code."""
 
 
 def __getattr__(name: str) -> Any:
@@ -74,6 +90,10 @@ def __getattr__(name: str) -> Any:
         from kandev_nb.kernel_tools import _server
 
         return getattr(_server, name)
+    if name == "set_view_provider":
+        from kandev_nb.kernel_tools._notebook import set_view_provider
+
+        return set_view_provider
     if name == "RunResult":
         from kandev_nb.kernel_tools._run import RunResult
 

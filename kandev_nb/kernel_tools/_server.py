@@ -36,6 +36,9 @@ from kandev_nb.kernel_tools._namespace import (
     redact_secrets,
     secret_values,
 )
+from kandev_nb.kernel_tools._notebook import INSTRUCTIONS as NOTEBOOK_INSTRUCTIONS
+from kandev_nb.kernel_tools._notebook import TOOL_NAMES as NOTEBOOK_TOOL_NAMES
+from kandev_nb.kernel_tools._notebook import NotebookTools, NotebookView, ViewProvider
 from kandev_nb.kernel_tools._options import KernelToolsOptions, options
 from kandev_nb.kernel_tools._run import CodeRunner, RunResult
 
@@ -140,6 +143,7 @@ class KernelTools:
         *,
         namespace: dict[str, Any] | None = None,
         options: KernelToolsOptions | None = None,
+        notebook_view: NotebookView | ViewProvider | None = None,
     ) -> None:
         if shell is None and namespace is None:
             try:
@@ -154,8 +158,10 @@ class KernelTools:
         self.calls: list[ToolCallRecord] = []
         self._cell: contextvars.Context | None = None
         self.runner = CodeRunner(self.namespace, display=self._display_function(), display_hook=self._png_hook())
+        self.notebook = NotebookTools(self, notebook_view)
         self.server: Server[Any] = Server(
-            SERVER_NAME, instructions=INSTRUCTIONS, on_list_tools=self._on_list_tools, on_call_tool=self._on_call_tool,
+            SERVER_NAME, instructions=INSTRUCTIONS + NOTEBOOK_INSTRUCTIONS, on_list_tools=self._on_list_tools,
+            on_call_tool=self._on_call_tool,
         )
         self.bridge = McpBridge(self.server, SERVER_NAME)
 
@@ -180,10 +186,11 @@ class KernelTools:
         """Send rich output of later tool calls to the cell running now (its contextvars,
         which carry the kernel's parent header). Called by `%%claude` before each turn."""
         self._cell = context or contextvars.copy_context()
+        self.notebook.bind_cell()
 
     def stop(self) -> bool:
-        """Stop a running ``run_code``. Returns whether one was running."""
-        return self.runner.stop()
+        """Stop a running ``run_code`` or ``run_cell``. Returns whether one was running."""
+        return self.runner.stop() | self.notebook.runner.stop()
 
     async def handle(self, message: dict[str, Any]) -> dict[str, Any]:
         """Answer one JSON-RPC message from the CLI (a `mcp_message` control request's
@@ -318,10 +325,14 @@ class KernelTools:
     # -- MCP handlers ----------------------------------------------------------------------
 
     async def _on_list_tools(self, ctx: Any, params: Any) -> mt.ListToolsResult:
-        return mt.ListToolsResult(tools=_tool_list())
+        return mt.ListToolsResult(tools=_tool_list() + self.notebook.tools())
 
     async def _on_call_tool(self, ctx: Any, params: mt.CallToolRequestParams) -> mt.CallToolResult:
         args: dict[str, Any] = dict(params.arguments or {})
+        if params.name in NOTEBOOK_TOOL_NAMES:  # the open notebook's cells (_notebook.py)
+            text, images, failed = await self.notebook.call(params.name, args)
+            self.calls.append(ToolCallRecord(params.name, args, text, len(images), failed))
+            return mt.CallToolResult(content=[mt.TextContent(text=text), *images], is_error=failed)
         content: list[mt.TextContent | mt.ImageContent] = []
         is_error = False
         try:

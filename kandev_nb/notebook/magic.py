@@ -31,6 +31,7 @@ from kandev_nb.agent.session import Session, SessionConfig
 from kandev_nb.agent.turn import Turn
 from kandev_nb.errors import PromptError
 from kandev_nb.notebook.attachments import AttachmentError, attach, prompt_with_attachments
+from kandev_nb.notebook.bridge import ensure_bridge
 from kandev_nb.wire.cli import CLINotFoundError
 from kandev_nb.wire.transport import CLIProcessError
 
@@ -429,6 +430,7 @@ async def run_cell(line: str, body: str) -> Turn | None:
         raise UsageError(f"%%claude: {exc}") from None
 
     view = None if args.quiet else _live_view(prompt, session)
+    ensure_bridge()
     kernel_tools.follow_cell(session)
     session_timeout = session.config.approval_timeout
     if args.approval_timeout is not None:  # this cell only

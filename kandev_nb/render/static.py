@@ -243,6 +243,10 @@ def _md_tool_body(payload: t.NormalizedPayload, output: str, status: str, where:
             parts.append(f"**{payload.title}**" + (f" #{payload.task_id}" if payload.task_id else "") + "\n")
         case t.Plan():
             parts.append(payload.plan + "\n")
+        case t.NotebookCell():
+            from kandev_nb.render.cells import notebook_cell_markdown
+
+            parts.append(notebook_cell_markdown(payload, output))
         case t.Generic():
             if payload.input:
                 import json

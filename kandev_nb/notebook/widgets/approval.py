@@ -48,6 +48,10 @@ def what_html(event: ev.PermissionRequest) -> str:
             return f"<div>{'fetch' if p.url else 'search the web for'} <code>{r.esc(target)}</code></div>"
         case t.Plan():
             return f'<div class="kandev-plan">{r.markdown_html(p.plan)}</div>'
+        case t.NotebookCell():  # the open notebook's cells: source highlighted, or the cell's diff
+            from kandev_nb.render.cells import notebook_cell_html
+
+            return notebook_cell_html(p)
         case t.Generic(input={"code": str(code)}):  # e.g. mcp__kernel__run_code
             return r.code_html(code, "python", cls="kandev-code")
         case _:

@@ -1,0 +1,179 @@
+"""The notebook bridge: a widget through which the kernel edits the notebook in the user's tab.
+
+The bridge is an anywidget that is never displayed. Its JavaScript (``bridge.js``) runs in
+every frontend widget manager that creates its model (one per open tab of the notebook) and
+reaches the tab's notebook model: in JupyterLab 4 and Notebook 7 the widget manager has a
+``context`` whose ``model.sharedModel`` is the tab's YNotebook. Each such view says hello
+with an id of its own; the kernel sends requests (``read``, ``insert``, ``edit``, ``delete``,
+``set_outputs``) over the widget's comm to the view that said hello last, and awaits its
+answer while the `%%claude` cell blocks (ipykernel >= 7.4 delivers comm messages during a
+top-level await). A reloaded page says hello again and becomes the view in use.
+
+No view (nbclient, papermill, `jupyter execute`, a console): no hello ever arrives, a ping
+gets no answer within :data:`~kandev_nb.kernel_tools._notebook.PING_TIMEOUT_S`, and the
+request raises :class:`~kandev_nb.errors.NoNotebookViewError`.
+
+``widget_manager.context`` is not documented API: pyproject pins the anywidget and
+jupyterlab_widgets ranges this was tested with, and ``tests/browser/test_notebook_tools_in_lab.py``
+guards it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anywidget
+
+from kandev_nb.errors import NoNotebookViewError, NotebookViewError
+from kandev_nb.kernel_tools._notebook import PING_TIMEOUT_S
+
+__all__ = ["NotebookBridge", "bridge", "ensure_bridge"]
+
+log = logging.getLogger("kandev_nb")
+
+
+class NotebookBridge(anywidget.AnyWidget):
+    """The kernel's end of the bridge (see the module docstring).
+
+    Attributes:
+        views: hello messages by view id (``{"view", "ok", "path"}``), in arrival order.
+        current_view: the id of the view requests go to (the last that said hello), or None.
+        on_hello: callbacks ``(view_id, hello)`` run when a view says hello (re-attach).
+        round_trips_ms: the duration of each answered request (ms), for the benchmark.
+    """
+
+    _esm = Path(__file__).with_name("bridge.js")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.views: dict[str, dict[str, Any]] = {}
+        self.current_view: str | None = None
+        self.on_hello: list[Callable[[str, dict[str, Any]], None]] = []
+        self.round_trips_ms: list[float] = []
+        self._ids = itertools.count(1)
+        self._answers: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Future[dict[str, Any]]]] = {}
+        self._hello_waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[str]]] = []
+        self.on_msg(self._on_msg)
+
+    def _on_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        if not isinstance(content, dict):
+            return
+        kind = content.get("kind")
+        view = content.get("view")
+        if kind == "hello" and isinstance(view, str):
+            if not content.get("ok"):
+                log.debug("kandev-nb bridge: view %s has no notebook: %s", view, content.get("reason"))
+                return
+            self.views[view] = content
+            self.current_view = view
+            waiters, self._hello_waiters = self._hello_waiters, []
+            for loop, future in waiters:
+                loop.call_soon_threadsafe(_settle, future, view)
+            for callback in list(self.on_hello):
+                try:
+                    callback(view, content)
+                except Exception:  # a broken callback must not break the bridge
+                    log.exception("kandev-nb bridge: hello callback failed")
+        elif kind == "answer":
+            request_id = content.get("id")
+            entry = self._answers.pop(request_id, None) if isinstance(request_id, int) else None
+            if entry is not None:
+                answer_loop, answer = entry
+                answer_loop.call_soon_threadsafe(_settle, answer, content)
+
+    async def find_view(self, timeout_s: float = PING_TIMEOUT_S) -> str | None:
+        """The view in use; without one, ask every view to say hello and wait `timeout_s` s.
+
+        Returns:
+            A view id, or None when no view answered in time.
+        """
+        if self.current_view is not None:
+            return self.current_view
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[str] = loop.create_future()
+        self._hello_waiters.append((loop, future))
+        self.send({"kind": "request", "op": "hello", "id": 0, "view": None})
+        try:
+            return await asyncio.wait_for(future, timeout_s)
+        except TimeoutError:
+            return None
+        finally:
+            self._hello_waiters = [(lp, f) for lp, f in self._hello_waiters if f is not future]
+
+    async def request(self, op: str, args: dict[str, Any], *, timeout_s: float = 10.0) -> dict[str, Any]:
+        """Send one request to the view in use and return its answer's ``result``.
+
+        Args:
+            op: ``read``, ``insert``, ``edit``, ``delete``, ``set_outputs`` or ``ping``.
+            args: the request's arguments (see ``bridge.js``).
+            timeout_s: seconds to wait for the answer.
+
+        Raises:
+            NoNotebookViewError: no view said hello and none answered a ping.
+            NotebookViewError: the view answered with an error, or not within `timeout_s`
+                (it is then forgotten: the next request pings again).
+        """
+        view = await self.find_view()
+        if view is None:
+            raise NoNotebookViewError()
+        request_id = next(self._ids)
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[dict[str, Any]] = loop.create_future()
+        self._answers[request_id] = (loop, future)
+        started = time.perf_counter()
+        self.send({"kind": "request", "id": request_id, "view": view, "op": op, "args": args})
+        try:
+            answer = await asyncio.wait_for(future, timeout_s)
+        except TimeoutError:
+            self._answers.pop(request_id, None)
+            self.views.pop(view, None)
+            if self.current_view == view:
+                self.current_view = None
+            raise NotebookViewError(f"the notebook tab did not answer {op!r} within {timeout_s:g} s "
+                                    "(closed or reloading?); try again") from None
+        self.round_trips_ms.append((time.perf_counter() - started) * 1000)
+        if not answer.get("ok"):
+            raise NotebookViewError(str(answer.get("error") or "unknown error"))
+        result = answer.get("result")
+        return result if isinstance(result, dict) else {}
+
+
+def _settle(future: asyncio.Future[Any], value: Any) -> None:
+    if not future.done():
+        future.set_result(value)
+
+
+_bridge: NotebookBridge | None = None
+
+
+def bridge() -> NotebookBridge | None:
+    """The kernel's bridge, or None when there is none (no ipykernel, or not created yet)."""
+    return _bridge
+
+
+def ensure_bridge() -> NotebookBridge | None:
+    """Create the kernel's bridge once (at ``%load_ext`` and at each `%%claude`) and register
+    it as the kernel tools' notebook view. None outside an ipykernel (nothing to talk to)."""
+    global _bridge
+    if _bridge is not None:
+        return _bridge
+    from IPython.core.getipython import get_ipython
+
+    from kandev_nb.kernel_tools._notebook import set_view_provider
+
+    ip = get_ipython()  # type: ignore[no-untyped-call, unused-ignore]  # typed from IPython 9
+    if ip is None or getattr(ip, "kernel", None) is None:
+        return None
+    try:
+        _bridge = NotebookBridge()
+    except Exception as exc:  # noqa: BLE001 - no bridge: the notebook tools answer that there is no view
+        log.warning("kandev-nb could not create the notebook bridge: %r", exc)
+        return None
+    set_view_provider(bridge)
+    return _bridge
