@@ -93,10 +93,11 @@ class NotebookCell(BaseModel):
             if self.start is None and self.stop is None:
                 return "all cells"
             return f"cells {self.start or 0}..{'' if self.stop is None else self.stop}"
+        short = self.cell_id if self.cell_id is None or len(self.cell_id) <= 12 else self.cell_id[:8] + "…"
         if self.index is not None:
-            return f"cell {self.index}" + (f" ({self.cell_id})" if self.cell_id else "")
-        if self.cell_id:
-            return f"cell {self.cell_id}"
+            return f"cell {self.index}" + (f" ({short})" if short else "")
+        if short:
+            return f"cell {short}"
         return "below the running cell" if self.operation == "insert" else "a cell"
 
 
@@ -109,6 +110,8 @@ def _str(value: Any) -> str | None:
 
 
 def _diff(old: str, new: str, label: str) -> tuple[str, int, int]:
+    # Cell sources end without a newline: compare whole lines (no "\ No newline at end of file").
+    old, new = (text if text.endswith("\n") or not text else text + "\n" for text in (old, new))
     lines = list(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
                                       fromfile=f"a/{label}", tofile=f"b/{label}"))
     added = sum(1 for ln in lines if ln.startswith("+") and not ln.startswith("+++"))

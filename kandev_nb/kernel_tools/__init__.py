@@ -117,7 +117,9 @@ def mcp_config_with_kernel(user_config: str | None) -> str:
         user_config: the user's ``--mcp-config`` (JSON text or a path to a JSON file), or None.
 
     Returns:
-        JSON text ``{"mcpServers": {..., "kernel": {"type": "sdk", "name": "kernel"}}}``.
+        JSON text ``{"mcpServers": {..., "kernel": {"type": "sdk", "name": "kernel", "alwaysLoad": true}}}``
+        (``alwaysLoad``: the CLI sends the kernel tools' schemas in every request's `tools`
+        instead of deferring them behind ToolSearch).
 
     Raises:
         ValueError: the user's config is not JSON (text or file), or it already has a
@@ -138,7 +140,9 @@ def mcp_config_with_kernel(user_config: str | None) -> str:
         servers = dict(parsed.get("mcpServers") or {}) if isinstance(parsed, dict) else {}
         if SERVER_NAME in servers:
             raise ValueError(f"--mcp-config already has a server named {SERVER_NAME!r}")
-    servers[SERVER_NAME] = {"type": "sdk", "name": SERVER_NAME}
+    # alwaysLoad: CLI 2.1.332 otherwise defers MCP tools behind ToolSearch (only their names in
+    # a system message), so a model would need a ToolSearch round trip before each first call.
+    servers[SERVER_NAME] = {"type": "sdk", "name": SERVER_NAME, "alwaysLoad": True}
     return json.dumps({"mcpServers": servers})
 
 
