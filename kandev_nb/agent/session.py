@@ -112,6 +112,10 @@ class SessionConfig:
         resume, resume_session_at, fork: start from an existing conversation.
         allow_root_bypass: the explicit opt-in for autonomous mode as root (sets IS_SANDBOX=1).
         mcp_servers: in-process MCP servers by name, answering `mcp_message` control requests.
+        file_guard: ``(tool_name, tool_input) -> reason | None`` asked through a PreToolUse
+            hook (`hook_callback`) before every NotebookEdit, Write, Edit and MultiEdit, in
+            every mode: a reason denies the call with it (the notebook layer refuses edits
+            of the notebook whose tab is open).
     """
 
     cwd: str | os.PathLike[str] | None = None
@@ -135,6 +139,11 @@ class SessionConfig:
     include_partial_messages: bool = True
     initialize_timeout: float = 90.0
     mcp_servers: dict[str, Any] = field(default_factory=dict)
+    file_guard: Callable[[str, dict[str, Any]], str | None] | None = None
+
+
+_GUARDED = "NotebookEdit|Write|Edit|MultiEdit"
+_GUARD_HOOK = "kandev_file_guard"
 
 
 class Session:
@@ -281,7 +290,9 @@ class Session:
         await self.transport.start()
         self._reader = asyncio.get_running_loop().create_task(self._read_loop(self.transport, self.control))
         try:
-            response = await self.control.request("initialize", timeout=self.config.initialize_timeout, hooks=None)
+            hooks = ({"PreToolUse": [{"matcher": _GUARDED, "hookCallbackIds": [_GUARD_HOOK]}]}
+                     if self.config.file_guard is not None else None)
+            response = await self.control.request("initialize", timeout=self.config.initialize_timeout, hooks=hooks)
         except (ConnectionError, ControlError, TimeoutError) as exc:
             transport = launched  # self.transport is None if the reader saw the exit first
             await self._teardown()
@@ -455,7 +466,7 @@ class Session:
             if subtype == "can_use_tool":
                 self._start_approval(msg.request_id, request, control)
             elif subtype == "hook_callback":
-                await control.answer(msg.request_id, {})
+                await control.answer(msg.request_id, self._hook_answer(request))
             elif subtype == "mcp_message":
                 # A task, like approvals: a long tools/call must not stop the reader, which
                 # has to pass on the CLI's notifications/cancelled when the turn is interrupted.
@@ -477,6 +488,24 @@ class Session:
         reply = await server.handle(message)
         with contextlib.suppress(TransportClosedError):
             await control.answer(request_id, {"mcp_response": reply})
+
+    def _hook_answer(self, request: dict[str, Any]) -> dict[str, Any]:
+        """A PreToolUse `hook_callback`'s answer: deny with the file guard's reason, else nothing."""
+        raw = request.get("input")
+        hook_input: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        guard = self.config.file_guard
+        if guard is None or request.get("callback_id") != _GUARD_HOOK:
+            return {}
+        tool_input = hook_input.get("tool_input")
+        try:
+            reason = guard(str(hook_input.get("tool_name")), tool_input if isinstance(tool_input, dict) else {})
+        except Exception:
+            log.exception("kandev-nb file guard failed")
+            return {}
+        if not reason:
+            return {}
+        return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                       "permissionDecisionReason": reason}}
 
     def _start_approval(self, request_id: str, request: dict[str, Any], control: ControlPlane) -> None:
         tool_name = str(request.get("tool_name") or "unknown")

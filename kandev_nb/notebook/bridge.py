@@ -33,7 +33,7 @@ import anywidget
 from kandev_nb.errors import NoNotebookViewError, NotebookViewError
 from kandev_nb.kernel_tools._notebook import PING_TIMEOUT_S
 
-__all__ = ["NotebookBridge", "bridge", "ensure_bridge"]
+__all__ = ["NotebookBridge", "bridge", "ensure_bridge", "open_notebook_guard"]
 
 log = logging.getLogger("kandev_nb")
 
@@ -177,3 +177,35 @@ def ensure_bridge() -> NotebookBridge | None:
         return None
     set_view_provider(bridge)
     return _bridge
+
+
+_REFUSAL = (
+    "Refused: {path} is the notebook open in the user's tab; writing the file behind the tab would "
+    "fight the editor (\"file changed on disk\") and lose the user's unsaved work. Work on it live with "
+    "the kernel tools instead: mcp__kernel__read_notebook, mcp__kernel__insert_cell, "
+    "mcp__kernel__edit_cell, mcp__kernel__delete_cell, mcp__kernel__run_cell."
+)
+
+
+def open_notebook_guard(tool_name: str, tool_input: dict[str, Any]) -> str | None:
+    """The sessions' ``file_guard``: refuse NotebookEdit / Write / Edit of the open notebook.
+
+    Args:
+        tool_name: the tool the CLI is about to run (the PreToolUse hook's `tool_name`).
+        tool_input: its input (`notebook_path` or `file_path` is read).
+
+    Returns:
+        The refusal sent to the model when the target is the ``.ipynb`` a tab holds open
+        (the view's hello `path`, relative to the Jupyter server's root, matched as the end
+        of the target's resolved path); None otherwise, and always when no view is open.
+    """
+    view = _bridge.views.get(_bridge.current_view or "") if _bridge is not None else None
+    open_path = view.get("path") if view else None
+    target = tool_input.get("notebook_path") or tool_input.get("file_path")
+    if not isinstance(open_path, str) or not isinstance(target, str) or not target.endswith(".ipynb"):
+        return None
+    wanted = Path(open_path).parts
+    resolved = Path(target).expanduser().resolve().parts
+    if wanted and resolved[-len(wanted):] == wanted:
+        return _REFUSAL.format(path=target)
+    return None

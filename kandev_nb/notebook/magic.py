@@ -31,7 +31,7 @@ from kandev_nb.agent.session import Session, SessionConfig
 from kandev_nb.agent.turn import Turn
 from kandev_nb.errors import PromptError
 from kandev_nb.notebook.attachments import AttachmentError, attach, prompt_with_attachments
-from kandev_nb.notebook.bridge import ensure_bridge
+from kandev_nb.notebook.bridge import ensure_bridge, open_notebook_guard
 from kandev_nb.wire.cli import CLINotFoundError
 from kandev_nb.wire.transport import CLIProcessError
 
@@ -333,6 +333,7 @@ def _session_for(args: argparse.Namespace) -> tuple[Session, Session | None, _La
         append_system_prompt=launch.append_system_prompt,
         allowed_tools=launch.allowed_tools,
         allow_root_bypass=args.i_am_sandboxed or settings.allow_root_bypass,
+        file_guard=open_notebook_guard if launch.kernel_tools else None,
     )
     if launch.kernel_tools:
         config = kernel_tools.with_kernel_tools(config)

@@ -92,14 +92,29 @@ def test_claude_reads_inserts_runs_edits_and_deletes_cells_in_the_open_tab(
         seen["edit"] = _last_result(request)
         return Reply(tool_use("mcp__kernel__delete_cell", {"cell_id": "broken"}))
 
-    def finish(request: RecordedRequest) -> Reply:
+    on_disk = str(jupyter_lab.root / "tools.ipynb")
+
+    def read_file_after_delete(request: RecordedRequest) -> Reply:
         seen["delete"] = _last_result(request)
+        return Reply(tool_use("Read", {"file_path": on_disk}))  # the CLI edits only files it has read
+
+    def notebook_edit_after_read(request: RecordedRequest) -> Reply:
+        return Reply(tool_use("NotebookEdit", {"notebook_path": on_disk, "cell_id": "data", "new_source": "boom"}))
+
+    def write_after_notebook_edit(request: RecordedRequest) -> Reply:
+        seen["NotebookEdit"] = _last_result(request)
+        return Reply(tool_use("Write", {"file_path": on_disk, "content": "{}"}))
+
+    def finish(request: RecordedRequest) -> Reply:
+        seen["Write"] = _last_result(request)
         return Reply(text("Done: one cell added and run, one edited, one deleted."))
 
     scripted_model.push(Reply(tool_use("mcp__kernel__read_notebook", {})), insert_after_read, run_inserted,
-                        edit_after_run, delete_after_edit, finish)
+                        edit_after_run, delete_after_edit, read_file_after_delete, notebook_edit_after_read,
+                        write_after_notebook_edit,
+                        finish)
     setup = (setup_code(claude_env, claude_workdir)
-             + "x = 41\nkandev_nb.configure(approve=kandev_nb.Rules(allow=['mcp__kernel__run_cell']))\n")
+             + "x = 41\nkandev_nb.configure(approve=kandev_nb.Rules(allow=['mcp__kernel__run_cell', 'Read']))\n")
     _notebook(jupyter_lab.root / "tools.ipynb", setup)
     lab_page.open_notebook(page, jupyter_lab.notebook_url("tools.ipynb"))
     _run_cell(page, 0)
@@ -141,6 +156,9 @@ def test_claude_reads_inserts_runs_edits_and_deletes_cells_in_the_open_tab(
     assert "\x1b" not in seen["read"] and "the running %%claude cell" in seen["read"]
     assert "y is 42" in seen["run"]
     assert "changed since" not in seen["edit"] and "deleted cell 2 (id broken)" in seen["delete"]
+    # The CLI's own file tools may not rewrite the open notebook behind the tab (PreToolUse hook).
+    for tool in ("NotebookEdit", "Write"):
+        assert "is the notebook open in the user's tab" in seen[tool] and "mcp__kernel__insert_cell" in seen[tool]
 
     lab_page.save(page)
     expect(page.locator(".jp-Dialog")).to_have_count(0)
