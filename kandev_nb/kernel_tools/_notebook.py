@@ -243,6 +243,12 @@ class NotebookTools:
         metadata = parent.get("metadata") if isinstance(parent, dict) else None
         cell_id = metadata.get("cellId") if isinstance(metadata, dict) else None
         self.running_cell_id = cell_id if isinstance(cell_id, str) else None
+        header = parent.get("header") if isinstance(parent, dict) else None
+        client = header.get("session") if isinstance(header, dict) else None
+        view = self.view()
+        select = getattr(view, "select_client", None)
+        if callable(select):  # several tabs: act in the one whose cell runs the turn
+            select(client if isinstance(client, str) else None)
 
     def lookup(self, cell_id: str | None, index: int | None) -> CellSnapshot | None:
         """The cell as last read or written, by id, else by its index then (for the cards)."""

@@ -115,7 +115,10 @@ function initialize({ model }) {
   };
   const hello = () => {
     if (shared && typeof shared.insertCell === "function") {
-      say({ kind: "hello", view, ok: true, path: context.path || null });
+      // The kernel connection's client id is the `session` of the execute requests this tab
+      // sends: the kernel acts in the tab whose cell runs the turn.
+      const client = manager.kernel ? manager.kernel.clientId : null;
+      say({ kind: "hello", view, ok: true, path: context.path || null, client });
     } else {
       say({ kind: "hello", view, ok: false, reason: "this frontend gives widgets no notebook document" });
     }

@@ -42,8 +42,10 @@ class NotebookBridge(anywidget.AnyWidget):
     """The kernel's end of the bridge (see the module docstring).
 
     Attributes:
-        views: hello messages by view id (``{"view", "ok", "path"}``), in arrival order.
-        current_view: the id of the view requests go to (the last that said hello), or None.
+        views: hello messages by view id (``{"view", "ok", "path", "client"}``), in arrival order.
+        current_view: the id of the view that said hello last, or None.
+        client: the kernel client id (the execute request's header `session`) of the tab whose
+            cell runs the turn (:meth:`select_client`); its view is used when it said hello.
         on_hello: callbacks ``(view_id, hello)`` run when a view says hello (re-attach).
         round_trips_ms: the duration of each answered request (ms), for the benchmark.
     """
@@ -54,6 +56,7 @@ class NotebookBridge(anywidget.AnyWidget):
         super().__init__()
         self.views: dict[str, dict[str, Any]] = {}
         self.current_view: str | None = None
+        self.client: str | None = None
         self.on_hello: list[Callable[[str, dict[str, Any]], None]] = []
         self.round_trips_ms: list[float] = []
         self._ids = itertools.count(1)
@@ -70,7 +73,8 @@ class NotebookBridge(anywidget.AnyWidget):
             if not content.get("ok"):
                 log.debug("kandev-nb bridge: view %s has no notebook: %s", view, content.get("reason"))
                 return
-            self.views[view] = content
+            self.views.pop(view, None)
+            self.views[view] = content  # the latest hello last
             self.current_view = view
             waiters, self._hello_waiters = self._hello_waiters, []
             for loop, future in waiters:
@@ -87,14 +91,27 @@ class NotebookBridge(anywidget.AnyWidget):
                 answer_loop, answer = entry
                 answer_loop.call_soon_threadsafe(_settle, answer, content)
 
+    def select_client(self, client: str | None) -> None:
+        """Prefer the view of the tab with this kernel client id (the running cell's tab)."""
+        self.client = client
+
+    def _chosen(self) -> str | None:
+        """The latest view of the preferred tab, else the latest view of any tab."""
+        if self.client is not None:
+            mine = [v for v, hello in self.views.items() if hello.get("client") == self.client]
+            if mine:
+                return mine[-1]
+        return self.current_view
+
     async def find_view(self, timeout_s: float = PING_TIMEOUT_S) -> str | None:
         """The view in use; without one, ask every view to say hello and wait `timeout_s` s.
 
         Returns:
             A view id, or None when no view answered in time.
         """
-        if self.current_view is not None:
-            return self.current_view
+        chosen = self._chosen()
+        if chosen is not None:
+            return chosen
         loop = asyncio.get_running_loop()
         future: asyncio.Future[str] = loop.create_future()
         self._hello_waiters.append((loop, future))
@@ -134,7 +151,7 @@ class NotebookBridge(anywidget.AnyWidget):
             self._answers.pop(request_id, None)
             self.views.pop(view, None)
             if self.current_view == view:
-                self.current_view = None
+                self.current_view = next(reversed(self.views), None)
             raise NotebookViewError(f"the notebook tab did not answer {op!r} within {timeout_s:g} s "
                                     "(closed or reloading?); try again") from None
         self.round_trips_ms.append((time.perf_counter() - started) * 1000)

@@ -1,0 +1,100 @@
+"""Issue 13's guards in a real browser: a stale read, a denied card, two tabs of one notebook.
+
+JupyterLab 4 in headless Chromium, the real CLI, the scripted model. The notebook is open in
+two browser tabs (two frontends of one kernel, without real-time collaboration); the turn runs
+in the first. Between the agent's read and its edit, the user types into the cell: the edit
+is refused and the user's text kept. The insert that follows is denied on its card: nothing
+is inserted. The second tab is never touched.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from playwright.sync_api import expect
+
+from kandev_nb.testing import RecordedRequest, Reply, ScriptedModelServer, text, tool_use
+from tests.browser import lab_page
+from tests.browser.conftest import LabServer
+from tests.kernel.conftest import setup_code
+from tests.kernel_tools.conftest import result_text, tool_results
+
+pytestmark = pytest.mark.timeout(300)
+
+CELLS = ".jp-NotebookPanel:visible .jp-Notebook .jp-Cell"
+
+
+def _last_result(request: RecordedRequest) -> str:
+    results = tool_results(request)
+    return result_text(results[-1]) if results else ""
+
+
+def _run_cell(page: Any, index: int) -> None:
+    lab_page.cell(page, index).locator(".jp-InputPrompt").click()
+    lab_page.command(page, "notebook:run-cell")
+
+
+def test_a_user_edit_after_the_read_refuses_the_edit_and_a_denied_insert_changes_nothing(
+    jupyter_lab: LabServer, page: Any, scripted_model: ScriptedModelServer, claude_env: dict[str, str],
+    claude_workdir: Path, screenshots: Path,
+) -> None:
+    read_done, user_edited = threading.Event(), threading.Event()
+    seen: dict[str, str] = {}
+
+    def edit_once_the_user_typed(request: RecordedRequest) -> Reply:
+        seen["read"] = _last_result(request)
+        read_done.set()
+        user_edited.wait(90)
+        return Reply(tool_use("mcp__kernel__edit_cell", {"cell_id": "data", "source": "x = 0"}))
+
+    def insert_after_refusal(request: RecordedRequest) -> Reply:
+        seen["edit"] = _last_result(request)
+        return Reply(tool_use("mcp__kernel__insert_cell", {"source": "print('never')"}))
+
+    def finish(request: RecordedRequest) -> Reply:
+        seen["insert"] = _last_result(request)
+        return Reply(text("Understood, I leave your cell as it is."))
+
+    scripted_model.push(Reply(tool_use("mcp__kernel__read_notebook", {})), edit_once_the_user_typed,
+                        insert_after_refusal, finish)
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = dict(lab_page.KERNELSPEC)
+    nb.cells = [nbformat.v4.new_code_cell(setup_code(claude_env, claude_workdir), id="setup"),
+                nbformat.v4.new_code_cell("x = 41", id="data"),
+                nbformat.v4.new_code_cell("%%claude\nSet x to zero", id="claude")]
+    nbformat.write(nb, jupyter_lab.root / "guards.ipynb")
+
+    other = page.context.new_page()  # a second tab on the same notebook and kernel
+    lab_page.open_notebook(other, jupyter_lab.notebook_url("guards.ipynb"))
+    lab_page.open_notebook(page, jupyter_lab.notebook_url("guards.ipynb"))
+    page.bring_to_front()
+    _run_cell(page, 0)  # %load_ext creates the bridge: both tabs say hello
+    lab_page.wait_cell_done(page, 0)
+    _run_cell(page, 2)
+
+    assert read_done.wait(120), "the agent never read the notebook"
+    editor = lab_page.cell(page, 1).locator(".cm-content")
+    editor.click()
+    page.keyboard.press("Control+End")
+    page.keyboard.type("  # mine")
+    expect(editor).to_contain_text("x = 41  # mine")
+    user_edited.set()
+
+    claude_cell = lab_page.cell(page, 2)
+    claude_cell.locator(".kandev-approval button.kandev-allow").first.click(timeout=120_000)  # the edit's card
+    deny = claude_cell.locator(".kandev-approval").nth(1).locator("button.kandev-deny")
+    deny.click(timeout=120_000)  # the insert's card
+    lab_page.wait_cell_done(page, 2)
+    expect(claude_cell.locator(".jp-OutputArea")).to_contain_text("I leave your cell as it is")
+    page.screenshot(path=str(screenshots / "notebook-tools-stale-edit-refused.png"))
+
+    assert "changed since you last read it" in seen["edit"] and "x = 41  # mine" in seen["edit"]
+    assert seen["insert"] and "inserted a" not in seen["insert"]  # the denial, not an insert
+    expect(lab_page.cell(page, 1).locator(".cm-content")).to_have_text("x = 41  # mine")
+    expect(page.locator(CELLS)).to_have_count(3)  # the denied insert added nothing
+    expect(other.locator(CELLS)).to_have_count(3)  # and the other tab was not acted in
+    expect(lab_page.cell(other, 1).locator(".cm-content")).to_have_text("x = 41")
