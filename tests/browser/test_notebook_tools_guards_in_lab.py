@@ -2,7 +2,7 @@
 
 JupyterLab 4 in headless Chromium, the real CLI, the scripted model. The notebook is open in
 two browser tabs (two frontends of one kernel, without real-time collaboration); the turn runs
-in the first. Between the agent's read and its edit, the user types into the cell: the edit
+in the first, although the second said hello to the bridge last. Between the agent's read and its edit, the user types into the cell: the edit
 is refused and the user's text kept. The insert that follows is denied on its card: nothing
 is inserted. The second tab is never touched.
 """
@@ -26,6 +26,10 @@ from tests.kernel_tools.conftest import result_text, tool_results
 pytestmark = pytest.mark.timeout(300)
 
 CELLS = ".jp-NotebookPanel:visible .jp-Notebook .jp-Cell"
+PROBE = """import asyncio, kandev_nb.notebook.bridge as nbb
+while len(nbb.bridge().views) < 2:  # the second tab's hello arrives once it restored the widgets
+    await asyncio.sleep(0.1)
+print('views:', len(nbb.bridge().views), 'latest is the other tab:', nbb.bridge().current_view != list(nbb.bridge().views)[0])"""
 
 
 def _last_result(request: RecordedRequest) -> str:
@@ -65,15 +69,19 @@ def test_a_user_edit_after_the_read_refuses_the_edit_and_a_denied_insert_changes
     nb.metadata["kernelspec"] = dict(lab_page.KERNELSPEC)
     nb.cells = [nbformat.v4.new_code_cell(setup_code(claude_env, claude_workdir), id="setup"),
                 nbformat.v4.new_code_cell("x = 41", id="data"),
-                nbformat.v4.new_code_cell("%%claude\nSet x to zero", id="claude")]
+                nbformat.v4.new_code_cell("%%claude\nSet x to zero", id="claude"),
+                nbformat.v4.new_code_cell(PROBE, id="probe")]
     nbformat.write(nb, jupyter_lab.root / "guards.ipynb")
 
-    other = page.context.new_page()  # a second tab on the same notebook and kernel
-    lab_page.open_notebook(other, jupyter_lab.notebook_url("guards.ipynb"))
     lab_page.open_notebook(page, jupyter_lab.notebook_url("guards.ipynb"))
-    page.bring_to_front()
-    _run_cell(page, 0)  # %load_ext creates the bridge: both tabs say hello
+    _run_cell(page, 0)  # %load_ext creates the bridge: this tab says hello
     lab_page.wait_cell_done(page, 0)
+    other = page.context.new_page()  # a second tab on the same notebook and kernel: it says hello last
+    lab_page.open_notebook(other, jupyter_lab.notebook_url("guards.ipynb"))
+    page.bring_to_front()
+    _run_cell(page, 3)
+    lab_page.wait_cell_done(page, 3)
+    expect(lab_page.cell(page, 3).locator(".jp-OutputArea")).to_contain_text("views: 2 latest is the other tab: True")
     _run_cell(page, 2)
 
     assert read_done.wait(120), "the agent never read the notebook"
@@ -95,6 +103,6 @@ def test_a_user_edit_after_the_read_refuses_the_edit_and_a_denied_insert_changes
     assert "changed since you last read it" in seen["edit"] and "x = 41  # mine" in seen["edit"]
     assert seen["insert"] and "inserted a" not in seen["insert"]  # the denial, not an insert
     expect(lab_page.cell(page, 1).locator(".cm-content")).to_have_text("x = 41  # mine")
-    expect(page.locator(CELLS)).to_have_count(3)  # the denied insert added nothing
-    expect(other.locator(CELLS)).to_have_count(3)  # and the other tab was not acted in
+    expect(page.locator(CELLS)).to_have_count(4)  # the denied insert added nothing
+    expect(other.locator(CELLS)).to_have_count(4)  # and the other tab was not acted in
     expect(lab_page.cell(other, 1).locator(".cm-content")).to_have_text("x = 41")
