@@ -168,3 +168,42 @@ def test_claude_reads_inserts_runs_edits_and_deletes_cells_in_the_open_tab(
     assert saved.cells[3].source == INSERTED
     assert "y is 42" in json.dumps(saved.cells[3].outputs) and saved.cells[3].execution_count is not None
     assert not [o for o in saved.cells[2].outputs if o.get("output_type") == "stream" and "y is 42" in o.text]
+
+
+def test_insert_and_run_cell_in_notebook_7(
+    tmp_path: Path, lab_ledger: Path, page: Any, scripted_model: ScriptedModelServer, claude_env: dict[str, str],
+    claude_workdir: Path, screenshots: Path,
+) -> None:
+    """The same bridge in Jupyter Notebook 7's page: an insert (Allow clicked) and its run."""
+    from tests.browser.notebook7 import notebook_url, require_notebook7, start_notebook7
+
+    require_notebook7()
+
+    def run_inserted(request: RecordedRequest) -> Reply:
+        match = re.search(r"with id (\S+)", _last_result(request))
+        return Reply(tool_use("mcp__kernel__run_cell", {"cell_id": match.group(1) if match else "?"}))
+
+    scripted_model.push(Reply(tool_use("mcp__kernel__insert_cell", {"source": INSERTED})), run_inserted,
+                        Reply(text("Added and ran it.")))
+    server = start_notebook7(tmp_path / "nb7", lab_ledger)
+    try:
+        setup = (setup_code(claude_env, claude_workdir)
+                 + "x = 41\nkandev_nb.configure(approve=kandev_nb.Rules(allow=['mcp__kernel__run_cell']))\n")
+        lab_page.write_notebook(server.root / "seven.ipynb", setup, "%%claude\nAdd a cell")
+        lab_page.open_notebook(page, notebook_url(server, "seven.ipynb"))
+        _run_cell(page, 0)
+        lab_page.wait_cell_done(page, 0)
+        _run_cell(page, 1)
+        claude_cell = lab_page.cell(page, 1)
+        claude_cell.locator(".kandev-approval button.kandev-allow").first.click(timeout=120_000)
+        new_cell = lab_page.cell(page, 2)
+        expect(new_cell.locator(".jp-InputArea")).to_contain_text("y = x + 1", timeout=60_000)
+        expect(new_cell.locator(".jp-OutputArea")).to_contain_text("y is 42", timeout=60_000)
+        lab_page.wait_cell_done(page, 1)
+        expect(claude_cell.locator(".jp-OutputArea")).to_contain_text("Added and ran it.")
+        page.screenshot(path=str(screenshots / "notebook-tools-notebook7.png"))
+        lab_page.save(page)
+        saved = nbformat.read(server.root / "seven.ipynb", as_version=4)
+        assert [c.source for c in saved.cells][2] == INSERTED and "y is 42" in json.dumps(saved.cells[2].outputs)
+    finally:
+        server.stop()
