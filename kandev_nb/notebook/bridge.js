@@ -90,6 +90,26 @@ const OPS = {
     nb.deleteCell(index);
     return { index, id: args.id, source, cell_type: cellType };
   },
+  attach(nb, args, context) {
+    // A reloaded or newly opened tab: the running cell gets the turn's outputs (the live view's
+    // widget, later its static rendering). Found by id, else by its source (ids of a notebook
+    // saved without ids change on every load).
+    let index = cellIndex(nb, args.id);
+    if (index < 0 && typeof args.source === "string") {
+      index = nb.cells.findIndex((c) => c.cell_type === "code" && c.getSource() === args.source);
+    }
+    if (index < 0) throw new Error("the running cell is not in this tab");
+    const cell = nb.cells[index];
+    // JupyterLab trusts what the kernel sent while the cell ran; these outputs are that.
+    const cellModel = context.model.cells && context.model.cells.get ? context.model.cells.get(index) : null;
+    if (cellModel && "trusted" in cellModel) cellModel.trusted = true;
+    nb.transact(() => {
+      cell.setOutputs(args.outputs || []);
+      if (args.execution_count !== undefined) cell.execution_count = args.execution_count;
+    });
+    if (cellModel && "trusted" in cellModel) cellModel.trusted = true;
+    return { index, id: cell.id };
+  },
   set_outputs(nb, args) {
     const [index, cell] = findCell(nb, args);
     if (cell.cell_type !== "code") throw new Error("cell " + args.id + " is not a code cell");
@@ -140,15 +160,21 @@ function initialize({ model }) {
       return;
     }
     try {
-      const result = op(shared, msg.args || {});
+      const result = op(shared, msg.args || {}, context);
       say({ kind: "answer", id: msg.id, view, ok: true, result });
     } catch (err) {
       say({ kind: "answer", id: msg.id, view, ok: false, error: String((err && err.message) || err) });
     }
   };
   model.on("msg:custom", onMessage);
+  // A reload or a closed tab: say goodbye, so the kernel stops addressing this view at once.
+  const goodbye = () => say({ kind: "goodbye", view });
+  window.addEventListener("pagehide", goodbye);
   hello();
-  return () => model.off("msg:custom", onMessage);
+  return () => {
+    model.off("msg:custom", onMessage);
+    window.removeEventListener("pagehide", goodbye);
+  };
 }
 
 export default { initialize };

@@ -84,12 +84,23 @@ class NotebookBridge(anywidget.AnyWidget):
                     callback(view, content)
                 except Exception:  # a broken callback must not break the bridge
                     log.exception("kandev-nb bridge: hello callback failed")
+        elif kind == "goodbye" and isinstance(view, str):
+            self.forget(view)
         elif kind == "answer":
             request_id = content.get("id")
             entry = self._answers.pop(request_id, None) if isinstance(request_id, int) else None
             if entry is not None:
                 answer_loop, answer = entry
                 answer_loop.call_soon_threadsafe(_settle, answer, content)
+
+    def forget(self, view: str) -> None:
+        """Stop addressing `view` (it said goodbye, or did not answer)."""
+        gone = self.views.pop(view, None)
+        if self.current_view == view:
+            self.current_view = next(reversed(self.views), None)
+        if gone is not None and self.client is not None and gone.get("client") == self.client and not any(
+                hello.get("client") == self.client for hello in self.views.values()):
+            self.client = None  # that tab is gone (reloaded): the latest view acts now
 
     def select_client(self, client: str | None) -> None:
         """Prefer the view of the tab with this kernel client id (the running cell's tab)."""
@@ -123,20 +134,22 @@ class NotebookBridge(anywidget.AnyWidget):
         finally:
             self._hello_waiters = [(lp, f) for lp, f in self._hello_waiters if f is not future]
 
-    async def request(self, op: str, args: dict[str, Any], *, timeout_s: float = 10.0) -> dict[str, Any]:
+    async def request(self, op: str, args: dict[str, Any], *, timeout_s: float = 10.0,
+                      view: str | None = None) -> dict[str, Any]:
         """Send one request to the view in use and return its answer's ``result``.
 
         Args:
             op: ``read``, ``insert``, ``edit``, ``delete``, ``set_outputs`` or ``ping``.
             args: the request's arguments (see ``bridge.js``).
             timeout_s: seconds to wait for the answer.
+            view: the view to ask (default: the running cell's tab, else the latest).
 
         Raises:
             NoNotebookViewError: no view said hello and none answered a ping.
             NotebookViewError: the view answered with an error, or not within `timeout_s`
                 (it is then forgotten: the next request pings again).
         """
-        view = await self.find_view()
+        view = view or await self.find_view()
         if view is None:
             raise NoNotebookViewError()
         request_id = next(self._ids)
@@ -149,9 +162,7 @@ class NotebookBridge(anywidget.AnyWidget):
             answer = await asyncio.wait_for(future, timeout_s)
         except TimeoutError:
             self._answers.pop(request_id, None)
-            self.views.pop(view, None)
-            if self.current_view == view:
-                self.current_view = next(reversed(self.views), None)
+            self.forget(view)
             raise NotebookViewError(f"the notebook tab did not answer {op!r} within {timeout_s:g} s "
                                     "(closed or reloading?); try again") from None
         self.round_trips_ms.append((time.perf_counter() - started) * 1000)

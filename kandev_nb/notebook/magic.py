@@ -431,7 +431,7 @@ async def run_cell(line: str, body: str) -> Turn | None:
         raise UsageError(f"%%claude: {exc}") from None
 
     view = None if args.quiet else _live_view(prompt, session)
-    ensure_bridge()
+    reattach = _watch_reloads(view, line, body)
     kernel_tools.follow_cell(session)
     session_timeout = session.config.approval_timeout
     if args.approval_timeout is not None:  # this cell only
@@ -448,7 +448,9 @@ async def run_cell(line: str, body: str) -> Turn | None:
     finally:
         session.config.approval_timeout = session_timeout
     if view is not None:
-        view.finish(turn)  # the cell output becomes the turn's static rendering
+        bundle = view.finish(turn)  # the cell output becomes the turn's static rendering
+        if reattach is not None:  # and so in a tab reloaded meanwhile
+            await reattach.finish(bundle, getattr(ip, "execution_count", None))
     else:
         from IPython.display import display
 
@@ -496,6 +498,26 @@ async def _switch_mode(args: argparse.Namespace) -> None:
         if args.i_am_sandboxed:
             live.config.allow_root_bypass = True
         await live.set_mode(args.mode)
+
+
+def _watch_reloads(view: Any, line: str, body: str) -> Any:
+    """Create the notebook bridge if needed; while the turn runs, a tab that says hello anew
+    gets the live view back (:class:`~kandev_nb.notebook.reattach.Reattach`), or None."""
+    bridge = ensure_bridge()
+    if bridge is None or view is None:
+        return None
+    from IPython.core.getipython import get_ipython
+
+    from kandev_nb.notebook.reattach import Reattach
+
+    kernel = getattr(get_ipython(), "kernel", None)  # type: ignore[no-untyped-call, unused-ignore]  # typed from IPython 9
+    try:
+        parent = kernel.get_parent("shell") if kernel is not None else {}
+    except Exception:  # noqa: BLE001 - an older kernel: match the cell by its source only
+        parent = {}
+    cell_id = (parent.get("metadata") or {}).get("cellId") if isinstance(parent, dict) else None
+    source = "%%claude" + (f" {line}" if line else "") + "\n" + body
+    return Reattach(bridge, view, cell_id if isinstance(cell_id, str) else None, source)
 
 
 def _live_view(prompt: str, session: Session) -> Any:

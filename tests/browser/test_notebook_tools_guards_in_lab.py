@@ -106,3 +106,40 @@ def test_a_user_edit_after_the_read_refuses_the_edit_and_a_denied_insert_changes
     expect(page.locator(CELLS)).to_have_count(4)  # the denied insert added nothing
     expect(other.locator(CELLS)).to_have_count(4)  # and the other tab was not acted in
     expect(lab_page.cell(other, 1).locator(".cm-content")).to_have_text("x = 41")
+
+
+def test_a_reload_during_an_approval_gets_the_running_turn_back(
+    jupyter_lab: LabServer, page: Any, scripted_model: ScriptedModelServer, claude_env: dict[str, str],
+    claude_workdir: Path, screenshots: Path,
+) -> None:
+    """Reload the page (unsaved) while the insert's card waits: the live view comes back into the
+    cell, Allow clicked after the reload inserts the cell, the turn's text shows, and after
+    saving the file holds the static rendering, not a dead widget reference."""
+    scripted_model.push(Reply(text("One cell coming."), tool_use("mcp__kernel__insert_cell", {"source": "z = 1"})),
+                        Reply(text("Inserted after your reload.")))
+    lab_page.write_notebook(jupyter_lab.root / "reload.ipynb", setup_code(claude_env, claude_workdir),
+                            "%%claude\nAdd a cell")
+    lab_page.open_notebook(page, jupyter_lab.notebook_url("reload.ipynb"))
+    _run_cell(page, 0)
+    lab_page.wait_cell_done(page, 0)
+    _run_cell(page, 1)
+    lab_page.cell(page, 1).locator(".kandev-approval button.kandev-allow").wait_for(timeout=120_000)
+
+    page.on("dialog", lambda dialog: dialog.accept())  # "leave the page with unsaved changes?"
+    page.reload()
+    page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=120_000)
+    claude_cell = lab_page.cell(page, 1)
+    allow = claude_cell.locator(".kandev-approval button.kandev-allow")
+    allow.wait_for(state="visible", timeout=120_000)  # the widget models came back, then the hello
+    page.screenshot(path=str(screenshots / "notebook-tools-after-reload.png"))
+    allow.click()
+
+    expect(lab_page.cell(page, 2).locator(".jp-InputArea")).to_contain_text("z = 1", timeout=60_000)
+    output = claude_cell.locator(".jp-OutputArea")
+    expect(output).to_contain_text("Inserted after your reload.", timeout=60_000)
+    expect(claude_cell.locator(".kandev-footer")).to_be_visible(timeout=60_000)  # the static rendering
+    lab_page.save(page)
+    saved = nbformat.read(jupyter_lab.root / "reload.ipynb", as_version=4)
+    mimes = [m for o in saved.cells[1].outputs for m in o.get("data", {})]
+    assert "text/html" in mimes and "application/vnd.jupyter.widget-view+json" not in mimes
+    assert saved.cells[2].source == "z = 1"
