@@ -1,10 +1,11 @@
-"""Issue 13's guards in a real browser: a stale read, a denied card, two tabs of one notebook.
+"""Issue 13's guards in a real browser: a stale read, denied cards, two tabs, a reload.
 
 JupyterLab 4 in headless Chromium, the real CLI, the scripted model. The notebook is open in
 two browser tabs (two frontends of one kernel, without real-time collaboration); the turn runs
-in the first, although the second said hello to the bridge last. Between the agent's read and its edit, the user types into the cell: the edit
-is refused and the user's text kept. The insert that follows is denied on its card: nothing
-is inserted. The second tab is never touched.
+in the first, although the second said hello to the bridge last. Between the agent's read and
+its edit, the user types into the cell: the edit is refused and the user's text kept. An
+insert, a delete, a run and an edit denied on their cards change nothing. The second tab is
+never touched. Last, a page reload during an approval gets the running turn back.
 """
 
 from __future__ import annotations
@@ -59,12 +60,24 @@ def test_a_user_edit_after_the_read_refuses_the_edit_and_a_denied_insert_changes
         seen["edit"] = _last_result(request)
         return Reply(tool_use("mcp__kernel__insert_cell", {"source": "print('never')"}))
 
-    def finish(request: RecordedRequest) -> Reply:
+    def delete_after_insert(request: RecordedRequest) -> Reply:
         seen["insert"] = _last_result(request)
+        return Reply(tool_use("mcp__kernel__read_notebook", {}), tool_use("mcp__kernel__delete_cell", {"cell_id": "data"}))
+
+    def run_after_delete(request: RecordedRequest) -> Reply:
+        seen["delete"] = _last_result(request)
+        return Reply(tool_use("mcp__kernel__run_cell", {"cell_id": "data"}))
+
+    def edit_after_run(request: RecordedRequest) -> Reply:
+        seen["run"] = _last_result(request)
+        return Reply(tool_use("mcp__kernel__edit_cell", {"cell_id": "data", "source": "x = 0"}))
+
+    def finish(request: RecordedRequest) -> Reply:
+        seen["edit again"] = _last_result(request)
         return Reply(text("Understood, I leave your cell as it is."))
 
     scripted_model.push(Reply(tool_use("mcp__kernel__read_notebook", {})), edit_once_the_user_typed,
-                        insert_after_refusal, finish)
+                        insert_after_refusal, delete_after_insert, run_after_delete, edit_after_run, finish)
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = dict(lab_page.KERNELSPEC)
     nb.cells = [nbformat.v4.new_code_cell(setup_code(claude_env, claude_workdir), id="setup"),
@@ -94,8 +107,9 @@ def test_a_user_edit_after_the_read_refuses_the_edit_and_a_denied_insert_changes
 
     claude_cell = lab_page.cell(page, 2)
     claude_cell.locator(".kandev-approval button.kandev-allow").first.click(timeout=120_000)  # the edit's card
-    deny = claude_cell.locator(".kandev-approval").nth(1).locator("button.kandev-deny")
-    deny.click(timeout=120_000)  # the insert's card
+    cards = claude_cell.locator(".kandev-approval")
+    for number in (1, 2, 3, 4):  # insert, delete, run, edit (after a fresh read): each denied
+        cards.nth(number).locator("button.kandev-deny").click(timeout=120_000)
     lab_page.wait_cell_done(page, 2)
     expect(claude_cell.locator(".jp-OutputArea")).to_contain_text("I leave your cell as it is")
     page.screenshot(path=str(screenshots / "notebook-tools-stale-edit-refused.png"))
@@ -103,7 +117,10 @@ def test_a_user_edit_after_the_read_refuses_the_edit_and_a_denied_insert_changes
     assert "changed since you last read it" in seen["edit"] and "x = 41  # mine" in seen["edit"]
     assert seen["insert"] and "inserted a" not in seen["insert"]  # the denial, not an insert
     expect(lab_page.cell(page, 1).locator(".cm-content")).to_have_text("x = 41  # mine")
-    expect(page.locator(CELLS)).to_have_count(4)  # the denied insert added nothing
+    for step in ("insert", "delete", "run", "edit again"):  # the CLI's denial, not the tool's answer
+        assert seen[step] and not seen[step].startswith(("inserted", "deleted", "ran", "cell ")), (step, seen[step])
+    expect(lab_page.cell(page, 1).locator(".jp-OutputArea")).to_have_text("")  # the denied run ran nothing
+    expect(page.locator(CELLS)).to_have_count(4)  # the denied insert added nothing, the delete removed nothing
     expect(other.locator(CELLS)).to_have_count(4)  # and the other tab was not acted in
     expect(lab_page.cell(other, 1).locator(".cm-content")).to_have_text("x = 41")
 
