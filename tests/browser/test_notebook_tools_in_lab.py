@@ -207,3 +207,55 @@ def test_insert_and_run_cell_in_notebook_7(
         assert [c.source for c in saved.cells][2] == INSERTED and "y is 42" in json.dumps(saved.cells[2].outputs)
     finally:
         server.stop()
+
+
+def test_insert_and_run_cell_with_real_time_collaboration_on(
+    tmp_path: Path, lab_ledger: Path, page: Any, scripted_model: ScriptedModelServer, claude_env: dict[str, str],
+    claude_workdir: Path, screenshots: Path,
+) -> None:
+    """jupyter-collaboration installed: the tab's YNotebook is the shared document the server
+    keeps; the bridge's insert and run reach it and the saved file alike.
+
+    ``KANDEV_NB_RTC_SITE=DIR`` names a ``pip install --target DIR jupyter-collaboration`` (its
+    packages, ``etc/jupyter`` and ``share/jupyter``) for a machine where it is not installed.
+    """
+    import importlib.util
+    import os
+
+    site = os.environ.get("KANDEV_NB_RTC_SITE", "")
+    extra: dict[str, str] = {}
+    if site:
+        extra = {"PYTHONPATH": os.pathsep.join(p for p in (os.environ.get("PYTHONPATH", ""), site) if p),
+                 "JUPYTER_PATH": str(Path(site) / "share" / "jupyter"),
+                 "JUPYTER_CONFIG_PATH": str(Path(site) / "etc" / "jupyter")}
+    elif importlib.util.find_spec("jupyter_collaboration") is None:
+        pytest.skip("jupyter-collaboration is not installed")
+    from tests.browser.conftest import start_lab
+
+    def run_inserted(request: RecordedRequest) -> Reply:
+        match = re.search(r"with id (\S+)", _last_result(request))
+        return Reply(tool_use("mcp__kernel__run_cell", {"cell_id": match.group(1) if match else "?"}))
+
+    scripted_model.push(Reply(tool_use("mcp__kernel__insert_cell", {"source": INSERTED})), run_inserted,
+                        Reply(text("Added and ran it, collaboratively.")))
+    lab = start_lab(tmp_path / "rtc", lab_ledger, extra)
+    try:
+        setup = (setup_code(claude_env, claude_workdir) + "x = 41\nkandev_nb.configure(approve=kandev_nb.Rules("
+                 "allow=['mcp__kernel__insert_cell', 'mcp__kernel__run_cell']))\n")
+        lab_page.write_notebook(lab.root / "rtc.ipynb", setup, "%%claude\nAdd a cell")
+        lab_page.open_notebook(page, lab.notebook_url("rtc.ipynb"))
+        log = lab.log.read_text()
+        assert "jupyter_server_ydoc | extension was successfully loaded" in log, log[-3000:]
+        _run_cell(page, 0)
+        lab_page.wait_cell_done(page, 0)
+        _run_cell(page, 1)
+        new_cell = lab_page.cell(page, 2)
+        expect(new_cell.locator(".jp-OutputArea")).to_contain_text("y is 42", timeout=120_000)
+        lab_page.wait_cell_done(page, 1)
+        expect(lab_page.cell(page, 1).locator(".jp-OutputArea")).to_contain_text("collaboratively")
+        page.screenshot(path=str(screenshots / "notebook-tools-rtc.png"))
+        lab_page.save(page)
+        saved = nbformat.read(lab.root / "rtc.ipynb", as_version=4)
+        assert saved.cells[2].source == INSERTED and "y is 42" in json.dumps(saved.cells[2].outputs)
+    finally:
+        lab.stop()
