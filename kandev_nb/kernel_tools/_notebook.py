@@ -425,13 +425,34 @@ class NotebookTools:
             request["index"] = index
         else:
             request["after_ids"] = [i for i in (self.last_inserted, self.running_cell_id) if i]
-        made = await self._request("insert", request)
+        try:
+            made = await self._request("insert", request)
+        except NoNotebookViewError:
+            fallback = self._next_input(source)
+            if fallback is None:
+                raise
+            return fallback
         cell_id, at = str(made.get("id")), made.get("index")
         self.last_inserted = cell_id
         self._remember(cell_id, at if isinstance(at, int) else None, cell_type, source)
         if isinstance(at, int):
             self.order.insert(min(at, len(self.order)), cell_id)
         return f"inserted a {cell_type} cell at index {at} with id {cell_id}"
+
+    def _next_input(self, source: str) -> str | None:
+        """No view, but a frontend that honours IPython's ``set_next_input`` (VS Code sets
+        ``__vsc_ipynb_file__``): one new cell, shown after the turn. None: no such frontend."""
+        shell = self.server.shell
+        if shell is None or "__vsc_ipynb_file__" not in self.server.namespace():
+            return None
+        if self.last_inserted == "set_next_input":
+            raise ValueError("insert_cell: this frontend (VS Code) takes only one new cell per turn, and it is "
+                             "already set; say what else to add in your answer instead")
+        shell.set_next_input(source, replace=False)
+        self.last_inserted = "set_next_input"
+        return ("There is no open notebook view the kernel can edit, but this frontend (VS Code) shows one new "
+                "cell below the running one after the turn (IPython's set_next_input). It has no id yet: it "
+                "cannot be run, edited or deleted with these tools in this turn, and only one cell per turn works.")
 
     async def edit_cell(self, args: dict[str, Any], source: Any) -> str:
         """The ``edit_cell`` tool: the whole new source, refused on a stale read."""

@@ -65,3 +65,25 @@ def test_the_cli_sends_the_notebook_tools_with_their_schemas(
                 for b in m["content"] if isinstance(b, dict) and "deferred tools" in str(b.get("text"))]
     assert deferred and "NotebookEdit" in deferred[0]  # the CLI still defers its own rarer tools
     assert "mcp__kernel__" not in deferred[0]  # but not the kernel's ("alwaysLoad" in the MCP config)
+
+
+def test_a_frontend_that_honours_set_next_input_gets_the_inserted_cell_that_way(
+    kernel: KernelHarness, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path,
+) -> None:
+    """VS Code sets ``__vsc_ipynb_file__`` and shows a ``set_next_input`` payload as a new cell."""
+    scripted_model.push(
+        Reply(tool_use("mcp__kernel__insert_cell", {"source": "print('from Claude')"})),
+        Reply(tool_use("mcp__kernel__insert_cell", {"source": "print('a second one')"})),
+        Reply(text("One cell will show below.")),
+    )
+    kernel.execute(setup_code(claude_env, claude_workdir)
+                   + "kandev_nb.configure(approve=kandev_nb.Rules(allow=['mcp__kernel__*']))\n"
+                   + "__vsc_ipynb_file__ = '/home/me/analysis.ipynb'\n")
+    run = kernel.execute("%%claude\nAdd a cell")
+
+    first = result_text(tool_results(scripted_model.main_requests[1])[-1])
+    second = result_text(tool_results(scripted_model.main_requests[2])[-1])
+    assert "set_next_input" in first and "only one cell per turn" in first
+    assert "only one new cell per turn" in second
+    payloads = [p for p in run.reply.get("payload", []) if p.get("source") == "set_next_input"]
+    assert [p["text"] for p in payloads] == ["print('from Claude')"]
