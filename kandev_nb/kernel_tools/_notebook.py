@@ -81,8 +81,10 @@ class NotebookView(Protocol):
     ``await request(op, args, timeout_s=...)`` sends one request (``read``, ``insert``,
     ``edit``, ``delete``, ``set_outputs``) and returns the tab's ``result`` dict.
     It raises :class:`~kandev_nb.errors.NoNotebookViewError` when no tab answers a
-    ping within ``ping_timeout_s``, :class:`~kandev_nb.errors.NotebookViewError` when the tab
-    answers with an error or not within `timeout_s`.
+    ping within :data:`PING_TIMEOUT_S`, :class:`~kandev_nb.errors.NotebookViewError` when the tab
+    answers with an error or not within `timeout_s`. A view may also have
+    ``select_client(client_id)``: :meth:`NotebookTools.bind_cell` then names the kernel client
+    (the execute request's header `session`) whose tab runs the turn.
     """
 
     async def request(self, op: str, args: dict[str, Any], *, timeout_s: float) -> dict[str, Any]: ...
