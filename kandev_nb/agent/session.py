@@ -31,6 +31,7 @@ from typing import Any, Self
 
 from kandev_nb.agent import events as ev
 from kandev_nb.agent.adapter import Adapter
+from kandev_nb.agent.hooks import FileGuard, hook_answer, initialize_hooks
 from kandev_nb.agent.permissions import (
     Approval,
     ApprovalPolicy,
@@ -139,11 +140,7 @@ class SessionConfig:
     include_partial_messages: bool = True
     initialize_timeout: float = 90.0
     mcp_servers: dict[str, Any] = field(default_factory=dict)
-    file_guard: Callable[[str, dict[str, Any]], str | None] | None = None
-
-
-_GUARDED = "NotebookEdit|Write|Edit|MultiEdit"
-_GUARD_HOOK = "kandev_file_guard"
+    file_guard: FileGuard | None = None
 
 
 class Session:
@@ -290,9 +287,8 @@ class Session:
         await self.transport.start()
         self._reader = asyncio.get_running_loop().create_task(self._read_loop(self.transport, self.control))
         try:
-            hooks = ({"PreToolUse": [{"matcher": _GUARDED, "hookCallbackIds": [_GUARD_HOOK]}]}
-                     if self.config.file_guard is not None else None)
-            response = await self.control.request("initialize", timeout=self.config.initialize_timeout, hooks=hooks)
+            response = await self.control.request("initialize", timeout=self.config.initialize_timeout,
+                                                  hooks=initialize_hooks(self.config.file_guard))
         except (ConnectionError, ControlError, TimeoutError) as exc:
             transport = launched  # self.transport is None if the reader saw the exit first
             await self._teardown()
@@ -466,7 +462,7 @@ class Session:
             if subtype == "can_use_tool":
                 self._start_approval(msg.request_id, request, control)
             elif subtype == "hook_callback":
-                await control.answer(msg.request_id, self._hook_answer(request))
+                await control.answer(msg.request_id, hook_answer(self.config.file_guard, request))
             elif subtype == "mcp_message":
                 # A task, like approvals: a long tools/call must not stop the reader, which
                 # has to pass on the CLI's notifications/cancelled when the turn is interrupted.
@@ -488,24 +484,6 @@ class Session:
         reply = await server.handle(message)
         with contextlib.suppress(TransportClosedError):
             await control.answer(request_id, {"mcp_response": reply})
-
-    def _hook_answer(self, request: dict[str, Any]) -> dict[str, Any]:
-        """A PreToolUse `hook_callback`'s answer: deny with the file guard's reason, else nothing."""
-        raw = request.get("input")
-        hook_input: dict[str, Any] = raw if isinstance(raw, dict) else {}
-        guard = self.config.file_guard
-        if guard is None or request.get("callback_id") != _GUARD_HOOK:
-            return {}
-        tool_input = hook_input.get("tool_input")
-        try:
-            reason = guard(str(hook_input.get("tool_name")), tool_input if isinstance(tool_input, dict) else {})
-        except Exception:
-            log.exception("kandev-nb file guard failed")
-            return {}
-        if not reason:
-            return {}
-        return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
-                                       "permissionDecisionReason": reason}}
 
     def _start_approval(self, request_id: str, request: dict[str, Any], control: ControlPlane) -> None:
         tool_name = str(request.get("tool_name") or "unknown")
