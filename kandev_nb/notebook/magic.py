@@ -516,8 +516,10 @@ def _watch_reloads(view: Any, line: str, body: str) -> Any:
     except Exception:  # noqa: BLE001 - an older kernel: match the cell by its source only
         parent = {}
     cell_id = (parent.get("metadata") or {}).get("cellId") if isinstance(parent, dict) else None
+    client = (parent.get("header") or {}).get("session") if isinstance(parent, dict) else None
     source = "%%claude" + (f" {line}" if line else "") + "\n" + body
-    return Reattach(bridge, view, cell_id if isinstance(cell_id, str) else None, source)
+    return Reattach(bridge, view, cell_id if isinstance(cell_id, str) else None, source,
+                    client if isinstance(client, str) else None)
 
 
 def _live_view(prompt: str, session: Session) -> Any:

@@ -34,21 +34,24 @@ class Reattach:
         view: the turn's live view (its ``root`` widget is shown again).
         cell_id: the running cell's id (the execute request's ``metadata.cellId``), or None.
         source: the running cell's source (to find the cell when its id changed).
+        client: the kernel client id of the tab that runs the cell (the execute request's
+            header `session`): its views get the run's own messages and are left alone.
 
     Attributes:
         attached: the views the live view was put back into.
     """
 
-    def __init__(self, bridge: NotebookBridge, view: Any, cell_id: str | None, source: str) -> None:
-        self.bridge, self.view, self.cell_id, self.source = bridge, view, cell_id, source
+    def __init__(self, bridge: NotebookBridge, view: Any, cell_id: str | None, source: str,
+                 client: str | None = None) -> None:
+        self.bridge, self.view, self.cell_id, self.source, self.client = bridge, view, cell_id, source, client
         self.known = set(bridge.views)
         self.attached: list[str] = []
         self._tasks: set[asyncio.Task[None]] = set()
         bridge.on_hello.append(self._hello)
 
-    def _hello(self, view_id: str, _hello: dict[str, Any]) -> None:
-        if view_id in self.known:
-            return
+    def _hello(self, view_id: str, hello: dict[str, Any]) -> None:
+        if view_id in self.known or (self.client is not None and hello.get("client") == self.client):
+            return  # known, or the running tab's own first hello (a Run All right after %load_ext)
         self.known.add(view_id)
         root = getattr(self.view, "root", None)
         if root is None:
