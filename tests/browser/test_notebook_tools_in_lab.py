@@ -27,11 +27,14 @@ from kandev_nb.testing import RecordedRequest, Reply, ScriptedModelServer, text,
 from tests.browser import lab_page
 from tests.browser.conftest import DOCS_SCREENSHOTS, LabServer
 from tests.kernel.conftest import setup_code
-from tests.kernel_tools.conftest import result_text, tool_results
+from tests.kernel_tools.conftest import result_images, result_text, tool_results
 
 pytestmark = pytest.mark.timeout(300)
 
 INSERTED = "y = x + 1\nprint('y is', y)"
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAQAAAAECAIAAAAmkwkpAAAAEElEQVR4nGP4z8AARwzEcQCukw/x0F8jngAAAABJRU5ErkJggg=="
+WITH_IMAGE = (INSERTED + "\nfrom IPython.display import Image, display\nimport base64\n"
+              f"display(Image(base64.b64decode('{PNG}')))")
 EDITED = "x = 100\nprint('edited by Claude')"
 
 
@@ -41,7 +44,8 @@ def _notebook(path: Path, setup: str) -> None:
     nb.metadata["kernelspec"] = dict(lab_page.KERNELSPEC)
     setup_cell = nbformat.v4.new_code_cell(setup, id="setup")
     data = nbformat.v4.new_code_cell("x = 41\nprint('saved output')", id="data", execution_count=1)
-    data.outputs = [nbformat.v4.new_output("stream", name="stdout", text="saved output\n")]
+    data.outputs = [nbformat.v4.new_output("stream", name="stdout", text="saved output\n"),
+                    nbformat.v4.new_output("display_data", data={"image/png": PNG, "text/plain": "<Image>"})]
     broken = nbformat.v4.new_code_cell("1 / 0", id="broken", execution_count=2)
     broken.outputs = [nbformat.v4.new_output(
         "error", ename="ZeroDivisionError", evalue="division by zero",
@@ -77,15 +81,17 @@ def test_claude_reads_inserts_runs_edits_and_deletes_cells_in_the_open_tab(
 
     def insert_after_read(request: RecordedRequest) -> Reply:
         seen["read"] = _last_result(request)
-        return Reply(text("I will add a cell."), tool_use("mcp__kernel__insert_cell", {"source": INSERTED}))
+        return Reply(text("I will add a cell."), tool_use("mcp__kernel__insert_cell", {"source": WITH_IMAGE}))
 
     def run_inserted(request: RecordedRequest) -> Reply:
         seen["insert"] = _last_result(request)
+        seen["read images"] = str(len(result_images(tool_results(request)[-2])))
         match = re.search(r"with id (\S+)", seen["insert"])
         return Reply(tool_use("mcp__kernel__run_cell", {"cell_id": match.group(1) if match else "?"}))
 
     def edit_after_run(request: RecordedRequest) -> Reply:
         seen["run"] = _last_result(request)
+        seen["run images"] = str(len(result_images(tool_results(request)[-1])))
         return Reply(tool_use("mcp__kernel__edit_cell", {"cell_id": "data", "source": EDITED}))
 
     def delete_after_edit(request: RecordedRequest) -> Reply:
@@ -134,6 +140,7 @@ def test_claude_reads_inserts_runs_edits_and_deletes_cells_in_the_open_tab(
     new_cell = lab_page.cell(page, 4)
     expect(new_cell.locator(".jp-InputArea")).to_contain_text("y = x + 1", timeout=60_000)
     expect(new_cell.locator(".jp-OutputArea")).to_contain_text("y is 42", timeout=60_000)
+    expect(new_cell.locator(".jp-OutputArea img")).to_have_count(1)
     # edit_cell: a diff of the cell, then Allow.
     expect(card).to_contain_text("edit_cell", timeout=60_000)
     expect(card.locator(".kandev-diff, .kandev-code").first).to_contain_text("x = 100")
@@ -155,6 +162,8 @@ def test_claude_reads_inserts_runs_edits_and_deletes_cells_in_the_open_tab(
     assert "saved output" in seen["read"] and "ZeroDivisionError: division by zero" in seen["read"]
     assert "\x1b" not in seen["read"] and "the running %%claude cell" in seen["read"]
     assert "y is 42" in seen["run"]
+    assert seen["read images"] == "1" and "[image/png attached as image 1]" in seen["read"]  # the saved PNG
+    assert seen["run images"] == "1"  # what the run displayed went back as an image too
     assert "changed since" not in seen["edit"] and "deleted cell 2 (id broken)" in seen["delete"]
     # The CLI's own file tools may not rewrite the open notebook behind the tab (PreToolUse hook).
     for tool in ("NotebookEdit", "Write"):
@@ -165,7 +174,7 @@ def test_claude_reads_inserts_runs_edits_and_deletes_cells_in_the_open_tab(
     saved = nbformat.read(jupyter_lab.root / "tools.ipynb", as_version=4)
     assert [c.id for c in saved.cells][:3] == ["setup", "data", "claude"] and len(saved.cells) == 4
     assert saved.cells[1].source == EDITED and saved.cells[1].outputs == []
-    assert saved.cells[3].source == INSERTED
+    assert saved.cells[3].source == WITH_IMAGE
     assert "y is 42" in json.dumps(saved.cells[3].outputs) and saved.cells[3].execution_count is not None
     assert not [o for o in saved.cells[2].outputs if o.get("output_type") == "stream" and "y is 42" in o.text]
 
