@@ -61,7 +61,7 @@ MAX_IMAGES = 4
 MAX_IMAGE_CHARS = 1_000_000
 """An image bigger than this (base64 characters, about 750 kB of PNG) is left out."""
 MAX_CELL_OUTPUT_CHARS = 3_000
-"""Each cell's outputs are cut to this many characters in read_notebook."""
+"""Each output (stream text, result, traceback) is cut to this many characters: head and tail."""
 PING_TIMEOUT_S = 1.5
 """How long a tool waits for any tab to answer when none said hello."""
 REQUEST_TIMEOUT_S = 10.0
@@ -109,6 +109,15 @@ def _text(value: Any) -> str:
 
 def _strip_ansi(text: str) -> str:
     return _ANSI.sub("", text)
+
+
+def _cut(text: str, position: int, what: str) -> str:
+    """`text` cut to :data:`MAX_CELL_OUTPUT_CHARS` (its head and tail), saying where and how much."""
+    if len(text) <= MAX_CELL_OUTPUT_CHARS:
+        return text
+    half = MAX_CELL_OUTPUT_CHARS // 2
+    return (f"{text[:half]}\n[{what} of cell {position} cut: {len(text) - 2 * half} of {len(text)} characters "
+            f"left out here]\n{text[-half:]}")
 
 
 def _index_arg(args: dict[str, Any]) -> tuple[str | None, int | None]:
@@ -345,8 +354,8 @@ class NotebookTools:
         last = len(cells) if stop is None else min(stop, len(cells))
         budget = self.server.options.max_output_chars - 400
         parts = [(f"{len(cells)} cells; showing {first}..{max(first, last - 1)}. Images: at most {MAX_IMAGES} "
-                  f"attached, each at most {MAX_IMAGE_CHARS // 1000} kB (base64); each cell's outputs cut to "
-                  f"{MAX_CELL_OUTPUT_CHARS} characters.")]
+                  f"attached, each at most {MAX_IMAGE_CHARS // 1000} kB (base64); each output cut to "
+                  f"{MAX_CELL_OUTPUT_CHARS} characters (head and tail).")]
         images: list[mt.ImageContent] = []
         used = len(parts[0])
         for position in range(first, last):
@@ -384,9 +393,10 @@ class NotebookTools:
                 continue
             kind = out.get("output_type")
             if kind == "stream":
-                pieces.append(f"{out.get('name', 'stdout')}: " + _strip_ansi(_text(out.get("text"))).rstrip("\n"))
-            elif kind == "error":
-                tb = _strip_ansi("\n".join(_text(x) for x in out.get("traceback") or []))
+                text = _strip_ansi(_text(out.get("text"))).rstrip("\n")
+                pieces.append(f"{out.get('name', 'stdout')}: " + _cut(text, position, "stream output"))
+            elif kind == "error":  # kept whole but for a long traceback: the error is what matters
+                tb = _cut(_strip_ansi("\n".join(_text(x) for x in out.get("traceback") or [])), position, "traceback")
                 pieces.append(f"error: {out.get('ename')}: {_strip_ansi(_text(out.get('evalue')))}\n{tb}".rstrip())
             elif kind in ("execute_result", "display_data"):
                 raw = out.get("data")
@@ -396,14 +406,10 @@ class NotebookTools:
                 if image_kinds:
                     pieces.append(self._attach(images, image_kinds[0], _text(data[image_kinds[0]]), position))
                 elif "text/plain" in data:
-                    pieces.append(f"{label}: " + _strip_ansi(_text(data["text/plain"])))
+                    pieces.append(f"{label}: " + _cut(_strip_ansi(_text(data["text/plain"])), position, label))
                 else:
                     pieces.append(f"{label}: [{', '.join(sorted(data)) or 'empty'}]")
-        text = "\n".join(pieces)
-        if len(text) > MAX_CELL_OUTPUT_CHARS:
-            text = (text[:MAX_CELL_OUTPUT_CHARS] + f"\n[outputs of cell {position} cut: {MAX_CELL_OUTPUT_CHARS} "
-                    f"of {len(text)} characters shown]")
-        return text
+        return "\n".join(pieces)
 
     def _attach(self, images: list[mt.ImageContent], mime: str, data: str, position: int) -> str:
         data = data.replace("\n", "")

@@ -47,7 +47,8 @@ def _notebook(path: Path, setup: str) -> None:
     data.outputs = [nbformat.v4.new_output("stream", name="stdout", text="saved output\n"),
                     nbformat.v4.new_output("display_data", data={"image/png": PNG, "text/plain": "<Image>"})]
     broken = nbformat.v4.new_code_cell("1 / 0", id="broken", execution_count=2)
-    broken.outputs = [nbformat.v4.new_output(
+    broken.outputs = [nbformat.v4.new_output("stream", name="stdout", text="".join(f"row {i}\n" for i in range(2000))),
+                      nbformat.v4.new_output(
         "error", ename="ZeroDivisionError", evalue="division by zero",
         traceback=["\x1b[0;31mZeroDivisionError\x1b[0m: division by zero"])]
     claude = nbformat.v4.new_code_cell("%%claude\nTidy up this notebook", id="claude")
@@ -161,6 +162,7 @@ def test_claude_reads_inserts_runs_edits_and_deletes_cells_in_the_open_tab(
 
     assert "saved output" in seen["read"] and "ZeroDivisionError: division by zero" in seen["read"]
     assert "\x1b" not in seen["read"] and "the running %%claude cell" in seen["read"]
+    assert "[stream output of cell 2 cut: " in seen["read"] and "row 1999" in seen["read"]  # head and tail
     assert "y is 42" in seen["run"]
     assert seen["read images"] == "1" and "[image/png attached as image 1]" in seen["read"]  # the saved PNG
     assert seen["run images"] == "1"  # what the run displayed went back as an image too
