@@ -10,7 +10,8 @@ answer while the `%%claude` cell blocks (ipykernel >= 7.4 delivers comm messages
 top-level await). A reloaded page says hello again and becomes the view in use.
 
 No view (nbclient, papermill, `jupyter execute`, a console): no hello ever arrives, a ping
-gets no answer within :data:`~kandev_nb.kernel_tools._notebook.PING_TIMEOUT_S`, and the
+gets no answer within :data:`~kandev_nb.kernel_tools._notebook.PING_TIMEOUT_S` (no ping at all
+once the bridge is :data:`QUIET_AFTER_S` old without any hello), and the
 request raises :class:`~kandev_nb.errors.NoNotebookViewError`.
 
 ``widget_manager.context`` is not documented API: pyproject pins the anywidget and
@@ -37,6 +38,10 @@ __all__ = ["NotebookBridge", "bridge", "ensure_bridge", "open_notebook_guard"]
 
 log = logging.getLogger("kandev_nb")
 
+QUIET_AFTER_S = 5.0
+"""A bridge that no view said hello to this long after it was made answers "no view" at once
+(a tab says hello as soon as it gets the widget; one opened later says hello by itself)."""
+
 
 class NotebookBridge(anywidget.AnyWidget):
     """The kernel's end of the bridge (see the module docstring).
@@ -60,6 +65,8 @@ class NotebookBridge(anywidget.AnyWidget):
         self.on_hello: list[Callable[[str, dict[str, Any]], None]] = []
         self.round_trips_ms: list[float] = []
         self._ids = itertools.count(1)
+        self._created = time.monotonic()
+        self._forgot = False  # a view stopped answering: it might still be there, so ping
         self._answers: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Future[dict[str, Any]]]] = {}
         self._hello_waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[str]]] = []
         self.on_msg(self._on_msg)
@@ -96,6 +103,7 @@ class NotebookBridge(anywidget.AnyWidget):
     def forget(self, view: str) -> None:
         """Stop addressing `view` (it said goodbye, or did not answer)."""
         gone = self.views.pop(view, None)
+        self._forgot = True
         if self.current_view == view:
             self.current_view = next(reversed(self.views), None)
         if gone is not None and self.client is not None and gone.get("client") == self.client and not any(
@@ -115,7 +123,8 @@ class NotebookBridge(anywidget.AnyWidget):
         return self.current_view
 
     async def find_view(self, timeout_s: float = PING_TIMEOUT_S) -> str | None:
-        """The view in use; without one, ask every view to say hello and wait `timeout_s` s.
+        """The view in use; without one, ask every view to say hello and wait `timeout_s` s
+        (not when no view ever said hello and the bridge is older than :data:`QUIET_AFTER_S`).
 
         Returns:
             A view id, or None when no view answered in time.
@@ -123,6 +132,8 @@ class NotebookBridge(anywidget.AnyWidget):
         chosen = self._chosen()
         if chosen is not None:
             return chosen
+        if not self.views and not self._forgot and time.monotonic() - self._created > QUIET_AFTER_S:
+            return None  # never a hello, long after the widget was made: no frontend (nbclient, console)
         loop = asyncio.get_running_loop()
         future: asyncio.Future[str] = loop.create_future()
         self._hello_waiters.append((loop, future))
