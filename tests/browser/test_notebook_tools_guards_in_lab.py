@@ -160,3 +160,34 @@ def test_a_reload_during_an_approval_gets_the_running_turn_back(
     mimes = [m for o in saved.cells[1].outputs for m in o.get("data", {})]
     assert "text/html" in mimes and "application/vnd.jupyter.widget-view+json" not in mimes
     assert saved.cells[2].source == "z = 1"
+
+
+def test_a_tab_opened_while_the_turn_runs_gets_the_live_view_and_can_allow(
+    jupyter_lab: LabServer, page: Any, scripted_model: ScriptedModelServer, claude_env: dict[str, str],
+    claude_workdir: Path, screenshots: Path,
+) -> None:
+    """A second tab opened on the notebook while the insert's card waits shows the live turn;
+    Allow clicked there runs the insert (in the running cell's own tab), and both tabs see the
+    turn end."""
+    scripted_model.push(Reply(tool_use("mcp__kernel__insert_cell", {"source": "w = 2"})),
+                        Reply(text("Allowed from the other tab.")))
+    lab_page.write_notebook(jupyter_lab.root / "late.ipynb", setup_code(claude_env, claude_workdir),
+                            "%%claude\nAdd a cell")
+    lab_page.open_notebook(page, jupyter_lab.notebook_url("late.ipynb"))
+    _run_cell(page, 0)
+    lab_page.wait_cell_done(page, 0)
+    _run_cell(page, 1)
+    lab_page.cell(page, 1).locator(".kandev-approval button.kandev-allow").wait_for(timeout=120_000)
+
+    late = page.context.new_page()
+    late.goto(jupyter_lab.notebook_url("late.ipynb"))
+    allow = lab_page.cell(late, 1).locator(".kandev-approval button.kandev-allow")
+    allow.wait_for(state="visible", timeout=120_000)
+    late.screenshot(path=str(screenshots / "notebook-tools-opened-during-turn.png"))
+    allow.click()
+
+    expect(lab_page.cell(page, 2).locator(".jp-InputArea")).to_contain_text("w = 2", timeout=60_000)
+    expect(lab_page.cell(page, 1).locator(".jp-OutputArea")).to_contain_text("Allowed from the other tab.")
+    expect(lab_page.cell(late, 1).locator(".jp-OutputArea")).to_contain_text("Allowed from the other tab.",
+                                                                             timeout=60_000)
+    expect(late.locator(CELLS)).to_have_count(2)  # the insert went to the running cell's tab only
