@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import weakref
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -30,6 +31,7 @@ import mcp.types as mt
 
 from kandev_nb.agent.cells import CellSnapshot, set_cell_lookup
 from kandev_nb.errors import NoNotebookViewError, NotebookViewError
+from kandev_nb.kernel_tools._notebook_schema import tool_list
 from kandev_nb.kernel_tools._run import CodeRunner, RunResult
 
 if TYPE_CHECKING:
@@ -101,6 +103,27 @@ def set_view_provider(provider: ViewProvider | None) -> None:
     _provider = provider
 
 
+_servers: list[weakref.ref[NotebookTools]] = []
+
+
+def _register(tools: NotebookTools) -> None:
+    _servers[:] = [ref for ref in _servers if ref() is not None and ref() is not tools]
+    _servers.append(weakref.ref(tools))
+
+
+def _lookup_any(cell_id: str | None, index: int | None) -> CellSnapshot | None:
+    """The cards' lookup over every live server of the kernel (sessions side by side), latest first."""
+    for ref in reversed(_servers):
+        tools = ref()
+        found = tools.lookup(cell_id, index) if tools is not None else None
+        if found is not None:
+            return found
+    return None
+
+
+set_cell_lookup(_lookup_any)
+
+
 def _text(value: Any) -> str:
     if isinstance(value, list):
         return "".join(str(v) for v in value)
@@ -132,74 +155,6 @@ def _index_arg(args: dict[str, Any]) -> tuple[str | None, int | None]:
     return cell_id, index
 
 
-def _cell_schema(extra: dict[str, Any] | None = None, required: list[str] | None = None) -> dict[str, Any]:
-    props: dict[str, Any] = {
-        "cell_id": {"type": "string", "description": "the cell's id, as read_notebook shows it (preferred)"},
-        "index": {"type": "integer", "minimum": 0, "description": "the cell's 0-based position now"},
-        **(extra or {}),
-    }
-    schema: dict[str, Any] = {"type": "object", "properties": props}
-    if required:
-        schema["required"] = required
-    return schema
-
-
-def tool_list() -> list[mt.Tool]:
-    """The five tools' MCP definitions (names without the ``mcp__kernel__`` prefix)."""
-    changes = mt.ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)
-    source = {"type": "string", "description": "the cell's whole source"}
-    return [
-        mt.Tool(
-            name="read_notebook",
-            description="Read the notebook open in the user's tab: every cell (or cells start..stop-1) with "
-                        "its index, id, type, source, execution count and outputs as the user sees them "
-                        "(stream text, results, errors, images). The running %%claude cell is marked. "
-                        "Read before you edit, delete or run a cell.",
-            input_schema={"type": "object", "properties": {
-                "start": {"type": "integer", "minimum": 0, "description": "first cell index (default 0)"},
-                "stop": {"type": "integer", "minimum": 0, "description": "end index, exclusive (default: all)"},
-            }},
-            annotations=mt.ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False),
-        ),
-        mt.Tool(
-            name="insert_cell",
-            description="Insert a new cell in the user's open notebook, live in their tab. By default it goes "
-                        "right below the running %%claude cell (below the cells you inserted in this turn, so "
-                        "several inserts read in order); give index to put it elsewhere. Returns its id and "
-                        "index. The user approves each insert.",
-            input_schema={"type": "object", "properties": {
-                "source": source,
-                "cell_type": {"type": "string", "enum": ["code", "markdown"], "default": "code"},
-                "index": {"type": "integer", "minimum": 0, "description": "position of the new cell (optional)"},
-            }, "required": ["source"]},
-            annotations=changes,
-        ),
-        mt.Tool(
-            name="edit_cell",
-            description="Replace the whole source of a cell of the open notebook (its old outputs are cleared). "
-                        "Refused when the cell changed since you last read it: read_notebook again then. "
-                        "The user sees a diff and approves.",
-            input_schema=_cell_schema({"source": source}, ["source"]),
-            annotations=changes,
-        ),
-        mt.Tool(
-            name="delete_cell",
-            description="Delete a cell of the open notebook. The user approves.",
-            input_schema=_cell_schema(),
-            annotations=changes,
-        ),
-        mt.Tool(
-            name="run_cell",
-            description="Run a code cell of the open notebook in the user's kernel (same namespace as their "
-                        "cells), as if the user ran it: its output area shows stream text, results, errors and "
-                        "figures with an execution count, and the same comes back to you (figures as images). "
-                        "The user approves each run.",
-            input_schema=_cell_schema(),
-            annotations=changes,
-        ),
-    ]
-
-
 class NotebookTools:
     """The notebook tools of one :class:`~kandev_nb.kernel_tools.KernelTools` server.
 
@@ -223,7 +178,7 @@ class NotebookTools:
         self.runner = CodeRunner(server.namespace, display=self._collect_value)
         self._outputs: list[dict[str, Any]] | None = None
         self._count: int | None = None
-        set_cell_lookup(self.lookup)
+        _register(self)
 
     # -- plumbing --------------------------------------------------------------------------
 
@@ -246,6 +201,7 @@ class NotebookTools:
         JupyterLab and Notebook 7) and start a new turn's insert position. Called in the
         `%%claude` cell's own context, before the turn."""
         self.last_inserted = None
+        _register(self)  # the latest bound server answers the cards' index lookups first
         kernel = getattr(self.server.shell, "kernel", None)
         try:
             parent = kernel.get_parent("shell") if kernel is not None else None
@@ -565,15 +521,23 @@ class NotebookTools:
             if outputs is not None and isinstance(data, dict):
                 outputs.append({"output_type": "display_data", "data": dict(data), "metadata": dict(metadata or {})})
 
-        publisher.publish = publish
+        had_clear = "clear_output" in vars(publisher)
+        original_clear = publisher.clear_output
+
+        def clear_output(*args: Any, **kwargs: Any) -> None:
+            if outputs is not None:
+                outputs.clear()
+
+        publisher.publish, publisher.clear_output = publish, clear_output
         try:
             yield
         finally:
-            if had_own:
-                publisher.publish = original
-            else:
-                with contextlib.suppress(AttributeError):
-                    del publisher.publish
+            for name, own, before in (("publish", had_own, original), ("clear_output", had_clear, original_clear)):
+                if own:
+                    setattr(publisher, name, before)
+                else:
+                    with contextlib.suppress(AttributeError):
+                        delattr(publisher, name)
 
     @staticmethod
     def _assemble(result: RunResult, shown: list[dict[str, Any]], count: int | None) -> list[dict[str, Any]]:
