@@ -80,7 +80,7 @@ _NO_VIEW = (
 class NotebookView(Protocol):
     """The tab that holds the notebook, as the notebook layer provides it.
 
-    ``await request(op, args, timeout_s=...)`` sends one request (``read``, ``insert``,
+    ``await request(op, args, timeout_s=...)`` sends one request (``read``, ``cells``, ``insert``,
     ``edit``, ``delete``, ``set_outputs``) and returns the tab's ``result`` dict.
     It raises :class:`~kandev_nb.errors.NoNotebookViewError` when no tab answers a
     ping within :data:`PING_TIMEOUT_S`, :class:`~kandev_nb.errors.NotebookViewError` when the tab
@@ -235,8 +235,8 @@ class NotebookTools:
             raise NoNotebookViewError(_NO_VIEW)
         return await view.request(op, args, timeout_s=REQUEST_TIMEOUT_S)
 
-    async def _cells(self) -> list[dict[str, Any]]:
-        cells = (await self._request("read", {})).get("cells")
+    async def _cells(self, op: str = "read") -> list[dict[str, Any]]:
+        cells = (await self._request(op, {})).get("cells")
         if not isinstance(cells, list):
             raise NotebookViewError("the tab's answer to read has no cells")
         return [c for c in cells if isinstance(c, dict)]
@@ -244,7 +244,7 @@ class NotebookTools:
     async def _resolve(self, args: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """The cell named by `args` (``cell_id`` or ``index``) in the tab now, and all cells."""
         cell_id, index = _index_arg(args)
-        cells = await self._cells()
+        cells = await self._cells("cells")  # ids and sources only
         if cell_id is not None:
             for cell in cells:
                 if cell.get("id") == cell_id:
@@ -431,7 +431,7 @@ class NotebookTools:
             raise ValueError(f"edit_cell refused: cell {done.get('index')} (id {cell_id}) changed a moment ago; "
                              "nothing was changed. Its source now:\n" + _text(done.get("source")))
         self._remember(cell_id, done.get("index"), str(cell.get("cell_type") or "code"), source)
-        cleared = " (its outputs were cleared)" if cell.get("cell_type") == "code" and cell.get("outputs") else ""
+        cleared = " (its outputs were cleared)" if cell.get("cell_type") == "code" and cell.get("has_outputs") else ""
         return f"cell {done.get('index')} (id {cell_id}) now has the new source{cleared}"
 
     async def delete_cell(self, args: dict[str, Any]) -> str:

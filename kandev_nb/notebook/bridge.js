@@ -46,6 +46,15 @@ const OPS = {
   read(nb) {
     return { cells: nb.cells.map((c, i) => cellJSON(c, i)) };
   },
+  cells(nb) {
+    // What a call needs to find its cell: no outputs (they can be megabytes of images).
+    return {
+      cells: nb.cells.map((c, i) => ({
+        index: i, id: c.id, cell_type: c.cell_type, source: c.getSource(),
+        has_outputs: typeof c.getOutputs === "function" ? c.getOutputs().length > 0 : false,
+      })),
+    };
+  },
   insert(nb, args) {
     let index = args.index;
     if (Array.isArray(args.after_ids)) {

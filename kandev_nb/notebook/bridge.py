@@ -150,7 +150,8 @@ class NotebookBridge(anywidget.AnyWidget):
         """Send one request to the view in use and return its answer's ``result``.
 
         Args:
-            op: ``read``, ``insert``, ``edit``, ``delete``, ``set_outputs`` or ``ping``.
+            op: ``read``, ``cells`` (ids and sources only), ``insert``, ``edit``, ``delete``,
+                ``set_outputs``, ``attach`` or ``ping``.
             args: the request's arguments (see ``bridge.js``).
             timeout_s: seconds to wait for the answer.
             view: the view to ask (default: the running cell's tab, else the latest).
