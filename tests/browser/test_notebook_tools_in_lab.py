@@ -66,10 +66,10 @@ def _run_cell(page: Any, index: int) -> None:
     lab_page.command(page, "notebook:run-cell")
 
 
-def _shot(page: Any, locator: Any, path: Path) -> None:
+def _shot(page: Any, locator: Any, path: Path, docs: bool) -> None:
     locator.evaluate("el => el.scrollIntoView({block: 'center'})")
     page.screenshot(path=str(path))
-    if os.environ.get("KANDEV_NB_UPDATE_DOCS") == "1":
+    if docs and os.environ.get("KANDEV_NB_UPDATE_DOCS") == "1":
         DOCS_SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         shutil.copy(path, DOCS_SCREENSHOTS / path.name)
 
@@ -78,6 +78,16 @@ def test_claude_reads_inserts_runs_edits_and_deletes_cells_in_the_open_tab(
     jupyter_lab: LabServer, page: Any, scripted_model: ScriptedModelServer, claude_env: dict[str, str],
     claude_workdir: Path, screenshots: Path,
 ) -> None:
+    _every_tool(jupyter_lab, jupyter_lab.notebook_url("tools.ipynb"), page, scripted_model, claude_env,
+                claude_workdir, screenshots, "")
+
+
+def _every_tool(
+    server: LabServer, url: str, page: Any, scripted_model: ScriptedModelServer, claude_env: dict[str, str],
+    claude_workdir: Path, screenshots: Path, frontend: str,
+) -> None:
+    """The whole flow in one frontend (`frontend` prefixes the screenshots; "" is JupyterLab's,
+    which also refresh ``docs/screenshots``)."""
     seen: dict[str, str] = {}
 
     def insert_after_read(request: RecordedRequest) -> Reply:
@@ -99,7 +109,7 @@ def test_claude_reads_inserts_runs_edits_and_deletes_cells_in_the_open_tab(
         seen["edit"] = _last_result(request)
         return Reply(tool_use("mcp__kernel__delete_cell", {"cell_id": "broken"}))
 
-    on_disk = str(jupyter_lab.root / "tools.ipynb")
+    on_disk = str(server.root / "tools.ipynb")
 
     def read_file_after_delete(request: RecordedRequest) -> Reply:
         seen["delete"] = _last_result(request)
@@ -122,8 +132,8 @@ def test_claude_reads_inserts_runs_edits_and_deletes_cells_in_the_open_tab(
                         finish)
     setup = (setup_code(claude_env, claude_workdir)
              + "x = 41\nkandev_nb.configure(approve=kandev_nb.Rules(allow=['mcp__kernel__run_cell', 'Read']))\n")
-    _notebook(jupyter_lab.root / "tools.ipynb", setup)
-    lab_page.open_notebook(page, jupyter_lab.notebook_url("tools.ipynb"))
+    _notebook(server.root / "tools.ipynb", setup)
+    lab_page.open_notebook(page, url)
     _run_cell(page, 0)
     lab_page.wait_cell_done(page, 0)
     _run_cell(page, 3)
@@ -134,7 +144,7 @@ def test_claude_reads_inserts_runs_edits_and_deletes_cells_in_the_open_tab(
     # insert_cell: the card shows the source highlighted, not JSON.
     expect(card).to_contain_text("insert_cell", timeout=120_000)
     expect(card.locator(".kandev-code")).to_contain_text("print('y is', y)")
-    _shot(page, card, screenshots / "notebook-tools-insert-card.png")
+    _shot(page, card, screenshots / f"notebook-tools-{frontend}insert-card.png", not frontend)
     allow.last.click()
 
     # The new cell shows below the running one, and run_cell fills its own output area.
@@ -148,7 +158,7 @@ def test_claude_reads_inserts_runs_edits_and_deletes_cells_in_the_open_tab(
     assert lab_page.is_running(page, 3), "the %%claude cell still runs while the edit waits"
     # The run's stdout went to its own cell only (the %%claude cell's tool card quotes the answer).
     expect(claude_cell.locator('[data-mime-type="application/vnd.jupyter.stdout"]', has_text="y is 42")).to_have_count(0)
-    _shot(page, card, screenshots / "notebook-tools-edit-card.png")
+    _shot(page, card, screenshots / f"notebook-tools-{frontend}edit-card.png", not frontend)
     allow.last.click()
     expect(lab_page.cell(page, 1).locator(".jp-InputArea")).to_contain_text("edited by Claude", timeout=60_000)
     expect(lab_page.cell(page, 1).locator(".jp-OutputArea")).not_to_contain_text("saved output")
@@ -158,7 +168,7 @@ def test_claude_reads_inserts_runs_edits_and_deletes_cells_in_the_open_tab(
     expect(page.locator(".jp-NotebookPanel:visible .jp-Notebook .jp-Cell")).to_have_count(4)
     lab_page.wait_cell_done(page, 2)  # the %%claude cell moved up once `broken` was deleted
     expect(lab_page.cell(page, 2).locator(".jp-OutputArea")).to_contain_text("Done: one cell added")
-    page.screenshot(path=str(screenshots / "notebook-tools-finished.png"))
+    page.screenshot(path=str(screenshots / f"notebook-tools-{frontend}finished.png"))
 
     assert "saved output" in seen["read"] and "ZeroDivisionError: division by zero" in seen["read"]
     assert "\x1b" not in seen["read"] and "the running %%claude cell" in seen["read"]
@@ -173,7 +183,7 @@ def test_claude_reads_inserts_runs_edits_and_deletes_cells_in_the_open_tab(
 
     lab_page.save(page)
     expect(page.locator(".jp-Dialog")).to_have_count(0)
-    saved = nbformat.read(jupyter_lab.root / "tools.ipynb", as_version=4)
+    saved = nbformat.read(server.root / "tools.ipynb", as_version=4)
     assert [c.id for c in saved.cells][:3] == ["setup", "data", "claude"] and len(saved.cells) == 4
     assert saved.cells[1].source == EDITED and saved.cells[1].outputs == []
     assert saved.cells[3].source == WITH_IMAGE
@@ -181,51 +191,28 @@ def test_claude_reads_inserts_runs_edits_and_deletes_cells_in_the_open_tab(
     assert not [o for o in saved.cells[2].outputs if o.get("output_type") == "stream" and "y is 42" in o.text]
 
 
-def test_insert_and_run_cell_in_notebook_7(
+def test_every_tool_in_notebook_7(
     tmp_path: Path, lab_ledger: Path, page: Any, scripted_model: ScriptedModelServer, claude_env: dict[str, str],
     claude_workdir: Path, screenshots: Path,
 ) -> None:
-    """The same bridge in Jupyter Notebook 7's page: an insert (Allow clicked) and its run."""
+    """The same flow in Jupyter Notebook 7's page (the same bridge, the same cards)."""
     from tests.browser.notebook7 import notebook_url, require_notebook7, start_notebook7
 
     require_notebook7()
-
-    def run_inserted(request: RecordedRequest) -> Reply:
-        match = re.search(r"with id (\S+)", _last_result(request))
-        return Reply(tool_use("mcp__kernel__run_cell", {"cell_id": match.group(1) if match else "?"}))
-
-    scripted_model.push(Reply(tool_use("mcp__kernel__insert_cell", {"source": INSERTED})), run_inserted,
-                        Reply(text("Added and ran it.")))
     server = start_notebook7(tmp_path / "nb7", lab_ledger)
     try:
-        setup = (setup_code(claude_env, claude_workdir)
-                 + "x = 41\nkandev_nb.configure(approve=kandev_nb.Rules(allow=['mcp__kernel__run_cell']))\n")
-        lab_page.write_notebook(server.root / "seven.ipynb", setup, "%%claude\nAdd a cell")
-        lab_page.open_notebook(page, notebook_url(server, "seven.ipynb"))
-        _run_cell(page, 0)
-        lab_page.wait_cell_done(page, 0)
-        _run_cell(page, 1)
-        claude_cell = lab_page.cell(page, 1)
-        claude_cell.locator(".kandev-approval button.kandev-allow").first.click(timeout=120_000)
-        new_cell = lab_page.cell(page, 2)
-        expect(new_cell.locator(".jp-InputArea")).to_contain_text("y = x + 1", timeout=60_000)
-        expect(new_cell.locator(".jp-OutputArea")).to_contain_text("y is 42", timeout=60_000)
-        lab_page.wait_cell_done(page, 1)
-        expect(claude_cell.locator(".jp-OutputArea")).to_contain_text("Added and ran it.")
-        page.screenshot(path=str(screenshots / "notebook-tools-notebook7.png"))
-        lab_page.save(page)
-        saved = nbformat.read(server.root / "seven.ipynb", as_version=4)
-        assert [c.source for c in saved.cells][2] == INSERTED and "y is 42" in json.dumps(saved.cells[2].outputs)
+        _every_tool(server, notebook_url(server, "tools.ipynb"), page, scripted_model, claude_env, claude_workdir,
+                    screenshots, "nb7-")
     finally:
         server.stop()
 
 
-def test_insert_and_run_cell_with_real_time_collaboration_on(
+def test_every_tool_with_real_time_collaboration_on(
     tmp_path: Path, lab_ledger: Path, page: Any, scripted_model: ScriptedModelServer, claude_env: dict[str, str],
     claude_workdir: Path, screenshots: Path,
 ) -> None:
     """jupyter-collaboration installed: the tab's YNotebook is the shared document the server
-    keeps; the bridge's insert and run reach it and the saved file alike.
+    keeps; every tool's change reaches it and the saved file alike.
 
     ``KANDEV_NB_RTC_SITE=DIR`` names a ``pip install --target DIR jupyter-collaboration`` (its
     packages, ``etc/jupyter`` and ``share/jupyter``) for a machine where it is not installed.
@@ -243,30 +230,11 @@ def test_insert_and_run_cell_with_real_time_collaboration_on(
         pytest.skip("jupyter-collaboration is not installed")
     from tests.browser.conftest import start_lab
 
-    def run_inserted(request: RecordedRequest) -> Reply:
-        match = re.search(r"with id (\S+)", _last_result(request))
-        return Reply(tool_use("mcp__kernel__run_cell", {"cell_id": match.group(1) if match else "?"}))
-
-    scripted_model.push(Reply(tool_use("mcp__kernel__insert_cell", {"source": INSERTED})), run_inserted,
-                        Reply(text("Added and ran it, collaboratively.")))
     lab = start_lab(tmp_path / "rtc", lab_ledger, extra)
     try:
-        setup = (setup_code(claude_env, claude_workdir) + "x = 41\nkandev_nb.configure(approve=kandev_nb.Rules("
-                 "allow=['mcp__kernel__insert_cell', 'mcp__kernel__run_cell']))\n")
-        lab_page.write_notebook(lab.root / "rtc.ipynb", setup, "%%claude\nAdd a cell")
-        lab_page.open_notebook(page, lab.notebook_url("rtc.ipynb"))
         log = lab.log.read_text()
         assert "jupyter_server_ydoc | extension was successfully loaded" in log, log[-3000:]
-        _run_cell(page, 0)
-        lab_page.wait_cell_done(page, 0)
-        _run_cell(page, 1)
-        new_cell = lab_page.cell(page, 2)
-        expect(new_cell.locator(".jp-OutputArea")).to_contain_text("y is 42", timeout=120_000)
-        lab_page.wait_cell_done(page, 1)
-        expect(lab_page.cell(page, 1).locator(".jp-OutputArea")).to_contain_text("collaboratively")
-        page.screenshot(path=str(screenshots / "notebook-tools-rtc.png"))
-        lab_page.save(page)
-        saved = nbformat.read(lab.root / "rtc.ipynb", as_version=4)
-        assert saved.cells[2].source == INSERTED and "y is 42" in json.dumps(saved.cells[2].outputs)
+        _every_tool(lab, lab.notebook_url("tools.ipynb"), page, scripted_model, claude_env, claude_workdir,
+                    screenshots, "rtc-")
     finally:
         lab.stop()
