@@ -24,6 +24,8 @@ from kandev_nb.errors import (
     KandevError,
     LedgerError,
     McpBridgeError,
+    NoNotebookViewError,
+    NotebookViewError,
     PostgresNotInstalled,
     PromptError,
     RootBypassError,
@@ -55,6 +57,8 @@ __all__ = [
     "KandevError",
     "LedgerError",
     "McpBridgeError",
+    "NoNotebookViewError",
+    "NotebookViewError",
     "PostgresNotInstalled",
     "PromptError",
     "RootBypassError",
@@ -180,6 +184,9 @@ def load_ipython_extension(ip: InteractiveShell) -> None:
         ip.input_transformers_cleanup.append(magic.transform_cell)
     ip.register_magic_function(magic.claude_cell, "cell", "claude")  # type: ignore[arg-type]
     ip.register_magic_function(magic.claude_stats, "line", "claude_stats")  # type: ignore[arg-type]
+    from kandev_nb.notebook.bridge import ensure_bridge
+
+    ensure_bridge()  # the open tab says hello before the first tool call needs it
 
 
 def unload_ipython_extension(ip: InteractiveShell) -> None:

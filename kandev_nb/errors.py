@@ -18,6 +18,8 @@ that callers caught before the tree existed (``except FileNotFoundError`` still 
     │   └── TurnInProgressError   (RuntimeError)       a turn is already running
     ├── RootBypassError           (RuntimeError)       autonomous mode as root without the opt-in
     ├── McpBridgeError            (RuntimeError)       the in-kernel MCP server is not running
+    ├── NotebookViewError         (RuntimeError)       the open notebook's tab refused or did not answer
+    │   └── NoNotebookViewError                        no tab holds this kernel's notebook (nbclient, console)
     ├── LedgerError               (RuntimeError)       the ledger could not be opened, written or read: url
     ├── PromptError               (ValueError)         `{name}` in a prompt names no notebook variable
     └── AttachmentError           (ValueError)         an --attach item is no file and no image value
@@ -43,6 +45,8 @@ __all__ = [
     "KandevError",
     "LedgerError",
     "McpBridgeError",
+    "NoNotebookViewError",
+    "NotebookViewError",
     "PostgresNotInstalled",
     "PromptError",
     "RootBypassError",
@@ -156,6 +160,16 @@ class RootBypassError(KandevError, RuntimeError):
 
 class McpBridgeError(KandevError, RuntimeError):
     """The in-process MCP server is not running (it failed, or the bridge was closed)."""
+
+
+class NotebookViewError(KandevError, RuntimeError):
+    """A request to the notebook open in the user's tab (the notebook bridge) failed: the
+    tab answered with an error, or did not answer in time."""
+
+
+class NoNotebookViewError(NotebookViewError):
+    """No tab holds this kernel's notebook: no view said hello and none answered a ping
+    (nbclient, papermill, `jupyter execute`, a console, a frontend without the bridge)."""
 
 
 class LedgerError(KandevError, RuntimeError):

@@ -15,6 +15,7 @@ import os
 from dataclasses import dataclass, field, fields
 from typing import Any, Final
 
+from kandev_nb.agent.hooks import FileGuard
 from kandev_nb.agent.permissions import MODES, ApprovalPolicy, cli_permission_mode
 from kandev_nb.wire.cli import LaunchOptions
 
@@ -62,6 +63,10 @@ class SessionConfig:
         allow_root_bypass: the explicit opt-in for autonomous mode as root (sets IS_SANDBOX=1).
         initialize_timeout: seconds the CLI has to answer `initialize`.
         mcp_servers: in-process MCP servers by name, answering `mcp_message` control requests.
+        file_guard: ``(tool_name, tool_input) -> reason | None`` asked through a PreToolUse
+            hook (`hook_callback`) before every NotebookEdit, Write, Edit and MultiEdit, in
+            every mode: a reason denies the call with it (the notebook layer refuses edits
+            of the notebook whose tab is open).
 
     Raises:
         TypeError: a value of the wrong type (a timeout that is not a number, a policy that
@@ -92,6 +97,7 @@ class SessionConfig:
     include_partial_messages: bool = True
     initialize_timeout: float = 90.0
     mcp_servers: dict[str, Any] = field(default_factory=dict)
+    file_guard: FileGuard | None = None
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:

@@ -7,7 +7,7 @@ control_requests are answered even between turns:
   request becomes an `unknown` event);
 * `control_request` `can_use_tool` -> the :class:`~kandev_nb.agent.approvals.ApprovalBroker`;
   `mcp_message` -> the in-process MCP server it names (in a task; a state-changing
-  `tools/call` is first authorized by the broker); `hook_callback` -> an empty answer;
+  `tools/call` is first authorized by the broker); `hook_callback` -> the file guard's answer (:mod:`kandev_nb.agent.hooks`);
   any other subtype is answered with an error and kept as an `unknown` event;
 * `control_cancel_request` -> the broker withdraws that approval;
 * everything else -> the owner's `on_message` (the :class:`~kandev_nb.agent.session.Session`
@@ -29,6 +29,7 @@ from typing import Any
 
 from kandev_nb.agent import events as ev
 from kandev_nb.agent.approvals import ApprovalBroker
+from kandev_nb.agent.hooks import FileGuard, hook_answer, initialize_hooks
 from kandev_nb.errors import CLIProcessError, TransportClosedError
 from kandev_nb.wire.control import ControlError, ControlPlane
 from kandev_nb.wire.protocol import (
@@ -60,7 +61,8 @@ class CLIConnection:
         on_event: called with the events the connection itself makes (`unknown`, the
             reader's own failure).
         on_exit: called with this connection once the process's output ended.
-
+        on_exit: called with this connection once the process's output ended.
+        file_guard: asked through a PreToolUse hook before the file tools (:mod:`kandev_nb.agent.hooks`).
     Attributes:
         last_activity: monotonic time of the latest message that was not a `keep_alive`.
     """
@@ -75,6 +77,7 @@ class CLIConnection:
         on_message: Callable[[WireMessage | None, list[ev.AgentEvent]], None],
         on_event: Callable[[ev.AgentEvent], None],
         on_exit: Callable[[CLIConnection], None],
+        file_guard: FileGuard | None = None,
     ) -> None:
         self.transport = transport
         self.control = ControlPlane(transport.send)
@@ -85,6 +88,7 @@ class CLIConnection:
         self._on_message = on_message
         self._emit = on_event
         self._on_exit = on_exit
+        self.file_guard = file_guard
         self._reader: asyncio.Task[None] | None = None
 
     @property
@@ -103,7 +107,7 @@ class CLIConnection:
         await self.transport.start()
         self._reader = asyncio.get_running_loop().create_task(self._read_loop())
         try:
-            return await self.control.request("initialize", timeout=initialize_timeout, hooks=None)
+            return await self.control.request("initialize", timeout=initialize_timeout, hooks=initialize_hooks(self.file_guard))
         except (ConnectionError, ControlError, TimeoutError) as exc:
             await self.close()  # idempotent; waits for the rest of its stderr
             code = self.transport.exit_code
@@ -169,7 +173,7 @@ class CLIConnection:
             if subtype == "can_use_tool":
                 self.broker.on_can_use_tool(msg.request_id, request, self.control.answer)
             elif subtype == "hook_callback":
-                await self.control.answer(msg.request_id, {})
+                await self.control.answer(msg.request_id, hook_answer(self.file_guard, request))
             elif subtype == "mcp_message":
                 # A task, like approvals: a long tools/call must not stop the reader, which
                 # has to pass on the CLI's notifications/cancelled when the turn is interrupted.

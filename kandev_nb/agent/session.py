@@ -225,7 +225,7 @@ class Session:
         transport = factory(build_argv(self.cli_path, options), process_env(options), self.cwd)
         connection = CLIConnection(transport, self.broker, mcp_servers=self._config.mcp_servers,
                                    feed=self.adapter.feed, on_message=self._on_message, on_event=self._emit,
-                                   on_exit=self._on_exit)
+                                   on_exit=self._on_exit, file_guard=self._config.file_guard)
         self.connection, self._launched = connection, options
         try:
             response = await connection.start(self._config.initialize_timeout)

@@ -16,6 +16,7 @@ Kinds (the seed's table)::
     TaskCreate                       -> create_task
     TaskUpdate, TaskList, TodoWrite  -> manage_todos
     ExitPlanMode                     -> plan
+    mcp__kernel__<notebook tool>     -> notebook_cell (kandev_nb.agent.cells)
     anything else                    -> generic
 """
 
@@ -27,6 +28,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kandev_nb.agent.cells import NOTEBOOK_TOOLS, NotebookCell, notebook_cell
+
 __all__ = [
     "CodeSearch",
     "CreateTask",
@@ -36,6 +39,7 @@ __all__ = [
     "ManageTodos",
     "ModifyFile",
     "NormalizedPayload",
+    "NotebookCell",
     "Plan",
     "ReadFile",
     "ShellExec",
@@ -213,6 +217,7 @@ NormalizedPayload = Annotated[
     | CreateTask
     | ManageTodos
     | Plan
+    | NotebookCell
     | Generic,
     Field(discriminator="kind"),
 ]
@@ -358,6 +363,8 @@ def normalize_tool_call(name: str, tool_input: dict[str, Any]) -> NormalizedPayl
             return ManageTodos(tool=name, operation="list")
         case "ExitPlanMode":
             return Plan(plan=_str(i.get("plan")) or "")
+        case _ if name in NOTEBOOK_TOOLS:
+            return notebook_cell(name, i)
         case _:
             return Generic(name=name, input=dict(i))
 
@@ -382,6 +389,8 @@ def tool_title(name: str, payload: NormalizedPayload) -> str:
             return f"{len(items)} tasks" if operation == "replace" else operation
         case Plan():
             return "Plan"
+        case NotebookCell():
+            return f"{name.removeprefix('mcp__kernel__')} {payload.where}"
         case _:
             return name
 
@@ -537,6 +546,8 @@ def normalize_tool_result(
             return payload.model_copy(update={"result": text})
         case Plan():
             return payload.model_copy(update={"result": text})
+        case NotebookCell():
+            return payload.model_copy(update={"output": text})
         case Generic():
             return payload.model_copy(update={"output": text})
     return payload

@@ -7,6 +7,10 @@ model sees four tools, ``mcp__kernel__list_variables``, ``mcp__kernel__inspect_v
 ``mcp__kernel__recent_history`` (read-only, allowed without asking) and
 ``mcp__kernel__run_code`` (asks for approval every time, through the normal card; a
 `tools/call` that arrives without an allowed can_use_tool asks too, in every mode).
+Five more work on the notebook open in the user's tab (:mod:`kandev_nb.kernel_tools._notebook`,
+issue 13): ``mcp__kernel__read_notebook`` (read-only) and ``insert_cell``, ``edit_cell``,
+``delete_cell``, ``run_cell`` (each asks, like run_code); the notebook layer gives them the
+tab through :func:`set_view_provider`.
 
 >>> import kandev_nb
 >>> kandev_nb.kernel_tools.options.reveal_secrets = False   # the default
@@ -38,10 +42,12 @@ log = logging.getLogger("kandev_nb")
 
 if TYPE_CHECKING:
     from kandev_nb.agent.session import Session, SessionConfig
+    from kandev_nb.kernel_tools._notebook import set_view_provider
     from kandev_nb.kernel_tools._run import RunResult
     from kandev_nb.kernel_tools._server import KernelTools, ToolCallRecord
 
 __all__ = [
+    "NOTEBOOK_CHANGE_TOOLS",
     "READ_ONLY_TOOLS",
     "RUN_CODE_TOOL",
     "SERVER_NAME",
@@ -53,6 +59,7 @@ __all__ = [
     "follow_cell",
     "mcp_config_with_kernel",
     "options",
+    "set_view_provider",
     "with_kernel_tools",
 ]
 
@@ -63,6 +70,7 @@ READ_ONLY_TOOLS = (
     "mcp__kernel__list_variables",
     "mcp__kernel__inspect_variable",
     "mcp__kernel__recent_history",
+    "mcp__kernel__read_notebook",
 )
 """The tools that only read the kernel's state: allowed without asking."""
 
@@ -71,12 +79,24 @@ RUN_CODE_TOOL = "mcp__kernel__run_code"
 a `tools/call` that no allowed can_use_tool covered asks a person itself (see
 :meth:`kandev_nb.agent.session.Session` and ``KernelTools.needs_approval``)."""
 
+NOTEBOOK_CHANGE_TOOLS = (
+    "mcp__kernel__insert_cell",
+    "mcp__kernel__edit_cell",
+    "mcp__kernel__delete_cell",
+    "mcp__kernel__run_cell",
+)
+"""The tools that change the open notebook (or run one of its cells): approval asked, as for run_code."""
+
 
 def __getattr__(name: str) -> Any:
     if name in ("KernelTools", "ToolCallRecord"):
         from kandev_nb.kernel_tools import _server
 
         return getattr(_server, name)
+    if name == "set_view_provider":
+        from kandev_nb.kernel_tools._notebook import set_view_provider
+
+        return set_view_provider
     if name == "RunResult":
         from kandev_nb.kernel_tools._run import RunResult
 
@@ -100,7 +120,9 @@ def mcp_config_with_kernel(user_config: str | None) -> str:
         user_config: the user's ``--mcp-config`` (JSON text or a path to a JSON file), or None.
 
     Returns:
-        JSON text ``{"mcpServers": {..., "kernel": {"type": "sdk", "name": "kernel"}}}``.
+        JSON text ``{"mcpServers": {..., "kernel": {"type": "sdk", "name": "kernel", "alwaysLoad": true}}}``
+        (``alwaysLoad``: the CLI sends the kernel tools' schemas in every request's `tools`
+        instead of deferring them behind ToolSearch).
 
     Raises:
         ValueError: the user's config is not JSON (text or file), or it already has a
@@ -121,7 +143,9 @@ def mcp_config_with_kernel(user_config: str | None) -> str:
         servers = dict(parsed.get("mcpServers") or {}) if isinstance(parsed, dict) else {}
         if SERVER_NAME in servers:
             raise ValueError(f"--mcp-config already has a server named {SERVER_NAME!r}")
-    servers[SERVER_NAME] = {"type": "sdk", "name": SERVER_NAME}
+    # alwaysLoad: CLI 2.1.332 otherwise defers MCP tools behind ToolSearch (only their names in
+    # a system message), so a model would need a ToolSearch round trip before each first call.
+    servers[SERVER_NAME] = {"type": "sdk", "name": SERVER_NAME, "alwaysLoad": True}
     return json.dumps({"mcpServers": servers})
 
 

@@ -85,11 +85,15 @@ class _Tee(io.TextIOBase):
     def __init__(self, original: TextIO) -> None:
         self.original = original
         self.buffers: dict[int, io.StringIO] = {}
+        self.quiet: set[int] = set()  # threads whose writes are kept only (run_cell's output goes elsewhere)
 
     def write(self, text: str) -> int:
-        buffer = self.buffers.get(threading.get_ident())
+        ident = threading.get_ident()
+        buffer = self.buffers.get(ident)
         if buffer is not None:
             buffer.write(text)
+            if ident in self.quiet:
+                return len(text)
         return self.original.write(text)
 
     def flush(self) -> None:
@@ -128,16 +132,20 @@ class _Capture:
                 if sys.stderr is self.err and self.err is not None:
                     sys.stderr = self.err.original
 
-    def register(self, ident: int) -> tuple[io.StringIO, io.StringIO]:
+    def register(self, ident: int, echo: bool = True) -> tuple[io.StringIO, io.StringIO]:
         out, err = io.StringIO(), io.StringIO()
         assert self.out is not None and self.err is not None
         self.out.buffers[ident], self.err.buffers[ident] = out, err
+        if not echo:
+            self.out.quiet.add(ident)
+            self.err.quiet.add(ident)
         return out, err
 
     def unregister(self, ident: int) -> None:
         for tee in (self.out, self.err):
             if tee is not None:
                 tee.buffers.pop(ident, None)
+                tee.quiet.discard(ident)
 
 
 def _compile(code: str, filename: str) -> tuple[Any, bool]:
@@ -223,7 +231,8 @@ class CodeRunner:
             return True
         return False
 
-    async def run(self, code: str, *, timeout_s: float, context: contextvars.Context | None = None) -> RunResult:
+    async def run(self, code: str, *, timeout_s: float, context: contextvars.Context | None = None,
+                  echo: bool = True) -> RunResult:
         """Run `code` in the namespace; wait at most `timeout_s` seconds (plus 2 s to stop).
 
         Args:
@@ -232,6 +241,8 @@ class CodeRunner:
             timeout_s: seconds before the run is stopped.
             context: the contextvars context of the notebook cell that output should go to
                 (the running cell's parent header); default: the current one.
+            echo: False keeps what the code writes to stdout/stderr for the result only
+                (``run_cell`` shows it in the cell it runs, not in the `%%claude` cell).
 
         Returns:
             A :class:`RunResult`; errors in the code are in ``.error``, never raised.
@@ -242,11 +253,11 @@ class CodeRunner:
         async with self._lock:
             self._stop_requested = False
             try:
-                return await self._run(code, timeout_s, context or contextvars.copy_context())
+                return await self._run(code, timeout_s, context or contextvars.copy_context(), echo)
             finally:
                 self._task = None
 
-    async def _run(self, code: str, timeout_s: float, context: contextvars.Context) -> RunResult:
+    async def _run(self, code: str, timeout_s: float, context: contextvars.Context, echo: bool = True) -> RunResult:
         filename = f"<run_code #{next(_counter)}>"
         result = RunResult()
         start = time.monotonic()
@@ -262,8 +273,8 @@ class CodeRunner:
         uninstall = self._display_hook(images.append) if self._display_hook else None
         try:
             with self._capture:
-                outcome = await (self._run_coroutine(compiled, namespace, timeout_s, context) if is_coroutine
-                                 else self._run_thread(compiled, namespace, timeout_s, context))
+                outcome = await (self._run_coroutine(compiled, namespace, timeout_s, context, echo) if is_coroutine
+                                 else self._run_thread(compiled, namespace, timeout_s, context, echo))
         finally:
             if uninstall is not None:
                 uninstall()
@@ -287,6 +298,7 @@ class CodeRunner:
 
     async def _run_thread(
         self, compiled: Any, namespace: dict[str, Any], timeout_s: float, context: contextvars.Context,
+        echo: bool = True,
     ) -> tuple[str, str, BaseException | None, Any, bool, bool]:
         loop = asyncio.get_running_loop()
         done: asyncio.Future[tuple[BaseException | None, Any]] = loop.create_future()
@@ -298,7 +310,7 @@ class CodeRunner:
 
         def target() -> None:
             ident = threading.get_ident()
-            buffers["out"], buffers["err"] = self._capture.register(ident)
+            buffers["out"], buffers["err"] = self._capture.register(ident, echo)
             outcome: tuple[BaseException | None, Any]
             try:
                 try:
@@ -348,9 +360,10 @@ class CodeRunner:
 
     async def _run_coroutine(
         self, compiled: Any, namespace: dict[str, Any], timeout_s: float, context: contextvars.Context,
+        echo: bool = True,
     ) -> tuple[str, str, BaseException | None, Any, bool, bool]:
         ident = threading.get_ident()
-        out, err = self._capture.register(ident)
+        out, err = self._capture.register(ident, echo)
 
         async def body() -> Any:
             try:

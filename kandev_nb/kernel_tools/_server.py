@@ -38,6 +38,9 @@ from kandev_nb.kernel_tools._namespace import (
     redact_secrets,
     secret_values,
 )
+from kandev_nb.kernel_tools._notebook import INSTRUCTIONS as NOTEBOOK_INSTRUCTIONS
+from kandev_nb.kernel_tools._notebook import TOOL_NAMES as NOTEBOOK_TOOL_NAMES
+from kandev_nb.kernel_tools._notebook import NotebookTools, NotebookView, ViewProvider
 from kandev_nb.kernel_tools._options import KernelToolsOptions, options
 from kandev_nb.kernel_tools._run import CodeRunner, RunResult
 
@@ -46,7 +49,10 @@ __all__ = ["KernelTools", "ToolCallRecord"]
 log = logging.getLogger("kandev_nb")
 
 SERVER_NAME = "kernel"
-READ_ONLY = frozenset({"mcp__kernel__list_variables", "mcp__kernel__inspect_variable", "mcp__kernel__recent_history"})
+READ_ONLY = frozenset({
+    "mcp__kernel__list_variables", "mcp__kernel__inspect_variable", "mcp__kernel__recent_history",
+    "mcp__kernel__read_notebook",
+})
 """The tools that only read (``kandev_nb.kernel_tools.READ_ONLY_TOOLS``)."""
 
 INSTRUCTIONS = (
@@ -144,6 +150,7 @@ class KernelTools:
         *,
         namespace: dict[str, Any] | None = None,
         options: KernelToolsOptions | None = None,
+        notebook_view: NotebookView | ViewProvider | None = None,
     ) -> None:
         if shell is None and namespace is None:
             try:
@@ -158,8 +165,10 @@ class KernelTools:
         self.calls: list[ToolCallRecord] = []
         self._cell: contextvars.Context | None = None
         self.runner = CodeRunner(self.namespace, display=self._display_function(), display_hook=self._png_hook())
+        self.notebook = NotebookTools(self, notebook_view)
         self.server: Server[Any] = Server(
-            SERVER_NAME, instructions=INSTRUCTIONS, on_list_tools=self._on_list_tools, on_call_tool=self._on_call_tool,
+            SERVER_NAME, instructions=INSTRUCTIONS + NOTEBOOK_INSTRUCTIONS, on_list_tools=self._on_list_tools,
+            on_call_tool=self._on_call_tool,
         )
         self.bridge = McpBridge(self.server, SERVER_NAME)
 
@@ -184,6 +193,7 @@ class KernelTools:
         """Send rich output of later tool calls to the cell running now (its contextvars,
         which carry the kernel's parent header). Called by `%%claude` before each turn."""
         self._cell = context or contextvars.copy_context()
+        self.notebook.bind_cell()
 
     def needs_approval(self, tool: str) -> bool:
         """Whether the tool `tool` (no ``mcp__kernel__`` prefix) changes state, so that
@@ -192,8 +202,8 @@ class KernelTools:
         return f"mcp__{SERVER_NAME}__{tool}" not in READ_ONLY
 
     def stop(self) -> bool:
-        """Stop a running ``run_code``. Returns whether one was running."""
-        return self.runner.stop()
+        """Stop a running ``run_code`` or ``run_cell``. Returns whether one was running."""
+        return self.runner.stop() | self.notebook.runner.stop()
 
     async def handle(self, message: dict[str, Any]) -> dict[str, Any]:
         """Answer one JSON-RPC message from the CLI (a `mcp_message` control request's
@@ -339,10 +349,14 @@ class KernelTools:
     # -- MCP handlers ----------------------------------------------------------------------
 
     async def _on_list_tools(self, ctx: Any, params: Any) -> mt.ListToolsResult:
-        return mt.ListToolsResult(tools=_tool_list())
+        return mt.ListToolsResult(tools=_tool_list() + self.notebook.tools())
 
     async def _on_call_tool(self, ctx: Any, params: mt.CallToolRequestParams) -> mt.CallToolResult:
         args: dict[str, Any] = dict(params.arguments or {})
+        if params.name in NOTEBOOK_TOOL_NAMES:  # the open notebook's cells (_notebook.py)
+            text, images, failed = await self.notebook.call(params.name, args)
+            self.calls.append(ToolCallRecord(params.name, args, text, len(images), failed))
+            return mt.CallToolResult(content=[mt.TextContent(text=text), *images], is_error=failed)
         content: list[mt.TextContent | mt.ImageContent] = []
         is_error = False
         try:

@@ -31,6 +31,7 @@ from kandev_nb.agent.session import Session
 from kandev_nb.agent.turn import Turn
 from kandev_nb.notebook import ledger_hooks
 from kandev_nb.notebook.attachments import AttachmentError, attach, prompt_with_attachments
+from kandev_nb.notebook.bridge import ensure_bridge, open_notebook_guard
 from kandev_nb.notebook.cell_text import PromptError, clean_help, did_you_mean, interpolate
 from kandev_nb.notebook.state import NotebookSettings, configure, current, last_turn
 from kandev_nb.wire.cli import CLINotFoundError
@@ -239,7 +240,9 @@ def _session_for(args: argparse.Namespace) -> tuple[Session, Session | None, Ses
         probe = kernel_tools.with_kernel_tools(requested, server=_PROBE) if on else requested  # type: ignore[arg-type]
         if probe.launch_options().same_process(existing.launch_options):
             return existing, None, requested
-    config = kernel_tools.with_kernel_tools(requested) if on else requested
+    # With the kernel tools, the notebook open in a tab is edited through them: the CLI's own
+    # file tools are refused on it (a PreToolUse hook), so nothing rewrites it behind the tab.
+    config = replace(kernel_tools.with_kernel_tools(requested), file_guard=open_notebook_guard) if on else requested
     factory = state.websocket() if args.transport == "websocket" else None
     return Session(config, name=name, transport_factory=factory), existing, requested
 
@@ -331,6 +334,7 @@ async def run_cell(line: str, body: str) -> Turn | None:
         raise UsageError(f"%%claude: {exc}") from None
 
     view = None if args.quiet else _live_view(prompt, session)
+    reattach = _watch_reloads(view, line, body)
     kernel_tools.follow_cell(session)
     state = current()
     timeout = args.approval_timeout if args.approval_timeout is not None else state.settings.approval_timeout
@@ -345,7 +349,9 @@ async def run_cell(line: str, body: str) -> Turn | None:
             view.close()
         raise UsageError(f"%%claude: {exc}") from None
     if view is not None:
-        view.finish(turn)  # the cell output becomes the turn's static rendering
+        bundle = view.finish(turn)  # the cell output becomes the turn's static rendering
+        if reattach is not None:  # and so in a tab reloaded meanwhile
+            await reattach.finish(bundle, cell_number)
     else:
         from IPython.display import display
 
@@ -409,6 +415,28 @@ async def _switch_mode(args: argparse.Namespace) -> None:
     mode = cell_mode(args)
     if live is not None and not args.new and live.config.mode != mode:
         await live.set_mode(mode, allow_root_bypass=True if args.i_am_sandboxed else None)
+
+
+def _watch_reloads(view: Any, line: str, body: str) -> Any:
+    """Create the notebook bridge if needed; while the turn runs, a tab that says hello anew
+    gets the live view back (:class:`~kandev_nb.notebook.reattach.Reattach`), or None."""
+    bridge = ensure_bridge()
+    if bridge is None or view is None:
+        return None
+    from IPython.core.getipython import get_ipython
+
+    from kandev_nb.notebook.reattach import Reattach
+
+    kernel = getattr(get_ipython(), "kernel", None)  # type: ignore[no-untyped-call, unused-ignore]  # typed from IPython 9
+    try:
+        parent = kernel.get_parent("shell") if kernel is not None else {}
+    except Exception:  # noqa: BLE001 - an older kernel: match the cell by its source only
+        parent = {}
+    cell_id = (parent.get("metadata") or {}).get("cellId") if isinstance(parent, dict) else None
+    client = (parent.get("header") or {}).get("session") if isinstance(parent, dict) else None
+    source = "%%claude" + (f" {line}" if line else "") + "\n" + body
+    return Reattach(bridge, view, cell_id if isinstance(cell_id, str) else None, source,
+                    client if isinstance(client, str) else None)
 
 
 def _live_view(prompt: str, session: Session) -> Any:

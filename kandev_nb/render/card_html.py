@@ -347,6 +347,10 @@ def card_body_html(payload: t.NormalizedPayload, output: str = "", *, status: st
                 parts.append(f"<div>{esc(payload.description)}</div>")
         case t.Plan():
             parts.append(f'<div class="kandev-plan">{markdown_html(payload.plan)}</div>')
+        case t.NotebookCell():
+            from kandev_nb.render.cells import notebook_cell_html
+
+            parts.append(notebook_cell_html(payload, output, status=status, full=full, where=where))
         case t.Generic():
             if payload.input:
                 parts.append(_block("input", json.dumps(payload.input, indent=2, ensure_ascii=False, default=str),

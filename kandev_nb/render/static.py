@@ -279,6 +279,10 @@ def _md_tool_body(payload: t.NormalizedPayload, output: str, status: str, where:
             parts.append(f"**{ms.plain(payload.title)}**" + (f" #{ms.plain(payload.task_id)}" if payload.task_id else "") + "\n")
         case t.Plan():
             parts.append(ms.safe_markdown(payload.plan) + "\n")
+        case t.NotebookCell():
+            from kandev_nb.render.cells import notebook_cell_markdown
+
+            parts.append(notebook_cell_markdown(payload, output))
         case t.Generic():
             if payload.input:
                 parts.append(_fence(json.dumps(payload.input, indent=2, ensure_ascii=False, default=str), "json"))

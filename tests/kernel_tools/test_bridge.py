@@ -33,7 +33,10 @@ async def test_handshake_twice_then_list_and_call() -> None:
 
         listed = await tools.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
         by_name = {t["name"]: t for t in listed["result"]["tools"]}
-        assert sorted(by_name) == ["inspect_variable", "list_variables", "recent_history", "run_code"]
+        assert sorted(by_name) == ["delete_cell", "edit_cell", "insert_cell", "inspect_variable", "list_variables",
+                                   "read_notebook", "recent_history", "run_cell", "run_code"]
+        assert by_name["read_notebook"]["annotations"]["readOnlyHint"] is True
+        assert by_name["insert_cell"]["inputSchema"]["required"] == ["source"]
         assert by_name["run_code"]["inputSchema"]["required"] == ["code"]
         assert by_name["list_variables"]["annotations"]["readOnlyHint"] is True
         assert by_name["run_code"]["annotations"]["readOnlyHint"] is False

@@ -153,6 +153,10 @@ def what_html(event: ev.PermissionRequest, *, skip_text: str = "") -> str:
             html = f"<div>{'fetch' if p.url else 'search the web for'} <code>{r.esc(target)}</code></div>"
         case t.Plan():
             html = f'<div class="kandev-plan">{r.markdown_html(p.plan)}</div>'
+        case t.NotebookCell():  # the open notebook's cells: source highlighted, or the cell's diff
+            from kandev_nb.render.cells import notebook_cell_html
+
+            html, main = notebook_cell_html(p), ("source",)
         case t.Generic(input={"code": str(code)}):  # e.g. mcp__kernel__run_code
             html, main = r.code_html(code, "python", cls="kandev-code"), ("code",)
         case _:

@@ -1,0 +1,189 @@
+// The notebook bridge: the kernel's requests acted on in the tab's own notebook.
+//
+// anywidget calls initialize({model}) once per frontend widget manager that creates the
+// model. In JupyterLab 4 / Notebook 7 that manager has a `context` (the document
+// context); `context.model.sharedModel` is the tab's YNotebook. Not documented API: the
+// Python side pins the anywidget / jupyterlab_widgets ranges this was tested with, and
+// the browser tests guard it.
+//
+// Messages (widget comm, "msg:custom"):
+//   kernel -> tab: {kind: "request", id, view, op, args}   (view null: any view answers)
+//   tab -> kernel: {kind: "hello", view, path, ok, reason?}
+//                  {kind: "answer", id, view, ok, result | error, stale?}
+
+function newViewId() {
+  return "view-" + Math.random().toString(36).slice(2, 10) + "-" + Date.now().toString(36);
+}
+
+function cellIndex(nb, id) {
+  const cells = nb.cells;
+  for (let i = 0; i < cells.length; i++) {
+    if (cells[i].id === id) return i;
+  }
+  return -1;
+}
+
+function findCell(nb, args) {
+  if (args.id) {
+    const i = cellIndex(nb, args.id);
+    if (i < 0) throw new Error("no cell with id " + args.id + " in the notebook (it was deleted?)");
+    return [i, nb.cells[i]];
+  }
+  throw new Error("the request names no cell id");
+}
+
+function cellJSON(cell, index) {
+  const json = cell.toJSON();
+  json.index = index;
+  json.id = cell.id;
+  return json;
+}
+
+const OPS = {
+  ping(nb) {
+    return { cells: nb.cells.length };
+  },
+  read(nb) {
+    return { cells: nb.cells.map((c, i) => cellJSON(c, i)) };
+  },
+  cells(nb) {
+    // What a call needs to find its cell: no outputs (they can be megabytes of images).
+    return {
+      cells: nb.cells.map((c, i) => ({
+        index: i, id: c.id, cell_type: c.cell_type, source: c.getSource(),
+        has_outputs: typeof c.getOutputs === "function" ? c.getOutputs().length > 0 : false,
+      })),
+    };
+  },
+  insert(nb, args) {
+    let index = args.index;
+    if (Array.isArray(args.after_ids)) {
+      index = nb.cells.length;
+      for (const id of args.after_ids) {
+        const after = cellIndex(nb, id);
+        if (after >= 0) {
+          index = after + 1;
+          break;
+        }
+      }
+    }
+    if (index === undefined || index === null || index > nb.cells.length) index = nb.cells.length;
+    if (index < 0) index = 0;
+    const cell = { cell_type: args.cell_type, source: args.source, metadata: {} };
+    if (args.cell_type === "code") {
+      cell.outputs = [];
+      cell.execution_count = null;
+    }
+    const made = nb.insertCell(index, cell);
+    return { id: made.id, index };
+  },
+  edit(nb, args) {
+    const [index, cell] = findCell(nb, args);
+    const current = cell.getSource();
+    if (args.expected_source !== undefined && args.expected_source !== null && current !== args.expected_source) {
+      return { stale: true, index, source: current };
+    }
+    nb.transact(() => {
+      cell.setSource(args.source);
+      if (cell.cell_type === "code") {
+        cell.setOutputs([]);
+        cell.execution_count = null;
+      }
+    });
+    return { index, id: cell.id, old_source: current };
+  },
+  delete(nb, args) {
+    const [index, cell] = findCell(nb, args);
+    const source = cell.getSource();
+    const cellType = cell.cell_type;
+    nb.deleteCell(index);
+    return { index, id: args.id, source, cell_type: cellType };
+  },
+  attach(nb, args, context) {
+    // A reloaded or newly opened tab: the running cell gets the turn's outputs (the live view's
+    // widget, later its static rendering). Found by id, else by its source (ids of a notebook
+    // saved without ids change on every load).
+    let index = cellIndex(nb, args.id);
+    if (index < 0 && typeof args.source === "string") {
+      index = nb.cells.findIndex((c) => c.cell_type === "code" && c.getSource() === args.source);
+    }
+    if (index < 0) throw new Error("the running cell is not in this tab");
+    const cell = nb.cells[index];
+    // JupyterLab trusts what the kernel sent while the cell ran; these outputs are that.
+    const cellModel = context.model.cells && context.model.cells.get ? context.model.cells.get(index) : null;
+    if (cellModel && "trusted" in cellModel) cellModel.trusted = true;
+    nb.transact(() => {
+      cell.setOutputs(args.outputs || []);
+      if (args.execution_count !== undefined) cell.execution_count = args.execution_count;
+    });
+    if (cellModel && "trusted" in cellModel) cellModel.trusted = true;
+    return { index, id: cell.id };
+  },
+  set_outputs(nb, args) {
+    const [index, cell] = findCell(nb, args);
+    if (cell.cell_type !== "code") throw new Error("cell " + args.id + " is not a code cell");
+    nb.transact(() => {
+      cell.setOutputs(args.outputs || []);
+      cell.execution_count = args.execution_count === undefined ? null : args.execution_count;
+    });
+    return { index, id: cell.id };
+  },
+};
+
+function initialize({ model }) {
+  const view = newViewId();
+  const manager = model.widget_manager;
+  const context = manager && manager.context;
+  const shared = context && context.model && context.model.sharedModel;
+  const say = (content) => {
+    try {
+      model.send(content);
+    } catch (err) {
+      console.warn("kandev-nb bridge could not send", err);
+    }
+  };
+  const hello = () => {
+    if (shared && typeof shared.insertCell === "function") {
+      // The kernel connection's client id is the `session` of the execute requests this tab
+      // sends: the kernel acts in the tab whose cell runs the turn.
+      const client = manager.kernel ? manager.kernel.clientId : null;
+      say({ kind: "hello", view, ok: true, path: context.path || null, client });
+    } else {
+      say({ kind: "hello", view, ok: false, reason: "this frontend gives widgets no notebook document" });
+    }
+  };
+  const onMessage = (msg) => {
+    if (!msg || msg.kind !== "request") return;
+    if (msg.kind === "request" && msg.op === "hello") {
+      hello();
+      return;
+    }
+    if (msg.view && msg.view !== view) return; // meant for another tab
+    if (!shared) {
+      say({ kind: "answer", id: msg.id, view, ok: false, error: "no notebook document in this view" });
+      return;
+    }
+    const op = OPS[msg.op];
+    if (!op) {
+      say({ kind: "answer", id: msg.id, view, ok: false, error: "unknown request " + msg.op });
+      return;
+    }
+    try {
+      const result = op(shared, msg.args || {}, context);
+      say({ kind: "answer", id: msg.id, view, ok: true, result });
+    } catch (err) {
+      say({ kind: "answer", id: msg.id, view, ok: false, error: String((err && err.message) || err) });
+    }
+  };
+  model.on("msg:custom", onMessage);
+  // A reload or a closed tab: say goodbye, so the kernel stops addressing this view at once.
+  const goodbye = () => say({ kind: "goodbye", view });
+  window.addEventListener("pagehide", goodbye);
+  hello();
+  return () => {
+    model.off("msg:custom", onMessage);
+    window.removeEventListener("pagehide", goodbye);
+  };
+}
+
+export default { initialize };

@@ -1,0 +1,251 @@
+"""The notebook bridge: a widget through which the kernel edits the notebook in the user's tab.
+
+The bridge is an anywidget that is never displayed. Its JavaScript (``bridge.js``) runs in
+every frontend widget manager that creates its model (one per open tab of the notebook) and
+reaches the tab's notebook model: in JupyterLab 4 and Notebook 7 the widget manager has a
+``context`` whose ``model.sharedModel`` is the tab's YNotebook. Each such view says hello
+with an id of its own; the kernel sends requests (``read``, ``insert``, ``edit``, ``delete``,
+``set_outputs``) over the widget's comm to the view that said hello last, and awaits its
+answer while the `%%claude` cell blocks (ipykernel >= 7.4 delivers comm messages during a
+top-level await). A reloaded page says hello again and becomes the view in use.
+
+No view (nbclient, papermill, `jupyter execute`, a console): no hello ever arrives, a ping
+gets no answer within :data:`~kandev_nb.kernel_tools._notebook.PING_TIMEOUT_S` (no ping at all
+once the bridge is :data:`QUIET_AFTER_S` old without any hello), and the
+request raises :class:`~kandev_nb.errors.NoNotebookViewError`.
+
+``widget_manager.context`` is not documented API: pyproject pins the anywidget and
+jupyterlab_widgets ranges this was tested with, and ``tests/browser/test_notebook_tools_in_lab.py``
+guards it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anywidget
+
+from kandev_nb.errors import NoNotebookViewError, NotebookViewError
+from kandev_nb.kernel_tools._notebook import PING_TIMEOUT_S
+
+__all__ = ["NotebookBridge", "bridge", "ensure_bridge", "open_notebook_guard"]
+
+log = logging.getLogger("kandev_nb")
+
+QUIET_AFTER_S = 5.0
+"""A bridge that no view said hello to this long after it was made answers "no view" at once
+(a tab says hello as soon as it gets the widget; one opened later says hello by itself)."""
+
+
+class NotebookBridge(anywidget.AnyWidget):
+    """The kernel's end of the bridge (see the module docstring).
+
+    Attributes:
+        views: hello messages by view id (``{"view", "ok", "path", "client"}``), in arrival order.
+        current_view: the id of the view that said hello last, or None.
+        client: the kernel client id (the execute request's header `session`) of the tab whose
+            cell runs the turn (:meth:`select_client`); its view is used when it said hello.
+        on_hello: callbacks ``(view_id, hello)`` run when a view says hello (re-attach).
+        round_trips_ms: the duration of each answered request (ms), for the benchmark.
+    """
+
+    _esm = Path(__file__).with_name("bridge.js")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.views: dict[str, dict[str, Any]] = {}
+        self.current_view: str | None = None
+        self.client: str | None = None
+        self.on_hello: list[Callable[[str, dict[str, Any]], None]] = []
+        self.round_trips_ms: list[float] = []
+        self._ids = itertools.count(1)
+        self._created = time.monotonic()
+        self._forgot = False  # a view stopped answering: it might still be there, so ping
+        self._answers: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Future[dict[str, Any]]]] = {}
+        self._hello_waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[str]]] = []
+        self.on_msg(self._on_msg)
+
+    def _on_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        if not isinstance(content, dict):
+            return
+        kind = content.get("kind")
+        view = content.get("view")
+        if kind == "hello" and isinstance(view, str):
+            if not content.get("ok"):
+                log.debug("kandev-nb bridge: view %s has no notebook: %s", view, content.get("reason"))
+                return
+            self.views.pop(view, None)
+            self.views[view] = content  # the latest hello last
+            self.current_view = view
+            waiters, self._hello_waiters = self._hello_waiters, []
+            for loop, future in waiters:
+                loop.call_soon_threadsafe(_settle, future, view)
+            for callback in list(self.on_hello):
+                try:
+                    callback(view, content)
+                except Exception:  # a broken callback must not break the bridge
+                    log.exception("kandev-nb bridge: hello callback failed")
+        elif kind == "goodbye" and isinstance(view, str):
+            self.forget(view)
+        elif kind == "answer":
+            request_id = content.get("id")
+            entry = self._answers.pop(request_id, None) if isinstance(request_id, int) else None
+            if entry is not None:
+                answer_loop, answer = entry
+                answer_loop.call_soon_threadsafe(_settle, answer, content)
+
+    def forget(self, view: str) -> None:
+        """Stop addressing `view` (it said goodbye, or did not answer)."""
+        gone = self.views.pop(view, None)
+        self._forgot = True
+        if self.current_view == view:
+            self.current_view = next(reversed(self.views), None)
+        if gone is not None and self.client is not None and gone.get("client") == self.client and not any(
+                hello.get("client") == self.client for hello in self.views.values()):
+            self.client = None  # that tab is gone (reloaded): the latest view acts now
+
+    def select_client(self, client: str | None) -> None:
+        """Prefer the view of the tab with this kernel client id (the running cell's tab)."""
+        self.client = client
+
+    def _chosen(self) -> str | None:
+        """The latest view of the preferred tab, else the latest view of any tab."""
+        if self.client is not None:
+            mine = [v for v, hello in self.views.items() if hello.get("client") == self.client]
+            if mine:
+                return mine[-1]
+        return self.current_view
+
+    async def find_view(self, timeout_s: float = PING_TIMEOUT_S) -> str | None:
+        """The view in use; without one, ask every view to say hello and wait `timeout_s` s
+        (not when no view ever said hello and the bridge is older than :data:`QUIET_AFTER_S`).
+
+        Returns:
+            A view id, or None when no view answered in time.
+        """
+        chosen = self._chosen()
+        if chosen is not None:
+            return chosen
+        if not self.views and not self._forgot and time.monotonic() - self._created > QUIET_AFTER_S:
+            return None  # never a hello, long after the widget was made: no frontend (nbclient, console)
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[str] = loop.create_future()
+        self._hello_waiters.append((loop, future))
+        self.send({"kind": "request", "op": "hello", "id": 0, "view": None})
+        try:
+            return await asyncio.wait_for(future, timeout_s)
+        except TimeoutError:
+            return None
+        finally:
+            self._hello_waiters = [(lp, f) for lp, f in self._hello_waiters if f is not future]
+
+    async def request(self, op: str, args: dict[str, Any], *, timeout_s: float = 10.0,
+                      view: str | None = None) -> dict[str, Any]:
+        """Send one request to the view in use and return its answer's ``result``.
+
+        Args:
+            op: ``read``, ``cells`` (ids and sources only), ``insert``, ``edit``, ``delete``,
+                ``set_outputs``, ``attach`` or ``ping``.
+            args: the request's arguments (see ``bridge.js``).
+            timeout_s: seconds to wait for the answer.
+            view: the view to ask (default: the running cell's tab, else the latest).
+
+        Raises:
+            NoNotebookViewError: no view said hello and none answered a ping.
+            NotebookViewError: the view answered with an error, or not within `timeout_s`
+                (it is then forgotten: the next request pings again).
+        """
+        view = view or await self.find_view()
+        if view is None:
+            raise NoNotebookViewError()
+        request_id = next(self._ids)
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[dict[str, Any]] = loop.create_future()
+        self._answers[request_id] = (loop, future)
+        started = time.perf_counter()
+        self.send({"kind": "request", "id": request_id, "view": view, "op": op, "args": args})
+        try:
+            answer = await asyncio.wait_for(future, timeout_s)
+        except TimeoutError:
+            self._answers.pop(request_id, None)
+            self.forget(view)
+            raise NotebookViewError(f"the notebook tab did not answer {op!r} within {timeout_s:g} s "
+                                    "(closed or reloading?); try again") from None
+        self.round_trips_ms.append((time.perf_counter() - started) * 1000)
+        if not answer.get("ok"):
+            raise NotebookViewError(str(answer.get("error") or "unknown error"))
+        result = answer.get("result")
+        return result if isinstance(result, dict) else {}
+
+
+def _settle(future: asyncio.Future[Any], value: Any) -> None:
+    if not future.done():
+        future.set_result(value)
+
+
+_bridge: NotebookBridge | None = None
+
+
+def bridge() -> NotebookBridge | None:
+    """The kernel's bridge, or None when there is none (no ipykernel, or not created yet)."""
+    return _bridge
+
+
+def ensure_bridge() -> NotebookBridge | None:
+    """Create the kernel's bridge once (at ``%load_ext`` and at each `%%claude`) and register
+    it as the kernel tools' notebook view. None outside an ipykernel (nothing to talk to)."""
+    global _bridge
+    if _bridge is not None:
+        return _bridge
+    from IPython.core.getipython import get_ipython
+
+    from kandev_nb.kernel_tools._notebook import set_view_provider
+
+    ip = get_ipython()  # type: ignore[no-untyped-call, unused-ignore]  # typed from IPython 9
+    if ip is None or getattr(ip, "kernel", None) is None:
+        return None
+    try:
+        _bridge = NotebookBridge()
+    except Exception as exc:  # noqa: BLE001 - no bridge: the notebook tools answer that there is no view
+        log.warning("kandev-nb could not create the notebook bridge: %r", exc)
+        return None
+    set_view_provider(bridge)
+    return _bridge
+
+
+_REFUSAL = (
+    "Refused: {path} is the notebook open in the user's tab; writing the file behind the tab would "
+    "fight the editor (\"file changed on disk\") and lose the user's unsaved work. Work on it live with "
+    "the kernel tools instead: mcp__kernel__read_notebook, mcp__kernel__insert_cell, "
+    "mcp__kernel__edit_cell, mcp__kernel__delete_cell, mcp__kernel__run_cell."
+)
+
+
+def open_notebook_guard(tool_name: str, tool_input: dict[str, Any]) -> str | None:
+    """The sessions' ``file_guard``: refuse NotebookEdit / Write / Edit of the open notebook.
+
+    Args:
+        tool_name: the tool the CLI is about to run (the PreToolUse hook's `tool_name`).
+        tool_input: its input (`notebook_path` or `file_path` is read).
+
+    Returns:
+        The refusal sent to the model when the target is the ``.ipynb`` a tab holds open
+        (the view's hello `path`, relative to the Jupyter server's root, matched as the end
+        of the target's resolved path); None otherwise, and always when no view is open.
+    """
+    view = _bridge.views.get(_bridge.current_view or "") if _bridge is not None else None
+    open_path = view.get("path") if view else None
+    target = tool_input.get("notebook_path") or tool_input.get("file_path")
+    if not isinstance(open_path, str) or not isinstance(target, str) or not target.endswith(".ipynb"):
+        return None
+    wanted = Path(open_path).parts
+    resolved = Path(target).expanduser().resolve().parts
+    if wanted and resolved[-len(wanted):] == wanted:
+        return _REFUSAL.format(path=target)
+    return None
