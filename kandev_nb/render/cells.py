@@ -29,7 +29,7 @@ def notebook_cell_html(p: NotebookCell, output: str = "", *, status: str = "comp
     """
     head = f'<div class="kandev-cell-target">{r.esc(_VERB[p.operation])} <b>{r.esc(p.where)}</b>'
     if p.operation == "edit" and p.diff:
-        head += f' <span style="color:#1a7f37">+{p.added}</span> <span style="color:#cf222e">-{p.removed}</span>'
+        head += f' <span style="color:var(--jp-success-color1,#1a7f37)">+{p.added}</span> <span style="color:var(--jp-error-color1,#cf222e)">-{p.removed}</span>'
     parts = [head + "</div>"]
     if p.operation == "edit":
         parts.append(r.diff_html(p.diff) if p.diff else r.code_html(p.source or "", _language(p)))
@@ -41,7 +41,7 @@ def notebook_cell_html(p: NotebookCell, output: str = "", *, status: str = "comp
     if answer:
         label = "error" if status == "error" else "answer"
         parts.append(r._block(label, answer, full=full, where=where, cls="kandev-output",
-                              style=";color:#cf222e" if status == "error" else ""))
+                              style=";color:var(--jp-error-color1,#cf222e)" if status == "error" else ""))
     return "".join(parts)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+import re
 from collections.abc import Iterator
 
 import pytest
@@ -26,7 +28,9 @@ def test_an_edit_card_shows_the_diff_of_the_cell_as_last_read(read_cells: None) 
     assert isinstance(payload, NotebookCell) and payload.cell_id == "data"
     assert (payload.added, payload.removed) == (1, 1) and "No newline" not in payload.diff
     body = r.card_body_html(payload)
-    assert 'class="kandev-diff"' in body and "x = 100" in body and '"source"' not in body  # no JSON input
+    shown = html.unescape(re.sub(r"<[^>]+>", "", body))  # the text a person reads (word marks are spans)
+    assert 'class="kandev-diff"' in body and "x = 100" in shown and "x = 41" in shown
+    assert '"source"' not in body  # no JSON input
     assert "```diff\n" in notebook_cell_markdown(payload) and "-x = 41" in notebook_cell_markdown(payload)
     assert t.tool_title("mcp__kernel__edit_cell", payload) == "edit_cell cell 1 (data)"
 
