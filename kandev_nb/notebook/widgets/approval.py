@@ -42,6 +42,7 @@ from kandev_nb.agent import tools as t
 from kandev_nb.agent.permissions import Decision
 from kandev_nb.notebook.widgets.cards import WidgetFactory
 from kandev_nb.notebook.widgets.stream import ASSETS
+from kandev_nb.render import card_html as ch
 from kandev_nb.render import html as r
 
 __all__ = ["ACTIONS", "ApprovalCard", "ApprovalControls", "countdown_text", "fmt_left", "inputs_html", "what_html"]
@@ -124,7 +125,7 @@ def inputs_html(tool_input: dict[str, Any], skip: tuple[str, ...] = ()) -> str:
             + "".join(rows) + "</table>")
 
 
-def what_html(event: ev.PermissionRequest, *, skip_text: str = "") -> str:
+def what_html(event: ev.PermissionRequest, *, skip_text: str = "", full: bool = False) -> str:
     """What will happen if allowed: the main field highlighted (the command, the diff, the
     path, the URL or query, the plan as Markdown, an MCP tool's `code`), then every other
     input field listed (:func:`inputs_html`).
@@ -133,6 +134,7 @@ def what_html(event: ev.PermissionRequest, *, skip_text: str = "") -> str:
         event: the request (its `normalized` payload and raw `input`).
         skip_text: a text already shown next to the card (the tool card's title): a
             description or path equal to it is not repeated.
+        full: an edit's whole diff (after "Show the whole diff"), not its preview.
     """
     p = event.normalized
     main = _MAIN_FIELDS.get(event.tool_name, ())
@@ -143,7 +145,7 @@ def what_html(event: ev.PermissionRequest, *, skip_text: str = "") -> str:
             html = desc + r.code_html(p.command, "bash", cls="kandev-command")
         case t.ModifyFile():
             path = "" if p.file_path == skip_text else f"<div><code>{r.esc(p.file_path)}</code></div>"
-            html = path + "".join(r.diff_html(r.cut(m.diff, 300, 30000).shown) for m in p.mutations)
+            html = path + ch.modify_file_html(p, full=full)  # the tool card's diff view, cut alike
         case t.ReadFile():
             html = f"<div>read <code>{r.esc(p.file_path)}</code></div>"
         case t.CodeSearch():
@@ -227,10 +229,24 @@ class ApprovalCard:
             self.controls.placeholder = "what to change in the plan (optional; Enter sends it)"
         self.countdown = factory.html("", "kandev-approval-countdown")
         self.status = factory.html("", "kandev-decision")
-        self.box = factory.vbox((self.what, self.controls, self.countdown, self.status), "kandev-approval")
+        parts: tuple[Any, ...] = (self.what, self.controls, self.countdown, self.status)
+        if not attached and ch.diff_is_cut(event.normalized):  # review the whole edit before answering
+            more = factory.button("Show the whole diff", "kandev-show-all", tooltip="Send the whole diff to the browser")
+
+            def show_all(_button: Any) -> None:
+                self.show_full()
+                self.box.children = tuple(c for c in self.box.children if c is not more)
+
+            more.on_click(show_all)
+            parts = (self.what, more, *parts[1:])
+        self.box = factory.vbox(parts, "kandev-approval")
         self.controls.on_msg(self._on_view_msg)
         self.tick()
         self.approval.on_decided(self._on_decided)
+
+    def show_full(self) -> None:
+        """Show the whole proposed edit (its tool card's "Show the whole diff" when attached)."""
+        self.what.value = _header_html(self.event) + what_html(self.event, full=True)
 
     # -- the browser's messages -------------------------------------------------------------
 

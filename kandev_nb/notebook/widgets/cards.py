@@ -101,6 +101,7 @@ class ToolCard:
         self.decision: ev.PermissionDecided | None = None
         self.folded: bool | None = None
         self.full = False
+        self.on_full: list[Callable[[], None]] = []  # called by show_all (an attached approval card)
         self.html = factory.html("", "kandev-tool-html")
         self.more: w.Button | None = None
         self.nested: w.VBox | None = None
@@ -174,8 +175,11 @@ class ToolCard:
             self._render()
 
     def show_all(self) -> None:
-        """Render every text in full (sends the full output now) and drop the button."""
+        """Render every text in full (sends the full output now) and drop the button; the
+        approval card standing in for this card (:attr:`on_full`) shows the whole edit too."""
         self.full = True
+        for callback in self.on_full:
+            callback()
         self._render()
         if self.more is not None:
             self.more.disabled = True

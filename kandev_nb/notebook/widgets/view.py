@@ -378,6 +378,9 @@ class TurnView:
         else:
             kids = host.box.children
             host.box.children = (acard.box, *kids[1:]) if waiting else (kids[0], acard.box, *kids[1:])
+            host.on_full.append(acard.show_full)  # its "Show the whole diff" shows the proposed edit whole
+            if host.full:
+                acard.show_full()
         if waiting:
             for card in self.cards.values():
                 if card is not host and card.status != "running":
