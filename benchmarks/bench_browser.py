@@ -1,0 +1,246 @@
+"""The page side of streaming (issue 16): main-thread cost in JupyterLab + headless Chromium.
+
+Run from a clone: ``python benchmarks/bench_browser.py [--quick]``. One JupyterLab server,
+one Chromium page, one kernel, one scripted model server; the real Claude Code CLI streams
+each answer shape through a ``%%claude`` cell. Right after each shape, its BASELINE runs in
+the same page: the same "append" messages (the same bytes, at the same intervals, recorded
+in the kernel) sent to a widget that appends each chunk as a text node to a plain ``<pre>``.
+
+Per run, from the cell's start until 3 s after it is done (for ``%%claude``: after the swap
+to the static rendering):
+
+* long tasks: ``PerformanceObserver`` ``longtask`` entries (main-thread tasks over 50 ms):
+  their count, the total blocking time (TBT, the sum of each one's time over 50 ms) and the
+  worst one, in ms; "swap" counts only those after the last streamed update.
+* main-thread time: Chromium's own ``TaskDuration`` metric (CDP ``Performance``), in ms.
+* per update: the main-thread time of each streaming view's message handler (ms; median,
+  worst) and its slope against the answer's length so far (ms per 100 KB, least squares:
+  flat rendering has a slope near 0).
+* first token: ms from the kernel's TurnView handling the first ``MessageChunk`` (baseline:
+  sending the first chunk) to the page's handler having put it in the DOM (both epoch clocks
+  of this machine).
+
+Then the running turn with N finished long turns (the mix's static rendering) above it, in
+the same page, against the same turn with none (ratios). Nothing is asserted; the headline
+ratios (kandev / plain ``<pre>``, same run) are printed last.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import ROOT, headline, use_this_clone
+
+use_this_clone()
+sys.path.insert(0, str(ROOT))
+
+from _browser_page import KERNEL_SETUP, PAGE_PROBE, answer
+
+SHAPES = ("prose", "code", "table", "mix", "prose500")
+
+
+@dataclass
+class Run:
+    """What one run showed on the page (times in ms)."""
+
+    name: str
+    start: float
+    end: float
+    long: list[tuple[float, float]] = field(default_factory=list)  # (epoch ms, duration ms)
+    updates: list[tuple[float, int, float]] = field(default_factory=list)  # (epoch ms, chars, ms)
+    task_ms: float = 0.0
+    first_token_ms: float = math.nan
+
+    @property
+    def tbt(self) -> float:
+        return sum(max(0.0, d - 50) for _, d in self.long)
+
+    @property
+    def worst(self) -> float:
+        return max((d for _, d in self.long), default=0.0)
+
+    def swap(self) -> list[tuple[float, float]]:
+        last = max((t for t, _, _ in self.updates), default=self.end)
+        return [(t, d) for t, d in self.long if t + d > last]
+
+    def slope(self) -> float:
+        """Per-update handler ms per 100 KB of answer so far (least squares)."""
+        pts = [(n / 100_000, ms) for _, n, ms in self.updates]
+        if len(pts) < 3:
+            return math.nan
+        mx = statistics.fmean(p[0] for p in pts)
+        my = statistics.fmean(p[1] for p in pts)
+        var = sum((x - mx) ** 2 for x, _ in pts)
+        return sum((x - mx) * (y - my) for x, y in pts) / var if var else math.nan
+
+
+def _run_cell(page: Any, index: int) -> None:
+    page.evaluate("""i => { const p = window.jupyterapp.shell.currentWidget; p.content.activeCellIndex = i;
+        p.content.deselectAll(); window.jupyterapp.commands.execute('notebook:run-cell'); }""", index)
+
+
+def _metric(cdp: Any, name: str) -> float:
+    for m in cdp.send("Performance.getMetrics")["metrics"]:
+        if m["name"] == name:
+            return float(m["value"])
+    return math.nan
+
+
+def measure(page: Any, cdp: Any, lab_page: Any, index: int, name: str) -> Run:
+    """Run cell `index` (run `name`), wait until it is done and 3 s more, collect the figures."""
+    lab_page.cell(page, index).scroll_into_view_if_needed()
+    page.evaluate("() => { const p = globalThis.__benchProbe; p.long.length = 0; p.updates.length = 0; }")
+    t_task = _metric(cdp, "TaskDuration")
+    start = page.evaluate("() => performance.timeOrigin + performance.now()")
+    _run_cell(page, index)
+    lab_page.wait_cell_done(page, index, timeout_ms=600_000)
+    end = page.evaluate("() => performance.timeOrigin + performance.now()")
+    page.wait_for_timeout(3000)
+    got = page.evaluate("() => ({long: globalThis.__benchProbe.long, updates: globalThis.__benchProbe.updates})")
+    run = Run(name, start, end, [(t, d) for t, d in got["long"] if t >= start],
+              [(t, n, ms) for t, n, ms in got["updates"]])
+    run.task_ms = (_metric(cdp, "TaskDuration") - t_task) * 1000
+    return run
+
+
+def _kernel_runs(page: Any, lab_page: Any, probe_index: int) -> dict[str, Any]:
+    """RUNS from the kernel (the first chunk's time per run), read through a cell's output."""
+    _run_cell(page, probe_index)
+    lab_page.wait_cell_done(page, probe_index)
+    text = lab_page.cell(page, probe_index).locator(".jp-OutputArea-output").last.inner_text()
+    return dict(json.loads(text))
+
+
+def fmt(x: float, digits: int = 0) -> str:
+    return "nan" if not math.isfinite(x) else f"{x:,.{digits}f}"
+
+
+def ratio(a: float, b: float) -> str:
+    return f"{a / b:.2f}x" if b > 0 and math.isfinite(a) else "n/a (baseline 0)"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python benchmarks/bench_browser.py", description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="the mix only (at 40%% size), 3 finished turns above")
+    parser.add_argument("--shapes", default=None, help=f"comma-separated, from {','.join(SHAPES)}")
+    parser.add_argument("--above", type=int, default=None, help="finished long turns above (default 50; quick 3)")
+    parser.add_argument("--chunk", type=int, default=48, help="characters per text_delta (default 48)")
+    parser.add_argument("--delay", type=float, default=0.002, help="seconds between deltas (default 0.002)")
+    args = parser.parse_args(argv)
+    shapes = args.shapes.split(",") if args.shapes else (["mix"] if args.quick else list(SHAPES))
+    scale = 0.4 if args.quick else 1.0
+    above = args.above if args.above is not None else (3 if args.quick else 50)
+
+    from playwright.sync_api import sync_playwright
+
+    from tests.browser import lab_page
+    from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, start_lab
+
+    tmp = Path(tempfile.mkdtemp(prefix="kandev-bench-browser-"))
+    answers = {name: answer(name, scale) for name in shapes}
+    order = [*shapes, "again"]
+    answers["again"] = answers["mix" if "mix" in answers else shapes[0]]
+    (tmp / "answers.json").write_text(json.dumps(answers))
+    setup = (KERNEL_SETUP.replace("__ANSWERS__", repr(str(tmp / "answers.json")))
+             .replace("__ORDER__", repr(json.dumps(order))).replace("__CHUNK__", str(args.chunk))
+             .replace("__DELAY__", str(args.delay)))
+    cells = [setup, "%load_ext kandev_nb"]
+    index: dict[str, int] = {}
+    for name in shapes:
+        index[name] = len(cells)
+        cells.append(f"start_run({name!r})")
+        cells.append(f"%%claude\nanswer {name}")
+        index[name + "/pre"] = len(cells)
+        cells.append(f"await replay({name!r}, {name + '/pre'!r})")
+    index["above"] = len(cells)
+    cells.append(f"show_finished({above}, {order[-1]!r})")
+    index["again"] = len(cells)
+    cells.append("start_run('again')")
+    cells.append("%%claude\nanswer again")
+    probe = len(cells)
+    cells.append("print(json.dumps({k: {'first_chunk': v['first_chunk']} for k, v in RUNS.items()}))")
+    extra = {} if os.environ.get("PYTHONPATH") else {"PYTHONPATH": str(ROOT)}
+    lab = start_lab(tmp / "lab", tmp / "ledger.sqlite", extra)
+    runs: dict[str, Run] = {}
+    try:
+        lab_page.write_notebook(lab.root / "bench.ipynb", *cells)
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.set_default_timeout(120_000)
+            page.add_init_script(PAGE_PROBE)
+            lab_page.open_notebook(page, lab.notebook_url("bench.ipynb"))
+            cdp = page.context.new_cdp_session(page)
+            cdp.send("Performance.enable")
+            for i in (0, 1):
+                _run_cell(page, i)
+                lab_page.wait_cell_done(page, i)
+            for name in shapes:
+                _run_cell(page, index[name])
+                lab_page.wait_cell_done(page, index[name])
+                runs[name] = measure(page, cdp, lab_page, index[name] + 1, name)
+                runs[name + "/pre"] = measure(page, cdp, lab_page, index[name + "/pre"], name + "/pre")
+            _run_cell(page, index["above"])
+            lab_page.wait_cell_done(page, index["above"], timeout_ms=600_000)
+            _run_cell(page, index["again"])
+            lab_page.wait_cell_done(page, index["again"])
+            runs["again"] = measure(page, cdp, lab_page, index["again"] + 1, "again")
+            firsts = _kernel_runs(page, lab_page, probe)
+            for name, run in runs.items():
+                first = (firsts.get(name) or {}).get("first_chunk")
+                if run.updates and first:
+                    run.first_token_ms = max(run.updates[0][0] - first, 0.01)
+            browser.close()
+    finally:
+        lab.stop()
+    report(runs, shapes, above, answers)
+    return 0
+
+
+def report(runs: dict[str, Run], shapes: list[str], above: int, answers: dict[str, str]) -> None:
+    cols = ("long", "TBT ms", "worst ms", "swap worst", "main ms", "upd med", "upd max", "slope/100KB", "1st token")
+    print(f"{'run':<28}" + "".join(f"{c:>12}" for c in cols))
+    for name, run in runs.items():
+        ups = [ms for _, _, ms in run.updates] or [math.nan]
+        swap = max((d for _, d in run.swap()), default=0.0) if "/pre" not in name else math.nan
+        label = (name.replace("/pre", ": plain <pre>") if "/pre" in name else f"{name}: %%claude") + (
+            f" ({len(answers.get(name.split('/')[0], '')) // 1000} KB)")
+        vals = (str(len(run.long)), fmt(run.tbt), fmt(run.worst), fmt(swap), fmt(run.task_ms),
+                fmt(statistics.median(ups), 2), fmt(max(ups), 2), fmt(run.slope(), 2), fmt(run.first_token_ms, 1))
+        print(f"{label:<28}" + "".join(f"{v:>12}" for v in vals))
+    print()
+    print("ratios to the plain <pre> of the same run (kandev / baseline):")
+    for name in shapes:
+        a, b = runs[name], runs[name + "/pre"]
+        print(f"  {name}: TBT {ratio(a.tbt, b.tbt)}, worst task {ratio(a.worst, b.worst)}, "
+              f"main-thread {ratio(a.task_ms, b.task_ms)}, first token {ratio(a.first_token_ms, b.first_token_ms)}")
+    again, base = runs["again"], runs[shapes[-1] if "mix" not in shapes else "mix"]
+    print(f"with {above} finished turns above: main-thread {ratio(again.task_ms, base.task_ms)}, "
+          f"TBT {fmt(again.tbt)} ms (none above: {fmt(base.tbt)} ms), "
+          f"per update median {fmt(statistics.median([m for *_, m in again.updates] or [math.nan]), 2)} ms")
+    print()
+    key = "mix" if "mix" in shapes else shapes[0]
+    a, b = runs[key], runs[key + "/pre"]
+    headline(f"main-thread time, {key}", a.task_ms / b.task_ms if b.task_ms else math.nan, "plain <pre>")
+    headline(f"first token on the page, {key}", a.first_token_ms / b.first_token_ms
+             if b.first_token_ms else math.nan, "plain <pre>")
+    headline(f"main-thread time with {above} finished turns above", again.task_ms / base.task_ms
+             if base.task_ms else math.nan, "none above")
+
+
+if __name__ == "__main__":
+    t0 = time.monotonic()
+    code = main()
+    print(f"# {time.monotonic() - t0:.0f} s", file=sys.stderr)
+    sys.exit(code)
