@@ -171,11 +171,10 @@ PAGE_PROBE = r"""
   globalThis.__benchProbe = probe;
   const textLength = (msg) => (!msg ? 0 : msg.type === "append" ? (msg.at | 0) + String(msg.text).length
     : String(msg.text || "").length);
-  // kandev's views: wrap mount() once the library is there, so every message handler is timed.
-  const hook = () => {
-    const k = globalThis.__kandevNb;
-    if (!k) return setTimeout(hook, 5);
-    if (k.__benchWrapped) return;
+  // kandev's views: wrap mount() as soon as the library publishes itself, so every
+  // message handler is timed.
+  const wrapLib = (k) => {
+    if (!k || k.__benchWrapped) return k;
     const mount = k.mount;
     k.mount = (model, el) => {
       const on = model.on.bind(model);
@@ -187,8 +186,10 @@ PAGE_PROBE = r"""
       return mount(wrapped, el);
     };
     k.__benchWrapped = true;
+    return k;
   };
-  hook();
+  let lib = wrapLib(globalThis.__kandevNb);
+  Object.defineProperty(globalThis, "__kandevNb", { configurable: true, get: () => lib, set: (k) => { lib = wrapLib(k); } });
   probe.now = now;
 })();
 """

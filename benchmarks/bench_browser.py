@@ -75,14 +75,18 @@ class Run:
         return [(t, d) for t, d in self.long if t + d > last]
 
     def slope(self) -> float:
-        """Per-update handler ms per 100 KB of answer so far (least squares)."""
-        pts = [(n / 100_000, ms) for _, n, ms in self.updates]
-        if len(pts) < 3:
+        """Per-update handler ms per 100 KB of answer so far: the least-squares line through
+        the medians of five equal-count bins of updates by length (robust to the odd spike)."""
+        pts = sorted((n / 100_000, ms) for _, n, ms in self.updates)
+        if len(pts) < 10:
             return math.nan
-        mx = statistics.fmean(p[0] for p in pts)
-        my = statistics.fmean(p[1] for p in pts)
-        var = sum((x - mx) ** 2 for x, _ in pts)
-        return sum((x - mx) * (y - my) for x, y in pts) / var if var else math.nan
+        k = len(pts) // 5
+        bins = [pts[i * k:(i + 1) * k] for i in range(5)]
+        xs = [statistics.median(x for x, _ in b) for b in bins]
+        ys = [statistics.median(y for _, y in b) for b in bins]
+        mx, my = statistics.fmean(xs), statistics.fmean(ys)
+        var = sum((x - mx) ** 2 for x in xs)
+        return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / var if var else math.nan
 
 
 def _run_cell(page: Any, index: int) -> None:
@@ -149,13 +153,14 @@ def main(argv: list[str] | None = None) -> int:
 
     tmp = Path(tempfile.mkdtemp(prefix="kandev-bench-browser-"))
     answers = {name: answer(name, scale) for name in shapes}
-    order = [*shapes, "again"]
+    order = ["warm", *shapes, "again"]
+    answers["warm"] = "A short **warm-up** answer.\n\n```python\nx = 1\n```\n\n| a |\n|---|\n| 1 |\n"
     answers["again"] = answers["mix" if "mix" in answers else shapes[0]]
     (tmp / "answers.json").write_text(json.dumps(answers))
     setup = (KERNEL_SETUP.replace("__ANSWERS__", repr(str(tmp / "answers.json")))
              .replace("__ORDER__", repr(json.dumps(order))).replace("__CHUNK__", str(args.chunk))
              .replace("__DELAY__", str(args.delay)))
-    cells = [setup, "%load_ext kandev_nb"]
+    cells = [setup, "%load_ext kandev_nb", "%%claude\nwarm up"]
     index: dict[str, int] = {}
     for name in shapes:
         index[name] = len(cells)
@@ -183,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
             lab_page.open_notebook(page, lab.notebook_url("bench.ipynb"))
             cdp = page.context.new_cdp_session(page)
             cdp.send("Performance.enable")
-            for i in (0, 1):
+            for i in (0, 1, 2):  # setup, the extension, a warm-up turn (the library loads)
                 _run_cell(page, i)
                 lab_page.wait_cell_done(page, i)
             for name in shapes:
