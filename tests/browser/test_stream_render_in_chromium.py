@@ -10,9 +10,7 @@ update: a long code block or table is never re-rendered whole.
 
 from __future__ import annotations
 
-import json
 import random
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -125,3 +123,45 @@ def test_streamed_rendering_is_the_same_as_today_for_every_shape(page: Any, seed
         got = page.evaluate("arg => compare(arg)", {"text": text, "cuts": cuts})
         assert got["same"], (name, got["around"])
         assert got["textDiffers"] == 0, (name, got["firstDiff"])
+
+
+KEEPS = r"""
+async () => {
+  const L = globalThis.__kandevNb;
+  const el = document.createElement("div");
+  document.body.append(el);
+  const r = new L.StreamRenderer(el, "markdown");
+  const out = {};
+  // A table: the first row's <tr> is the same node after 60 more rows (never re-rendered).
+  r.append("Rows:\n\n| n | sq |\n|---|---:|\n| 0 | 0 |\n");
+  const firstRow = el.querySelector("tbody tr");
+  for (let i = 1; i <= 60; i++) r.append(`| ${i} | ${i * i} |\n`);
+  out.rowKept = !!firstRow && firstRow.isConnected;
+  out.rows = el.querySelectorAll("tbody tr").length;
+  // A code block: the <pre> shown while it is open is the same node after 60 more lines,
+  // plain (not highlighted) until it closes ...
+  r.append("\n\nCode:\n\n```python\ndef f(x):\n");
+  const pre = el.querySelector("pre.kandev-code");
+  for (let i = 0; i < 60; i++) r.append(`    x = x + ${i}  # step\n`);
+  out.preKept = !!pre && pre.isConnected;
+  out.plainWhileOpen = pre ? pre.querySelectorAll("span").length : -1;
+  // ... then highlighted once, when idle.
+  r.append("    return x\n```\n\nDone.\n");
+  await new Promise((res) => (globalThis.requestIdleCallback || setTimeout)(res, { timeout: 2000 }));
+  await new Promise((res) => setTimeout(res, 100));
+  const code = el.querySelector("pre.kandev-code code");
+  out.highlighted = code ? code.querySelectorAll(".hljs-keyword").length : 0;
+  out.text = code ? code.textContent : "";
+  el.remove();
+  return out;
+}
+"""
+
+
+def test_finished_rows_and_open_code_lines_are_not_rendered_again(page: Any) -> None:
+    _load(page)
+    got = page.evaluate(KEEPS)
+    assert got["rows"] == 61 and got["rowKept"], got
+    assert got["preKept"] and got["plainWhileOpen"] == 0, got
+    assert got["highlighted"] >= 2, got  # def, return
+    assert got["text"].startswith("def f(x):\n    x = x + 0  # step\n") and got["text"].endswith("    return x"), got
