@@ -161,6 +161,21 @@ PAGE_PROBE = r"""
   new PerformanceObserver((list) => {
     for (const e of list.getEntries()) probe.long.push([performance.timeOrigin + e.startTime, e.duration]);
   }).observe({ type: "longtask", buffered: true });
+  // Long animation frames (over 50 ms): where their time went, for the diagnostics lines.
+  probe.frames = [];
+  try {
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) {
+        const end = e.startTime + e.duration;
+        const top = [...(e.scripts || [])].sort((a, b) => b.duration - a.duration)[0];
+        probe.frames.push([performance.timeOrigin + e.startTime, e.duration,
+          e.styleAndLayoutStart ? end - e.styleAndLayoutStart : 0,
+          (e.scripts || []).reduce((s, x) => s + x.duration, 0),
+          (e.scripts || []).reduce((s, x) => s + (x.forcedStyleAndLayoutDuration || 0), 0),
+          top ? `${top.invoker || ""} ${top.sourceFunctionName || ""} ${(top.sourceURL || "").split("/").pop()}` : ""]);
+      }
+    }).observe({ type: "long-animation-frame", buffered: true });
+  } catch (e) { /* not in this browser */ }
   probe.wrap = (fn, length) => function (msg, ...rest) {
     const t0 = performance.now();
     const out = fn.call(this, msg, ...rest);

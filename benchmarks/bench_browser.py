@@ -61,6 +61,7 @@ class Run:
     updates: list[tuple[float, int, float]] = field(default_factory=list)  # (epoch ms, chars, ms)
     task_ms: float = 0.0
     first_token_ms: float = math.nan
+    frames: list[tuple[Any, ...]] = field(default_factory=list)  # long animation frames
 
     @property
     def tbt(self) -> float:
@@ -101,20 +102,52 @@ def _metric(cdp: Any, name: str) -> float:
     return math.nan
 
 
+PROFILE: set[str] = set()
+"""Runs to record a JavaScript CPU profile of (``--profile``), summarised on stderr."""
+
+
+def _profile_summary(profile: dict[str, Any], name: str) -> None:
+    nodes = {n["id"]: n for n in profile["nodes"]}
+    parent = {c: n["id"] for n in profile["nodes"] for c in n.get("children", ())}
+    dt: dict[int, float] = {}
+    for sid, delta in zip(profile["samples"], profile["timeDeltas"], strict=False):
+        dt[sid] = dt.get(sid, 0.0) + delta / 1000
+    total: dict[str, float] = {}
+    for sid, ms in dt.items():
+        seen, node = set(), sid
+        while node in nodes:
+            cf = nodes[node]["callFrame"]
+            key = f"{cf['functionName'] or '(anon)'} {cf['url'].split('/')[-1][:30]}:{cf['lineNumber']}:{cf['columnNumber']}"
+            if key not in seen:
+                total[key] = total.get(key, 0.0) + ms
+                seen.add(key)
+            node = parent.get(node, -1)
+    print(f"# profile {name}: inclusive ms", file=sys.stderr)
+    for key, ms in sorted(total.items(), key=lambda kv: -kv[1])[:45]:
+        print(f"#   {ms:8.1f}  {key}", file=sys.stderr)
+
+
 def measure(page: Any, cdp: Any, lab_page: Any, index: int, name: str) -> Run:
     """Run cell `index` (run `name`), wait until it is done and 3 s more, collect the figures."""
+    if name in PROFILE:
+        cdp.send("Profiler.enable")
+        cdp.send("Profiler.setSamplingInterval", {"interval": 500})
+        cdp.send("Profiler.start")
     lab_page.cell(page, index).scroll_into_view_if_needed()
-    page.evaluate("() => { const p = globalThis.__benchProbe; p.long.length = 0; p.updates.length = 0; }")
+    page.evaluate("() => { const p = globalThis.__benchProbe; p.long.length = 0; p.updates.length = 0; p.frames.length = 0; }")
     t_task = _metric(cdp, "TaskDuration")
     start = page.evaluate("() => performance.timeOrigin + performance.now()")
     _run_cell(page, index)
     lab_page.wait_cell_done(page, index, timeout_ms=600_000)
     end = page.evaluate("() => performance.timeOrigin + performance.now()")
     page.wait_for_timeout(3000)
-    got = page.evaluate("() => ({long: globalThis.__benchProbe.long, updates: globalThis.__benchProbe.updates})")
+    got = page.evaluate("() => { const p = globalThis.__benchProbe; return {long: p.long, updates: p.updates, frames: p.frames}; }")
     run = Run(name, start, end, [(t, d) for t, d in got["long"] if t >= start],
               [(t, n, ms) for t, n, ms in got["updates"]])
     run.task_ms = (_metric(cdp, "TaskDuration") - t_task) * 1000
+    run.frames = [tuple(f) for f in got["frames"] if f[0] >= start]
+    if name in PROFILE:
+        _profile_summary(cdp.send("Profiler.stop")["profile"], name)
     return run
 
 
@@ -141,7 +174,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--above", type=int, default=None, help="finished long turns above (default 50; quick 3)")
     parser.add_argument("--chunk", type=int, default=48, help="characters per text_delta (default 48)")
     parser.add_argument("--delay", type=float, default=0.002, help="seconds between deltas (default 0.002)")
+    parser.add_argument("--profile", default="", help="comma-separated runs to profile (diagnostics on stderr)")
     args = parser.parse_args(argv)
+    PROFILE.update(filter(None, args.profile.split(",")))
     shapes = args.shapes.split(",") if args.shapes else (["mix"] if args.quick else list(SHAPES))
     scale = 0.4 if args.quick else 1.0
     above = args.above if args.above is not None else (3 if args.quick else 50)
@@ -170,6 +205,7 @@ def main(argv: list[str] | None = None) -> int:
         cells.append(f"await replay({name!r}, {name + '/pre'!r})")
     index["above"] = len(cells)
     cells.append(f"show_finished({above}, {order[-1]!r})")
+    cells.append("pass  # JupyterLab scans the new outputs for headings once, here, not in the next run")
     index["again"] = len(cells)
     cells.append("start_run('again')")
     cells.append("%%claude\nanswer again")
@@ -196,8 +232,10 @@ def main(argv: list[str] | None = None) -> int:
                 lab_page.wait_cell_done(page, index[name])
                 runs[name] = measure(page, cdp, lab_page, index[name] + 1, name)
                 runs[name + "/pre"] = measure(page, cdp, lab_page, index[name + "/pre"], name + "/pre")
-            _run_cell(page, index["above"])
-            lab_page.wait_cell_done(page, index["above"], timeout_ms=600_000)
+            for i in (index["above"], index["above"] + 1):
+                _run_cell(page, i)
+                lab_page.wait_cell_done(page, i, timeout_ms=600_000)
+                page.wait_for_timeout(3000)
             _run_cell(page, index["again"])
             lab_page.wait_cell_done(page, index["again"])
             runs["again"] = measure(page, cdp, lab_page, index["again"] + 1, "again")
@@ -224,6 +262,13 @@ def report(runs: dict[str, Run], shapes: list[str], above: int, answers: dict[st
         vals = (str(len(run.long)), fmt(run.tbt), fmt(run.worst), fmt(swap), fmt(run.task_ms),
                 fmt(statistics.median(ups), 2), fmt(max(ups), 2), fmt(run.slope(), 2), fmt(run.first_token_ms, 1))
         print(f"{label:<28}" + "".join(f"{v:>12}" for v in vals))
+    print()
+    print("diagnostics: the 3 longest animation frames of each run (ms: frame, style+layout at its end, "
+          "scripts, forced layout in scripts; the longest script)")
+    for name, run in runs.items():
+        for t, dur, layout, scripts, forced, top in sorted(run.frames, key=lambda f: -f[1])[:3]:
+            print(f"  frame {name}: +{(t - run.start) / 1000:.1f} s {dur:.0f} / {layout:.0f} / {scripts:.0f} / "
+                  f"{forced:.0f}  {top.strip()[:70]}")
     print()
     print("ratios to the plain <pre> of the same run (kandev / baseline):")
     for name in shapes:
