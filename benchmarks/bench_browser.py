@@ -259,7 +259,7 @@ def report(runs: dict[str, Run], shapes: list[str], above: int, answers: dict[st
         swap = max((d for _, d in run.swap()), default=0.0) if "/pre" not in name else math.nan
         label = (name.replace("/pre", ": plain <pre>") if "/pre" in name else f"{name}: %%claude") + (
             f" ({len(answers.get(name.split('/')[0], '')) // 1000} KB)")
-        vals = (str(len(run.long)), fmt(run.tbt), fmt(run.worst), fmt(swap), fmt(run.task_ms),
+        vals = (str(len(run.long)), fmt(run.tbt), fmt(run.worst), fmt(swap) if math.isfinite(swap) else "-", fmt(run.task_ms),
                 fmt(statistics.median(ups), 2), fmt(max(ups), 2), fmt(run.slope(), 2), fmt(run.first_token_ms, 1))
         print(f"{label:<28}" + "".join(f"{v:>12}" for v in vals))
     print()
