@@ -20,9 +20,15 @@ to the static rendering):
   sending the first chunk) to the page's handler having put it in the DOM (both epoch clocks
   of this machine).
 
-Then the running turn with N finished long turns (the mix's static rendering) above it, in
-the same page, against the same turn with none (ratios). Nothing is asserted; the headline
-ratios (kandev / plain ``<pre>``, same run) are printed last.
+A warm-up turn runs first (the client library loads once per kernel). Then the running turn
+with N finished long turns (the mix's static rendering, as N outputs of one cell) above it,
+in the same page, against the same turn with none (ratios); a trivial cell runs between
+them, because JupyterLab scans a cell's new HTML outputs for headings once (its table of
+contents), on the next change of the notebook. Diagnostics: the three longest animation
+frames (``long-animation-frame``) of each run with their style+layout and script time, and
+with ``--profile RUN,...`` a JavaScript CPU profile of those runs (inclusive ms, stderr).
+Nothing is asserted; the headline ratios (kandev / plain ``<pre>``, same run) are printed
+last.
 """
 
 from __future__ import annotations
