@@ -66,8 +66,10 @@ globalThis.compare = async ({ text, cuts }) => {
   const r = new L.StreamRenderer(a, "markdown"), ref = new Reference(b);
   let prev = 0, textDiffers = 0, firstDiff = null, work = 0;
   const t0 = performance.now();
+  let i = 0;
   for (const cut of [...cuts, text.length]) {
     const s = text.slice(prev, cut); prev = cut;
+    if (++i % 7 === 0) await new Promise((res) => requestIdleCallback(res, { timeout: 500 }));  // pieces get highlighted
     const w0 = performance.now(); r.append(s); work += performance.now() - w0;
     ref.append(s);
     if (norm(a.textContent) !== norm(b.textContent)) { textDiffers++; firstDiff ??= [norm(a.textContent).slice(-200), norm(b.textContent).slice(-200)]; }
@@ -100,6 +102,10 @@ def _texts() -> dict[str, str]:
         "A paragraph | with a pipe\nand a second line\n\n"
         "````md\n```\ninner\n```\n````\n\nend"
     )
+    doc = "".join(f"line {i} of a docstring\n" + ("\n" if i % 9 == 0 else "") for i in range(90))
+    body = "".join(f"def g{i}(x):\n    return x + {i}  # {i}\n\n" for i in range(40))
+    cases["long strings"] = (f'Code:\n\n```python\n{body}X = """\n{doc}"""\n{body}/* not C */\n```\n\n'
+                             f"```js\n{body.replace('def', 'function').replace('):', ') {')}/*\n{doc}*/\nx = 1;\n```\n\nend")
     return cases
 
 
@@ -145,23 +151,32 @@ async () => {
   for (let i = 0; i < 60; i++) r.append(`    x = x + ${i}  # step\n`);
   out.preKept = !!pre && pre.isConnected;
   out.plainWhileOpen = pre ? pre.querySelectorAll("span").length : -1;
-  // ... then highlighted once, when idle.
+  // ... then, when idle, its lines are highlighted while it is still open; the spans of
+  // those lines stay the same nodes while more lines arrive (only new lines are highlighted)
+  await new Promise((res) => (globalThis.requestIdleCallback || setTimeout)(res, { timeout: 2000 }));
+  const firstSpan = pre.querySelector("span");
+  out.highlightedWhileOpen = pre.querySelectorAll(".hljs-keyword").length;
+  for (let i = 60; i < 140; i++) r.append(`    x = x + ${i}  # step\n`);
+  await new Promise((res) => (globalThis.requestIdleCallback || setTimeout)(res, { timeout: 2000 }));
+  out.spanKept = !!firstSpan && firstSpan.isConnected;
   r.append("    return x\n```\n\nDone.\n");
   await new Promise((res) => (globalThis.requestIdleCallback || setTimeout)(res, { timeout: 2000 }));
   await new Promise((res) => setTimeout(res, 100));
   const code = el.querySelector("pre.kandev-code code");
   out.highlighted = code ? code.querySelectorAll(".hljs-keyword").length : 0;
   out.text = code ? code.textContent : "";
+  out.sameAsWhole = code ? code.innerHTML === L.renderMarkdown("```python\n" + code.textContent + "\n```\n").match(/<code[^>]*>([\s\S]*)<\/code>/)[1] : false;
   el.remove();
   return out;
 }
 """
 
 
-def test_finished_rows_and_open_code_lines_are_not_rendered_again(page: Any) -> None:
+def test_finished_rows_and_highlighted_code_lines_are_not_rendered_again(page: Any) -> None:
     _load(page)
     got = page.evaluate(KEEPS)
     assert got["rows"] == 61 and got["rowKept"], got
     assert got["preKept"] and got["plainWhileOpen"] == 0, got
-    assert got["highlighted"] >= 2, got  # def, return
+    assert got["highlightedWhileOpen"] >= 1 and got["spanKept"], got
+    assert got["highlighted"] >= 2 and got["sameAsWhole"], got  # def, return; as if highlighted in one go
     assert got["text"].startswith("def f(x):\n    x = x + 0  # step\n") and got["text"].endswith("    return x"), got

@@ -62,6 +62,25 @@ function highlight(code, lang) {
   return escapeHtml(code);
 }
 
+/**
+ * Highlight `code` as highlight() does; `top` tells whether the highlighter ended in the
+ * language's top-level mode (not inside a string or comment that spans lines), so that the
+ * text after it, highlighted on its own, comes out as it would in one piece.
+ */
+export function highlightChunk(code, lang) {
+  const name = (lang || "").trim().split(/\s+/)[0].toLowerCase();
+  const def = name && hljs.getLanguage(name);
+  if (def) {
+    try {
+      const res = hljs.highlight(code, { language: name, ignoreIllegals: true });
+      return { html: res.value, top: res._top === def };
+    } catch (e) {
+      /* fall through to plain text */
+    }
+  }
+  return { html: escapeHtml(code), top: true };
+}
+
 const marked = new Marked({ gfm: true, breaks: false, async: false });
 marked.use({
   renderer: {
@@ -176,9 +195,11 @@ const TABLE_DELIM = /^ {0,3}\|? *:?-+:? *(\| *:?-+:? *)*\|? *$/;
 
 /**
  * The open block when it is a fenced code block that starts at column 0: its lines are
- * appended as plain text as they arrive (no re-parse, no re-highlight); once the closing
- * fence arrives the block is rendered ONCE (marked + highlight.js, as a finished block
- * would be) in an idle callback, off the critical path, and swapped in.
+ * appended as plain text as they arrive (no re-parse, no re-render of what is shown), and
+ * highlighted a piece at a time, only the new lines, in idle callbacks off the critical
+ * path. A piece is kept only if the highlighter ends it at the language's top level (see
+ * highlightChunk), so the pieces together are exactly the block highlighted in one go;
+ * the rest is highlighted when the fence closes.
  */
 class OpenCode {
   static start(tail) {
@@ -189,18 +210,22 @@ class OpenCode {
     if (!m) return null;
     const shell = fragment(renderMarkdown(first + "\n")).firstElementChild;
     const code = shell && shell.querySelector("code");
-    if (!shell || shell.tagName !== "PRE" || !code) return null;
-    return new OpenCode(shell, code, m[1], nl + 1);
+    if (!shell || shell.tagName !== "PRE" || !code || code.childNodes.length) return null;
+    return new OpenCode(shell, code, m[1], m[2].trim().split(/\s+/)[0], nl + 1);
   }
 
-  constructor(el, code, fence, pos) {
+  constructor(el, code, fence, lang, pos) {
     this.el = el;
     this.code = code;
     this.fence = fence;
+    this.lang = lang;
     this.pos = pos; // offset in the block's text of the first line not yet shown in full
+    this.plain = code.appendChild(document.createTextNode("")); // complete lines not yet highlighted
+    this.plainLines = 0;
+    this.want = OpenCode.PIECE; // highlight when this many plain lines wait
     this.partial = null; // the text node of the unfinished last line
     this.end = null; // offset just after the closing fence line, once it arrived
-    this.lines = 0;
+    this.scheduled = false;
   }
 
   /** Show the new complete lines of `tail` (the block's text so far, and what follows). */
@@ -217,30 +242,53 @@ class OpenCode {
         this.end = nl + 1;
         break;
       }
-      add += (this.lines++ ? "\n" : "") + line;
+      add += line + "\n";
+      this.plainLines++;
       pos = nl + 1;
     }
     this.pos = pos;
-    if (add) this.code.insertBefore(document.createTextNode(add), this.partial);
+    if (add) this.plain.appendData(add);
     const rest = this.end === null ? tail.slice(pos) : "";
     if (rest) {
-      const shown = (this.lines ? "\n" : "") + rest;
-      if (this.partial) this.partial.data = shown;
-      else this.partial = this.code.appendChild(document.createTextNode(shown));
+      if (this.partial) this.partial.data = rest;
+      else this.partial = this.code.appendChild(document.createTextNode(rest));
     } else if (this.partial) {
       this.partial.remove();
       this.partial = null;
     }
-    if (this.end !== null) {
-      const source = tail.slice(0, this.end);
-      const plain = this.el;
-      idle(() => {
-        const done = fragment(renderMarkdown(source)).firstElementChild;
-        if (done) plain.replaceWith(done);
-      });
+    if (this.end !== null || this.plainLines >= this.want) this._schedule();
+  }
+
+  _schedule() {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    idle(() => {
+      this.scheduled = false;
+      this._highlight();
+    });
+  }
+
+  _highlight() {
+    const text = this.plain.data;
+    if (this.end !== null) { // closed: the rest in one piece, without the last newline
+      const last = highlightChunk(text.endsWith("\n") ? text.slice(0, -1) : text, this.lang);
+      this.code.insertBefore(fragment(last.html), this.plain);
+      this.plain.remove();
+      return;
+    }
+    if (this.plainLines < this.want) return;
+    const piece = highlightChunk(text, this.lang);
+    if (piece.top) {
+      this.code.insertBefore(fragment(piece.html), this.plain);
+      this.plain.deleteData(0, text.length);
+      this.plainLines = 0;
+      this.want = OpenCode.PIECE;
+    } else {
+      this.want = this.plainLines * 2; // inside a string or comment: wait for more lines
     }
   }
 }
+OpenCode.PIECE = 40;
 
 /**
  * The open block when it is a GFM table: each row is rendered once when its line is
@@ -434,8 +482,8 @@ export function mount(model, el) {
   return () => model.off("msg:custom", onMsg);
 }
 
-export const version = "1";
-globalThis.__kandevNb = { version, mount, renderMarkdown, stableEnd, StreamRenderer, escapeHtml };
+export const version = "2";
+globalThis.__kandevNb = { version, mount, renderMarkdown, stableEnd, StableScan, StreamRenderer, escapeHtml, highlightChunk };
 
 export default {
   initialize() {},
