@@ -159,3 +159,30 @@ def cli_binary() -> object:
         return find_cli(None)
     except CLINotFoundError:
         pytest.skip("no Claude Code CLI here")
+
+
+BROWSER_COLUMNS = ("long", "TBT ms", "worst ms", "swap worst", "main ms", "upd med", "upd max", "slope/100KB",
+                   "1st token")
+
+
+def test_bench_browser_quick_prints_page_figures_and_ratios(cli_binary: object) -> None:
+    lines = run("bench_browser")
+    start = next(i for i, line in enumerate(lines) if line.startswith("run "))
+    assert all(c in lines[start] for c in BROWSER_COLUMNS)
+    rows = lines[start + 1:lines.index("", start)]
+    names = [row[:28].strip() for row in rows]
+    assert any(n.startswith("mix: %%claude") for n in names) and any(n.startswith("mix: plain <pre>") for n in names)
+    assert any(n.startswith("again: %%claude") for n in names)
+    for row in rows:
+        cells = dict(zip(BROWSER_COLUMNS, row[28:].split(), strict=True))
+        for col, value in cells.items():
+            if col == "swap worst" and value == "-":  # the baseline has no swap
+                continue
+            x = float(value.replace(",", ""))
+            assert math.isfinite(x), f"{row}: {col}"
+            if col in ("main ms", "1st token"):
+                assert x > 0, f"{row}: {col}"
+            elif col != "slope/100KB":  # counts and long-task times can be 0; a slope can be negative
+                assert x >= 0, f"{row}: {col}"
+    assert any(line.startswith("ratios to the plain <pre>") for line in lines)
+    assert len(headlines(lines)) == 3

@@ -8,8 +8,12 @@ Why an anywidget with an "append" message (measured by ``python -m kandev_nb.ben
   only the last one re-sent) re-sends the whole current block on every update: a long code
   block, a table or a long paragraph still grows with the square of its length, and every
   frozen paragraph costs a comm_open with its layout and style models.
-* The renderer: the client keeps finished Markdown blocks and re-renders only the tail
-  after the last block boundary, with `marked` and highlight.js vendored as one ESM file
+* The renderer: the client keeps finished Markdown blocks and re-renders only the open
+  block after the last block boundary (found by a resumable scan that reads each line
+  once); an open fenced code block is appended as plain lines and highlighted once, in an
+  idle callback, when it closes; a table is rendered row by row. So an update costs the
+  new text, not the answer so far (``benchmarks/bench_browser.py`` measures it in
+  JupyterLab). `marked` and highlight.js are vendored as one ESM file
   (``assets/kandev_lib.js``, built from ``js/``). That file is shipped ONCE per kernel by
   the :class:`KandevLib` widget; each text segment carries only a 0.7 KB loader.
 * The final rendering is exact anyway: when the turn ends, the view is replaced by the

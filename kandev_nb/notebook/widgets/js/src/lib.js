@@ -62,6 +62,25 @@ function highlight(code, lang) {
   return escapeHtml(code);
 }
 
+/**
+ * Highlight `code` as highlight() does; `top` tells whether the highlighter ended in the
+ * language's top-level mode (not inside a string or comment that spans lines), so that the
+ * text after it, highlighted on its own, comes out as it would in one piece.
+ */
+export function highlightChunk(code, lang) {
+  const name = (lang || "").trim().split(/\s+/)[0].toLowerCase();
+  const def = name && hljs.getLanguage(name);
+  if (def) {
+    try {
+      const res = hljs.highlight(code, { language: name, ignoreIllegals: true });
+      return { html: res.value, top: res._top === def };
+    } catch (e) {
+      /* fall through to plain text */
+    }
+  }
+  return { html: escapeHtml(code), top: true };
+}
+
 const marked = new Marked({ gfm: true, breaks: false, async: false });
 marked.use({
   renderer: {
@@ -113,36 +132,232 @@ const FENCE = /^ {0,3}(`{3,}|~{3,})/;
  * offset, outside any fence).
  */
 export function stableEnd(text, from) {
-  let pos = from;
-  let fence = null;
-  let best = from;
-  let prevBlank = false;
-  while (pos < text.length) {
-    const nl = text.indexOf("\n", pos);
-    if (nl < 0) break; // the last (unfinished) line never counts
-    const line = text.slice(pos, nl);
-    const m = FENCE.exec(line);
-    if (fence) {
-      if (m && m[1][0] === fence[0] && m[1].length >= fence.length && line.trim() === m[1]) fence = null;
-      prevBlank = false;
-    } else if (m) {
-      if (prevBlank) best = pos;
-      fence = m[1];
-      prevBlank = false;
-    } else if (line.trim() === "") {
-      prevBlank = true;
-    } else {
-      if (prevBlank && !/^( {4}|\t|\s*([-*+]|\d+[.)])\s)/.test(line)) best = pos;
-      prevBlank = false;
-    }
-    pos = nl + 1;
-  }
-  return best;
+  const scan = new StableScan(from);
+  return scan.feed(text);
 }
 
 /**
- * A view's renderer: finished blocks are rendered once and kept; only the tail after the
- * stable boundary is re-rendered on each update.
+ * The scan of {@link stableEnd}, resumable: each {@link StableScan#feed} reads only the
+ * complete lines it has not read yet, so an update costs the new text, not the open block.
+ */
+export class StableScan {
+  constructor(from = 0) {
+    this.pos = from;
+    this.fence = null;
+    this.best = from;
+    this.prevBlank = false;
+  }
+
+  /** Read the complete lines of `text` after the last one read; returns the stable end. */
+  feed(text) {
+    let pos = this.pos;
+    while (pos < text.length) {
+      const nl = text.indexOf("\n", pos);
+      if (nl < 0) break; // the last (unfinished) line never counts
+      const line = text.slice(pos, nl);
+      const m = FENCE.exec(line);
+      if (this.fence) {
+        const f = this.fence;
+        if (m && m[1][0] === f[0] && m[1].length >= f.length && line.trim() === m[1]) this.fence = null;
+        this.prevBlank = false;
+      } else if (m) {
+        if (this.prevBlank) this.best = pos;
+        this.fence = m[1];
+        this.prevBlank = false;
+      } else if (line.trim() === "") {
+        this.prevBlank = true;
+      } else {
+        if (this.prevBlank && !/^( {4}|\t|\s*([-*+]|\d+[.)])\s)/.test(line)) this.best = pos;
+        this.prevBlank = false;
+      }
+      pos = nl + 1;
+    }
+    this.pos = pos;
+    return this.best;
+  }
+}
+
+const idle = globalThis.requestIdleCallback
+  ? (fn) => globalThis.requestIdleCallback(fn, { timeout: 300 })
+  : (fn) => setTimeout(fn, 0);
+
+function fragment(html) {
+  const t = document.createElement("template");
+  t.innerHTML = html;
+  return t.content;
+}
+
+// A line that ends a GFM table, as marked's table rule has it (blank lines aside), or that
+// this renderer does not follow row by row (then the open block is re-rendered as before).
+const NOT_A_ROW = /^( {4}|\t| {0,3}(#{1,6}(\s|$)|>|`{3,}|~{3,}|[*+-]([ \t]|$)|\d{1,9}[.)]([ \t]|$)|<|(\*[ \t]*){3,}$|(-[ \t]*){3,}$|(_[ \t]*){3,}$))/;
+const OPEN_FENCE = /^(`{3,}(?=[^`]*$)|~{3,})(.*)$/;
+const TABLE_DELIM = /^ {0,3}\|? *:?-+:? *(\| *:?-+:? *)*\|? *$/;
+
+/**
+ * The open block when it is a fenced code block that starts at column 0: its lines are
+ * appended as plain text as they arrive (no re-parse, no re-render of what is shown), and
+ * highlighted a piece at a time, only the new lines, in idle callbacks off the critical
+ * path. A piece is kept only if the highlighter ends it at the language's top level (see
+ * highlightChunk), so the pieces together are exactly the block highlighted in one go;
+ * the rest is highlighted when the fence closes.
+ */
+class OpenCode {
+  static start(tail) {
+    const nl = tail.indexOf("\n");
+    if (nl < 0) return null;
+    const first = tail.slice(0, nl);
+    const m = OPEN_FENCE.exec(first);
+    if (!m) return null;
+    const shell = fragment(renderMarkdown(first + "\n")).firstElementChild;
+    const code = shell && shell.querySelector("code");
+    if (!shell || shell.tagName !== "PRE" || !code || code.childNodes.length) return null;
+    return new OpenCode(shell, code, m[1], m[2].trim().split(/\s+/)[0], nl + 1);
+  }
+
+  constructor(el, code, fence, lang, pos) {
+    this.el = el;
+    this.code = code;
+    this.fence = fence;
+    this.lang = lang;
+    this.pos = pos; // offset in the block's text of the first line not yet shown in full
+    this.plain = code.appendChild(document.createTextNode("")); // complete lines not yet highlighted
+    this.plainLines = 0;
+    this.want = OpenCode.PIECE; // highlight when this many plain lines wait
+    this.partial = null; // the text node of the unfinished last line
+    this.end = null; // offset just after the closing fence line, once it arrived
+    this.scheduled = false;
+  }
+
+  /** Show the new complete lines of `tail` (the block's text so far, and what follows). */
+  update(tail) {
+    if (this.end !== null) return;
+    let pos = this.pos;
+    let add = "";
+    while (pos < tail.length) {
+      const nl = tail.indexOf("\n", pos);
+      if (nl < 0) break;
+      const line = tail.slice(pos, nl);
+      const m = FENCE.exec(line);
+      if (m && m[1][0] === this.fence[0] && m[1].length >= this.fence.length && line.trim() === m[1]) {
+        this.end = nl + 1;
+        break;
+      }
+      add += line + "\n";
+      this.plainLines++;
+      pos = nl + 1;
+    }
+    this.pos = pos;
+    if (add) this.plain.appendData(add);
+    const rest = this.end === null ? tail.slice(pos) : "";
+    if (rest) {
+      if (this.partial) this.partial.data = rest;
+      else this.partial = this.code.appendChild(document.createTextNode(rest));
+    } else if (this.partial) {
+      this.partial.remove();
+      this.partial = null;
+    }
+    if (this.end !== null || this.plainLines >= this.want) this._schedule();
+  }
+
+  _schedule() {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    idle(() => {
+      this.scheduled = false;
+      this._highlight();
+    });
+  }
+
+  _highlight() {
+    const text = this.plain.data;
+    if (this.end !== null) { // closed: the rest in one piece, without the last newline
+      const last = highlightChunk(text.endsWith("\n") ? text.slice(0, -1) : text, this.lang);
+      this.code.insertBefore(fragment(last.html), this.plain);
+      this.plain.remove();
+      return;
+    }
+    if (this.plainLines < this.want) return;
+    const piece = highlightChunk(text, this.lang);
+    if (piece.top) {
+      this.code.insertBefore(fragment(piece.html), this.plain);
+      this.plain.deleteData(0, text.length);
+      this.plainLines = 0;
+      this.want = OpenCode.PIECE;
+    } else {
+      this.want = this.plainLines * 2; // inside a string or comment: wait for more lines
+    }
+  }
+}
+OpenCode.PIECE = 40;
+
+/**
+ * The open block when it is a GFM table: each row is rendered once when its line is
+ * complete (with the header, so cells and alignment come out as marked renders them in
+ * the whole table) and appended; the unfinished last row is re-rendered alone.
+ */
+class OpenTable {
+  static start(tail) {
+    const a = tail.indexOf("\n");
+    const b = a < 0 ? -1 : tail.indexOf("\n", a + 1);
+    if (b < 0) return null;
+    const head = tail.slice(0, a);
+    const delim = tail.slice(a + 1, b);
+    if (!/^[^ \t]/.test(head) || !head.includes("|") || !TABLE_DELIM.test(delim) || NOT_A_ROW.test(head)) return null;
+    const prefix = head + "\n" + delim + "\n";
+    const table = fragment(renderMarkdown(prefix)).firstElementChild;
+    if (!table || table.tagName !== "TABLE") return null;
+    return new OpenTable(table, prefix, b + 1);
+  }
+
+  constructor(el, prefix, pos) {
+    this.el = el;
+    this.prefix = prefix;
+    this.pos = pos;
+    this.body = null;
+    this.pending = null; // the <tr> of the unfinished last row
+    this.end = null; // offset of the blank line that ended the table
+    this.failed = false; // a line this renderer does not follow: re-render the block instead
+  }
+
+  _row(line) {
+    const tr = fragment(renderMarkdown(this.prefix + line + "\n")).querySelector("tbody > tr");
+    if (!tr) return null;
+    if (!this.body) this.body = this.el.appendChild(document.createElement("tbody"));
+    return tr;
+  }
+
+  update(tail) {
+    if (this.end !== null || this.failed) return;
+    let pos = this.pos;
+    while (pos < tail.length) {
+      const nl = tail.indexOf("\n", pos);
+      if (nl < 0) break;
+      const line = tail.slice(pos, nl);
+      if (line.trim() === "") {
+        this.end = pos;
+        break;
+      }
+      const tr = NOT_A_ROW.test(line) ? null : this._row(line);
+      if (!tr) {
+        this.failed = true;
+        return;
+      }
+      this.body.insertBefore(tr, this.pending);
+      pos = nl + 1;
+    }
+    this.pos = pos;
+    const rest = this.end === null ? tail.slice(pos) : "";
+    const tr = rest.trim() && !NOT_A_ROW.test(rest) ? this._row(rest) : null;
+    if (this.pending) this.pending.remove();
+    this.pending = tr ? this.body.appendChild(tr) : null;
+  }
+}
+
+/**
+ * A view's renderer: finished blocks are rendered once and kept; the open block after the
+ * stable boundary is re-rendered on each update, except a fenced code block (its lines are
+ * appended as plain text, then it is highlighted once when it closes) and a table (row by
+ * row): there an update costs the new text, not the block so far.
  */
 export class StreamRenderer {
   constructor(el, mode) {
@@ -150,6 +365,10 @@ export class StreamRenderer {
     this.el = el;
     this.text = "";
     this.stable = 0;
+    this.scan = new StableScan(0);
+    this.open = null; // OpenCode | OpenTable for the block at `stable`
+    this.tried = -1; // the `stable` offset for which no open-block renderer applies
+    this.plain = null;
     this.done = document.createElement("div");
     this.tail = document.createElement("div");
     el.append(this.done, this.tail);
@@ -162,26 +381,75 @@ export class StreamRenderer {
   set(text) {
     this.text = "";
     this.stable = 0;
+    this.scan = new StableScan(0);
+    this.open = null;
+    this.tried = -1;
+    this.plain = null;
     this.done.replaceChildren();
     this.tail.replaceChildren();
     this.append(text);
   }
 
+  _finish(end) {
+    // The blocks in [stable, end) are final: the open block's DOM is kept as it is, the
+    // rest is rendered once.
+    let from = this.stable;
+    const open = this.open;
+    if (open && open.end !== null && !open.failed && this.stable + open.end <= end) {
+      const block = document.createElement("div");
+      block.append(open.el);
+      this.done.append(block);
+      from = this.stable + open.end;
+    }
+    this.open = null;
+    const rest = this.text.slice(from, end);
+    if (rest.trim() || from === this.stable) {
+      const block = document.createElement("div");
+      block.innerHTML = this._html(rest);
+      this.done.append(block);
+    }
+    this.stable = end;
+    this.tail.replaceChildren();
+  }
+
+  _renderTail() {
+    const tail = this.text.slice(this.stable);
+    if (!this.open && this.tried !== this.stable) {
+      const a = tail.indexOf("\n");
+      if (a >= 0) { // its first line is complete: a fence, a table header, or neither
+        this.open = OpenCode.start(tail) || OpenTable.start(tail);
+        if (this.open) this.tail.replaceChildren(this.open.el, (this.restEl = document.createElement("div")));
+        else if (!tail.slice(0, a).includes("|") || tail.indexOf("\n", a + 1) >= 0) this.tried = this.stable;
+      }
+    }
+    if (this.open) {
+      this.open.update(tail);
+      if (!this.open.failed) {
+        const rest = this.open.end === null ? "" : tail.slice(this.open.end);
+        this.restEl.innerHTML = rest.trim() ? this._html(rest) : "";
+        return;
+      }
+      this.open = null;
+      this.tried = this.stable;
+    }
+    this.tail.innerHTML = this._html(tail);
+  }
+
   append(s) {
     if (!s) return;
     this.text += s;
-    if (this.mode === "markdown") {
-      const end = stableEnd(this.text, this.stable);
-      if (end > this.stable) {
-        const block = document.createElement("div");
-        block.innerHTML = this._html(this.text.slice(this.stable, end));
-        this.done.append(block);
-        this.stable = end;
+    if (this.mode !== "markdown") {
+      if (!this.plain) {
+        this.tail.innerHTML = this._html("");
+        this.plain = this.tail.firstElementChild;
       }
-      this.tail.innerHTML = this._html(this.text.slice(this.stable));
-    } else {
-      this.tail.innerHTML = this._html(this.text);
+      this.plain.append(document.createTextNode(s));
+      return;
     }
+    if (this.open) this.open.update(this.text.slice(this.stable));
+    const end = this.scan.feed(this.text);
+    if (end > this.stable) this._finish(end);
+    this._renderTail();
   }
 }
 
@@ -214,8 +482,8 @@ export function mount(model, el) {
   return () => model.off("msg:custom", onMsg);
 }
 
-export const version = "1";
-globalThis.__kandevNb = { version, mount, renderMarkdown, stableEnd, StreamRenderer, escapeHtml };
+export const version = "2";
+globalThis.__kandevNb = { version, mount, renderMarkdown, stableEnd, StableScan, StreamRenderer, escapeHtml, highlightChunk };
 
 export default {
   initialize() {},

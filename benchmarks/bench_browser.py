@@ -1,0 +1,302 @@
+"""The page side of streaming (issue 16): main-thread cost in JupyterLab + headless Chromium.
+
+Run from a clone: ``python benchmarks/bench_browser.py [--quick]``. One JupyterLab server,
+one Chromium page, one kernel, one scripted model server; the real Claude Code CLI streams
+each answer shape through a ``%%claude`` cell. Right after each shape, its BASELINE runs in
+the same page: the same "append" messages (the same bytes, at the same intervals, recorded
+in the kernel) sent to a widget that appends each chunk as a text node to a plain ``<pre>``.
+
+Per run, from the cell's start until 3 s after it is done (for ``%%claude``: after the swap
+to the static rendering):
+
+* long tasks: ``PerformanceObserver`` ``longtask`` entries (main-thread tasks over 50 ms):
+  their count, the total blocking time (TBT, the sum of each one's time over 50 ms) and the
+  worst one, in ms; "swap" counts only those after the last streamed update.
+* main-thread time: Chromium's own ``TaskDuration`` metric (CDP ``Performance``), in ms.
+* per update: the main-thread time of each streaming view's message handler (ms; median,
+  worst) and its slope against the answer's length so far (ms per 100 KB, least squares:
+  flat rendering has a slope near 0).
+* first token: ms from the kernel's TurnView handling the first ``MessageChunk`` (baseline:
+  sending the first chunk) to the page's handler having put it in the DOM (both epoch clocks
+  of this machine).
+
+A warm-up turn runs first (the client library loads once per kernel). Then the running turn
+with N finished long turns (the mix's static rendering, as N outputs of one cell) above it,
+in the same page, against the same turn with none (ratios); a trivial cell runs between
+them, because JupyterLab scans a cell's new HTML outputs for headings once (its table of
+contents), on the next change of the notebook. Diagnostics: the three longest animation
+frames (``long-animation-frame``) of each run with their style+layout and script time, and
+with ``--profile RUN,...`` a JavaScript CPU profile of those runs (inclusive ms, stderr).
+Nothing is asserted; the headline ratios (kandev / plain ``<pre>``, same run) are printed
+last.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import ROOT, headline, use_this_clone
+
+use_this_clone()
+sys.path.insert(0, str(ROOT))
+
+from _browser_page import KERNEL_SETUP, PAGE_PROBE, answer
+
+SHAPES = ("prose", "code", "table", "mix", "prose500")
+
+
+@dataclass
+class Run:
+    """What one run showed on the page (times in ms)."""
+
+    name: str
+    start: float
+    end: float
+    long: list[tuple[float, float]] = field(default_factory=list)  # (epoch ms, duration ms)
+    updates: list[tuple[float, int, float]] = field(default_factory=list)  # (epoch ms, chars, ms)
+    task_ms: float = 0.0
+    first_token_ms: float = math.nan
+    frames: list[tuple[Any, ...]] = field(default_factory=list)  # long animation frames
+
+    @property
+    def tbt(self) -> float:
+        return sum(max(0.0, d - 50) for _, d in self.long)
+
+    @property
+    def worst(self) -> float:
+        return max((d for _, d in self.long), default=0.0)
+
+    def swap(self) -> list[tuple[float, float]]:
+        last = max((t for t, _, _ in self.updates), default=self.end)
+        return [(t, d) for t, d in self.long if t + d > last]
+
+    def slope(self) -> float:
+        """Per-update handler ms per 100 KB of answer so far: the least-squares line through
+        the medians of five equal-count bins of updates by length (robust to the odd spike)."""
+        pts = sorted((n / 100_000, ms) for _, n, ms in self.updates)
+        if len(pts) < 10:
+            return math.nan
+        k = len(pts) // 5
+        bins = [pts[i * k:(i + 1) * k] for i in range(5)]
+        xs = [statistics.median(x for x, _ in b) for b in bins]
+        ys = [statistics.median(y for _, y in b) for b in bins]
+        mx, my = statistics.fmean(xs), statistics.fmean(ys)
+        var = sum((x - mx) ** 2 for x in xs)
+        return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / var if var else math.nan
+
+
+def _run_cell(page: Any, index: int) -> None:
+    page.evaluate("""i => { const p = window.jupyterapp.shell.currentWidget; p.content.activeCellIndex = i;
+        p.content.deselectAll(); window.jupyterapp.commands.execute('notebook:run-cell'); }""", index)
+
+
+def _metric(cdp: Any, name: str) -> float:
+    for m in cdp.send("Performance.getMetrics")["metrics"]:
+        if m["name"] == name:
+            return float(m["value"])
+    return math.nan
+
+
+PROFILE: set[str] = set()
+"""Runs to record a JavaScript CPU profile of (``--profile``), summarised on stderr."""
+
+
+def _profile_summary(profile: dict[str, Any], name: str) -> None:
+    nodes = {n["id"]: n for n in profile["nodes"]}
+    parent = {c: n["id"] for n in profile["nodes"] for c in n.get("children", ())}
+    dt: dict[int, float] = {}
+    for sid, delta in zip(profile["samples"], profile["timeDeltas"], strict=False):
+        dt[sid] = dt.get(sid, 0.0) + delta / 1000
+    total: dict[str, float] = {}
+    for sid, ms in dt.items():
+        seen, node = set(), sid
+        while node in nodes:
+            cf = nodes[node]["callFrame"]
+            key = f"{cf['functionName'] or '(anon)'} {cf['url'].split('/')[-1][:30]}:{cf['lineNumber']}:{cf['columnNumber']}"
+            if key not in seen:
+                total[key] = total.get(key, 0.0) + ms
+                seen.add(key)
+            node = parent.get(node, -1)
+    print(f"# profile {name}: inclusive ms", file=sys.stderr)
+    for key, ms in sorted(total.items(), key=lambda kv: -kv[1])[:45]:
+        print(f"#   {ms:8.1f}  {key}", file=sys.stderr)
+
+
+def measure(page: Any, cdp: Any, lab_page: Any, index: int, name: str) -> Run:
+    """Run cell `index` (run `name`), wait until it is done and 3 s more, collect the figures."""
+    if name in PROFILE:
+        cdp.send("Profiler.enable")
+        cdp.send("Profiler.setSamplingInterval", {"interval": 500})
+        cdp.send("Profiler.start")
+    lab_page.cell(page, index).scroll_into_view_if_needed()
+    page.evaluate("() => { const p = globalThis.__benchProbe; p.long.length = 0; p.updates.length = 0; p.frames.length = 0; }")
+    t_task = _metric(cdp, "TaskDuration")
+    start = page.evaluate("() => performance.timeOrigin + performance.now()")
+    _run_cell(page, index)
+    lab_page.wait_cell_done(page, index, timeout_ms=600_000)
+    end = page.evaluate("() => performance.timeOrigin + performance.now()")
+    page.wait_for_timeout(3000)
+    got = page.evaluate("() => { const p = globalThis.__benchProbe; return {long: p.long, updates: p.updates, frames: p.frames}; }")
+    run = Run(name, start, end, [(t, d) for t, d in got["long"] if t >= start],
+              [(t, n, ms) for t, n, ms in got["updates"]])
+    run.task_ms = (_metric(cdp, "TaskDuration") - t_task) * 1000
+    run.frames = [tuple(f) for f in got["frames"] if f[0] >= start]
+    if name in PROFILE:
+        _profile_summary(cdp.send("Profiler.stop")["profile"], name)
+    return run
+
+
+def _kernel_runs(page: Any, lab_page: Any, probe_index: int) -> dict[str, Any]:
+    """RUNS from the kernel (the first chunk's time per run), read through a cell's output."""
+    _run_cell(page, probe_index)
+    lab_page.wait_cell_done(page, probe_index)
+    text = lab_page.cell(page, probe_index).locator(".jp-OutputArea-output").last.inner_text()
+    return dict(json.loads(text))
+
+
+def fmt(x: float, digits: int = 0) -> str:
+    return "nan" if not math.isfinite(x) else f"{x:,.{digits}f}"
+
+
+def ratio(a: float, b: float) -> str:
+    return f"{a / b:.2f}x" if b > 0 and math.isfinite(a) else "n/a (baseline 0)"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python benchmarks/bench_browser.py", description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="the mix only (at 40%% size), 3 finished turns above")
+    parser.add_argument("--shapes", default=None, help=f"comma-separated, from {','.join(SHAPES)}")
+    parser.add_argument("--above", type=int, default=None, help="finished long turns above (default 50; quick 3)")
+    parser.add_argument("--chunk", type=int, default=48, help="characters per text_delta (default 48)")
+    parser.add_argument("--delay", type=float, default=0.002, help="seconds between deltas (default 0.002)")
+    parser.add_argument("--profile", default="", help="comma-separated runs to profile (diagnostics on stderr)")
+    args = parser.parse_args(argv)
+    PROFILE.update(filter(None, args.profile.split(",")))
+    shapes = args.shapes.split(",") if args.shapes else (["mix"] if args.quick else list(SHAPES))
+    scale = 0.4 if args.quick else 1.0
+    above = args.above if args.above is not None else (3 if args.quick else 50)
+
+    from playwright.sync_api import sync_playwright
+
+    from tests.browser import lab_page
+    from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, start_lab
+
+    tmp = Path(tempfile.mkdtemp(prefix="kandev-bench-browser-"))
+    answers = {name: answer(name, scale) for name in shapes}
+    order = ["warm", *shapes, "again"]
+    answers["warm"] = "A short **warm-up** answer.\n\n```python\nx = 1\n```\n\n| a |\n|---|\n| 1 |\n"
+    answers["again"] = answers["mix" if "mix" in answers else shapes[0]]
+    (tmp / "answers.json").write_text(json.dumps(answers))
+    setup = (KERNEL_SETUP.replace("__ANSWERS__", repr(str(tmp / "answers.json")))
+             .replace("__ORDER__", repr(json.dumps(order))).replace("__CHUNK__", str(args.chunk))
+             .replace("__DELAY__", str(args.delay)))
+    cells = [setup, "%load_ext kandev_nb", "%%claude\nwarm up"]
+    index: dict[str, int] = {}
+    for name in shapes:
+        index[name] = len(cells)
+        cells.append(f"start_run({name!r})")
+        cells.append(f"%%claude\nanswer {name}")
+        index[name + "/pre"] = len(cells)
+        cells.append(f"await replay({name!r}, {name + '/pre'!r})")
+    index["above"] = len(cells)
+    cells.append(f"show_finished({above}, {order[-1]!r})")
+    cells.append("pass  # JupyterLab scans the new outputs for headings once, here, not in the next run")
+    index["again"] = len(cells)
+    cells.append("start_run('again')")
+    cells.append("%%claude\nanswer again")
+    probe = len(cells)
+    cells.append("print(json.dumps({k: {'first_chunk': v['first_chunk']} for k, v in RUNS.items()}))")
+    extra = {} if os.environ.get("PYTHONPATH") else {"PYTHONPATH": str(ROOT)}
+    lab = start_lab(tmp / "lab", tmp / "ledger.sqlite", extra)
+    runs: dict[str, Run] = {}
+    try:
+        lab_page.write_notebook(lab.root / "bench.ipynb", *cells)
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.set_default_timeout(120_000)
+            page.add_init_script(PAGE_PROBE)
+            lab_page.open_notebook(page, lab.notebook_url("bench.ipynb"))
+            cdp = page.context.new_cdp_session(page)
+            cdp.send("Performance.enable")
+            for i in (0, 1, 2):  # setup, the extension, a warm-up turn (the library loads)
+                _run_cell(page, i)
+                lab_page.wait_cell_done(page, i)
+            for name in shapes:
+                _run_cell(page, index[name])
+                lab_page.wait_cell_done(page, index[name])
+                runs[name] = measure(page, cdp, lab_page, index[name] + 1, name)
+                runs[name + "/pre"] = measure(page, cdp, lab_page, index[name + "/pre"], name + "/pre")
+            for i in (index["above"], index["above"] + 1):
+                _run_cell(page, i)
+                lab_page.wait_cell_done(page, i, timeout_ms=600_000)
+                page.wait_for_timeout(3000)
+            _run_cell(page, index["again"])
+            lab_page.wait_cell_done(page, index["again"])
+            runs["again"] = measure(page, cdp, lab_page, index["again"] + 1, "again")
+            firsts = _kernel_runs(page, lab_page, probe)
+            for name, run in runs.items():
+                first = (firsts.get(name) or {}).get("first_chunk")
+                if run.updates and first:
+                    run.first_token_ms = max(run.updates[0][0] - first, 0.01)
+            browser.close()
+    finally:
+        lab.stop()
+    report(runs, shapes, above, answers)
+    return 0
+
+
+def report(runs: dict[str, Run], shapes: list[str], above: int, answers: dict[str, str]) -> None:
+    cols = ("long", "TBT ms", "worst ms", "swap worst", "main ms", "upd med", "upd max", "slope/100KB", "1st token")
+    print(f"{'run':<28}" + "".join(f"{c:>12}" for c in cols))
+    for name, run in runs.items():
+        ups = [ms for _, _, ms in run.updates] or [math.nan]
+        swap = max((d for _, d in run.swap()), default=0.0) if "/pre" not in name else math.nan
+        label = (name.replace("/pre", ": plain <pre>") if "/pre" in name else f"{name}: %%claude") + (
+            f" ({len(answers.get(name.split('/')[0], '')) // 1000} KB)")
+        vals = (str(len(run.long)), fmt(run.tbt), fmt(run.worst), fmt(swap) if math.isfinite(swap) else "-", fmt(run.task_ms),
+                fmt(statistics.median(ups), 2), fmt(max(ups), 2), fmt(run.slope(), 2), fmt(run.first_token_ms, 1))
+        print(f"{label:<28}" + "".join(f"{v:>12}" for v in vals))
+    print()
+    print("diagnostics: the 3 longest animation frames of each run (ms: frame, style+layout at its end, "
+          "scripts, forced layout in scripts; the longest script)")
+    for name, run in runs.items():
+        for t, dur, layout, scripts, forced, top in sorted(run.frames, key=lambda f: -f[1])[:3]:
+            print(f"  frame {name}: +{(t - run.start) / 1000:.1f} s {dur:.0f} / {layout:.0f} / {scripts:.0f} / "
+                  f"{forced:.0f}  {top.strip()[:70]}")
+    print()
+    print("ratios to the plain <pre> of the same run (kandev / baseline):")
+    for name in shapes:
+        a, b = runs[name], runs[name + "/pre"]
+        print(f"  {name}: TBT {ratio(a.tbt, b.tbt)}, worst task {ratio(a.worst, b.worst)}, "
+              f"main-thread {ratio(a.task_ms, b.task_ms)}, first token {ratio(a.first_token_ms, b.first_token_ms)}")
+    again, base = runs["again"], runs[shapes[-1] if "mix" not in shapes else "mix"]
+    print(f"with {above} finished turns above: main-thread {ratio(again.task_ms, base.task_ms)}, "
+          f"TBT {fmt(again.tbt)} ms (none above: {fmt(base.tbt)} ms), "
+          f"per update median {fmt(statistics.median([m for *_, m in again.updates] or [math.nan]), 2)} ms")
+    print()
+    key = "mix" if "mix" in shapes else shapes[0]
+    a, b = runs[key], runs[key + "/pre"]
+    headline(f"main-thread time, {key}", a.task_ms / b.task_ms if b.task_ms else math.nan, "plain <pre>")
+    headline(f"first token on the page, {key}", a.first_token_ms / b.first_token_ms
+             if b.first_token_ms else math.nan, "plain <pre>")
+    headline(f"main-thread time with {above} finished turns above", again.task_ms / base.task_ms
+             if base.task_ms else math.nan, "none above")
+
+
+if __name__ == "__main__":
+    t0 = time.monotonic()
+    code = main()
+    print(f"# {time.monotonic() - t0:.0f} s", file=sys.stderr)
+    sys.exit(code)

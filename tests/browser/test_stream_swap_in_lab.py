@@ -1,0 +1,62 @@
+"""Issue 16 in JupyterLab: a long answer (paragraphs, a long code block, a table) streams
+through the real CLI; the page shows the same text just before the live view is swapped
+for the static rendering and after it.
+
+The text of the live view is recorded by a ``MutationObserver`` on every change of the
+cell's output while it is live; after the swap it is compared with the static rendering's
+text (whitespace between blocks aside). A screenshot of the streaming and of the finished
+turn goes to ``artifacts/screenshots/stream-*.png``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmarks._browser_page import answer
+from kandev_nb.testing import Reply, ScriptedModelServer, text
+from tests.browser import lab_page
+from tests.browser.conftest import LabServer
+from tests.kernel.conftest import setup_code
+
+pytestmark = pytest.mark.timeout(420)
+
+RECORD = """el => {
+  window.__live = "";
+  new MutationObserver(() => {
+    const live = el.querySelector(".kandev-body .kandev-text");
+    if (live && !el.querySelector(".kandev-static")) {
+      window.__live = live.textContent;
+    }
+  }).observe(el, { childList: true, subtree: true, characterData: true });
+}"""
+
+
+def test_the_swap_to_the_static_rendering_keeps_the_text(
+    jupyter_lab: LabServer, page: Any, scripted_model: ScriptedModelServer, claude_env: dict[str, str],
+    claude_workdir: Path, screenshots: Path,
+) -> None:
+    body = answer("mix", 0.15)
+    scripted_model.push(Reply(text(body, chunk_size=40, delay=0.004)))
+    lab_page.write_notebook(jupyter_lab.root / "swap.ipynb", setup_code(claude_env, claude_workdir),
+                            "%%claude\nA long answer, please")
+    lab_page.open_notebook(page, jupyter_lab.notebook_url("swap.ipynb"))
+    cell = lab_page.cell(page, 1)
+    cell.evaluate(RECORD)
+    lab_page.command(page, "notebook:run-all-cells")
+    cell.locator(".kandev-body .kandev-text", has_text="paragraph 3").first.wait_for(timeout=120_000)
+    page.screenshot(path=str(screenshots / "stream-1-streaming.png"))
+    lab_page.wait_cell_done(page, 1)
+    static = cell.locator(".kandev-static .kandev-text")
+    static.first.wait_for(timeout=60_000)
+    cell.evaluate("el => el.scrollIntoView({block: 'start'})")
+    page.screenshot(path=str(screenshots / "stream-2-finished.png"))
+
+    squash = "s => s.replace(/\\s+/g, '')"
+    live = page.evaluate(f"() => ({squash})(window.__live)")
+    after = static.first.evaluate(f"el => ({squash})(el.textContent)")
+    assert live and after == live, (live[-300:], after[-300:])
+    for piece in ("(paragraph0).", "defstep_1(x,factor=1):", "namecountrationote", f"(paragraph{body.count('(paragraph') - 1})."):
+        assert piece in live, piece  # the whole answer: prose, code, table, the last paragraph
