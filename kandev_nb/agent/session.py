@@ -32,6 +32,7 @@ from typing import Any, Self
 
 from kandev_nb.agent import events as ev
 from kandev_nb.agent.adapter import Adapter
+from kandev_nb.agent.hooks import HookRegistry, answer_hook_callback, hooks_key
 from kandev_nb.agent.permissions import (
     Approval,
     ApprovalPolicy,
@@ -39,6 +40,7 @@ from kandev_nb.agent.permissions import (
     cli_permission_mode,
     mode_from_cli,
 )
+from kandev_nb.agent.structured import OutputSpec, fill_output
 from kandev_nb.agent.turn import Turn
 from kandev_nb.errors import SessionClosedError, TurnInProgressError
 from kandev_nb.wire.cli import (
@@ -117,6 +119,8 @@ class SessionConfig:
         resume, resume_session_at, fork: start from an existing conversation.
         allow_root_bypass: the explicit opt-in for autonomous mode as root (sets IS_SANDBOX=1).
         mcp_servers: in-process MCP servers by name, answering `mcp_message` control requests.
+        hooks: Python hooks, ``{event: [HookMatcher, ...]}`` (:mod:`kandev_nb.agent.hooks`),
+            registered in `initialize`; changing them restarts the CLI, resuming.
     """
 
     cwd: str | os.PathLike[str] | None = None
@@ -140,6 +144,7 @@ class SessionConfig:
     include_partial_messages: bool = True
     initialize_timeout: float = 90.0
     mcp_servers: dict[str, Any] = field(default_factory=dict)
+    hooks: dict[str, Any] = field(default_factory=dict)
 
 
 class Session:
@@ -194,6 +199,11 @@ class Session:
         self._launched_mode: str | None = None  # the CLI mode the live process started in
         self._interrupt_task: asyncio.Task[None] | None = None
         self._interrupted_at: float | None = None  # monotonic time of the running turn's interrupt
+        # issue 14: structured output and Python hooks, both fixed at launch (--json-schema, initialize)
+        HookRegistry(self.config.hooks)  # validate early (HookError)
+        self.hooks = HookRegistry(None)
+        self._output: OutputSpec | None = None
+        self._launched_key: tuple[Any, ...] | None = None
 
     # -- properties -----------------------------------------------------------------------
 
@@ -233,6 +243,7 @@ class Session:
             append_system_prompt=c.append_system_prompt,
             allowed_tools=c.allowed_tools,
             include_partial_messages=c.include_partial_messages,
+            json_schema=self._output.schema_json if self._output else None,
         )
 
     def _transcript_saved(self, session_id: str) -> bool:
@@ -284,11 +295,14 @@ class Session:
         self.control = ControlPlane(self.transport.send)
         self._exit_error = None
         self._launched_mode = options.permission_mode
+        self.hooks = HookRegistry(self.config.hooks)
+        self._launched_key = self._launch_key()
         launched = self.transport
         await self.transport.start()
         self._reader = asyncio.get_running_loop().create_task(self._read_loop(self.transport, self.control))
         try:
-            response = await self.control.request("initialize", timeout=self.config.initialize_timeout, hooks=None)
+            response = await self.control.request("initialize", timeout=self.config.initialize_timeout,
+                                                  hooks=self.hooks.initialize_config())
         except (ConnectionError, ControlError, TimeoutError) as exc:
             transport = launched  # self.transport is None if the reader saw the exit first
             await self._teardown()
@@ -470,8 +484,11 @@ class Session:
         try:
             if subtype == "can_use_tool":
                 self._start_approval(msg.request_id, request, control)
-            elif subtype == "hook_callback":
-                await control.answer(msg.request_id, {})
+            elif subtype == "hook_callback":  # on a task: a slow hook never stops the reader
+                task = asyncio.get_running_loop().create_task(answer_hook_callback(
+                    self.hooks, msg.request_id, request, control, self._emit, self._asked, self.session_id))
+                self._approval_tasks.add(task)
+                task.add_done_callback(self._approval_tasks.discard)
             elif subtype == "mcp_message":
                 # A task, like approvals: a long tools/call must not stop the reader, which
                 # has to pass on the CLI's notifications/cancelled when the turn is interrupted.
@@ -635,6 +652,7 @@ class Session:
         consumers: Iterable[Consumer] = (),
         approve: ApprovalPolicy | None = None,
         turn: Turn | None = None,
+        output_type: Any = None,
     ) -> Turn:
         """Send `prompt` and wait for the turn to end.
 
@@ -643,6 +661,10 @@ class Session:
             consumers: called with every event in order; exceptions are logged and ignored.
             approve: an approval policy for this turn only (else the session's).
             turn: a :class:`Turn` to fill (else a new one).
+            output_type: ask for a structured answer of this type (pydantic model, dataclass,
+                TypedDict, ``list[Model]``, JSON-schema dict); ``turn.output`` holds it. The
+                CLI takes the schema only at launch (``--json-schema``), so a turn whose
+                schema differs from the process's restarts the CLI, resuming.
 
         Returns:
             The finished :class:`Turn`. A failed turn is returned too (``turn.error``);
@@ -652,10 +674,16 @@ class Session:
         Raises:
             TurnInProgressError: another turn of this session is running.
             CLINotFoundError, CLIProcessError: the CLI could not be started.
+            TypeError: `output_type` has no JSON schema.
+            StructuredOutputError, NoStructuredOutputError: with `output_type`, the answer
+                did not validate / there was none (``exc.turn`` is the finished turn).
         """
         if self._lock.locked():
             raise TurnInProgressError("a turn is already running in this session")
         async with self._lock:
+            self._output = OutputSpec.of(output_type) if output_type is not None else None
+            if self.state is SessionState.READY and self._launch_key() != self._launched_key:
+                await self._teardown()  # a new schema or new hooks: a new process, resuming
             await self.start()
             turn = turn or Turn(prompt=prompt if isinstance(prompt, str) else _text_of(prompt), session_name=self.name)
             turn.cli_version, turn.cwd = self.cli_version, self.cwd
@@ -682,7 +710,13 @@ class Session:
                 self._turn_policy = None
                 if self.state is SessionState.RUNNING:
                     self.state = SessionState.READY
+            if self._output is not None:
+                fill_output(turn, self._output)
             return turn
+
+    def _launch_key(self) -> tuple[Any, ...]:
+        """What a process is launched with that no control request changes (schema, hooks)."""
+        return (self._output.schema_json if self._output else None, hooks_key(self.config.hooks))
 
     async def _pump(self, turn: Turn, sinks: list[Consumer]) -> None:
         """Deliver the turn's events to `sinks` until its Complete; watch the turn timer.

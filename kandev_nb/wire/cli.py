@@ -101,6 +101,7 @@ def cli_version(path: Path) -> str:
 class CLIOptions:
     """What the CLI is launched with. Paths are strings so that options stay hashable.
 
+    `json_schema` is the JSON text of ``--json-schema`` (structured output), or None.
     `permission_mode` is the CLI's own value (default, plan, acceptEdits, bypassPermissions);
     see :func:`kandev_nb.agent.permissions.cli_permission_mode`.
     """
@@ -119,6 +120,7 @@ class CLIOptions:
     disallowed_tools: tuple[str, ...] = ()
     include_partial_messages: bool = True
     sdk_url: str | None = None
+    json_schema: str | None = None
     extra_args: tuple[str, ...] = field(default=())
 
 
@@ -162,6 +164,8 @@ def build_argv(cli: str | os.PathLike[str], options: CLIOptions) -> list[str]:
         argv += ["--allowedTools", ",".join(options.allowed_tools)]
     if options.disallowed_tools:
         argv += ["--disallowedTools", ",".join(options.disallowed_tools)]
+    if options.json_schema is not None:  # structured output (agent/structured.py)
+        argv += ["--json-schema", options.json_schema]
     if options.sdk_url:
         argv += ["--sdk-url", options.sdk_url]
     argv += list(options.extra_args)
