@@ -26,6 +26,7 @@ from typing import Any
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
 from kandev_nb import kernel_tools
+from kandev_nb.notebook import outputs
 from kandev_nb.agent.permissions import MODES, ApprovalPolicy
 from kandev_nb.agent.session import Session, SessionConfig
 from kandev_nb.agent.turn import Turn
@@ -87,6 +88,7 @@ class NotebookSettings:
     interpolate: bool = True
     allow_root_bypass: bool = False
     kernel_tools: bool = True
+    hooks: dict[str, Any] = field(default_factory=dict)  # {event: [HookMatcher]}; live sessions restart with them
 
 
 settings = NotebookSettings()
@@ -135,6 +137,8 @@ def _check_setting(key: str, value: Any) -> None:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, not {value!r}")
     elif key == "env" and not (isinstance(value, dict) and all(isinstance(v, str) for v in value.values())):
         raise TypeError("env must be a dict of strings")
+    elif key == "hooks":
+        outputs.HookRegistry(value)  # HookError (a ValueError) names the bad event or hook
     elif key == "approve" and value is not None and not callable(value):
         raise TypeError("approve must be a callable policy (e.g. kandev_nb.Rules(...)) or None")
 
@@ -167,6 +171,7 @@ def transform_cell(lines: list[str]) -> list[str]:
 
 
 @magic_arguments()
+@outputs.output_arguments
 @argument("--mode", choices=MODES,
           help="permission mode of this cell only (default: the notebook's, configure(mode=...), supervised)")
 @argument("--model", help="the model for this session (e.g. sonnet, opus)")
@@ -204,11 +209,11 @@ def claude_help(line: str, cell: str | None = None) -> None:
     cell, kandev_nb.runs() has one row per turn and kandev_nb.last_turn() the turn itself.
 
     For this cell only: --mode, --approve, --approval-timeout, --attach, --no-interpolate,
-    --quiet, --retry. A cell without --mode runs in the notebook's mode
+    --quiet, --retry, --schema/-o/--frame. A cell without --mode runs in the notebook's mode
     (kandev_nb.configure(mode=...), supervised unless changed).
     For the session (kept by later cells until changed): --model, --budget, --max-turns,
     --cwd, --mcp-config, --system-prompt, --append-system-prompt, --allowed-tools,
-    --no-kernel-tools, --transport, --cli. Which session: --session, --new, --resume, --fork.
+    --no-kernel-tools, --transport, --cli, --hooks. Which session: --session, --new, --resume, --fork.
 
     Examples:
       %%claude
@@ -387,12 +392,12 @@ def _prepare_retry(args: argparse.Namespace, prompt: str) -> str:
 
     session = sessions.get(args.session)
     failed = session.turns[-1] if session and session.turns else None
-    if failed is None or failed.error is None:
+    if failed is None or (failed.error is None and failed.output_error is None):
         raise UsageError("--retry: the last turn of this session did not fail; nothing to retry")
     if not session or not session.session_id:
         raise UsageError("--retry: the failed turn has no session id to resume")
     args.resume = session.session_id
-    args.resume_session_at = failed.last_message_uuid
+    args.resume_session_at = failed.meta.get("retry_at", failed.last_message_uuid)
     return prompt or failed.prompt
 
 
@@ -431,6 +436,7 @@ async def run_cell(line: str, body: str) -> Turn | None:
         await _switch_mode(args)
         _check_budget()
         session, replaced, launch = _session_for(args)
+        spec = outputs.prepare(args, session, namespace, settings.hooks)
     except (PromptError, AttachmentError, ValueError, RuntimeError, TimeoutError) as exc:
         # Shown like IPython's own option errors: one line, no traceback, the cell fails.
         raise UsageError(f"%%claude: {exc}") from None
@@ -444,7 +450,7 @@ async def run_cell(line: str, body: str) -> Turn | None:
         if sessions.get(session.name) is not session:
             await session.start()  # before it replaces anything: a bad option keeps the old session
             _adopt(session, replaced, launch)
-        turn = await session.run(prompt, consumers=[view.handle] if view else [], approve=policy)
+        turn, failure = await outputs.run_turn(session, prompt, spec, [view.handle] if view else [], policy)
     except (CLINotFoundError, CLIProcessError) as exc:
         if view is not None:
             view.close()
@@ -460,7 +466,7 @@ async def run_cell(line: str, body: str) -> Turn | None:
     _turns.append(turn)
     if settings.record:
         await _record(turn, _notebook_path(namespace), getattr(ip, "execution_count", None))
-    return turn
+    return outputs.deliver(args, turn, failure, namespace)  # -o VAR, or the structured answer's error
 
 
 def _prompt_and_policy(
