@@ -180,6 +180,8 @@ def fill_output(turn: Any, spec: OutputSpec) -> Any:
     if raw is None:
         subtype = stats.result_subtype if stats is not None else "no result"
         why = turn.error.message if turn.error is not None else f"result subtype {subtype!r}"
+        if subtype == "success" and turn.error is None:
+            why = "the model answered without calling the StructuredOutput tool"
         if subtype == "error_max_structured_output_retries":
             why = "the model did not give a valid StructuredOutput answer within the CLI's retries"
         message = f"no structured answer for {spec.name}: {why}"

@@ -203,7 +203,7 @@ def to_frame(records: list[Any], item: Any = None) -> pd.DataFrame:
     for name, annotation in fields.items():
         dtype = _dtype(annotation)
         if dtype == "datetime64[ns]":
-            frame[name] = pd.to_datetime(frame[name])
+            frame[name] = pd.to_datetime(frame[name]).astype("datetime64[ns]")
         elif dtype is not None:
             frame[name] = frame[name].astype(dtype)
     return frame
