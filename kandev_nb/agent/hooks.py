@@ -40,8 +40,6 @@ from kandev_nb.errors import HookError
 
 __all__ = [
     "CLI_GRACE_S",
-    "answer_hook_callback",
-    "hooks_key",
     "DEFAULT_TIMEOUT_S",
     "GATING_EVENTS",
     "HOOK_EVENTS",
@@ -49,6 +47,8 @@ __all__ = [
     "HookMatcher",
     "HookOutcome",
     "HookRegistry",
+    "answer_hook_callback",
+    "hooks_key",
 ]
 
 HookCallback = Callable[[dict[str, Any], str | None, dict[str, Any]], Any]
@@ -224,7 +224,7 @@ class HookRegistry:
 
 async def _invoke(fn: HookCallback, input_data: dict[str, Any], tool_use_id: Any) -> Any:
     context: dict[str, Any] = {"signal": None}
-    if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None)):
+    if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(type(fn).__call__):
         return await fn(input_data, tool_use_id, context)
     result = await asyncio.to_thread(fn, input_data, tool_use_id, context)
     if inspect.isawaitable(result):
@@ -312,7 +312,7 @@ async def answer_hook_callback(
     emit: Callable[[Any], None],
     asked: set[str],
     session_id: str | None,
-) -> HookOutcome | None:
+) -> None:
     """Answer one `hook_callback` control_request with the hook's output (on its own task).
 
     A tool decision (allow/deny) becomes a :class:`~kandev_nb.agent.events.PermissionDecided`
@@ -321,8 +321,7 @@ async def answer_hook_callback(
     `asked`, so the call is not reported again as decided by the CLI's settings. A failed
     hook also issues a :class:`~kandev_nb.errors.HookWarning` (shown in the running cell).
 
-    Returns:
-        The outcome, or None when the request named no hook (answered with an error).
+    A request naming no hook of this process is answered with an error.
     """
     import warnings
 
@@ -334,7 +333,7 @@ async def answer_hook_callback(
     except HookError as exc:
         with contextlib.suppress(TransportClosedError):
             await control.answer_error(request_id, str(exc))
-        return None
+        return
     if outcome.warning is not None:
         verdict = " The call was denied." if outcome.event in GATING_EVENTS else ""
         warnings.warn_explicit(f"{outcome.warning}.{verdict}", HookWarning, "kandev_nb hook", 0, registry=None)
@@ -348,5 +347,4 @@ async def answer_hook_callback(
         ))
     with contextlib.suppress(TransportClosedError):
         await control.answer(request_id, outcome.response)
-    return outcome
 

@@ -50,6 +50,28 @@ def _one_line(exc: Any, name: str) -> str:
     return f"{count} validation error{'s' if count != 1 else ''} for {name}: " + "; ".join(parts)
 
 
+def _is_typeddict(target: Any) -> bool:
+    return isinstance(target, type) and issubclass(target, dict) and hasattr(target, "__total__")
+
+
+def _for_pydantic(target: Any) -> Any:
+    """`target` with any ``typing.TypedDict`` (top level or a list's item) rebuilt as a
+    ``typing_extensions.TypedDict``: pydantic refuses the former on Python < 3.12."""
+    import typing_extensions
+
+    if _is_typeddict(target) and type(target) is not type(typing_extensions.TypedDict("_", {})):
+        hints = typing.get_type_hints(target)
+        required = getattr(target, "__required_keys__", frozenset(hints))
+        fields = {k: (v if k in required else typing_extensions.NotRequired[v]) for k, v in hints.items()}
+        return typing_extensions.TypedDict(target.__name__, fields)  # type: ignore[operator]
+    origin = typing.get_origin(target)
+    if origin in (list, tuple, set, frozenset):
+        args = typing.get_args(target)
+        if len(args) == 1:
+            return origin[_for_pydantic(args[0])]
+    return target
+
+
 @dataclass(frozen=True)
 class OutputSpec:
     """What one turn's answer must be.
@@ -89,7 +111,7 @@ class OutputSpec:
         origin = typing.get_origin(target)
         many = origin in (list, tuple, set, frozenset) or target in (list, tuple)
         try:
-            schema = TypeAdapter(target).json_schema()
+            schema = TypeAdapter(_for_pydantic(target)).json_schema()
         except Exception as exc:  # pydantic's PydanticSchemaGenerationError, or a non-type
             raise TypeError(f"{target!r} cannot be a --schema: pydantic makes no JSON schema for it ({exc})") from exc
         item = (typing.get_args(target) or (Any,))[0] if many else None
@@ -137,7 +159,7 @@ class OutputSpec:
         from pydantic import TypeAdapter, ValidationError
 
         try:
-            return TypeAdapter(self.target).validate_python(value)
+            return TypeAdapter(_for_pydantic(self.target)).validate_python(value)
         except ValidationError as exc:
             raise StructuredOutputError(_one_line(exc, self.name), raw=raw) from None
 
@@ -208,6 +230,6 @@ def field_types(item: Any) -> dict[str, Any]:
     if dataclasses.is_dataclass(item) and isinstance(item, type):
         hints = typing.get_type_hints(item)
         return {f.name: hints.get(f.name, f.type) for f in dataclasses.fields(item)}
-    if isinstance(item, type) and hasattr(item, "__annotations__") and hasattr(item, "__total__"):
+    if _is_typeddict(item):
         return dict(typing.get_type_hints(item))
     return {}

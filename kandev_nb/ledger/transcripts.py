@@ -61,7 +61,7 @@ def _when(value: Any) -> dt.datetime | None:
     if not isinstance(value, str):
         return None
     try:
-        return dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+        return dt.datetime.fromisoformat(value)  # 3.11 reads the trailing "Z"
     except ValueError:
         return None
 

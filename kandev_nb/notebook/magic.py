@@ -26,10 +26,10 @@ from typing import Any
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
 from kandev_nb import kernel_tools
-from kandev_nb.notebook import outputs
 from kandev_nb.agent.permissions import MODES, ApprovalPolicy
 from kandev_nb.agent.session import Session, SessionConfig
 from kandev_nb.agent.turn import Turn
+from kandev_nb.notebook import outputs
 from kandev_nb.notebook.attachments import AttachmentError, attach, prompt_with_attachments
 from kandev_nb.notebook.cell_text import PromptError, clean_help, did_you_mean, interpolate
 from kandev_nb.wire.cli import CLINotFoundError

@@ -41,15 +41,17 @@ __all__ = ["HookRegistry", "deliver", "output_arguments", "prepare", "run_turn",
 
 def output_arguments(fn: Callable[..., Any]) -> Callable[..., Any]:
     """The decorator adding ``--schema``, ``-o``/``--output``, ``--frame`` and ``--hooks``."""
-    for decorate in (
-        argument("--hooks", metavar="NAME",
-                 help="a notebook variable holding hooks {event: [kandev_nb.HookMatcher]} for this session"),
-        argument("--frame", action="store_true",
-                 help="with --schema: ask for a list of records and put a DataFrame in -o VAR"),
-        argument("-o", "--output", metavar="VAR", help="with --schema: the variable that gets the answer"),
-        argument("--schema", metavar="NAME",
-                 help="a notebook variable: pydantic model, dataclass, TypedDict or JSON-schema dict"),
-    ):
+    options: list[tuple[tuple[str, ...], dict[str, Any]]] = [
+        (("--hooks",), {"metavar": "NAME",
+                        "help": "a notebook variable holding hooks {event: [kandev_nb.HookMatcher]} for this session"}),
+        (("--frame",), {"action": "store_true",
+                        "help": "with --schema: ask for a list of records and put a DataFrame in -o VAR"}),
+        (("-o", "--output"), {"metavar": "VAR", "help": "with --schema: the variable that gets the answer"}),
+        (("--schema",), {"metavar": "NAME",
+                         "help": "a notebook variable: pydantic model, dataclass, TypedDict or JSON-schema dict"}),
+    ]
+    for names, kwargs in options:
+        decorate = argument(*names, **kwargs)  # type: ignore[no-untyped-call]  # IPython's has no annotations
         fn = decorate(fn)
     return fn
 
@@ -147,8 +149,8 @@ def deliver(args: argparse.Namespace, turn: Turn, failure: StructuredOutputError
         return turn
     value = turn.output
     if args.frame:
-        spec = OutputSpec.of(list[namespace[args.schema]]) if not isinstance(namespace[args.schema], dict) else None
-        value = to_frame(list(value or []), spec.item if spec else None)
+        item = namespace[args.schema]
+        value = to_frame(list(value or []), None if isinstance(item, dict) else item)
         turn.output = value
     namespace[args.output] = value
     return turn

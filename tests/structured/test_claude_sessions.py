@@ -20,7 +20,7 @@ async def test_three_sessions_are_listed_with_turns_and_ledger_costs(
 ) -> None:
     ledger = RunLedger(tmp_path / "ledger.sqlite")
     scripted_model.push(*[Reply(text(f"answer {i}")) for i in range(5)])
-    ids = []
+    ids: list[str] = []
     for prompts in (["first question"], ["second one", "a follow-up"], ["third\nwith two lines"]):
         session = Session(cwd=claude_workdir, env=claude_env)
         try:
@@ -28,6 +28,7 @@ async def test_three_sessions_are_listed_with_turns_and_ledger_costs(
                 ledger.record(await session.run(prompt))
         finally:
             await session.close()
+        assert session.session_id
         ids.append(session.session_id)
     config = config_dir(claude_env)
     folder = project_dir(claude_workdir, config)
