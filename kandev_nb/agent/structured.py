@@ -59,7 +59,7 @@ def _for_pydantic(target: Any) -> Any:
     ``typing_extensions.TypedDict``: pydantic refuses the former on Python < 3.12."""
     import typing_extensions
 
-    if _is_typeddict(target) and type(target) is not type(typing_extensions.TypedDict("_", {})):
+    if _is_typeddict(target):  # rebuilding one that pydantic takes is harmless
         hints = typing.get_type_hints(target)
         required = getattr(target, "__required_keys__", frozenset(hints))
         fields = {k: (v if k in required else typing_extensions.NotRequired[v]) for k, v in hints.items()}

@@ -53,7 +53,8 @@ async def test_typed_dicts_and_schema_dicts_and_a_schema_change_restart_resuming
     assert again.output == {"name": "Nice", "population": 340000}
     # Measured: the schema is a launch flag, so each change is a new process...
     assert first_pid != second_pid != third_pid
-    assert set(_schema_sent(scripted_model, 0)["properties"]) == {"name", "population"}  # type: ignore[arg-type]
+    properties = _schema_sent(scripted_model, 0)["properties"]
+    assert isinstance(properties, dict) and set(properties) == {"name", "population"}
     assert _schema_sent(scripted_model, 1) == COUNTRY
     # ... that resumes the conversation (the CLI's --resume): the first turn is in the history.
     assert "A French city" in repr(scripted_model.main_requests[2].body["messages"])
