@@ -436,7 +436,7 @@ async def run_cell(line: str, body: str) -> Turn | None:
         await _switch_mode(args)
         _check_budget()
         session, replaced, launch = _session_for(args)
-        spec = outputs.prepare(args, session, namespace, settings.hooks)
+        spec = outputs.prepare(args, session, namespace, settings.hooks, replaced)
     except (PromptError, AttachmentError, ValueError, RuntimeError, TimeoutError) as exc:
         # Shown like IPython's own option errors: one line, no traceback, the cell fails.
         raise UsageError(f"%%claude: {exc}") from None

@@ -84,13 +84,19 @@ _OWN_HOOKS: weakref.WeakSet[Session] = weakref.WeakSet()  # sessions given --hoo
 
 
 def _apply_hooks(args: argparse.Namespace, session: Session, namespace: dict[str, Any],
-                 notebook_hooks: dict[str, Any]) -> None:
-    """The session's hooks: ``--hooks NAME`` (kept by the session's later cells), else the
-    notebook's (``configure(hooks=...)``). A change restarts the CLI at the next turn.
+                 notebook_hooks: dict[str, Any], replaced: Session | None) -> None:
+    """The session's hooks: ``--hooks NAME`` (kept by the session's later cells, and by the
+    session that replaces it after a launch option change, ``--retry`` or ``--resume``: a
+    guard is never dropped silently; ``--new`` drops it), else the notebook's
+    (``configure(hooks=...)``). A change restarts the CLI at the next turn.
 
     Raises:
         ValueError: no such variable, or HookError (a ValueError) for a bad configuration.
     """
+    if args.hooks is None and not args.new and replaced in _OWN_HOOKS and session not in _OWN_HOOKS:
+        assert replaced is not None
+        session.config.hooks = replaced.config.hooks
+        _OWN_HOOKS.add(session)
     if args.hooks is None:
         if session not in _OWN_HOOKS:
             session.config.hooks = notebook_hooks
@@ -104,11 +110,11 @@ def _apply_hooks(args: argparse.Namespace, session: Session, namespace: dict[str
 
 
 def prepare(args: argparse.Namespace, session: Session, namespace: dict[str, Any],
-            notebook_hooks: dict[str, Any]) -> Any:
+            notebook_hooks: dict[str, Any], replaced: Session | None = None) -> Any:
     """Check this cell's --schema/-o/--frame/--hooks before anything is sent; returns the
     output spec (or None) and sets the session's hooks. Raises ValueError (one line)."""
     spec = _output_type(args, namespace)
-    _apply_hooks(args, session, namespace, notebook_hooks)
+    _apply_hooks(args, session, namespace, notebook_hooks, replaced)
     return spec
 
 

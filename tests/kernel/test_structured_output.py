@@ -138,6 +138,7 @@ def test_hooks_option_denies_in_the_cell_and_the_card_names_the_hook(
     kernel: KernelHarness, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path
 ) -> None:
     scripted_model.push(Reply(tool_use("Bash", {"command": "rm -rf data"})), Reply(text("Not allowed, fine.")),
+                        Reply(tool_use("Bash", {"command": "rm -rf data"})), Reply(text("Still not allowed.")),
                         Reply(tool_use("Bash", {"command": "touch x.txt"})), Reply(text("Broken hook.")))
     (claude_workdir / "data").mkdir()
     kernel.execute(setup_code(claude_env, claude_workdir, allow_root_bypass=True))
@@ -156,6 +157,10 @@ def test_hooks_option_denies_in_the_cell_and_the_card_names_the_hook(
     html = "".join(str(h) for h in run.data("text/html"))
     assert "denied by <b>hook no_rm</b>" in html or "denied by hook no_rm" in html
     assert "rm is off limits" in html
+    # A launch option change replaces the CLI process (and the Session); the guard stays.
+    kernel.execute("%%claude --mode autonomous --max-turns 7\nclean up data/ again")
+    assert (claude_workdir / "data").is_dir()
+    assert "rm is off limits" in repr(scripted_model.main_requests[-1].body["messages"][-1])
 
     kernel.execute("kandev_nb.configure(hooks={'PreToolUse': [kandev_nb.HookMatcher(hooks=[broken])]})")
     run = kernel.execute("%%claude --mode autonomous --session other\nmake x.txt")
