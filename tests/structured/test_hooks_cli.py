@@ -152,3 +152,33 @@ def test_bad_hook_configurations_fail_before_the_cli_starts() -> None:
         Session(hooks={"Stop": [HookMatcher(hooks=["print"])]})  # type: ignore[list-item]
     with pytest.raises(HookError, match="positive number"):
         Session(hooks={"Stop": [HookMatcher(hooks=[print], timeout=0)]})
+
+
+async def test_a_permission_request_hook_answers_instead_of_a_person(
+    claude_env: dict[str, str], claude_workdir: Path, scripted_model: ScriptedModelServer
+) -> None:
+    def allow_notes(input_data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        ok = input_data["tool_input"].get("file_path", "").endswith("NOTES.md")
+        decision = {"behavior": "allow"} if ok else {"behavior": "deny", "message": "only NOTES.md"}
+        return {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}}
+
+    scripted_model.push(
+        Reply(tool_use("Write", {"file_path": str(claude_workdir / "NOTES.md"), "content": "hi\n"})),
+        Reply(tool_use("Write", {"file_path": str(claude_workdir / "other.md"), "content": "no\n"})),
+        Reply(text("One written, one refused.")),
+    )
+    session = _session(claude_env, claude_workdir, {"PermissionRequest": [HookMatcher(hooks=[allow_notes])]},
+                       mode="supervised")
+    try:
+        turn = await session.run("write two files", approve=lambda name, data: None)  # a person would be asked
+    finally:
+        await session.close()
+    assert (claude_workdir / "NOTES.md").read_text() == "hi\n" and not (claude_workdir / "other.md").exists()
+    # Measured (2.1.332): the CLI sends can_use_tool and runs the hook side by side; the hook's
+    # answer wins and the CLI withdraws the request (control_cancel_request), closing its card.
+    kinds = [e.type for e in turn.events if e.type.startswith("permission_")]
+    assert kinds == ["permission_request", "permission_decided", "permission_cancelled"] * 2
+    decided = [e for e in turn.events if isinstance(e, ev.PermissionDecided)]
+    assert [(d.behavior, d.decided_by, d.hook) for d in decided] == [
+        ("allow", "hook", "allow_notes"), ("deny", "hook", "allow_notes")]
+    assert "only NOTES.md" in repr(scripted_model.main_requests[-1].body["messages"][-1])
