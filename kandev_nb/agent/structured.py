@@ -205,7 +205,8 @@ def fill_output(turn: Any, spec: OutputSpec) -> Any:
         if subtype == "success" and turn.error is None:
             why = "the model answered without calling the StructuredOutput tool"
         if subtype == "error_max_structured_output_retries":
-            why = "the model did not give a valid StructuredOutput answer within the CLI's retries"
+            why = "the model did not give a valid StructuredOutput answer within the CLI's retries" + (
+                f" ({turn.error.message})" if turn.error is not None else "")
         message = f"no structured answer for {spec.name}: {why}"
         turn.output_error = message
         raise NoStructuredOutputError(message, raw=None, turn=turn)

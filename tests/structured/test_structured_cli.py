@@ -82,6 +82,27 @@ async def test_an_answer_the_schema_dict_rejects_is_a_one_line_error_with_the_ra
     assert not isinstance(caught.value, NoStructuredOutputError)
 
 
+async def test_the_cli_giving_up_after_its_retries_is_a_clear_error(
+    claude_env: dict[str, str], claude_workdir: Path, scripted_model: ScriptedModelServer
+) -> None:
+    # Measured (2.1.332): the CLI checks each StructuredOutput call against the schema and
+    # gives up after 5 attempts with result subtype error_max_structured_output_retries.
+    scripted_model.push(*[Reply(tool_use("StructuredOutput", {"name": "Lyon"})) for _ in range(6)])
+    session = Session(cwd=claude_workdir, env=claude_env)
+    try:
+        with pytest.raises(NoStructuredOutputError) as caught:
+            await session.run("A city", output_type=City)
+    finally:
+        await session.close()
+    message = str(caught.value)
+    assert message.startswith("no structured answer for City: the model did not give a valid StructuredOutput "
+                              "answer within the CLI's retries (Failed to provide valid structured output after 5")
+    assert "population" in message
+    assert session.turns[-1].stats is not None
+    assert session.turns[-1].stats.result_subtype == "error_max_structured_output_retries"
+    assert session.turns[-1].output_raw is None
+
+
 def test_specs_wrap_lists_and_scalars_in_an_object() -> None:
     assert OutputSpec.of(list[City]).schema["properties"]["items"]["type"] == "array"
     assert OutputSpec.of(list[City]).validate({"items": [{"name": "A", "population": 1}]}) == [
