@@ -164,6 +164,7 @@ class HookRegistry:
     def __init__(self, hooks: Mapping[str, Sequence[Any]] | None) -> None:
         self.matchers = _matchers(hooks)
         self._entries: dict[str, _Entry] = {}
+        self._tasks: dict[str, asyncio.Task[Any]] = {}
         self._config: dict[str, list[dict[str, Any]]] = {}
         for event, matchers in self.matchers.items():
             for m in matchers:
@@ -179,6 +180,21 @@ class HookRegistry:
 
     def __bool__(self) -> bool:
         return bool(self._entries)
+
+    def track(self, request_id: str, task: asyncio.Task[Any]) -> None:
+        """Remember the task answering `hook_callback` `request_id`, until it is done."""
+        self._tasks[request_id] = task
+        task.add_done_callback(lambda _: self._tasks.pop(request_id, None))
+
+    def cancel(self, request_id: str) -> bool:
+        """The CLI withdrew `hook_callback` `request_id` (control_cancel_request, sent when
+        the turn is interrupted): cancel the hook's await, send nothing. A sync hook's
+        thread cannot be stopped; its result is dropped. Returns True if one was running."""
+        task = self._tasks.pop(request_id, None)
+        if task is None or task.done():
+            return False
+        task.cancel()
+        return True
 
     def initialize_config(self) -> dict[str, list[dict[str, Any]]] | None:
         """The `hooks` field of the `initialize` control_request (None when there are none)."""

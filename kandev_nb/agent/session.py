@@ -372,6 +372,7 @@ class Session:
                         approval = self.approvals.get(msg.request_id)
                         if approval is not None:
                             self._withdraw(approval)
+                        self.hooks.cancel(msg.request_id)  # a hook_callback the CLI gave up on
                     case _:
                         events = self.adapter.handle(msg)
                         if isinstance(msg, UserMessage):
@@ -489,6 +490,7 @@ class Session:
                     self.hooks, msg.request_id, request, control, self._emit, self._asked, self.session_id))
                 self._approval_tasks.add(task)
                 task.add_done_callback(self._approval_tasks.discard)
+                self.hooks.track(msg.request_id, task)
             elif subtype == "mcp_message":
                 # A task, like approvals: a long tools/call must not stop the reader, which
                 # has to pass on the CLI's notifications/cancelled when the turn is interrupted.

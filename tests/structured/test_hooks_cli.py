@@ -182,3 +182,36 @@ async def test_a_permission_request_hook_answers_instead_of_a_person(
     assert [(d.behavior, d.decided_by, d.hook) for d in decided] == [
         ("allow", "hook", "allow_notes"), ("deny", "hook", "allow_notes")]
     assert "only NOTES.md" in repr(scripted_model.main_requests[-1].body["messages"][-1])
+
+
+async def test_an_interrupt_cancels_a_waiting_hook_and_the_session_goes_on(
+    claude_env: dict[str, str], claude_workdir: Path, scripted_model: ScriptedModelServer
+) -> None:
+    started, cancelled = asyncio.Event(), asyncio.Event()
+
+    async def waits(input_data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        started.set()
+        try:
+            await asyncio.Event().wait()  # never returns by itself
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return {}
+
+    scripted_model.push(Reply(tool_use("Bash", {"command": "touch made.txt"})), Reply(text("Next turn.")))
+    session = _session(claude_env, claude_workdir, {"PreToolUse": [HookMatcher(hooks=[waits], timeout=120)]})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            running = asyncio.get_running_loop().create_task(session.run("make a file"))
+            await asyncio.wait_for(started.wait(), 60)
+            await session.interrupt()
+            turn = await running
+            # The CLI withdraws the hook_callback (control_cancel_request): the hook's await is cancelled.
+            await asyncio.wait_for(cancelled.wait(), 60)
+            after = await session.run("go on")
+        finally:
+            await session.close()
+    assert turn.stopped and not (claude_workdir / "made.txt").exists()
+    assert after.text == "Next turn."
+    assert not [w for w in caught if issubclass(w.category, HookWarning)]  # no late "timed out" warning
