@@ -309,9 +309,10 @@ class TurnStats(BaseModel):
     api_error_status: int | None = None
     errors: tuple[str, ...] = ()
     result_text: str | None = None
-    structured_output: Any = None
+    structured_output: Any = Field(default=None, exclude=True)
     """`result.structured_output`: the StructuredOutput tool's answer (JSON values) of a
-    turn run with ``--json-schema``; None otherwise (:mod:`kandev_nb.agent.structured`)."""
+    turn run with ``--json-schema``; None otherwise (:mod:`kandev_nb.agent.structured`).
+    Left out of ``model_dump`` (the answer is kept as ``Turn.output_raw``)."""
     main_model: str | None = None
     """The main thread's model (its `modelUsage` key); other keys of `model_usage` are
     subagents' or side requests' models and never count as the main model's usage."""
