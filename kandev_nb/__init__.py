@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kandev_nb._version import __version__
+from kandev_nb.agent.hooks import HookMatcher
 from kandev_nb.agent.permissions import Approval, Decision, Rules
 from kandev_nb.agent.session import Session, SessionConfig
 from kandev_nb.agent.turn import DISPLAY_RENDERERS, ToolRecord, Turn
@@ -21,16 +22,20 @@ from kandev_nb.errors import (
     CLIProcessError,
     ControlError,
     ControlTimeoutError,
+    HookError,
+    HookWarning,
     KandevError,
     LedgerError,
     McpBridgeError,
     NoNotebookViewError,
+    NoStructuredOutputError,
     NotebookViewError,
     PostgresNotInstalled,
     PromptError,
     RootBypassError,
     SessionClosedError,
     SessionError,
+    StructuredOutputError,
     TransportClosedError,
     TransportError,
     TurnInProgressError,
@@ -54,10 +59,14 @@ __all__ = [
     "ControlError",
     "ControlTimeoutError",
     "Decision",
+    "HookError",
+    "HookMatcher",
+    "HookWarning",
     "KandevError",
     "LedgerError",
     "McpBridgeError",
     "NoNotebookViewError",
+    "NoStructuredOutputError",
     "NotebookViewError",
     "PostgresNotInstalled",
     "PromptError",
@@ -67,11 +76,13 @@ __all__ = [
     "SessionClosedError",
     "SessionConfig",
     "SessionError",
+    "StructuredOutputError",
     "TransportClosedError",
     "TransportError",
     "Turn",
     "TurnInProgressError",
     "__version__",
+    "claude_sessions",
     "configure",
     "find_cli",
     "last_turn",
@@ -104,6 +115,23 @@ def runs(**filters: Any) -> pd.DataFrame:
     from kandev_nb import ledger
 
     return ledger.runs(**filters)
+
+
+def claude_sessions(cwd: str | None = None) -> pd.DataFrame:
+    """The CLI's saved conversations of project `cwd` (default: ``configure(cwd=...)``, else
+    the kernel's directory) as a DataFrame, newest activity first: session_id, title,
+    first_prompt, started, last_active, turns, cwd, path, and cost_usd (USD) /
+    input_tokens / output_tokens / ledger_turns joined from the ledger by `session_id`.
+    These are what ``%%claude --resume SESSION_ID`` picks from. The transcripts are read
+    from the config directory the notebook's CLI uses (``CLAUDE_CONFIG_DIR`` in
+    ``configure(env=...)``, else ``~/.claude``); unreadable ones are skipped and counted
+    in ``frame.attrs["skipped"]`` (see :func:`kandev_nb.ledger.transcripts.claude_sessions`).
+    """
+    from kandev_nb.ledger import transcripts
+    from kandev_nb.notebook import magic
+
+    return transcripts.claude_sessions(cwd or magic.settings.cwd,
+                                       config=transcripts.config_dir(magic.settings.env))
 
 
 def tool_call(tool_use_id: str) -> ToolRecord:

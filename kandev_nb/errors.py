@@ -22,7 +22,11 @@ that callers caught before the tree existed (``except FileNotFoundError`` still 
     │   └── NoNotebookViewError                        no tab holds this kernel's notebook (nbclient, console)
     ├── LedgerError               (RuntimeError)       the ledger could not be opened, written or read: url
     ├── PromptError               (ValueError)         `{name}` in a prompt names no notebook variable
-    └── AttachmentError           (ValueError)         an --attach item is no file and no image value
+    ├── AttachmentError           (ValueError)         an --attach item is no file and no image value
+    ├── StructuredOutputError     (ValueError)         a structured answer did not validate: raw, turn
+    │   └── NoStructuredOutputError                    the turn gave no structured answer at all
+    ├── HookError                 (ValueError)         a hooks configuration that cannot be registered
+    └── HookWarning               (UserWarning)        a Python hook raised, timed out or returned junk
 
 Outside the tree on purpose: :class:`kandev_nb.kernel_tools.RunStopped`, a ``BaseException``
 raised *inside* the user's running code to stop it (so a bare ``except Exception`` there
@@ -34,6 +38,7 @@ This module imports nothing else of kandev-nb, so every layer can raise these.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "AttachmentError",
@@ -42,16 +47,20 @@ __all__ = [
     "CLIProcessError",
     "ControlError",
     "ControlTimeoutError",
+    "HookError",
+    "HookWarning",
     "KandevError",
     "LedgerError",
     "McpBridgeError",
     "NoNotebookViewError",
+    "NoStructuredOutputError",
     "NotebookViewError",
     "PostgresNotInstalled",
     "PromptError",
     "RootBypassError",
     "SessionClosedError",
     "SessionError",
+    "StructuredOutputError",
     "TransportClosedError",
     "TransportError",
     "TurnInProgressError",
@@ -204,3 +213,37 @@ class PromptError(KandevError, ValueError):
 
 class AttachmentError(KandevError, ValueError):
     """An --attach item is neither an existing file nor an image value we can save."""
+
+
+class StructuredOutputError(KandevError, ValueError):
+    """A turn asked for structured output (``--schema``, ``output_type=``) and its answer
+    did not validate into the requested type.
+
+    The message is pydantic's in one line (``name.field: message; ...``).
+
+    Attributes:
+        raw: the answer as the CLI gave it (`result.structured_output`, JSON values).
+        turn: the :class:`~kandev_nb.agent.turn.Turn` (its ``output_raw`` is ``raw``).
+    """
+
+    def __init__(self, message: str, *, raw: Any = None, turn: Any = None) -> None:
+        super().__init__(message)
+        self.raw = raw
+        self.turn = turn
+
+
+class NoStructuredOutputError(StructuredOutputError):
+    """The turn ended with no structured answer at all: the model never called the
+    `StructuredOutput` tool (`result.subtype` ``error_max_structured_output_retries``), or
+    the turn failed or was stopped first. ``raw`` is None."""
+
+
+class HookError(KandevError, ValueError):
+    """A hooks configuration cannot be used: an unknown event name (the message lists the
+    known ones), a matcher that is not a :class:`~kandev_nb.agent.hooks.HookMatcher`, or a
+    hook that is not callable. Raised before anything is sent to the CLI."""
+
+
+class HookWarning(KandevError, UserWarning):
+    """A Python hook raised, timed out or returned something malformed; the CLI got a deny
+    (gating events) or no decision (the others), with the error text. Shown in the cell."""

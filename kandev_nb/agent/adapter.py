@@ -537,6 +537,8 @@ class Adapter(StreamRules):
                 )
             )
         stats = self.usage.stats(msg, model_usage, main or self._main_key or self.main_model, self.session_id)
+        if msg.raw.get("structured_output") is not None:  # --json-schema (agent/structured.py)
+            stats = stats.model_copy(update={"structured_output": msg.raw["structured_output"]})
         out.append(ev.Complete(stats=stats, last_message_uuid=self.last_message_uuid, session_id=self.session_id))
         self._shown_text = False
         self._interrupted = False

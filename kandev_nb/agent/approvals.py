@@ -116,11 +116,18 @@ class ApprovalBroker:
         """Seconds the approvals of now wait (the turn's, else the session's; None: forever)."""
         return self.turn_timeout if self.turn_has_timeout else self.timeout
 
-    def spawn(self, work: Coroutine[Any, Any, None]) -> None:
+    def spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         """Run `work` as a task the broker keeps until it ends (an answer must not stop the reader)."""
         task = asyncio.get_running_loop().create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
+
+    @property
+    def asked(self) -> set[str]:
+        """The tool_use_ids decided by a request (can_use_tool, a hook): a result for one of
+        them is not reported as run "without a request" (:meth:`note_unasked`)."""
+        return self._asked
 
     # -- can_use_tool -----------------------------------------------------------------------
 

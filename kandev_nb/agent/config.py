@@ -15,7 +15,7 @@ import os
 from dataclasses import dataclass, field, fields
 from typing import Any, Final
 
-from kandev_nb.agent.hooks import FileGuard
+from kandev_nb.agent.file_guard import FileGuard
 from kandev_nb.agent.permissions import MODES, ApprovalPolicy, cli_permission_mode
 from kandev_nb.wire.cli import LaunchOptions
 
@@ -67,6 +67,8 @@ class SessionConfig:
             hook (`hook_callback`) before every NotebookEdit, Write, Edit and MultiEdit, in
             every mode: a reason denies the call with it (the notebook layer refuses edits
             of the notebook whose tab is open).
+        hooks: Python hooks, ``{event: [HookMatcher, ...]}`` (:mod:`kandev_nb.agent.hooks`),
+            registered in `initialize`; changing them restarts the CLI, resuming.
 
     Raises:
         TypeError: a value of the wrong type (a timeout that is not a number, a policy that
@@ -98,8 +100,12 @@ class SessionConfig:
     initialize_timeout: float = 90.0
     mcp_servers: dict[str, Any] = field(default_factory=dict)
     file_guard: FileGuard | None = None
+    hooks: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        from kandev_nb.agent.hooks import HookRegistry
+
+        HookRegistry(self.hooks)  # HookError (a ValueError) names a bad event, matcher or hook
         if self.mode not in MODES:
             raise ValueError(f"unknown permission mode {self.mode!r}; expected one of {', '.join(MODES)}")
         for name in ("approval_timeout", "inactivity_timeout", "initialize_timeout"):

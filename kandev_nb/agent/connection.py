@@ -7,7 +7,7 @@ control_requests are answered even between turns:
   request becomes an `unknown` event);
 * `control_request` `can_use_tool` -> the :class:`~kandev_nb.agent.approvals.ApprovalBroker`;
   `mcp_message` -> the in-process MCP server it names (in a task; a state-changing
-  `tools/call` is first authorized by the broker); `hook_callback` -> the file guard's answer (:mod:`kandev_nb.agent.hooks`);
+  `tools/call` is first authorized by the broker); `hook_callback` -> the file guard (:mod:`kandev_nb.agent.file_guard`) or a Python hook (:mod:`kandev_nb.agent.hooks`, on a task);
   any other subtype is answered with an error and kept as an `unknown` event;
 * `control_cancel_request` -> the broker withdraws that approval;
 * everything else -> the owner's `on_message` (the :class:`~kandev_nb.agent.session.Session`
@@ -29,7 +29,8 @@ from typing import Any
 
 from kandev_nb.agent import events as ev
 from kandev_nb.agent.approvals import ApprovalBroker
-from kandev_nb.agent.hooks import FileGuard, hook_answer, initialize_hooks
+from kandev_nb.agent.file_guard import CALLBACK_ID, FileGuard, hook_answer, initialize_hooks
+from kandev_nb.agent.hooks import HookRegistry, answer_hook_callback
 from kandev_nb.errors import CLIProcessError, TransportClosedError
 from kandev_nb.wire.control import ControlError, ControlPlane
 from kandev_nb.wire.protocol import (
@@ -62,7 +63,9 @@ class CLIConnection:
             reader's own failure).
         on_exit: called with this connection once the process's output ended.
         on_exit: called with this connection once the process's output ended.
-        file_guard: asked through a PreToolUse hook before the file tools (:mod:`kandev_nb.agent.hooks`).
+        file_guard: asked through a PreToolUse hook before the file tools (:mod:`kandev_nb.agent.file_guard`).
+        hooks: the session's Python hooks (:class:`~kandev_nb.agent.hooks.HookRegistry`).
+        session_id: the session's current session_id (for the events hooks make).
     Attributes:
         last_activity: monotonic time of the latest message that was not a `keep_alive`.
     """
@@ -78,6 +81,8 @@ class CLIConnection:
         on_event: Callable[[ev.AgentEvent], None],
         on_exit: Callable[[CLIConnection], None],
         file_guard: FileGuard | None = None,
+        hooks: HookRegistry | None = None,
+        session_id: Callable[[], str | None] = lambda: None,
     ) -> None:
         self.transport = transport
         self.control = ControlPlane(transport.send)
@@ -89,6 +94,8 @@ class CLIConnection:
         self._emit = on_event
         self._on_exit = on_exit
         self.file_guard = file_guard
+        self.hooks = hooks or HookRegistry(None)
+        self._session_id = session_id
         self._reader: asyncio.Task[None] | None = None
 
     @property
@@ -107,7 +114,7 @@ class CLIConnection:
         await self.transport.start()
         self._reader = asyncio.get_running_loop().create_task(self._read_loop())
         try:
-            return await self.control.request("initialize", timeout=initialize_timeout, hooks=initialize_hooks(self.file_guard))
+            return await self.control.request("initialize", timeout=initialize_timeout, hooks=self._initialize_hooks())
         except (ConnectionError, ControlError, TimeoutError) as exc:
             await self.close()  # idempotent; waits for the rest of its stderr
             code = self.transport.exit_code
@@ -155,6 +162,7 @@ class CLIConnection:
                             await self._on_control_request(msg)
                         case ControlCancelRequest():
                             self.broker.withdraw(msg.request_id)
+                            self.hooks.cancel(msg.request_id)  # a hook_callback the CLI gave up on
                         case _:
                             self._on_message(msg, events)
         except asyncio.CancelledError:
@@ -166,14 +174,26 @@ class CLIConnection:
         self.broker.withdraw_all()
         self._on_exit(self)
 
+    def _initialize_hooks(self) -> dict[str, Any] | None:
+        """`initialize`'s ``hooks``: the user's Python hooks and the file guard, by event."""
+        merged: dict[str, list[dict[str, Any]]] = {}
+        for part in (self.hooks.initialize_config(), initialize_hooks(self.file_guard)):
+            for event, matchers in (part or {}).items():
+                merged.setdefault(event, []).extend(matchers)
+        return merged or None
+
     async def _on_control_request(self, msg: ControlRequest) -> None:
         request = msg.request
         subtype = request.get("subtype")
         try:
             if subtype == "can_use_tool":
                 self.broker.on_can_use_tool(msg.request_id, request, self.control.answer)
-            elif subtype == "hook_callback":
+            elif subtype == "hook_callback" and request.get("callback_id") == CALLBACK_ID:
                 await self.control.answer(msg.request_id, hook_answer(self.file_guard, request))
+            elif subtype == "hook_callback":  # a Python hook, on a task: a slow hook never stops the reader
+                task = self.broker.spawn(answer_hook_callback(
+                    self.hooks, msg.request_id, request, self.control, self._emit, self.broker.asked, self._session_id()))
+                self.hooks.track(msg.request_id, task)
             elif subtype == "mcp_message":
                 # A task, like approvals: a long tools/call must not stop the reader, which
                 # has to pass on the CLI's notifications/cancelled when the turn is interrupted.

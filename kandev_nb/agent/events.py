@@ -174,6 +174,9 @@ class PermissionDecided(_Event):
     message: str = ""
     tool_use_id: str | None = None
     """The `tool_use_id` of the call decided (from the can_use_tool request), when known."""
+    hook: str = ""
+    """The Python hook that decided (its function name), when `decided_by` is "hook" and
+    the decision came from a kandev-nb hook (:mod:`kandev_nb.agent.hooks`)."""
     note: str = ""
     """What the person should know about an allow, e.g. that a policy let an interpreter
     through (``Decision.note``, from :meth:`kandev_nb.agent.permissions.Rules.note`)."""
@@ -301,6 +304,10 @@ class TurnStats(BaseModel):
     api_error_status: int | None = None
     errors: tuple[str, ...] = ()
     result_text: str | None = None
+    structured_output: Any = Field(default=None, exclude=True)
+    """`result.structured_output`: the StructuredOutput tool's answer (JSON values) of a
+    turn run with ``--json-schema``; None otherwise (:mod:`kandev_nb.agent.structured`).
+    Left out of ``model_dump`` (the answer is kept as ``Turn.output_raw``)."""
     main_model: str | None = None
     """The main thread's model (its `modelUsage` key); other keys of `model_usage` are
     subagents' or side requests' models and never count as the main model's usage."""

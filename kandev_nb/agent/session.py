@@ -36,7 +36,9 @@ from kandev_nb.agent.adapter import Adapter
 from kandev_nb.agent.approvals import NO_APPROVAL_NOTE, UNASKED_TOOL_TIMEOUT_S, ApprovalBroker
 from kandev_nb.agent.config import UNSET, SessionConfig, Unset, check_seconds
 from kandev_nb.agent.connection import CLIConnection
+from kandev_nb.agent.hooks import HookRegistry, hooks_key
 from kandev_nb.agent.permissions import Approval, ApprovalPolicy, cli_permission_mode, mode_from_cli
+from kandev_nb.agent.structured import OutputSpec, fill_output
 from kandev_nb.agent.turn import Turn
 from kandev_nb.errors import (
     CLINotFoundError,
@@ -123,6 +125,8 @@ class Session:
         self._last_activity = time.monotonic()
         self._lock = asyncio.Lock()
         self._launched: LaunchOptions | None = None  # what the live (or last) process started with
+        self._launched_hooks: tuple[Any, ...] = ()  # and its hooks (hooks_key)
+        self._output: OutputSpec | None = None  # the running turn's structured output, if asked
         self._interrupt_task: asyncio.Task[None] | None = None
         self._interrupted_at: float | None = None  # monotonic time of the running turn's interrupt
 
@@ -184,7 +188,8 @@ class Session:
         resume = (own if own and (self._saved or self._transcript_saved(own)) else None) or c.resume
         original = resume == c.resume
         return c.launch_options(resume=resume, resume_session_at=c.resume_session_at if original else None,
-                                fork_session=c.fork and original)
+                                fork_session=c.fork and original,
+                                json_schema=self._output.schema_json if self._output else None)
 
     def _transcript_saved(self, session_id: str) -> bool:
         """Whether the CLI wrote `session_id`'s transcript (``<config>/projects/*/<id>.jsonl``)."""
@@ -225,8 +230,10 @@ class Session:
         transport = factory(build_argv(self.cli_path, options), process_env(options), self.cwd)
         connection = CLIConnection(transport, self.broker, mcp_servers=self._config.mcp_servers,
                                    feed=self.adapter.feed, on_message=self._on_message, on_event=self._emit,
-                                   on_exit=self._on_exit, file_guard=self._config.file_guard)
+                                   on_exit=self._on_exit, file_guard=self._config.file_guard,
+                                   hooks=HookRegistry(self._config.hooks), session_id=lambda: self.session_id)
         self.connection, self._launched = connection, options
+        self._launched_hooks = hooks_key(self._config.hooks)
         try:
             response = await connection.start(self._config.initialize_timeout)
         except BaseException:
@@ -333,6 +340,7 @@ class Session:
         approve: ApprovalPolicy | None = None,
         approval_timeout: float | None | Unset = UNSET,
         turn: Turn | None = None,
+        output_type: Any = None,
     ) -> Turn:
         """Send `prompt` and wait for the turn to end.
 
@@ -343,6 +351,10 @@ class Session:
             approval_timeout: seconds this turn's approvals wait before they are denied
                 (None: forever); the session's ``approval_timeout`` if not given.
             turn: a :class:`Turn` to fill (else a new one).
+            output_type: ask for a structured answer of this type (pydantic model, dataclass,
+                TypedDict, ``list[Model]``, JSON-schema dict); ``turn.output`` holds it. The
+                CLI takes the schema only at launch (``--json-schema``), so a turn whose
+                schema differs from the process's restarts the CLI, resuming.
 
         Returns:
             The finished :class:`Turn`. A failed turn is returned too (``turn.error``);
@@ -353,12 +365,19 @@ class Session:
             TypeError: `approval_timeout` is not a non-negative number or None.
             TurnInProgressError: another turn of this session is running.
             CLINotFoundError, CLIProcessError: the CLI could not be started.
+            StructuredOutputError, NoStructuredOutputError: with `output_type`, the answer
+                did not validate / there was none (``exc.turn`` is the finished turn).
         """
         if approval_timeout is not UNSET:
             check_seconds("approval_timeout", approval_timeout)
         if self._lock.locked():
             raise TurnInProgressError("a turn is already running in this session")
         async with self._lock:
+            self._output = OutputSpec.of(output_type) if output_type is not None else None
+            schema = self._output.schema_json if self._output else None
+            if self.state is SessionState.READY and self._launched is not None and (
+                    self._launched.json_schema != schema or self._launched_hooks != hooks_key(self._config.hooks)):
+                await self._teardown()  # a new schema or new hooks: a new process, resuming
             await self.start()
             turn = turn or Turn(prompt=prompt if isinstance(prompt, str) else _text_of(prompt), session_name=self.name)
             turn.cli_version, turn.cwd = self.cli_version, self.cwd
@@ -386,7 +405,19 @@ class Session:
                 self.broker.end_turn()
                 if self.state is SessionState.RUNNING:
                     self.state = SessionState.READY
+            if self._output is not None:
+                fill_output(turn, self._output)
             return turn
+
+    def use_hooks(self, hooks: dict[str, Any]) -> None:
+        """Give this session Python hooks (``{event: [HookMatcher]}``); a live process whose
+        hooks differ is restarted at the next turn, resuming (the CLI takes hooks only in
+        `initialize`).
+
+        Raises:
+            HookError: a bad event name, matcher or hook.
+        """
+        self._config = replace(self._config, hooks=hooks)
 
     async def _pump(self, turn: Turn, sinks: list[Consumer]) -> None:
         """Deliver the turn's events to `sinks` until its Complete; watch the turn timer.

@@ -110,6 +110,9 @@ class Turn:
     context: ev.ContextWindow | None = None
     todos: tuple[Any, ...] = ()
     meta: dict[str, Any] = field(default_factory=dict)
+    output: Any = None
+    output_raw: Any = None
+    output_error: str | None = None
     _tool_since_text: bool = field(default=False, repr=False)
 
     @property

@@ -29,7 +29,7 @@ from kandev_nb.agent.config import SessionConfig
 from kandev_nb.agent.permissions import MODES, ApprovalPolicy
 from kandev_nb.agent.session import Session
 from kandev_nb.agent.turn import Turn
-from kandev_nb.notebook import ledger_hooks
+from kandev_nb.notebook import ledger_hooks, outputs
 from kandev_nb.notebook.attachments import AttachmentError, attach, prompt_with_attachments
 from kandev_nb.notebook.bridge import ensure_bridge, open_notebook_guard
 from kandev_nb.notebook.cell_text import PromptError, clean_help, did_you_mean, interpolate
@@ -88,6 +88,7 @@ def transform_cell(lines: list[str]) -> list[str]:
 
 
 @magic_arguments()
+@outputs.output_arguments
 @argument("--mode", choices=MODES,
           help="permission mode of this cell only (default: the notebook's, configure(mode=...), supervised)")
 @argument("--model", help="the model for this session (e.g. sonnet, opus)")
@@ -127,11 +128,11 @@ def claude_help(line: str, cell: str | None = None) -> None:
     cell, kandev_nb.runs() has one row per turn and kandev_nb.last_turn() the turn itself.
 
     For this cell only: --mode, --approve, --approval-timeout, --attach, --no-interpolate,
-    --quiet, --retry. A cell without --mode runs in the notebook's mode
+    --quiet, --retry, --schema/-o/--frame. A cell without --mode runs in the notebook's mode
     (kandev_nb.configure(mode=...), supervised unless changed).
     For the session (kept by later cells until changed): --model, --budget, --max-turns,
     --cwd, --mcp-config, --system-prompt, --append-system-prompt, --allowed-tools,
-    --disallowed-tools, --no-kernel-tools, --transport, --cli. Which session: --session, --new, --resume, --fork.
+    --disallowed-tools, --no-kernel-tools, --transport, --cli, --hooks. Which session: --session, --new, --resume, --fork.
 
     Examples:
       %%claude
@@ -284,12 +285,12 @@ def _prepare_retry(args: argparse.Namespace, prompt: str) -> str:
 
     session = current().sessions.get(args.session)
     failed = session.turns[-1] if session and session.turns else None
-    if failed is None or failed.error is None:
+    if failed is None or (failed.error is None and failed.output_error is None):
         raise UsageError("--retry: the last turn of this session did not fail; nothing to retry")
     if not session or not session.session_id:
         raise UsageError("--retry: the failed turn has no session id to resume")
     args.resume = session.session_id
-    args.resume_session_at = failed.last_message_uuid
+    args.resume_session_at = failed.meta.get("retry_at", failed.last_message_uuid)
     return prompt or failed.prompt
 
 
@@ -329,6 +330,7 @@ async def run_cell(line: str, body: str) -> Turn | None:
         await _switch_mode(args)
         _check_budget()
         session, replaced, requested = _session_for(args)
+        spec = outputs.prepare(args, session, namespace, current().settings.hooks, replaced)
     except (PromptError, AttachmentError, ValueError, TypeError, RuntimeError, TimeoutError) as exc:
         # Shown like IPython's own option errors: one line, no traceback, the cell fails.
         raise UsageError(f"%%claude: {exc}") from None
@@ -342,8 +344,8 @@ async def run_cell(line: str, body: str) -> Turn | None:
         if state.sessions.get(session.name) is not session:
             await session.start()  # before it replaces anything: a bad option keeps the old session
             _adopt(session, replaced, requested, args.transport)
-        turn = await session.run(prompt, consumers=[view.handle] if view else [],
-                                 approve=policy or state.settings.approve, approval_timeout=timeout)
+        turn, failure = await outputs.run_turn(session, prompt, spec, [view.handle] if view else [],
+                                               policy or state.settings.approve, approval_timeout=timeout)
     except (CLINotFoundError, CLIProcessError) as exc:
         if view is not None:
             view.close()
@@ -359,7 +361,7 @@ async def run_cell(line: str, body: str) -> Turn | None:
     state.turns.append(turn)
     if state.settings.record:
         await ledger_hooks.record(turn, _notebook_path(namespace), cell_number)
-    return turn
+    return outputs.deliver(args, turn, failure, namespace)  # -o VAR, or the structured answer's error
 
 
 def _prompt_and_policy(

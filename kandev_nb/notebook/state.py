@@ -41,6 +41,7 @@ class NotebookSettings:
             (:mod:`kandev_nb.notebook.ledger_hooks`: "notebook" | "user" | "team"; "day" | "month" | None).
         record: write each turn to the ledger.
         interpolate: expand ``{name}`` with notebook variables in prompts.
+        hooks: Python hooks for every session, ``{event: [HookMatcher]}`` (:mod:`kandev_nb.agent.hooks`).
         kernel_tools: give Claude the ``kernel`` MCP tools on this kernel's variables
             (:mod:`kandev_nb.kernel_tools`); applies to sessions started afterwards.
     """
@@ -62,6 +63,7 @@ class NotebookSettings:
     interpolate: bool = True
     allow_root_bypass: bool = False
     kernel_tools: bool = True
+    hooks: dict[str, Any] = field(default_factory=dict)  # {event: [HookMatcher]}; live sessions restart with them
 
 
 def configure(**changes: Any) -> None:
@@ -105,6 +107,10 @@ def _check_setting(key: str, value: Any) -> None:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, not {value!r}")
     elif key == "env" and not (isinstance(value, dict) and all(isinstance(v, str) for v in value.values())):
         raise TypeError("env must be a dict of strings")
+    elif key == "hooks":
+        from kandev_nb.agent.hooks import HookRegistry
+
+        HookRegistry(value)  # HookError (a ValueError) names the bad event or hook
     elif key == "approve" and value is not None and not callable(value):
         raise TypeError("approve must be a callable policy (e.g. kandev_nb.Rules(...)) or None")
 

@@ -78,10 +78,12 @@ _BY = {"person": "you", "policy": "policy", "timeout": "the approval timeout",
 
 
 def decided_by_text(decision: ev.PermissionDecided) -> str:
-    """Who decided, in words: "you", "policy", "the approval timeout", "a hook"...
+    """Who decided, in words: "you", "policy", "the approval timeout", "a hook", "hook no_rm"...
 
     From `decided_by` (:data:`kandev_nb.agent.permissions.DecidedBy`).
     """
+    if decision.decided_by == "hook" and decision.hook:  # a kandev-nb Python hook, by its name
+        return f"hook {decision.hook}"
     return _BY.get(decision.decided_by, decision.decided_by)
 
 

@@ -132,6 +132,8 @@ class LaunchOptions:
         allowed_tools, disallowed_tools: ``--allowedTools`` / ``--disallowedTools`` rules
             (``"Read"``, ``"Bash(git *)"``), a tuple of strings (a list is turned into one).
         include_partial_messages: ``--include-partial-messages`` (`stream_event` deltas).
+        json_schema: the JSON text of ``--json-schema`` (structured output: the model answers
+            through a `StructuredOutput` tool, the `result` carries `structured_output`).
         is_sandbox: set ``IS_SANDBOX=1`` for the process, the user's opt-in that lets the
             CLI run ``bypassPermissions`` as root; without it an inherited ``IS_SANDBOX`` is
             removed (:func:`process_env`).
@@ -158,6 +160,7 @@ class LaunchOptions:
     disallowed_tools: tuple[str, ...] = ()
     include_partial_messages: bool = True
     is_sandbox: bool = False
+    json_schema: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("cli_path", "cwd"):
@@ -258,6 +261,8 @@ def build_argv(cli: str | os.PathLike[str], options: LaunchOptions) -> list[str]
         argv += ["--allowedTools", ",".join(options.allowed_tools)]
     if options.disallowed_tools:
         argv += ["--disallowedTools", ",".join(options.disallowed_tools)]
+    if options.json_schema is not None:  # structured output (agent/structured.py)
+        argv += ["--json-schema", options.json_schema]
     return argv
 
 
