@@ -20,7 +20,8 @@ that callers caught before the tree existed (``except FileNotFoundError`` still 
     ├── McpBridgeError            (RuntimeError)       the in-kernel MCP server is not running
     ├── LedgerError               (RuntimeError)       the ledger could not be opened, written or read: url
     ├── PromptError               (ValueError)         `{name}` in a prompt names no notebook variable
-    └── AttachmentError           (ValueError)         an --attach item is no file and no image value
+    ├── AttachmentError           (ValueError)         an --attach item is no file and no image value
+    └── QuestionError             (ValueError)         an AskUserQuestion input or answer we cannot use
 
 Outside the tree on purpose: :class:`kandev_nb.kernel_tools.RunStopped`, a ``BaseException``
 raised *inside* the user's running code to stop it (so a bare ``except Exception`` there
@@ -42,6 +43,7 @@ __all__ = [
     "LedgerError",
     "McpBridgeError",
     "PromptError",
+    "QuestionError",
     "RootBypassError",
     "SessionClosedError",
     "SessionError",
@@ -177,3 +179,9 @@ class PromptError(KandevError, ValueError):
 
 class AttachmentError(KandevError, ValueError):
     """An --attach item is neither an existing file nor an image value we can save."""
+
+
+class QuestionError(KandevError, ValueError):
+    """An AskUserQuestion input or answer kandev-nb cannot use (kandev_nb.agent.questions):
+    no questions or more than four, a question with fewer than two or more than four
+    options, or an answer naming no option of its question."""

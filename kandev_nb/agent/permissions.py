@@ -203,6 +203,9 @@ class Approval:
         self.tool_use_id = tool_use_id
         self.suggestions = suggestions or []
         self.timeout_s = timeout_s
+        self.timeout_message: str | None = None
+        """The deny `message` of the approval timeout (``{timeout}`` is replaced by its
+        seconds); None: "No answer within ... s; denied by timeout." (questions set their own)."""
         self.created = time.monotonic()
         self._loop = loop or asyncio.get_running_loop()
         self._future: asyncio.Future[Decision] = self._loop.create_future()
@@ -286,7 +289,9 @@ class Approval:
         try:
             return await asyncio.wait_for(asyncio.shield(self._future), timeout)
         except TimeoutError:
-            self.deny(f"No answer within {timeout:g} s; denied by timeout.", by="timeout")
+            message = (self.timeout_message or "No answer within {timeout:g} s; denied by timeout.").format(
+                timeout=timeout)
+            self.deny(message, by="timeout")
             return await self._future
 
 

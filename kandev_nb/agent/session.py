@@ -39,6 +39,8 @@ from kandev_nb.agent.permissions import (
     cli_permission_mode,
     mode_from_cli,
 )
+from kandev_nb.agent.questions import QUESTION_TOOL, AnswerPolicy
+from kandev_nb.agent.questions import prepare as prepare_question
 from kandev_nb.agent.turn import Turn
 from kandev_nb.errors import SessionClosedError, TurnInProgressError
 from kandev_nb.wire.cli import (
@@ -117,6 +119,7 @@ class SessionConfig:
         resume, resume_session_at, fork: start from an existing conversation.
         allow_root_bypass: the explicit opt-in for autonomous mode as root (sets IS_SANDBOX=1).
         mcp_servers: in-process MCP servers by name, answering `mcp_message` control requests.
+        answer: a policy answering AskUserQuestion (:data:`kandev_nb.agent.questions.AnswerPolicy`).
     """
 
     cwd: str | os.PathLike[str] | None = None
@@ -140,6 +143,7 @@ class SessionConfig:
     include_partial_messages: bool = True
     initialize_timeout: float = 90.0
     mcp_servers: dict[str, Any] = field(default_factory=dict)
+    answer: AnswerPolicy | None = None  # issue 19: answers AskUserQuestion (kandev_nb.agent.questions)
 
 
 class Session:
@@ -558,6 +562,9 @@ class Session:
             normalized=payload, approval=approval, session_id=self.session_id,
         )
         policy = self._turn_policy or self.config.approve
+        if tool_name == QUESTION_TOOL:  # issue 19: a question card, answered by a person or `answer`
+            policy = None
+            prepare_question(approval, self.config.answer)
         if policy is not None:
             try:
                 answer = policy(tool_name, tool_input)

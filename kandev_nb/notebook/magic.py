@@ -27,6 +27,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 
 from kandev_nb import kernel_tools
 from kandev_nb.agent.permissions import MODES, ApprovalPolicy
+from kandev_nb.agent.questions import AnswerPolicy
 from kandev_nb.agent.session import Session, SessionConfig
 from kandev_nb.agent.turn import Turn
 from kandev_nb.notebook.attachments import AttachmentError, attach, prompt_with_attachments
@@ -77,6 +78,7 @@ class NotebookSettings:
         default_factory=lambda: float(os.environ.get("KANDEV_NB_APPROVAL_TIMEOUT", "300"))
     )
     approve: ApprovalPolicy | None = None
+    answer: AnswerPolicy | None = None  # AskUserQuestion's answers when nobody clicks (issue 19)
     env: dict[str, str] = field(default_factory=dict)
     cwd: str | None = None
     cli_path: str | None = None
@@ -121,6 +123,7 @@ def configure(**changes: Any) -> None:
             session.config.approval_timeout = settings.approval_timeout
         if "approve" in changes:
             session.config.approve = settings.approve
+        session.config.answer = settings.answer
 
 
 _SECONDS = ("approval_timeout", "inactivity_timeout", "budget_usd")
@@ -135,7 +138,7 @@ def _check_setting(key: str, value: Any) -> None:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, not {value!r}")
     elif key == "env" and not (isinstance(value, dict) and all(isinstance(v, str) for v in value.values())):
         raise TypeError("env must be a dict of strings")
-    elif key == "approve" and value is not None and not callable(value):
+    elif key in ("approve", "answer") and value is not None and not callable(value):
         raise TypeError("approve must be a callable policy (e.g. kandev_nb.Rules(...)) or None")
 
 
@@ -323,7 +326,7 @@ def _session_for(args: argparse.Namespace) -> tuple[Session, Session | None, _La
         cwd=launch.cwd,
         mode=cell_mode(args),
         model=launch.model,
-        approve=settings.approve,
+        approve=settings.approve, answer=settings.answer,
         approval_timeout=settings.approval_timeout,
         inactivity_timeout=settings.inactivity_timeout,
         env=dict(settings.env),

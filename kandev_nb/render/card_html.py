@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from kandev_nb.agent import events as ev
 from kandev_nb.agent import tools as t
 from kandev_nb.render import diffs
+from kandev_nb.render.questions import questions_html
 from kandev_nb.render import theme as th
 from kandev_nb.render.html import (
     Preview,
@@ -347,6 +348,8 @@ def card_body_html(payload: t.NormalizedPayload, output: str = "", *, status: st
                 parts.append(f"<div>{esc(payload.description)}</div>")
         case t.Plan():
             parts.append(f'<div class="kandev-plan">{markdown_html(payload.plan)}</div>')
+        case t.Generic(name="AskUserQuestion"):  # issue 19: the questions and the answers given
+            parts.append(questions_html(payload.input, payload.output or output))
         case t.Generic():
             if payload.input:
                 parts.append(_block("input", json.dumps(payload.input, indent=2, ensure_ascii=False, default=str),

@@ -1,0 +1,4 @@
+"""Fixtures for issue 19's controls: the approvals' Session maker (real CLI, scripted model)."""
+
+from tests.approvals.conftest import make_session  # noqa: F401 - a fixture
+from tests.widgets.conftest import rec  # noqa: F401 - a fixture
