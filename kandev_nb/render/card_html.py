@@ -21,7 +21,6 @@ from collections.abc import Iterable
 from kandev_nb.agent import events as ev
 from kandev_nb.agent import tools as t
 from kandev_nb.render import diffs
-from kandev_nb.render.questions import questions_html
 from kandev_nb.render import theme as th
 from kandev_nb.render.html import (
     Preview,
@@ -35,6 +34,7 @@ from kandev_nb.render.html import (
     fmt_tokens,
     markdown_html,
 )
+from kandev_nb.render.questions import questions_html
 
 __all__ = [
     "approval_note_html", "card_body_html", "card_summary_html", "decided_by_text", "denied",

@@ -32,7 +32,14 @@ import traitlets
 
 from kandev_nb.agent import events as ev
 from kandev_nb.agent.permissions import Decision
-from kandev_nb.agent.questions import QUESTION_TOOL, SKIPPED, Question, QuestionError, answers_input, parse_questions
+from kandev_nb.agent.questions import (
+    QUESTION_TOOL,
+    SKIPPED,
+    Question,
+    QuestionError,
+    answers_input,
+    parse_questions,
+)
 from kandev_nb.notebook.widgets.approval import ApprovalCard
 from kandev_nb.notebook.widgets.cards import WidgetFactory
 from kandev_nb.notebook.widgets.stream import ASSETS

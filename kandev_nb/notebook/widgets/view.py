@@ -33,8 +33,8 @@ import ipywidgets as w
 from kandev_nb.agent import events as ev
 from kandev_nb.agent.turn import Turn
 from kandev_nb.notebook.widgets.approval import ApprovalCard, fmt_left
-from kandev_nb.notebook.widgets.questions import card_for
 from kandev_nb.notebook.widgets.cards import TodoCard, ToolCard, WidgetFactory
+from kandev_nb.notebook.widgets.questions import card_for
 from kandev_nb.notebook.widgets.stream import StreamText, Throttle
 from kandev_nb.render import html as r
 from kandev_nb.render import static
