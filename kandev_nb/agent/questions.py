@@ -151,8 +151,9 @@ _PAIR = re.compile(r'"((?:[^"\\]|\\.)*)"="((?:[^"\\]|\\.)*)"')
 
 def answered_pairs(tool_result_text: str) -> list[tuple[str, str]]:
     """The (question, answer) pairs in the CLI's tool_result ``Your questions have been
-    answered: "<q>"="<a>", ...`` ([] for any other text, e.g. a deny)."""
-    if "have been answered" not in tool_result_text:
+    answered: "<q>"="<a>", ...`` (2.1.332, 2.1.197; newer CLIs: ``The user answered: ...``),
+    [] for any other text (e.g. a deny)."""
+    if not tool_result_text.lstrip().startswith(("Your questions have been answered", "The user answered")):
         return []
     return _PAIR.findall(tool_result_text)
 

@@ -390,6 +390,8 @@ def _texts(payload: t.NormalizedPayload, output: str) -> list[str]:
             texts.append(payload.result or "")
         case t.ManageTodos(result=res) | t.Plan(result=res):
             texts.append(res or "")
+        case t.Generic(name="AskUserQuestion"):
+            pass  # shown whole by questions_html
         case t.Generic():
             texts += [payload.output or "", json.dumps(payload.input, indent=2, ensure_ascii=False, default=str)]
         case _:

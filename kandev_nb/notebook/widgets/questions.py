@@ -95,7 +95,7 @@ class QuestionCard(ApprovalCard):
         self.countdown = factory.html("", "kandev-approval-countdown")
         self.status = factory.html("", "kandev-decision")
         self.box = factory.vbox((self.what, self.controls, self.countdown, self.status),
-                                "kandev-approval kandev-question-card")
+                                "kandev-approval", "kandev-question-card")
         self.controls.on_msg(self._on_view_msg)
         self.tick()
         self.approval.on_decided(self._on_decided)
