@@ -154,6 +154,9 @@ class Decision(BaseModel):
     note: str = ""
     """What the person should know about an allow (e.g. a policy let an interpreter through,
     see :meth:`Rules.note`); shown on the card, never sent to the CLI."""
+    suggestion: dict[str, Any] | None = None
+    """The CLI's `permission_suggestions` entry this allow accepted (sent as the whole of
+    `updatedPermissions`), or None."""
 
     def to_wire(self, original_input: dict[str, Any]) -> dict[str, Any]:
         """The inner control_response payload the CLI accepts (DESIGN.md, wire facts)."""
@@ -237,7 +240,7 @@ class Approval:
 
     def allow(
         self, updated_input: dict[str, Any] | None = None, *, always: bool = False, by: DecidedBy = "person",
-        note: str = "",
+        note: str = "", suggestion: int | None = None,
     ) -> bool:
         """Allow the tool, optionally with edited input and for the rest of the session.
 
@@ -248,15 +251,31 @@ class Approval:
                 `updatedPermissions` = [:func:`session_rule`]).
             by: who decided (shown on the card and in the ledger).
             note: kept as ``Decision.note`` (e.g. :meth:`Rules.note`).
+            suggestion: the index of one of the CLI's `permission_suggestions` to accept:
+                sent as ``updatedPermissions`` = exactly that entry (the CLI saves the
+                rule where its `destination` says; :mod:`kandev_nb.agent.suggestions`).
+
+        Raises:
+            IndexError: `suggestion` is not an index of :attr:`suggestions` (nothing is decided).
+            ValueError: that suggestion is of a type kandev-nb does not know (nothing is decided).
 
         Returns:
             True if this call decided; False if the request was already answered (the call
             then changes nothing and sends nothing).
         """
         permissions = [session_rule(self.tool_name)] if always else None
+        saved = None
+        if suggestion is not None:
+            if isinstance(suggestion, bool) or not 0 <= suggestion < len(self.suggestions):
+                raise IndexError(f"no permission suggestion {suggestion!r}; this request has {len(self.suggestions)}")
+            saved = self.suggestions[suggestion]
+            permissions = [saved]
+            from kandev_nb.agent.suggestions import describe  # raises ValueError for an unknown type
+
+            note = note or f"Saved by the CLI: {describe(saved)}."
         return self._decide(
             Decision(behavior="allow", decided_by=by, updated_input=updated_input, updated_permissions=permissions,
-                     note=note)
+                     note=note, suggestion=saved)
         )
 
     def deny(self, message: str = "", *, interrupt: bool = False, by: DecidedBy = "person") -> bool:

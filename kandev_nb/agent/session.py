@@ -609,7 +609,7 @@ class Session:
             self.approvals.pop(approval.request_id, None)
         self._last_activity = time.monotonic()
         if decision.decided_by != "cancelled":
-            if decision.updated_permissions:
+            if decision.updated_permissions and decision.suggestion is None:  # a saved suggestion is no session rule
                 self._session_tools.add(approval.tool_name)
             self._emit(ev.PermissionDecided(
                 request_id=approval.request_id, tool_name=approval.tool_name, behavior=decision.behavior,

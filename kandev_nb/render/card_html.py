@@ -371,8 +371,9 @@ def approval_note_html(decision: ev.PermissionDecided) -> str:
     after how long (`waited_ms`); a deny also says the call was not run and why."""
     if denied(decision):
         return _denial_html(decision)
+    note = f'<div class="kandev-decision-note">{esc(decision.note)}</div>' if decision.note else ""
     return (f'<div class="kandev-decision" style="color:{th.OK}">allowed by {esc(decided_by_text(decision))} '
-            f"after {fmt_ms(decision.waited_ms)}</div>")
+            f"after {fmt_ms(decision.waited_ms)}</div>{note}")
 
 
 def _texts(payload: t.NormalizedPayload, output: str) -> list[str]:
