@@ -59,6 +59,7 @@ from kandev_nb.agent.rulematch import (
     normal_url_pattern,
     url_spellings,
 )
+from kandev_nb.agent.suggestions import describe
 from kandev_nb.errors import RootBypassError
 
 __all__ = [
@@ -270,9 +271,7 @@ class Approval:
                 raise IndexError(f"no permission suggestion {suggestion!r}; this request has {len(self.suggestions)}")
             saved = self.suggestions[suggestion]
             permissions = [saved]
-            from kandev_nb.agent.suggestions import describe  # raises ValueError for an unknown type
-
-            note = note or f"Saved by the CLI: {describe(saved)}."
+            note = note or f"Saved by the CLI: {describe(saved)}."  # describe: ValueError for an unknown type
         return self._decide(
             Decision(behavior="allow", decided_by=by, updated_input=updated_input, updated_permissions=permissions,
                      note=note, suggestion=saved)

@@ -39,7 +39,7 @@ def saved_where(destination: Any) -> str:
 
 def _rule(rule: Any) -> str:
     if not isinstance(rule, dict) or not isinstance(rule.get("toolName"), str):
-        raise ValueError("a rule without a toolName")
+        raise ValueError("a rule without a toolName")  # noqa: TRY004 - one error type for every bad suggestion
     content = rule.get("ruleContent")
     return f"{rule['toolName']}({content})" if isinstance(content, str) else rule["toolName"]
 
@@ -52,7 +52,7 @@ def describe(suggestion: Any) -> str:
             type needs (rules and behavior, mode, directories); the message names it.
     """
     if not isinstance(suggestion, dict):
-        raise ValueError(f"a permission suggestion that is not an object: {suggestion!r}")
+        raise ValueError(f"a permission suggestion that is not an object: {suggestion!r}")  # noqa: TRY004
     kind = suggestion.get("type")
     where = saved_where(suggestion.get("destination", "session"))
     if kind in ("addRules", "replaceRules", "removeRules"):
