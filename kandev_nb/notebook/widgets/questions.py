@@ -104,7 +104,8 @@ class QuestionCard(ApprovalCard):
         if isinstance(content, dict):
             self.press(str(content.get("action", "")), answers=content.get("answers"))
 
-    def press(self, action: str, *, answers: Any = None, reason: str = "", input_text: str | None = None) -> bool:
+    def press(self, action: str, *, answers: Any = None, reason: str = "", input_text: str | None = None,
+              index: int | None = None) -> bool:
         """Answer as the controls' message would.
 
         Args:
