@@ -15,7 +15,8 @@ that callers caught before the tree existed (``except FileNotFoundError`` still 
     ├── ControlTimeoutError       (TimeoutError)       no control_response in time: subtype, timeout_s
     ├── SessionError                                   misuse of a Session
     │   ├── SessionClosedError    (RuntimeError)       the session was closed
-    │   └── TurnInProgressError   (RuntimeError)       a turn is already running
+    │   ├── TurnInProgressError   (RuntimeError)       a turn is already running
+    │   └── NotLiveError          (RuntimeError)       a live control request with no CLI process
     ├── RootBypassError           (RuntimeError)       autonomous mode as root without the opt-in
     ├── McpBridgeError            (RuntimeError)       the in-kernel MCP server is not running
     ├── LedgerError               (RuntimeError)       the ledger could not be opened, written or read: url
@@ -42,6 +43,7 @@ __all__ = [
     "KandevError",
     "LedgerError",
     "McpBridgeError",
+    "NotLiveError",
     "PromptError",
     "QuestionError",
     "RootBypassError",
@@ -185,3 +187,8 @@ class QuestionError(KandevError, ValueError):
     """An AskUserQuestion input or answer kandev-nb cannot use (kandev_nb.agent.questions):
     no questions or more than four, a question with fewer than two or more than four
     options, or an answer naming no option of its question."""
+
+
+class NotLiveError(SessionError, RuntimeError):
+    """A live control (set_model, rewind_files, mcp_status...) needs a running CLI process
+    (kandev_nb.agent.controls); run a turn first."""

@@ -32,6 +32,7 @@ from typing import Any, Self
 
 from kandev_nb.agent import events as ev
 from kandev_nb.agent.adapter import Adapter
+from kandev_nb.agent.controls import LiveControls
 from kandev_nb.agent.permissions import (
     Approval,
     ApprovalPolicy,
@@ -143,10 +144,11 @@ class SessionConfig:
     include_partial_messages: bool = True
     initialize_timeout: float = 90.0
     mcp_servers: dict[str, Any] = field(default_factory=dict)
+    extra_args: tuple[str, ...] = ()  # issue 19: more CLI flags (--add-dir, --effort...)
     answer: AnswerPolicy | None = None  # issue 19: answers AskUserQuestion (kandev_nb.agent.questions)
 
 
-class Session:
+class Session(LiveControls):  # issue 19: set_model, rewind_to, mcp_status... in agent/controls.py
     """One conversation with Claude Code.
 
     Args:
@@ -237,6 +239,7 @@ class Session:
             append_system_prompt=c.append_system_prompt,
             allowed_tools=c.allowed_tools,
             include_partial_messages=c.include_partial_messages,
+            extra_args=c.extra_args,
         )
 
     def _transcript_saved(self, session_id: str) -> bool:

@@ -30,6 +30,7 @@ from kandev_nb.agent.permissions import MODES, ApprovalPolicy
 from kandev_nb.agent.questions import AnswerPolicy
 from kandev_nb.agent.session import Session, SessionConfig
 from kandev_nb.agent.turn import Turn
+from kandev_nb.notebook import live_options
 from kandev_nb.notebook.attachments import AttachmentError, attach, prompt_with_attachments
 from kandev_nb.notebook.cell_text import PromptError, clean_help, did_you_mean, interpolate
 from kandev_nb.wire.cli import CLINotFoundError
@@ -270,6 +271,7 @@ class _Launch:
     allowed_tools: tuple[str, ...]
     kernel_tools: bool
     transport: str
+    extras: tuple[tuple[str, Any], ...] = ()  # issue 19's launch flags (notebook/live_options.py)
 
 
 _launches: dict[str, _Launch] = {}
@@ -288,7 +290,7 @@ def _launch_for(args: argparse.Namespace, base: _Launch | None) -> _Launch:
         "allowed_tools": tuple(t.strip() for t in args.allowed_tools.split(",") if t.strip())
         if args.allowed_tools is not None else None,
         "kernel_tools": False if args.no_kernel_tools else None,
-        "transport": args.transport,
+        "transport": args.transport, "extras": live_options.merged(base.extras, args),
     }
     return replace(base, **{k: v for k, v in given.items() if v is not None})
 
@@ -339,7 +341,7 @@ def _session_for(args: argparse.Namespace) -> tuple[Session, Session | None, _La
         mcp_config=launch.mcp_config,
         system_prompt=launch.system_prompt,
         append_system_prompt=launch.append_system_prompt,
-        allowed_tools=launch.allowed_tools,
+        allowed_tools=launch.allowed_tools, extra_args=live_options.argv(launch.extras),
         allow_root_bypass=args.i_am_sandboxed or settings.allow_root_bypass,
     )
     if launch.kernel_tools:
@@ -432,6 +434,7 @@ async def run_cell(line: str, body: str) -> Turn | None:
         args = parse_options(line)
         prompt, policy = _prompt_and_policy(args, body, namespace)
         await _switch_mode(args)
+        await live_options.apply_live(args, sessions, _launches, namespace)  # issue 19: --model etc. live
         _check_budget()
         session, replaced, launch = _session_for(args)
     except (PromptError, AttachmentError, ValueError, RuntimeError, TimeoutError) as exc:
@@ -573,7 +576,7 @@ def claude_cell(line: str, cell: str) -> None:
     print("%%claude cells are run by kandev_nb's input transformer; reload with %reload_ext kandev_nb")
 
 
-claude_cell.__doc__ = clean_help(claude_help.__doc__ or "")
+claude_cell.__doc__ = clean_help(live_options.extend_parser(claude_help))
 
 
 def claude_stats(line: str) -> Any:

@@ -1,0 +1,120 @@
+"""Live control requests of a running CLI: model, thinking budget, file rewind, MCP, tasks.
+
+:class:`LiveControls` is mixed into :class:`~kandev_nb.agent.session.Session`; each method
+sends one control_request on the live process (no restart, same `pid`, the conversation
+intact) with the wire shapes of the Agent SDK's ``_internal/query.py``, confirmed on CLI
+2.1.332 (tests/controls):
+
+- ``{"subtype": "set_model", "model": <name>}`` answers ``{"model": <name>}``; the same
+  process's next API request uses that model.
+- ``{"subtype": "set_max_thinking_tokens", "max_thinking_tokens": N}``.
+- ``{"subtype": "rewind_files", "user_message_id": <uuid>}`` (needs
+  ``CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING=1`` and ``--replay-user-messages``, which
+  :data:`CHECKPOINT_ENV` / :data:`CHECKPOINT_ARGS` give) answers ``{"canRewind": bool,
+  "filesChanged": [...], "error"?: str}``.
+- ``mcp_status`` (``{"mcpServers": [{"name", "status", "tools"...}]}``), ``mcp_reconnect``
+  and ``mcp_toggle`` (``serverName``, ``enabled``), ``stop_task`` (``task_id``).
+
+Reasoning effort has no control request in 2.1.332 (no ``set_effort`` in the binary): it
+is the launch flag ``--effort``, so changing it needs a new process (the magic resumes).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from kandev_nb.errors import ControlError, NotLiveError
+
+if TYPE_CHECKING:
+    from kandev_nb.wire.control import ControlPlane
+
+__all__ = ["CHECKPOINT_ARGS", "CHECKPOINT_ENV", "CONTROL_TIMEOUT_S", "LiveControls", "NotLiveError"]
+
+CHECKPOINT_ENV = {"CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING": "1"}
+CHECKPOINT_ARGS = ("--replay-user-messages",)
+CONTROL_TIMEOUT_S = 30.0
+"""Seconds a live control request may take before ControlTimeoutError."""
+
+
+class LiveControls:
+    """Control requests on the live CLI process (mixed into Session)."""
+
+    control: ControlPlane | None
+    model: str | None
+
+    def _live(self, what: str) -> ControlPlane:
+        if self.control is None:
+            raise NotLiveError(f"{what} needs a running Claude Code process; run a turn first")
+        return self.control
+
+    async def _ask(self, subtype: str, **fields: Any) -> dict[str, Any]:
+        """Send one control_request and return its answer.
+
+        Raises:
+            NotLiveError: no process. ControlError: the CLI answered with an error (its
+            text, e.g. an unknown subtype on an older CLI). ControlTimeoutError: no answer
+            within :data:`CONTROL_TIMEOUT_S`.
+        """
+        answer = await self._live(subtype).request(subtype, timeout=CONTROL_TIMEOUT_S, **fields)
+        return answer if isinstance(answer, dict) else {}
+
+    async def set_model(self, model: str) -> str:
+        """Switch the live process to `model` (control request ``set_model``).
+
+        Returns:
+            The model the CLI says it uses now (answer's ``model``, else `model`).
+
+        Raises:
+            ValueError: an empty model name. NotLiveError, ControlError, ControlTimeoutError:
+                see :meth:`_ask`; a refusal leaves the process on its model.
+        """
+        if not isinstance(model, str) or not model.strip():
+            raise ValueError("set_model needs a model name, e.g. 'sonnet'")
+        answer = await self._ask("set_model", model=model)
+        self.model = str(answer.get("model") or model)
+        return self.model
+
+    async def set_max_thinking_tokens(self, tokens: int) -> None:
+        """Set the live thinking budget in tokens (control request ``set_max_thinking_tokens``).
+
+        Raises:
+            ValueError: not a non-negative int. NotLiveError, ControlError (e.g. a CLI
+                without it), ControlTimeoutError.
+        """
+        if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0:
+            raise ValueError(f"max thinking tokens must be a non-negative integer, not {tokens!r}")
+        await self._ask("set_max_thinking_tokens", max_thinking_tokens=tokens)
+
+    async def mcp_status(self) -> list[dict[str, Any]]:
+        """The CLI's MCP servers (answer's ``mcpServers``: ``name``, ``status``, ``tools``...)."""
+        answer = await self._ask("mcp_status")
+        servers = answer.get("mcpServers")
+        return [s for s in servers if isinstance(s, dict)] if isinstance(servers, list) else []
+
+    async def mcp_reconnect(self, name: str) -> None:
+        """Reconnect MCP server `name` (control request ``mcp_reconnect``, ``serverName``)."""
+        await self._ask("mcp_reconnect", serverName=name)
+
+    async def mcp_toggle(self, name: str, enabled: bool) -> None:
+        """Enable or disable MCP server `name` (``mcp_toggle``: ``serverName``, ``enabled``)."""
+        await self._ask("mcp_toggle", serverName=name, enabled=bool(enabled))
+
+    async def stop_task(self, task_id: str) -> None:
+        """Stop a background task (subagent or shell) by its `task_id` (``stop_task``)."""
+        await self._ask("stop_task", task_id=task_id)
+
+    async def rewind_to(self, user_message_id: str) -> dict[str, Any]:
+        """Restore the files as they were before the prompt `user_message_id` (its replayed
+        `uuid`), with ``rewind_files``.
+
+        Returns:
+            The CLI's answer: ``canRewind`` (bool), ``filesChanged`` (paths), ``error``.
+
+        Raises:
+            ControlError: the CLI cannot rewind (``canRewind`` false: its ``error`` text, or
+                an error answer, e.g. checkpointing off or an older CLI); nothing changed.
+        """
+        answer = await self._ask("rewind_files", user_message_id=user_message_id)
+        if answer.get("canRewind") is False:
+            raise ControlError("rewind_files", str(answer.get("error") or "no file checkpoint for that prompt"))
+        return answer
