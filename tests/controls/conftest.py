@@ -2,3 +2,4 @@
 
 from tests.approvals.conftest import make_session  # noqa: F401 - a fixture
 from tests.widgets.conftest import rec  # noqa: F401 - a fixture
+from tests.kernel.conftest import kernel, ledger_path  # noqa: F401, E402 - fixtures
