@@ -154,6 +154,10 @@ def load_ipython_extension(ip: InteractiveShell) -> None:
     _check_ipykernel()
     if magic.transform_cell not in ip.input_transformers_cleanup:
         ip.input_transformers_cleanup.append(magic.transform_cell)
+    from kandev_nb.notebook import commands  # issue 19: %claude_undo, %claude_mcp
+
+    if commands.transform_lines not in ip.input_transformers_cleanup:
+        ip.input_transformers_cleanup.append(commands.transform_lines)
     ip.register_magic_function(magic.claude_cell, "cell", "claude")  # type: ignore[arg-type]
     ip.register_magic_function(magic.claude_stats, "line", "claude_stats")  # type: ignore[arg-type]
 
@@ -164,3 +168,7 @@ def unload_ipython_extension(ip: InteractiveShell) -> None:
 
     if magic.transform_cell in ip.input_transformers_cleanup:
         ip.input_transformers_cleanup.remove(magic.transform_cell)
+    from kandev_nb.notebook import commands
+
+    if commands.transform_lines in ip.input_transformers_cleanup:
+        ip.input_transformers_cleanup.remove(commands.transform_lines)

@@ -21,6 +21,7 @@ is the launch flag ``--effort``, so changing it needs a new process (the magic r
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from kandev_nb.errors import ControlError, NotLiveError
@@ -28,7 +29,7 @@ from kandev_nb.errors import ControlError, NotLiveError
 if TYPE_CHECKING:
     from kandev_nb.wire.control import ControlPlane
 
-__all__ = ["CHECKPOINT_ARGS", "CHECKPOINT_ENV", "CONTROL_TIMEOUT_S", "LiveControls", "NotLiveError"]
+__all__ = ["CHECKPOINT_ARGS", "CHECKPOINT_ENV", "CONTROL_TIMEOUT_S", "LiveControls", "changed_files"]
 
 CHECKPOINT_ENV = {"CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING": "1"}
 CHECKPOINT_ARGS = ("--replay-user-messages",)
@@ -37,10 +38,55 @@ CONTROL_TIMEOUT_S = 30.0
 
 
 class LiveControls:
-    """Control requests on the live CLI process (mixed into Session)."""
+    """Control requests on the live CLI process (mixed into Session).
+
+    Attributes:
+        prompt_uuids: turn index (into ``turns``) -> the `uuid` of its prompt as the CLI
+            replayed it (``user`` line with ``isReplay: true``; only with file checkpoints).
+    """
 
     control: ControlPlane | None
     model: str | None
+    turns: list[Any]
+    prompt_uuids: dict[int, str]
+
+    def note_replay(self, raw: Mapping[str, Any]) -> None:
+        """Keep the `uuid` of a replayed prompt (``isReplay: true``) for the running turn."""
+        uuid = raw.get("uuid")
+        if raw.get("isReplay") and isinstance(uuid, str) and self.turns:
+            if not hasattr(self, "prompt_uuids"):
+                self.prompt_uuids = {}
+            self.prompt_uuids.setdefault(len(self.turns) - 1, uuid)
+
+    async def rewind_files(self, turn: int = -1) -> list[str]:
+        """Undo the file changes of `turn` and every later turn: the files as they were
+        before that turn's prompt (``rewind_files`` with its replayed `uuid`).
+
+        Args:
+            turn: an index into ``turns`` (``-1``: the last turn), or a Turn of this session.
+
+        Returns:
+            The paths restored: the answer's ``filesChanged`` where the CLI gives it (2.1.332
+            answers only ``{"canRewind": true}``), else the files the turns' Edit/Write/
+            NotebookEdit calls changed (:func:`changed_files`).
+
+        Raises:
+            IndexError: no such turn. ControlError: the turn has no checkpoint (the session
+                was started without file checkpoints, or the prompt was never replayed),
+                or the CLI cannot rewind (``canRewind`` false, an error answer, an older CLI);
+                nothing changed. NotLiveError: no process.
+        """
+        index = self.turns.index(turn) if not isinstance(turn, int) else turn
+        if not -len(self.turns) <= index < len(self.turns):
+            raise IndexError(f"no turn {turn!r}: this session has {len(self.turns)} turn(s)")
+        index %= len(self.turns)
+        uuid = getattr(self, "prompt_uuids", {}).get(index)
+        if uuid is None:
+            raise ControlError("rewind_files", f"turn {index} has no file checkpoint (start the session with "
+                               "file_checkpoints=True; the magic's sessions have them unless KANDEV_NB_FILE_CHECKPOINTS=0)")
+        answer = await self.rewind_to(uuid)
+        files = answer.get("filesChanged")
+        return [str(f) for f in files] if isinstance(files, list) else changed_files(self.turns[index:])
 
     def _live(self, what: str) -> ControlPlane:
         if self.control is None:
@@ -118,3 +164,13 @@ class LiveControls:
         if answer.get("canRewind") is False:
             raise ControlError("rewind_files", str(answer.get("error") or "no file checkpoint for that prompt"))
         return answer
+
+
+def changed_files(turns: list[Any]) -> list[str]:
+    """The paths the `turns`' file tools (ModifyFile payloads of their ToolCall events) changed, in order."""
+    from kandev_nb.agent import events as ev
+    from kandev_nb.agent.tools import ModifyFile
+
+    paths = [e.normalized.file_path for t in turns for e in getattr(t, "events", ())
+             if isinstance(e, ev.ToolCall) and isinstance(e.normalized, ModifyFile)]
+    return list(dict.fromkeys(paths))

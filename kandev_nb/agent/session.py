@@ -32,7 +32,7 @@ from typing import Any, Self
 
 from kandev_nb.agent import events as ev
 from kandev_nb.agent.adapter import Adapter
-from kandev_nb.agent.controls import LiveControls
+from kandev_nb.agent.controls import CHECKPOINT_ARGS, CHECKPOINT_ENV, LiveControls
 from kandev_nb.agent.permissions import (
     Approval,
     ApprovalPolicy,
@@ -145,6 +145,7 @@ class SessionConfig:
     initialize_timeout: float = 90.0
     mcp_servers: dict[str, Any] = field(default_factory=dict)
     extra_args: tuple[str, ...] = ()  # issue 19: more CLI flags (--add-dir, --effort...)
+    file_checkpoints: bool = False  # issue 19: CHECKPOINT_ENV + --replay-user-messages, for rewind_files
     answer: AnswerPolicy | None = None  # issue 19: answers AskUserQuestion (kandev_nb.agent.questions)
 
 
@@ -239,7 +240,7 @@ class Session(LiveControls):  # issue 19: set_model, rewind_to, mcp_status... in
             append_system_prompt=c.append_system_prompt,
             allowed_tools=c.allowed_tools,
             include_partial_messages=c.include_partial_messages,
-            extra_args=c.extra_args,
+            extra_args=c.extra_args + (CHECKPOINT_ARGS if c.file_checkpoints else ()),
         )
 
     def _transcript_saved(self, session_id: str) -> bool:
@@ -278,7 +279,7 @@ class Session(LiveControls):  # issue 19: set_model, rewind_to, mcp_status... in
         self._session_tools.clear()  # "allow for the session" rules lived in the old process
         options = self._cli_options()
         argv = build_argv(self.cli_path, options)
-        extra = dict(self.config.env)
+        extra = {**(CHECKPOINT_ENV if self.config.file_checkpoints else {}), **self.config.env}
         if self.config.mode == "autonomous" and self.config.allow_root_bypass:
             extra["IS_SANDBOX"] = "1"
         env = child_env(extra)
@@ -368,6 +369,7 @@ class Session(LiveControls):  # issue 19: set_model, rewind_to, mcp_status... in
                     case _:
                         events = self.adapter.handle(msg)
                         if isinstance(msg, UserMessage):
+                            self.note_replay(msg.raw)  # issue 19: the prompt's uuid, for rewind_files
                             events = self._note_unasked(msg, events)
                         elif isinstance(msg, ResultMessage) and not any(isinstance(e, ev.Complete) for e in events):
                             events = [*events, *self._unreadable_result()]

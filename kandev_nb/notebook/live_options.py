@@ -25,7 +25,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-__all__ = ["EFFORTS", "SETTING_SOURCES", "apply_live", "argv", "extend_parser", "merged", "resolve"]
+__all__ = ["EFFORTS", "SETTING_SOURCES", "apply_live", "argv", "extend_parser", "merged", "resolve", "session_fields"]
 
 EFFORTS = ("low", "medium", "high", "max")
 SETTING_SOURCES = ("user", "project", "local")
@@ -119,6 +119,12 @@ def merged(base: tuple[tuple[str, Any], ...], args: argparse.Namespace | Mapping
     """`base` launch flags updated with this cell's (``args.launch_extras``), hashable and sorted."""
     given = args if isinstance(args, Mapping) else getattr(args, "launch_extras", {})
     return tuple(sorted({**dict(base), **given}.items()))
+
+
+def session_fields(extras: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
+    """SessionConfig fields of a magic session: ``extra_args`` (:func:`argv`) and
+    ``file_checkpoints`` (on, for ``%claude_undo``, unless ``KANDEV_NB_FILE_CHECKPOINTS=0``)."""
+    return {"extra_args": argv(extras), "file_checkpoints": os.environ.get("KANDEV_NB_FILE_CHECKPOINTS", "1") != "0"}
 
 
 def argv(extras: tuple[tuple[str, Any], ...]) -> tuple[str, ...]:

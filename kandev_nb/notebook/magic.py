@@ -341,7 +341,7 @@ def _session_for(args: argparse.Namespace) -> tuple[Session, Session | None, _La
         mcp_config=launch.mcp_config,
         system_prompt=launch.system_prompt,
         append_system_prompt=launch.append_system_prompt,
-        allowed_tools=launch.allowed_tools, extra_args=live_options.argv(launch.extras),
+        allowed_tools=launch.allowed_tools, **live_options.session_fields(launch.extras),
         allow_root_bypass=args.i_am_sandboxed or settings.allow_root_bypass,
     )
     if launch.kernel_tools:
