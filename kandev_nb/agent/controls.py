@@ -149,6 +149,21 @@ class LiveControls:
         """Stop a background task (subagent or shell) by its `task_id` (``stop_task``)."""
         await self._ask("stop_task", task_id=task_id)
 
+    async def stop_background(self) -> list[str]:
+        """Send ``stop_task`` for every background task the running turn started
+        (:class:`~kandev_nb.agent.background.BackgroundWatch`); returns the stopped `task_id` values.
+        A refusal for one task is logged and the others are still stopped."""
+        import logging
+
+        stopped = []
+        for task_id in list(getattr(getattr(self, "background", None), "open_tasks", {})):
+            try:
+                await self.stop_task(task_id)
+                stopped.append(task_id)
+            except (ControlError, NotLiveError, TimeoutError) as exc:
+                logging.getLogger("kandev_nb").warning("stop_task %s failed: %s", task_id, exc)
+        return stopped
+
     async def rewind_to(self, user_message_id: str) -> dict[str, Any]:
         """Restore the files as they were before the prompt `user_message_id` (its replayed
         `uuid`), with ``rewind_files``.

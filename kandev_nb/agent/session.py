@@ -32,6 +32,7 @@ from typing import Any, Self
 
 from kandev_nb.agent import events as ev
 from kandev_nb.agent.adapter import Adapter
+from kandev_nb.agent.background import BackgroundWatch, merge_stats
 from kandev_nb.agent.controls import CHECKPOINT_ARGS, CHECKPOINT_ENV, LiveControls
 from kandev_nb.agent.permissions import (
     Approval,
@@ -201,6 +202,7 @@ class Session(LiveControls):  # issue 19: set_model, rewind_to, mcp_status... in
         self._launched_mode: str | None = None  # the CLI mode the live process started in
         self._interrupt_task: asyncio.Task[None] | None = None
         self._interrupted_at: float | None = None  # monotonic time of the running turn's interrupt
+        self.background = BackgroundWatch()  # issue 19: a turn stays open for its background tasks
 
     # -- properties -----------------------------------------------------------------------
 
@@ -367,6 +369,7 @@ class Session(LiveControls):  # issue 19: set_model, rewind_to, mcp_status... in
                         if approval is not None:
                             self._withdraw(approval)
                     case _:
+                        self.background.note_raw(getattr(msg, "raw", None) or {})
                         events = self.adapter.handle(msg)
                         if isinstance(msg, UserMessage):
                             self.note_replay(msg.raw)  # issue 19: the prompt's uuid, for rewind_files
@@ -709,7 +712,8 @@ class Session(LiveControls):  # issue 19: set_model, rewind_to, mcp_status... in
         """
         assert self._queue is not None
         self._interrupted_at = None
-        while not turn.done:
+        self.background.reset()
+        while not turn.done or self.background.holds(turn):
             try:
                 if self._queue.empty():  # wait (a timer per wait, not per event: a pipe read brings many)
                     event = await asyncio.wait_for(self._queue.get(), 1.0)
@@ -741,6 +745,9 @@ class Session(LiveControls):  # issue 19: set_model, rewind_to, mcp_status... in
                     task.uncancel()
                 self._begin_interrupt(turn)
                 continue
+            if isinstance(event, ev.Complete) and turn.done and turn.stats is not None:  # a background follow-up
+                event = event.model_copy(update={"stats": merge_stats(turn.stats, event.stats)})
+            self.background.note(event)
             self._dispatch(event, sinks)
 
     def _dispatch(self, event: ev.AgentEvent, sinks: list[Consumer]) -> None:
@@ -777,6 +784,9 @@ class Session(LiveControls):  # issue 19: set_model, rewind_to, mcp_status... in
         conversation stay for the next turn. A no-op between turns. Returns once the CLI
         answered the interrupt (at most 10 s).
         """
+        if self.turns and self.background.holds(self.turns[-1]):  # issue 19: the turn waits for background work
+            await self.stop_background()
+            return
         turn = self.turns[-1] if self.turns and not self.turns[-1].done else None
         if turn is None or self.state is not SessionState.RUNNING:
             return
