@@ -60,3 +60,27 @@ def test_the_question_card_is_answered_with_clicks_and_typed_text(
     expect(output).to_contain_text("Answer: Fries, Soup")
     expect(output).to_contain_text("Answer: Bring napkins")
     page.screenshot(path=str(screenshots / "question-card-answered.png"))
+
+
+def test_a_permission_suggestion_button_saves_its_rule(
+    jupyter_lab: LabServer, page: Any, scripted_model: ScriptedModelServer, claude_env: dict[str, str],
+    claude_workdir: Path, screenshots: Path,
+) -> None:
+    npm = {"command": "npm test -- --watch=false", "description": "run the tests"}
+    scripted_model.push(Reply(tool_use("Bash", npm)), Reply(text("Tests ran.")))
+    lab_page.write_notebook(jupyter_lab.root / "rule.ipynb", setup_code(claude_env, claude_workdir),
+                            "%%claude\nRun the tests")
+    lab_page.open_notebook(page, jupyter_lab.notebook_url("rule.ipynb"))
+    lab_page.command(page, "notebook:run-all-cells")
+    cell = lab_page.cell(page, 1)
+    button = cell.locator("button.kandev-allow-suggestion")
+    button.wait_for(state="visible", timeout=120_000)
+    expect(button).to_have_text("Always allow Bash(npm test *) in this project (.claude/settings.local.json)")
+    page.screenshot(path=str(screenshots / "approval-suggestion-button.png"))
+    button.click()
+    lab_page.wait_cell_done(page, 1)
+    local = json.loads((claude_workdir / ".claude" / "settings.local.json").read_text())
+    assert "Bash(npm test *)" in local["permissions"]["allow"]
+    expect(cell.locator(".jp-OutputArea-output")).to_contain_text(
+        "Saved by the CLI: Always allow Bash(npm test *) in this project")
+    page.screenshot(path=str(screenshots / "approval-suggestion-saved.png"))
