@@ -1,4 +1,4 @@
-"""%claude_undo and %claude_mcp in a real kernel on the real CLI (file checkpoints on)."""
+"""%claude_undo, %claude_mcp and configure(answer=...) in a real kernel on the real CLI."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import pytest
 from kandev_nb.testing import Reply, ScriptedModelServer, text, tool_use
 from tests.kernel.conftest import setup_code
 from tests.kernel.kernel_harness import KernelHarness
+from tests.widgets.test_static import plain
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -53,3 +54,19 @@ def test_undo_without_checkpoints_says_why_and_changes_nothing(
     said = repr(run.error) + run.stdout() + repr(run.outputs)
     assert run.status == "error" and "has no file checkpoint" in said and "nothing was changed" in said, said
     assert new.exists()
+
+
+def test_configure_answer_answers_questions_in_a_headless_kernel(
+    kernel: KernelHarness, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path
+) -> None:
+    question = {"question": "Which colour?", "header": "Colour", "multiSelect": False,
+                "options": [{"label": "Red", "description": ""}, {"label": "Blue", "description": ""}]}
+    scripted_model.push(Reply(tool_use("AskUserQuestion", {"questions": [question]})), Reply(text("red then")))
+    kernel.execute(setup_code(claude_env, claude_workdir))
+    kernel.execute("kandev_nb.configure(answer=lambda questions: [q.options[0].label for q in questions])")
+    kernel.execute("%%claude\nask me")
+    sent = repr(scripted_model.main_requests[-1].body["messages"])
+    assert '"Which colour?"="Red"' in sent
+    assert "Answer: Red" in plain(kernel.eval("kandev_nb.last_turn()._repr_html_()"))
+    run = kernel.wait(kernel.start("kandev_nb.configure(answer='Red')"))
+    assert run.status == "error" and "callable" in repr(run.error)
