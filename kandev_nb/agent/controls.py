@@ -29,7 +29,7 @@ from kandev_nb.errors import ControlError, NotLiveError
 if TYPE_CHECKING:
     from kandev_nb.wire.control import ControlPlane
 
-__all__ = ["CHECKPOINT_ARGS", "CHECKPOINT_ENV", "CONTROL_TIMEOUT_S", "LiveControls", "changed_files"]
+__all__ = ["CHECKPOINT_ARGS", "CHECKPOINT_ENV", "CONTROL_TIMEOUT_S", "LiveControls", "changed_files", "with_mcp_failures"]
 
 CHECKPOINT_ENV = {"CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING": "1"}
 CHECKPOINT_ARGS = ("--replay-user-messages",)
@@ -189,3 +189,15 @@ def changed_files(turns: list[Any]) -> list[str]:
     paths = [e.normalized.file_path for t in turns for e in getattr(t, "events", ())
              if isinstance(e, ev.ToolCall) and isinstance(e.normalized, ModifyFile)]
     return list(dict.fromkeys(paths))
+
+
+def with_mcp_failures(events: list[Any], raw: Mapping[str, Any]) -> list[Any]:
+    """`events` with the SessionStatus of a `system/init` naming the MCP servers that failed
+    to connect (``mcp_servers[].status == "failed"``, measured on 2.1.332) in ``mcp_failed``."""
+    from kandev_nb.agent import events as ev
+
+    servers = raw.get("mcp_servers") if raw.get("subtype") == "init" else None
+    failed = tuple(str(s.get("name")) for s in servers or () if isinstance(s, dict) and s.get("status") == "failed")
+    if not failed:
+        return events
+    return [e.model_copy(update={"mcp_failed": failed}) if isinstance(e, ev.SessionStatus) else e for e in events]

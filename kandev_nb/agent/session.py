@@ -33,7 +33,12 @@ from typing import Any, Self
 from kandev_nb.agent import events as ev
 from kandev_nb.agent.adapter import Adapter
 from kandev_nb.agent.background import BackgroundWatch, merge_stats
-from kandev_nb.agent.controls import CHECKPOINT_ARGS, CHECKPOINT_ENV, LiveControls
+from kandev_nb.agent.controls import (
+    CHECKPOINT_ARGS,
+    CHECKPOINT_ENV,
+    LiveControls,
+    with_mcp_failures,
+)
 from kandev_nb.agent.permissions import (
     Approval,
     ApprovalPolicy,
@@ -370,7 +375,7 @@ class Session(LiveControls):  # issue 19: set_model, rewind_to, mcp_status... in
                             self._withdraw(approval)
                     case _:
                         self.background.note_raw(getattr(msg, "raw", None) or {})
-                        events = self.adapter.handle(msg)
+                        events = with_mcp_failures(self.adapter.handle(msg), getattr(msg, "raw", None) or {})
                         if isinstance(msg, UserMessage):
                             self.note_replay(msg.raw)  # issue 19: the prompt's uuid, for rewind_files
                             events = self._note_unasked(msg, events)

@@ -352,6 +352,9 @@ class TurnView:
                 self._failed = True
                 self._note(event, f"error: {event.message}", color="var(--jp-error-color1,#cf222e)")
             case ev.SessionStatus():
+                if event.mcp_failed:  # issue 19: named on the turn's card
+                    self._note(event, "MCP server(s) failed to connect: " + ", ".join(event.mcp_failed)
+                               + " (%claude_mcp shows why)")
                 if event.model and event.model != self.model:
                     self.model = event.model
                     self._render_run_info()
