@@ -61,7 +61,7 @@ class SessionStatus(_Event):
     tools: tuple[str, ...] = ()
     permission_mode: str | None = None
     cli_version: str | None = None
-    mcp_failed: tuple[str, ...] = ()
+    mcp_failed: tuple[str, ...] = Field(default=(), exclude_if=lambda v: not v)
     """Names of the MCP servers `system/init`'s ``mcp_servers`` lists with status "failed"."""
 
 
