@@ -737,7 +737,7 @@ class Session(LiveControls):  # issue 19: set_model, rewind_to, mcp_status... in
                     break
                 limit = self.config.inactivity_timeout
                 idle = time.monotonic() - self._last_activity
-                if limit and self._interrupted_at is None and not self.approvals and idle > limit:
+                if limit and self._interrupted_at is None and not self.approvals and idle > limit and not turn.done:
                     self._dispatch(ev.Error(
                         message=f"No message from Claude Code for {idle:.0f} s (limit {limit:g} s, "
                                 "configure(inactivity_timeout=...)); the turn was interrupted.",
