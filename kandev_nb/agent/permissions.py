@@ -182,8 +182,9 @@ class Approval:
     Attributes:
         request_id: the control_request's `request_id`.
         tool_name, tool_input, tool_use_id: from the request's `request` object.
-        suggestions: the CLI's `permission_suggestions`, kept for display only ("allow for
-            the session" sends :func:`session_rule` instead, see the module docstring).
+        suggestions: the CLI's `permission_suggestions`; ``allow(suggestion=i)`` accepts one
+            (the card's suggestion buttons). "Allow for the session" sends
+            :func:`session_rule` instead, see the module docstring.
         timeout_s: seconds after `created` at which the approval timeout denies the request
             (the session's `approval_timeout`), or None when nobody will answer for the user;
             shown on the card as the time left. :meth:`wait` takes its own timeout.

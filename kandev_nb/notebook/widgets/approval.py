@@ -4,7 +4,9 @@ The controls are one anywidget, :class:`ApprovalControls` (``assets/approval.js`
 answer is ONE custom message from the browser that carries what the person typed with the
 click: ``{"action": "deny", "reason": <text>}``, ``{"action": "allow_edited", "input":
 <JSON text>}``, ``{"action": "allow"}``, ``{"action": "allow_always"}``, ``{"action":
-"edit"}``. A synced ``Text`` value would not do: while a cell blocks, JupyterLab holds back
+"edit"}``, ``{"action": "allow_suggestion", "index": <i>}`` (one of the CLI's
+`permission_suggestions`, a button ``kandev-allow-suggestion`` naming the rule and where it
+is saved, :mod:`kandev_nb.agent.suggestions`). A synced ``Text`` value would not do: while a cell blocks, JupyterLab holds back
 later updates of a widget's value, so the kernel saw only the first letter of a typed reason
 when the Deny click arrived (DESIGN.md, "Typed text while a cell blocks"). Enter in the
 reason box denies.
