@@ -30,8 +30,10 @@ from kandev_nb.errors import (
     NoNotebookViewError,
     NoStructuredOutputError,
     NotebookViewError,
+    NotLiveError,
     PostgresNotInstalled,
     PromptError,
+    QuestionError,
     RootBypassError,
     SessionClosedError,
     SessionError,
@@ -67,9 +69,11 @@ __all__ = [
     "McpBridgeError",
     "NoNotebookViewError",
     "NoStructuredOutputError",
+    "NotLiveError",
     "NotebookViewError",
     "PostgresNotInstalled",
     "PromptError",
+    "QuestionError",
     "RootBypassError",
     "Rules",
     "Session",
@@ -210,6 +214,10 @@ def load_ipython_extension(ip: InteractiveShell) -> None:
     state.install(shell=ip)
     if magic.transform_cell not in ip.input_transformers_cleanup:
         ip.input_transformers_cleanup.append(magic.transform_cell)
+    from kandev_nb.notebook import commands  # issue 19: %claude_undo, %claude_mcp
+
+    if commands.transform_lines not in ip.input_transformers_cleanup:
+        ip.input_transformers_cleanup.append(commands.transform_lines)
     ip.register_magic_function(magic.claude_cell, "cell", "claude")  # type: ignore[arg-type]
     ip.register_magic_function(magic.claude_stats, "line", "claude_stats")  # type: ignore[arg-type]
     from kandev_nb.notebook.bridge import ensure_bridge
@@ -223,3 +231,7 @@ def unload_ipython_extension(ip: InteractiveShell) -> None:
 
     if magic.transform_cell in ip.input_transformers_cleanup:
         ip.input_transformers_cleanup.remove(magic.transform_cell)
+    from kandev_nb.notebook import commands
+
+    if commands.transform_lines in ip.input_transformers_cleanup:
+        ip.input_transformers_cleanup.remove(commands.transform_lines)

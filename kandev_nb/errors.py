@@ -15,7 +15,8 @@ that callers caught before the tree existed (``except FileNotFoundError`` still 
     ├── ControlTimeoutError       (TimeoutError)       no control_response in time: subtype, timeout_s
     ├── SessionError                                   misuse of a Session
     │   ├── SessionClosedError    (RuntimeError)       the session was closed
-    │   └── TurnInProgressError   (RuntimeError)       a turn is already running
+    │   ├── TurnInProgressError   (RuntimeError)       a turn is already running
+    │   └── NotLiveError          (RuntimeError)       a live control request with no CLI process
     ├── RootBypassError           (RuntimeError)       autonomous mode as root without the opt-in
     ├── McpBridgeError            (RuntimeError)       the in-kernel MCP server is not running
     ├── NotebookViewError         (RuntimeError)       the open notebook's tab refused or did not answer
@@ -26,7 +27,8 @@ that callers caught before the tree existed (``except FileNotFoundError`` still 
     ├── StructuredOutputError     (ValueError)         a structured answer did not validate: raw, turn
     │   └── NoStructuredOutputError                    the turn gave no structured answer at all
     ├── HookError                 (ValueError)         a hooks configuration that cannot be registered
-    └── HookWarning               (UserWarning)        a Python hook raised, timed out or returned junk
+    ├── HookWarning               (UserWarning)        a Python hook raised, timed out or returned junk
+    └── QuestionError             (ValueError)         an AskUserQuestion input or answer we cannot use
 
 Outside the tree on purpose: :class:`kandev_nb.kernel_tools.RunStopped`, a ``BaseException``
 raised *inside* the user's running code to stop it (so a bare ``except Exception`` there
@@ -54,9 +56,11 @@ __all__ = [
     "McpBridgeError",
     "NoNotebookViewError",
     "NoStructuredOutputError",
+    "NotLiveError",
     "NotebookViewError",
     "PostgresNotInstalled",
     "PromptError",
+    "QuestionError",
     "RootBypassError",
     "SessionClosedError",
     "SessionError",
@@ -247,3 +251,12 @@ class HookError(KandevError, ValueError):
 class HookWarning(KandevError, UserWarning):
     """A Python hook raised, timed out or returned something malformed; the CLI got a deny
     (gating events) or no decision (the others), with the error text. Shown in the cell."""
+class QuestionError(KandevError, ValueError):
+    """An AskUserQuestion input or answer kandev-nb cannot use (kandev_nb.agent.questions):
+    no questions or more than four, a question with fewer than two or more than four
+    options, or an answer naming no option of its question."""
+
+
+class NotLiveError(SessionError, RuntimeError):
+    """A live control (set_model, rewind_files, mcp_status...) needs a running CLI process
+    (kandev_nb.agent.controls); run a turn first."""

@@ -28,6 +28,8 @@ from typing import Any
 
 from kandev_nb.agent import events as ev
 from kandev_nb.agent.permissions import Approval, ApprovalPolicy, Decision
+from kandev_nb.agent.questions import QUESTION_TOOL, AnswerPolicy
+from kandev_nb.agent.questions import prepare as prepare_question
 from kandev_nb.agent.tools import NormalizedPayload
 from kandev_nb.errors import TransportClosedError
 
@@ -85,6 +87,7 @@ class ApprovalBroker:
         self.tool_payload = tool_payload
         self.session_id = session_id
         self.policy = policy
+        self.answer: AnswerPolicy | None = None  # answers AskUserQuestion when set (agent/questions.py)
         self.timeout = timeout
         self.allowed_tools = frozenset(allowed_tools)
         self.approvals: dict[str, Approval] = {}
@@ -175,6 +178,9 @@ class ApprovalBroker:
             normalized=payload, approval=approval, session_id=self.session_id(),
         )
         policy = self.turn_policy or self.policy
+        if tool_name == QUESTION_TOOL:  # a question card, answered by a person or the `answer` policy
+            policy = None
+            prepare_question(approval, self.answer)
         if policy is not None:
             try:
                 verdict = policy(tool_name, tool_input)
@@ -202,7 +208,7 @@ class ApprovalBroker:
             self.approvals.pop(approval.request_id, None)
         self.last_decided = time.monotonic()
         if decision.decided_by != "cancelled":
-            if decision.updated_permissions:
+            if decision.updated_permissions and decision.suggestion is None:  # a saved suggestion is no session rule
                 self._session_tools.add(approval.tool_name)
             self.emit(ev.PermissionDecided(
                 request_id=approval.request_id, tool_name=approval.tool_name, behavior=decision.behavior,

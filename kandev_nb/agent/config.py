@@ -17,6 +17,7 @@ from typing import Any, Final
 
 from kandev_nb.agent.file_guard import FileGuard
 from kandev_nb.agent.permissions import MODES, ApprovalPolicy, cli_permission_mode
+from kandev_nb.agent.questions import AnswerPolicy
 from kandev_nb.wire.cli import LaunchOptions
 
 __all__ = ["UNSET", "SessionConfig", "Unset", "check_seconds"]
@@ -67,6 +68,10 @@ class SessionConfig:
             hook (`hook_callback`) before every NotebookEdit, Write, Edit and MultiEdit, in
             every mode: a reason denies the call with it (the notebook layer refuses edits
             of the notebook whose tab is open).
+        extra_args: more CLI flags (``--add-dir``, ``--effort``...; :mod:`kandev_nb.notebook.live_options`).
+        file_checkpoints: launch with file checkpoints (``CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING=1``
+            and ``--replay-user-messages``), so :meth:`Session.rewind_files` can undo a turn.
+        answer: a policy answering AskUserQuestion (:data:`kandev_nb.agent.questions.AnswerPolicy`).
         hooks: Python hooks, ``{event: [HookMatcher, ...]}`` (:mod:`kandev_nb.agent.hooks`),
             registered in `initialize`; changing them restarts the CLI, resuming.
 
@@ -101,6 +106,9 @@ class SessionConfig:
     mcp_servers: dict[str, Any] = field(default_factory=dict)
     file_guard: FileGuard | None = None
     hooks: dict[str, Any] = field(default_factory=dict)
+    extra_args: tuple[str, ...] = ()
+    file_checkpoints: bool = False
+    answer: AnswerPolicy | None = None
 
     def __post_init__(self) -> None:
         from kandev_nb.agent.hooks import HookRegistry

@@ -61,6 +61,8 @@ class SessionStatus(_Event):
     tools: tuple[str, ...] = ()
     permission_mode: str | None = None
     cli_version: str | None = None
+    mcp_failed: tuple[str, ...] = Field(default=(), exclude_if=lambda v: not v)
+    """Names of the MCP servers `system/init`'s ``mcp_servers`` lists with status "failed"."""
 
 
 class SlashCommand(BaseModel):

@@ -59,6 +59,7 @@ from kandev_nb.agent.rulematch import (
     normal_url_pattern,
     url_spellings,
 )
+from kandev_nb.agent.suggestions import describe
 from kandev_nb.errors import RootBypassError
 
 __all__ = [
@@ -154,6 +155,9 @@ class Decision(BaseModel):
     note: str = ""
     """What the person should know about an allow (e.g. a policy let an interpreter through,
     see :meth:`Rules.note`); shown on the card, never sent to the CLI."""
+    suggestion: dict[str, Any] | None = None
+    """The CLI's `permission_suggestions` entry this allow accepted (sent as the whole of
+    `updatedPermissions`), or None."""
 
     def to_wire(self, original_input: dict[str, Any]) -> dict[str, Any]:
         """The inner control_response payload the CLI accepts (DESIGN.md, wire facts)."""
@@ -178,8 +182,9 @@ class Approval:
     Attributes:
         request_id: the control_request's `request_id`.
         tool_name, tool_input, tool_use_id: from the request's `request` object.
-        suggestions: the CLI's `permission_suggestions`, kept for display only ("allow for
-            the session" sends :func:`session_rule` instead, see the module docstring).
+        suggestions: the CLI's `permission_suggestions`; ``allow(suggestion=i)`` accepts one
+            (the card's suggestion buttons). "Allow for the session" sends
+            :func:`session_rule` instead, see the module docstring.
         timeout_s: seconds after `created` at which the approval timeout denies the request
             (the session's `approval_timeout`), or None when nobody will answer for the user;
             shown on the card as the time left. :meth:`wait` takes its own timeout.
@@ -203,6 +208,9 @@ class Approval:
         self.tool_use_id = tool_use_id
         self.suggestions = suggestions or []
         self.timeout_s = timeout_s
+        self.timeout_message: str | None = None
+        """The deny `message` of the approval timeout (``{timeout}`` is replaced by its
+        seconds); None: "No answer within ... s; denied by timeout." (questions set their own)."""
         self.created = time.monotonic()
         self._loop = loop or asyncio.get_running_loop()
         self._future: asyncio.Future[Decision] = self._loop.create_future()
@@ -234,7 +242,7 @@ class Approval:
 
     def allow(
         self, updated_input: dict[str, Any] | None = None, *, always: bool = False, by: DecidedBy = "person",
-        note: str = "",
+        note: str = "", suggestion: int | None = None,
     ) -> bool:
         """Allow the tool, optionally with edited input and for the rest of the session.
 
@@ -245,15 +253,29 @@ class Approval:
                 `updatedPermissions` = [:func:`session_rule`]).
             by: who decided (shown on the card and in the ledger).
             note: kept as ``Decision.note`` (e.g. :meth:`Rules.note`).
+            suggestion: the index of one of the CLI's `permission_suggestions` to accept:
+                sent as ``updatedPermissions`` = exactly that entry (the CLI saves the
+                rule where its `destination` says; :mod:`kandev_nb.agent.suggestions`).
+
+        Raises:
+            IndexError: `suggestion` is not an index of :attr:`suggestions` (nothing is decided).
+            ValueError: that suggestion is of a type kandev-nb does not know (nothing is decided).
 
         Returns:
             True if this call decided; False if the request was already answered (the call
             then changes nothing and sends nothing).
         """
         permissions = [session_rule(self.tool_name)] if always else None
+        saved = None
+        if suggestion is not None:
+            if isinstance(suggestion, bool) or not 0 <= suggestion < len(self.suggestions):
+                raise IndexError(f"no permission suggestion {suggestion!r}; this request has {len(self.suggestions)}")
+            saved = self.suggestions[suggestion]
+            permissions = [saved]
+            note = note or f"Saved by the CLI: {describe(saved)}."  # describe: ValueError for an unknown type
         return self._decide(
             Decision(behavior="allow", decided_by=by, updated_input=updated_input, updated_permissions=permissions,
-                     note=note)
+                     note=note, suggestion=saved)
         )
 
     def deny(self, message: str = "", *, interrupt: bool = False, by: DecidedBy = "person") -> bool:
@@ -286,7 +308,9 @@ class Approval:
         try:
             return await asyncio.wait_for(asyncio.shield(self._future), timeout)
         except TimeoutError:
-            self.deny(f"No answer within {timeout:g} s; denied by timeout.", by="timeout")
+            message = (self.timeout_message or "No answer within {timeout:g} s; denied by timeout.").format(
+                timeout=timeout)
+            self.deny(message, by="timeout")
             return await self._future
 
 

@@ -34,8 +34,15 @@ from typing import Any, Self
 from kandev_nb.agent import events as ev
 from kandev_nb.agent.adapter import Adapter
 from kandev_nb.agent.approvals import NO_APPROVAL_NOTE, UNASKED_TOOL_TIMEOUT_S, ApprovalBroker
+from kandev_nb.agent.background import BackgroundWatch, merge_stats
 from kandev_nb.agent.config import UNSET, SessionConfig, Unset, check_seconds
 from kandev_nb.agent.connection import CLIConnection
+from kandev_nb.agent.controls import (
+    CHECKPOINT_ARGS,
+    CHECKPOINT_ENV,
+    LiveControls,
+    with_mcp_failures,
+)
 from kandev_nb.agent.hooks import HookRegistry, hooks_key
 from kandev_nb.agent.permissions import Approval, ApprovalPolicy, cli_permission_mode, mode_from_cli
 from kandev_nb.agent.structured import OutputSpec, fill_output
@@ -83,7 +90,7 @@ class SessionState(enum.Enum):
     CLOSED = "closed"
 
 
-class Session:
+class Session(LiveControls):  # set_model, rewind_files, mcp_status...: agent/controls.py
     """One conversation with Claude Code.
 
     Args:
@@ -112,6 +119,8 @@ class Session:
             policy=self._config.approve, timeout=self._config.approval_timeout,
             allowed_tools=self._config.allowed_tools,
         )
+        self.broker.answer = self._config.answer
+        self.background = BackgroundWatch()  # a turn stays open for its background tasks
         self.connection: CLIConnection | None = None
         self.cli_path: Path | None = None
         self.cli_version: str | None = None
@@ -189,7 +198,9 @@ class Session:
         original = resume == c.resume
         return c.launch_options(resume=resume, resume_session_at=c.resume_session_at if original else None,
                                 fork_session=c.fork and original,
-                                json_schema=self._output.schema_json if self._output else None)
+                                json_schema=self._output.schema_json if self._output else None,
+                                extra_args=c.extra_args + (CHECKPOINT_ARGS if c.file_checkpoints else ()),
+                                env={**(CHECKPOINT_ENV if c.file_checkpoints else {}), **c.env})
 
     def _transcript_saved(self, session_id: str) -> bool:
         """Whether the CLI wrote `session_id`'s transcript (``<config>/projects/*/<id>.jsonl``)."""
@@ -272,7 +283,11 @@ class Session:
 
     def _on_message(self, msg: WireMessage | None, events: list[ev.AgentEvent]) -> None:
         """One wire message's events from :meth:`Adapter.feed` (message None: merged deltas)."""
+        raw = getattr(msg, "raw", None) or {}
+        self.background.note_raw(raw)
+        events = with_mcp_failures(events, raw)
         if isinstance(msg, UserMessage):
+            self.note_replay(msg.raw)  # the prompt's uuid, for rewind_files
             events = self.broker.note_unasked(msg.raw, events, self._config.mode)
         elif isinstance(msg, ResultMessage) and not any(isinstance(e, ev.Complete) for e in events):
             events = [*events, *self._unreadable_result()]
@@ -409,6 +424,17 @@ class Session:
                 fill_output(turn, self._output)
             return turn
 
+    def adopt_live(self, **changes: Any) -> None:
+        """Record a change the live process took without a restart (``model`` after
+        ``set_model``, ``extra_args`` after ``set_max_thinking_tokens``) in the config and in
+        :attr:`launch_options`, so the next cell sees the same process."""
+        self._config = replace(self._config, **changes)
+        if self._launched is not None:
+            launched = dict(changes)
+            if "extra_args" in launched and self._config.file_checkpoints:
+                launched["extra_args"] = (*launched["extra_args"], *CHECKPOINT_ARGS)
+            self._launched = replace(self._launched, **launched)
+
     def use_hooks(self, hooks: dict[str, Any]) -> None:
         """Give this session Python hooks (``{event: [HookMatcher]}``); a live process whose
         hooks differ is restarted at the next turn, resuming (the CLI takes hooks only in
@@ -432,7 +458,8 @@ class Session:
         """
         assert self._queue is not None
         self._interrupted_at = None
-        while not turn.done:
+        self.background.reset()
+        while not turn.done or self.background.holds(turn):
             try:
                 if self._queue.empty():  # wait (a timer per wait, not per event: a pipe read brings many)
                     event = await asyncio.wait_for(self._queue.get(), 1.0)
@@ -451,7 +478,7 @@ class Session:
                     break
                 limit = self._config.inactivity_timeout
                 idle = self._idle_s()
-                if limit and self._interrupted_at is None and not self.broker.approvals and idle > limit:
+                if limit and self._interrupted_at is None and not self.broker.approvals and idle > limit and not turn.done:
                     self._dispatch(ev.Error(
                         message=f"No message from Claude Code for {idle:.0f} s (limit {limit:g} s, "
                                 "configure(inactivity_timeout=...)); the turn was interrupted.",
@@ -464,6 +491,9 @@ class Session:
                     task.uncancel()
                 self._begin_interrupt(turn)
                 continue
+            if isinstance(event, ev.Complete) and turn.done and turn.stats is not None:  # a background follow-up
+                event = event.model_copy(update={"stats": merge_stats(turn.stats, event.stats)})
+            self.background.note(event)
             self._dispatch(event, sinks)
 
     def _dispatch(self, event: ev.AgentEvent, sinks: list[Consumer]) -> None:
@@ -499,6 +529,9 @@ class Session:
         conversation stay for the next turn. A no-op between turns. Returns once the CLI
         answered the interrupt (at most 10 s).
         """
+        if self.turns and self.background.holds(self.turns[-1]):  # the turn waits for background work
+            await self.stop_background()
+            return
         turn = self.turns[-1] if self.turns and not self.turns[-1].done else None
         if turn is None or self.state is not SessionState.RUNNING:
             return

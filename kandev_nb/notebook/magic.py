@@ -29,7 +29,7 @@ from kandev_nb.agent.config import SessionConfig
 from kandev_nb.agent.permissions import MODES, ApprovalPolicy
 from kandev_nb.agent.session import Session
 from kandev_nb.agent.turn import Turn
-from kandev_nb.notebook import ledger_hooks, outputs
+from kandev_nb.notebook import ledger_hooks, live_options, outputs
 from kandev_nb.notebook.attachments import AttachmentError, attach, prompt_with_attachments
 from kandev_nb.notebook.bridge import ensure_bridge, open_notebook_guard
 from kandev_nb.notebook.cell_text import PromptError, clean_help, did_you_mean, interpolate
@@ -226,6 +226,7 @@ def _session_for(args: argparse.Namespace) -> tuple[Session, Session | None, Ses
     base = _notebook_config(args) if fresh or existing is None else state.requested.get(name, existing.config)
     given: dict[str, Any] = {field: getattr(args, option) for option, field in _CELL_OPTIONS.items()}
     given.update(allowed_tools=_tool_list(args.allowed_tools), disallowed_tools=_tool_list(args.disallowed_tools))
+    extras = live_options.merged(() if fresh else state.extras.get(name, ()), args)
     requested = replace(
         base, **{k: v for k, v in given.items() if v is not None},
         mode=cell_mode(args), approve=None if fresh else base.approve,
@@ -234,13 +235,16 @@ def _session_for(args: argparse.Namespace) -> tuple[Session, Session | None, Ses
         resume=args.resume if fresh else existing.session_id if existing else None,
         resume_session_at=getattr(args, "resume_session_at", None) if fresh else None,
         fork=args.fork and fresh,
+        **live_options.session_fields(extras), answer=state.settings.answer,
     )
     on = state.settings.kernel_tools if fresh or existing is None else kernel_tools.SERVER_NAME in existing.config.mcp_servers
     on = on and not args.no_kernel_tools
     if not fresh and existing is not None:
         probe = kernel_tools.with_kernel_tools(requested, server=_PROBE) if on else requested  # type: ignore[arg-type]
         if probe.launch_options().same_process(existing.launch_options):
+            state.extras[name] = extras
             return existing, None, requested
+    state.extras[name] = extras  # kept for the next cell of this name (a failing start changes nothing else)
     # With the kernel tools, the notebook open in a tab is edited through them: the CLI's own
     # file tools are refused on it (a PreToolUse hook), so nothing rewrites it behind the tab.
     config = replace(kernel_tools.with_kernel_tools(requested), file_guard=open_notebook_guard) if on else requested
@@ -328,6 +332,7 @@ async def run_cell(line: str, body: str) -> Turn | None:
         args = parse_options(line)
         prompt, policy = _prompt_and_policy(args, body, namespace)
         await _switch_mode(args)
+        await live_options.apply_live(args, current(), namespace)  # --model etc. on the live process
         _check_budget()
         session, replaced, requested = _session_for(args)
         spec = outputs.prepare(args, session, namespace, current().settings.hooks, replaced)
@@ -344,6 +349,7 @@ async def run_cell(line: str, body: str) -> Turn | None:
         if state.sessions.get(session.name) is not session:
             await session.start()  # before it replaces anything: a bad option keeps the old session
             _adopt(session, replaced, requested, args.transport)
+        session.broker.answer = state.settings.answer  # configure(answer=...) applies at once
         turn, failure = await outputs.run_turn(session, prompt, spec, [view.handle] if view else [],
                                                policy or state.settings.approve, approval_timeout=timeout)
     except (CLINotFoundError, CLIProcessError) as exc:
@@ -483,7 +489,7 @@ def claude_cell(line: str, cell: str) -> None:
     print("%%claude cells are run by kandev_nb's input transformer; reload with %reload_ext kandev_nb")
 
 
-claude_cell.__doc__ = clean_help(claude_help.__doc__ or "")
+claude_cell.__doc__ = clean_help(live_options.extend_parser(claude_help))
 
 
 def claude_stats(line: str) -> Any:

@@ -32,6 +32,7 @@ class NotebookSettings:
         approval_timeout: seconds an approval card waits before denying (default 300; None
             waits forever). ``KANDEV_NB_APPROVAL_TIMEOUT`` overrides the default.
         approve: a notebook-wide approval policy (callable or :class:`~kandev_nb.Rules`).
+        answer: answers AskUserQuestion when nobody clicks: ``(questions) -> labels | None``.
         env: extra environment for the CLI (e.g. ANTHROPIC_BASE_URL for the scripted model).
         cwd: the CLI's working directory (default: the kernel's).
         cli_path: an explicit `claude` binary.
@@ -51,6 +52,7 @@ class NotebookSettings:
         default_factory=lambda: float(os.environ.get("KANDEV_NB_APPROVAL_TIMEOUT", "300"))
     )
     approve: ApprovalPolicy | None = None
+    answer: Any = None  # AskUserQuestion's answers when nobody clicks (kandev_nb.agent.questions)
     env: dict[str, str] = field(default_factory=dict)
     cwd: str | None = None
     cli_path: str | None = None
@@ -111,7 +113,7 @@ def _check_setting(key: str, value: Any) -> None:
         from kandev_nb.agent.hooks import HookRegistry
 
         HookRegistry(value)  # HookError (a ValueError) names the bad event or hook
-    elif key == "approve" and value is not None and not callable(value):
+    elif key in ("approve", "answer") and value is not None and not callable(value):
         raise TypeError("approve must be a callable policy (e.g. kandev_nb.Rules(...)) or None")
 
 
@@ -126,6 +128,7 @@ class NotebookState:
         requested: by session name, the :class:`SessionConfig` the magic asked for before
             the kernel tools were added (the base a later cell's options apply to).
         transports: by session name, "stdio" or "websocket".
+        extras: by session name, the launch flags of :mod:`kandev_nb.notebook.live_options`.
         websocket_factory: the WebSocket transport's factory (one server per kernel), made
             on first use.
         shell: the IPython shell it belongs to (None outside IPython).
@@ -136,6 +139,7 @@ class NotebookState:
     turns: list[Turn] = field(default_factory=list)
     requested: dict[str, SessionConfig] = field(default_factory=dict)
     transports: dict[str, str] = field(default_factory=dict)
+    extras: dict[str, tuple[tuple[str, Any], ...]] = field(default_factory=dict)
     websocket_factory: Any = None
     shell: Any = None
 

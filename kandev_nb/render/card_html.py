@@ -34,6 +34,7 @@ from kandev_nb.render.html import (
     fmt_tokens,
     markdown_html,
 )
+from kandev_nb.render.questions import questions_html
 
 __all__ = [
     "approval_note_html", "card_body_html", "card_summary_html", "decided_by_text", "denied",
@@ -353,6 +354,8 @@ def card_body_html(payload: t.NormalizedPayload, output: str = "", *, status: st
             from kandev_nb.render.cells import notebook_cell_html
 
             parts.append(notebook_cell_html(payload, output, status=status, full=full, where=where))
+        case t.Generic(name="AskUserQuestion"):  # issue 19: the questions and the answers given
+            parts.append(questions_html(payload.input, payload.output or output))
         case t.Generic():
             if payload.input:
                 parts.append(_block("input", json.dumps(payload.input, indent=2, ensure_ascii=False, default=str),
@@ -374,8 +377,9 @@ def approval_note_html(decision: ev.PermissionDecided) -> str:
     after how long (`waited_ms`); a deny also says the call was not run and why."""
     if denied(decision):
         return _denial_html(decision)
+    note = f'<div class="kandev-decision-note">{esc(decision.note)}</div>' if decision.note else ""
     return (f'<div class="kandev-decision" style="color:{th.OK}">allowed by {esc(decided_by_text(decision))} '
-            f"after {fmt_ms(decision.waited_ms)}</div>")
+            f"after {fmt_ms(decision.waited_ms)}</div>{note}")
 
 
 def _texts(payload: t.NormalizedPayload, output: str) -> list[str]:
@@ -393,6 +397,8 @@ def _texts(payload: t.NormalizedPayload, output: str) -> list[str]:
             texts.append(payload.result or "")
         case t.ManageTodos(result=res) | t.Plan(result=res):
             texts.append(res or "")
+        case t.Generic(name="AskUserQuestion"):
+            pass  # shown whole by questions_html
         case t.Generic():
             texts += [payload.output or "", json.dumps(payload.input, indent=2, ensure_ascii=False, default=str)]
         case _:

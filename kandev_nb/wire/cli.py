@@ -132,6 +132,8 @@ class LaunchOptions:
         allowed_tools, disallowed_tools: ``--allowedTools`` / ``--disallowedTools`` rules
             (``"Read"``, ``"Bash(git *)"``), a tuple of strings (a list is turned into one).
         include_partial_messages: ``--include-partial-messages`` (`stream_event` deltas).
+        extra_args: more flags, appended as they are (``--add-dir``, ``--agents``, ``--effort``,
+            ``--replay-user-messages``...: :mod:`kandev_nb.notebook.live_options`).
         json_schema: the JSON text of ``--json-schema`` (structured output: the model answers
             through a `StructuredOutput` tool, the `result` carries `structured_output`).
         is_sandbox: set ``IS_SANDBOX=1`` for the process, the user's opt-in that lets the
@@ -161,6 +163,7 @@ class LaunchOptions:
     include_partial_messages: bool = True
     is_sandbox: bool = False
     json_schema: str | None = None
+    extra_args: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         for name in ("cli_path", "cwd"):
@@ -263,6 +266,7 @@ def build_argv(cli: str | os.PathLike[str], options: LaunchOptions) -> list[str]
         argv += ["--disallowedTools", ",".join(options.disallowed_tools)]
     if options.json_schema is not None:  # structured output (agent/structured.py)
         argv += ["--json-schema", options.json_schema]
+    argv += list(options.extra_args)
     return argv
 
 

@@ -46,7 +46,8 @@ async def make_session(
     def make(**overrides: Any) -> Session:
         config = SessionConfig(cwd=claude_workdir, cli_path=claude_cli, env=dict(claude_env),
                                approval_timeout=60, inactivity_timeout=120)
-        session = Session(config, transport_factory=RecordingTransport, **overrides)
+        overrides.setdefault("transport_factory", RecordingTransport)
+        session = Session(config, **overrides)
         made.append(session)
         return session
 

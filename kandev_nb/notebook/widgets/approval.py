@@ -4,7 +4,9 @@ The controls are one anywidget, :class:`ApprovalControls` (``assets/approval.js`
 answer is ONE custom message from the browser that carries what the person typed with the
 click: ``{"action": "deny", "reason": <text>}``, ``{"action": "allow_edited", "input":
 <JSON text>}``, ``{"action": "allow"}``, ``{"action": "allow_always"}``, ``{"action":
-"edit"}``. A synced ``Text`` value would not do: while a cell blocks, JupyterLab holds back
+"edit"}``, ``{"action": "allow_suggestion", "index": <i>}`` (one of the CLI's
+`permission_suggestions`, a button ``kandev-allow-suggestion`` naming the rule and where it
+is saved, :mod:`kandev_nb.agent.suggestions`). A synced ``Text`` value would not do: while a cell blocks, JupyterLab holds back
 later updates of a widget's value, so the kernel saw only the first letter of a typed reason
 when the Deny click arrived (DESIGN.md, "Typed text while a cell blocks"). Enter in the
 reason box denies.
@@ -38,6 +40,7 @@ import anywidget
 import traitlets
 
 from kandev_nb.agent import events as ev
+from kandev_nb.agent import suggestions
 from kandev_nb.agent import tools as t
 from kandev_nb.agent.permissions import Decision
 from kandev_nb.notebook.widgets.cards import WidgetFactory
@@ -47,7 +50,7 @@ from kandev_nb.render import html as r
 
 __all__ = ["ACTIONS", "ApprovalCard", "ApprovalControls", "countdown_text", "fmt_left", "inputs_html", "what_html"]
 
-ACTIONS = ("allow", "allow_always", "deny", "edit", "allow_edited")
+ACTIONS = ("allow", "allow_always", "deny", "edit", "allow_edited", "allow_suggestion")
 """The `action` values of the controls' custom messages."""
 
 # The input fields each tool's main rendering shows (the command, the diff...); every other
@@ -201,6 +204,9 @@ class ApprovalControls(anywidget.AnyWidget):
     placeholder = traitlets.Unicode("reason (optional, sent to Claude; Enter denies)").tag(sync=True)
     input_json = traitlets.Unicode("").tag(sync=True)
     error = traitlets.Unicode("").tag(sync=True)
+    suggestions = traitlets.Unicode("[]").tag(sync=True)
+    """JSON ``[{"index": i, "label": "Always allow Bash(npm test *) in this project (...)"}]``:
+    one button per CLI `permission_suggestions` entry (:func:`kandev_nb.agent.suggestions.offered`)."""
 
 
 class ApprovalCard:
@@ -227,6 +233,10 @@ class ApprovalCard:
         self.controls = factory.track(ApprovalControls(plan=self.plan, _dom_classes=("kandev-approval-controls",)))
         if self.plan:
             self.controls.placeholder = "what to change in the plan (optional; Enter sends it)"
+        offered, problems = suggestions.offered(self.approval.suggestions)  # issue 19: saved rules as buttons
+        self.controls.suggestions = json.dumps([{"index": i, "label": label} for i, label in offered])
+        if problems:
+            self.what.value += f'<div style="color:{_MUTED};font-size:85%">{r.esc("; ".join(problems))}</div>'
         self.countdown = factory.html("", "kandev-approval-countdown")
         self.status = factory.html("", "kandev-decision")
         parts: tuple[Any, ...] = (self.what, self.controls, self.countdown, self.status)
@@ -253,11 +263,12 @@ class ApprovalCard:
     def _on_view_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
         if not isinstance(content, dict):
             return
-        reason, text = content.get("reason"), content.get("input")
+        reason, text, index = content.get("reason"), content.get("input"), content.get("index")
         self.press(str(content.get("action", "")), reason=reason if isinstance(reason, str) else "",
-                   input_text=text if isinstance(text, str) else None)
+                   input_text=text if isinstance(text, str) else None,
+                   index=index if isinstance(index, int) else None)
 
-    def press(self, action: str, *, reason: str = "", input_text: str | None = None) -> bool:
+    def press(self, action: str, *, reason: str = "", input_text: str | None = None, index: int | None = None) -> bool:
         """Answer as the controls' message would: `action` is one of :data:`ACTIONS`.
 
         Args:
@@ -266,6 +277,8 @@ class ApprovalCard:
                 "allow_edited" (with `input_text`, the edited input as a JSON object).
             reason: the reason box's text at the click.
             input_text: the editor's text at the click.
+            index: with "allow_suggestion", which of the CLI's `permission_suggestions` to
+                accept (sent as ``updatedPermissions`` = exactly that entry).
 
         Returns:
             True if this call decided the request. An unknown action, invalid JSON or an
@@ -282,6 +295,12 @@ class ApprovalCard:
             return self._answer(self.approval.allow(always=True))
         if action == "deny":
             return self._answer(self.approval.deny(self._deny_message(reason)))
+        if action == "allow_suggestion" and index is not None:
+            try:
+                return self._answer(self.approval.allow(suggestion=index))
+            except (IndexError, ValueError) as exc:
+                self.controls.error = str(exc)
+                return False
         if action == "allow_edited" and not self.plan:
             return self._allow_edited(input_text if input_text is not None else self.controls.input_json)
         self.controls.error = f"unknown action {action!r}"
@@ -327,7 +346,10 @@ class ApprovalCard:
 
     def _on_decided(self, decision: Decision) -> None:
         self.decided(decision.behavior, decision.decided_by, decision.waited_ms, decision.message,
-                     edited=decision.updated_input is not None, always=bool(decision.updated_permissions))
+                     edited=decision.updated_input is not None,
+                     always=bool(decision.updated_permissions) and decision.suggestion is None)
+        if decision.suggestion is not None:
+            self.status.value += f'<div class="kandev-saved-rule">{r.esc(decision.note)}</div>'
 
     def decided(self, behavior: str, decided_by: str, waited_ms: int, message: str = "", *,
                 edited: bool = False, always: bool = False) -> None:

@@ -34,6 +34,7 @@ from kandev_nb.agent import events as ev
 from kandev_nb.agent.turn import Turn
 from kandev_nb.notebook.widgets.approval import ApprovalCard, fmt_left
 from kandev_nb.notebook.widgets.cards import TodoCard, ToolCard, WidgetFactory
+from kandev_nb.notebook.widgets.questions import card_for
 from kandev_nb.notebook.widgets.stream import StreamText, Throttle
 from kandev_nb.render import html as r
 from kandev_nb.render import static
@@ -354,6 +355,9 @@ class TurnView:
                 self._failed = True
                 self._note(event, f"error: {event.message}", color="var(--jp-error-color1,#cf222e)")
             case ev.SessionStatus():
+                if event.mcp_failed:  # issue 19: named on the turn's card
+                    self._note(event, "MCP server(s) failed to connect: " + ", ".join(event.mcp_failed)
+                               + " (%claude_mcp shows why)")
                 if event.model and event.model != self.model:
                     self.model = event.model
                     self._render_run_info()
@@ -370,7 +374,7 @@ class TurnView:
         finished tools fold, so the waiting card is near what it follows; the browser then
         scrolls it into view (``assets/approval.js``)."""
         host = self.cards.get(event.tool_use_id or "")
-        acard = ApprovalCard(event, self.f, attached=host is not None)
+        acard = card_for(event, self.f, attached=host is not None)  # a QuestionCard for AskUserQuestion
         self.approvals[event.request_id] = acard
         waiting = acard.outcome is None  # else a policy already answered
         if host is None:

@@ -3,6 +3,7 @@
 // Every answer is ONE custom message that carries what the person typed with the click:
 //   {action: "allow"} | {action: "allow_always"} | {action: "deny", reason: <text>}
 //   | {action: "edit"} (asks the kernel for the input as JSON) | {action: "allow_edited", input: <JSON text>}
+//   | {action: "allow_suggestion", index: <i>} (one of the CLI's permission_suggestions, model "suggestions")
 // While a cell blocks, JupyterLab holds back a Text widget's later value updates, so a reason
 // kept in a synced trait would reach the kernel stale; a custom message is sent at once.
 //
@@ -72,7 +73,24 @@ export default {
     if (!plan) row.append(always);
     row.append(deny, reason);
     if (!plan) row.append(edit);
-    el.append(row, editor, allowEdited, error);
+    let offered = [];
+    try {
+      offered = JSON.parse(model.get("suggestions") || "[]");
+    } catch (e) {
+      offered = [];
+    }
+    const saved = offered.map((s) => {
+      const b = button(s.label, "kandev-allow-suggestion", "Allow, and let Claude Code save this rule");
+      b.dataset.index = String(s.index);
+      b.addEventListener("click", () => send({ action: "allow_suggestion", index: s.index }));
+      return b;
+    });
+    const savedRow = document.createElement("div");
+    savedRow.className = "kandev-approval-buttons kandev-suggestions";
+    savedRow.append(...saved);
+    el.append(row);
+    if (saved.length) el.append(savedRow);
+    el.append(editor, allowEdited, error);
 
     const send = (content) => {
       if (!model.get("pending")) return;
@@ -104,7 +122,7 @@ export default {
 
     const sync = () => {
       const off = !model.get("pending");
-      for (const c of [allow, always, deny, reason, edit, editor, allowEdited]) c.disabled = off;
+      for (const c of [allow, always, deny, reason, edit, editor, allowEdited, ...saved]) c.disabled = off;
       error.textContent = model.get("error");
     };
     model.on("change:pending", sync);

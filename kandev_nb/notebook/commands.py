@@ -1,0 +1,140 @@
+"""``%claude_undo`` and ``%claude_mcp``: line magics that await a live control request.
+
+A line magic cannot await, and the CLI's answer comes on the kernel's own event loop; so,
+like ``%%claude``, these lines are rewritten by an input transformer
+(:func:`transform_lines`) into a top-level ``await`` of :func:`undo` / :func:`mcp`.
+
+- ``%claude_undo [--turn N] [--session NAME]``: restore the files as they were before turn
+  N of the session (default: its last turn), with the CLI's ``rewind_files``
+  (:meth:`~kandev_nb.agent.controls.LiveControls.rewind_files`); it says which files it
+  restored, or why it cannot (then nothing changed).
+- ``%claude_mcp [--session NAME] [--reconnect SERVER] [--enable SERVER] [--disable SERVER]``:
+  the CLI's ``mcp_status`` as a table (server, status, tools), after an optional
+  ``mcp_reconnect`` / ``mcp_toggle``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shlex
+from typing import Any
+
+__all__ = ["Undone", "mcp", "transform_lines", "undo"]
+
+_LINE = re.compile(r"^%(claude_undo|claude_mcp)\b(.*)$")
+
+
+def transform_lines(lines: list[str]) -> list[str]:
+    """IPython cleanup transformer: a ``%claude_undo ...`` / ``%claude_mcp ...`` line becomes an await."""
+    out = []
+    for line in lines:
+        match = _LINE.match(line.rstrip("\n"))
+        if match is None:
+            out.append(line)
+            continue
+        name = "undo" if match.group(1) == "claude_undo" else "mcp"
+        out.append(f"await __import__('kandev_nb.notebook.commands').notebook.commands.{name}({match.group(2).strip()!r})\n")
+    return out
+
+
+def _parser(prog: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, add_help=False, exit_on_error=False)
+    parser.add_argument("--session", default="default")
+    return parser
+
+
+def _parse(parser: argparse.ArgumentParser, line: str) -> argparse.Namespace:
+    from IPython.core.error import UsageError
+
+    try:
+        args, extra = parser.parse_known_args(shlex.split(line))
+    except (argparse.ArgumentError, ValueError) as exc:
+        raise UsageError(f"{parser.prog}: {exc}") from None
+    if extra:
+        raise UsageError(f"{parser.prog}: unknown arguments {' '.join(extra)}")
+    return args
+
+
+def _session(name: str, prog: str) -> Any:
+    from IPython.core.error import UsageError
+
+    from kandev_nb.notebook import magic
+
+    session = magic.sessions.get(name)
+    if session is None:
+        raise UsageError(f"{prog}: no session {name!r} in this kernel; run a %%claude cell first")
+    return session
+
+
+class Undone(list[str]):
+    """The paths ``%claude_undo`` restored; shown as "Undid the file changes of ... (N files restored)"."""
+
+    def __init__(self, files: list[str], which: str) -> None:
+        super().__init__(files)
+        self.which = which
+
+    def _repr_html_(self) -> str:
+        from kandev_nb.render.html import esc
+
+        items = "".join(f"<li><code>{esc(f)}</code></li>" for f in self)
+        return (f'<div class="kandev-undo">↩ Undid the file changes of {esc(self.which)} '
+                f"({len(self)} file{'s' if len(self) != 1 else ''} restored)<ul>{items}</ul></div>")
+
+    def __repr__(self) -> str:
+        return f"Undid the file changes of {self.which}: {', '.join(self) or 'no file'} restored"
+
+
+async def undo(line: str) -> Undone:
+    """``%claude_undo [--turn N] [--session NAME]``: undo turn N's file changes (and later turns').
+
+    Returns:
+        The restored paths, an :class:`Undone` (shown as HTML).
+
+    Raises:
+        UsageError: bad arguments, no such session or turn, no checkpoint, the CLI cannot
+            rewind (its reason); nothing changed.
+    """
+    from IPython.core.error import UsageError
+
+    from kandev_nb.errors import ControlError, ControlTimeoutError, NotLiveError
+
+    parser = _parser("%claude_undo")
+    parser.add_argument("--turn", type=int, default=-1)
+    args = _parse(parser, line)
+    session = _session(args.session, "%claude_undo")
+    try:
+        files = await session.rewind_files(args.turn)
+    except (ControlError, ControlTimeoutError, NotLiveError, IndexError) as exc:
+        raise UsageError(f"%claude_undo: {exc}; nothing was changed") from None
+    return Undone(list(files), "the last turn" if args.turn == -1 else f"turn {args.turn}")
+
+
+async def mcp(line: str) -> Any:
+    """``%claude_mcp``: the CLI's MCP servers as a DataFrame (name, status, tools, error).
+
+    Raises:
+        UsageError: bad arguments, no session or process, the CLI refused (its reason).
+    """
+    import pandas as pd
+    from IPython.core.error import UsageError
+
+    from kandev_nb.errors import ControlError, ControlTimeoutError, NotLiveError
+
+    parser = _parser("%claude_mcp")
+    for flag in ("--reconnect", "--enable", "--disable"):
+        parser.add_argument(flag, metavar="SERVER")
+    args = _parse(parser, line)
+    session = _session(args.session, "%claude_mcp")
+    try:
+        if args.reconnect:
+            await session.mcp_reconnect(args.reconnect)
+        if args.enable or args.disable:
+            await session.mcp_toggle(args.enable or args.disable, bool(args.enable))
+        servers = await session.mcp_status()
+    except (ControlError, ControlTimeoutError, NotLiveError) as exc:
+        raise UsageError(f"%claude_mcp: {exc}") from None
+    rows = [{"server": s.get("name"), "status": s.get("status"),
+             "tools": ", ".join(str(t.get("name", t)) if isinstance(t, dict) else str(t) for t in s.get("tools") or []),
+             "error": s.get("error") or ""} for s in servers]
+    return pd.DataFrame(rows, columns=["server", "status", "tools", "error"])
