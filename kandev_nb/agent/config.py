@@ -15,6 +15,7 @@ import os
 from dataclasses import dataclass, field, fields
 from typing import Any, Final
 
+from kandev_nb.agent.controls import CHECKPOINT_ARGS, CHECKPOINT_ENV
 from kandev_nb.agent.file_guard import FileGuard
 from kandev_nb.agent.permissions import MODES, ApprovalPolicy, cli_permission_mode
 from kandev_nb.agent.questions import AnswerPolicy
@@ -147,6 +148,8 @@ class SessionConfig:
             fork_session=self.fork,
             is_sandbox=self.allow_root_bypass and permission_mode == "bypassPermissions",
         )
+        if self.file_checkpoints:  # rewind_files needs both (DESIGN.md: file checkpoints)
+            shared.update(extra_args=(*self.extra_args, *CHECKPOINT_ARGS), env={**CHECKPOINT_ENV, **self.env})
         shared.update(changes)
         return LaunchOptions(**shared)
 

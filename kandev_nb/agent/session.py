@@ -39,7 +39,6 @@ from kandev_nb.agent.config import UNSET, SessionConfig, Unset, check_seconds
 from kandev_nb.agent.connection import CLIConnection
 from kandev_nb.agent.controls import (
     CHECKPOINT_ARGS,
-    CHECKPOINT_ENV,
     LiveControls,
     with_mcp_failures,
 )
@@ -198,9 +197,7 @@ class Session(LiveControls):  # set_model, rewind_files, mcp_status...: agent/co
         original = resume == c.resume
         return c.launch_options(resume=resume, resume_session_at=c.resume_session_at if original else None,
                                 fork_session=c.fork and original,
-                                json_schema=self._output.schema_json if self._output else None,
-                                extra_args=c.extra_args + (CHECKPOINT_ARGS if c.file_checkpoints else ()),
-                                env={**(CHECKPOINT_ENV if c.file_checkpoints else {}), **c.env})
+                                json_schema=self._output.schema_json if self._output else None)
 
     def _transcript_saved(self, session_id: str) -> bool:
         """Whether the CLI wrote `session_id`'s transcript (``<config>/projects/*/<id>.jsonl``)."""
