@@ -235,7 +235,7 @@ def _session_for(args: argparse.Namespace) -> tuple[Session, Session | None, Ses
         resume=args.resume if fresh else existing.session_id if existing else None,
         resume_session_at=getattr(args, "resume_session_at", None) if fresh else None,
         fork=args.fork and fresh,
-        **live_options.session_fields(extras), answer=state.settings.answer,
+        **_launch_extras(extras, base, own=fresh or name in state.requested), answer=state.settings.answer,
     )
     on = state.settings.kernel_tools if fresh or existing is None else kernel_tools.SERVER_NAME in existing.config.mcp_servers
     on = on and not args.no_kernel_tools
@@ -250,6 +250,15 @@ def _session_for(args: argparse.Namespace) -> tuple[Session, Session | None, Ses
     config = replace(kernel_tools.with_kernel_tools(requested), file_guard=open_notebook_guard) if on else requested
     factory = state.websocket() if args.transport == "websocket" else None
     return Session(config, name=name, transport_factory=factory), existing, requested
+
+
+def _launch_extras(extras: tuple[tuple[str, Any], ...], base: SessionConfig, *, own: bool) -> dict[str, Any]:
+    """`extra_args` and `file_checkpoints` for the cell's session: the magic's own (launch
+    flags, checkpoints on), or, for a session put in ``kandev_nb.sessions`` from Python and
+    given no launch flag, what that session already has (so a plain cell continues it)."""
+    if own or extras:
+        return live_options.session_fields(extras)
+    return {"extra_args": base.extra_args, "file_checkpoints": base.file_checkpoints}
 
 
 def _adopt(session: Session, replaced: Session | None, requested: SessionConfig, transport: str) -> None:

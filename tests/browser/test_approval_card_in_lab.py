@@ -78,7 +78,10 @@ def test_a_typed_reason_arrives_whole_and_the_action_shows_once(
     tool_card = claude_cell.locator(".kandev-tool-card", has=page.locator(".kandev-approval"))
     expect(tool_card).to_have_count(1)
     output_text = claude_cell.locator(".jp-OutputArea-output").inner_text()
-    assert output_text.count(f"rm -rf {data}") == 1, output_text
+    # the CLI's permission suggestions name the rule they would save (issue 19): not the action
+    saved_rules = claude_cell.locator(".kandev-suggestions").all_inner_texts()
+    shown = output_text.count(f"rm -rf {data}") - sum(t.count(f"rm -rf {data}") for t in saved_rules)
+    assert shown == 1, output_text
     assert output_text.count("Delete raw data") == 1, output_text
     assert "outside the folders Claude Code may use without asking" in output_text
     assert "blocked path" not in output_text
