@@ -64,7 +64,7 @@ def _line_of(msg: Any) -> bytes:
     """The bytes of one "out" line: the object re-encoded, or the recorded text."""
     if isinstance(msg, str):
         return msg.encode("utf-8", "surrogatepass")
-    return json.dumps(msg, ensure_ascii=False).encode("utf-8", "surrogatepass")
+    return json.dumps(msg, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
 
 
 def out_lines(entries: Iterable[Entry]) -> Iterator[bytes]:
