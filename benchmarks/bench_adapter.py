@@ -11,8 +11,8 @@ in CPU time, slice by slice with the pipelines interleaved, best of ``--repeat``
 - ours: the bytes in 64 KiB reads -> :class:`~kandev_nb.wire.transport.LineFramer` ->
   :func:`~kandev_nb.wire.protocol.parse_line` -> :meth:`~kandev_nb.agent.adapter.Adapter.handle`
   (control messages skipped, as the session's reader routes them elsewhere);
-- the same with the standard library's decoder only, when orjson is installed
-  (:func:`~kandev_nb.wire.protocol.decode_json` uses orjson first when it can);
+- the same with the standard library's decoder only (``KANDEV_NB_JSON=stdlib``; by default
+  :mod:`kandev_nb.wire.decode` decodes with msgspec, delta lines straight into a typed view);
 - ``json.loads`` on each line alone;
 - ``json.loads`` then ``claude_agent_sdk``'s own ``parse_message`` on each line.
 
@@ -38,7 +38,7 @@ from _common import ROOT, headline, use_this_clone
 use_this_clone()
 
 from kandev_nb.agent.adapter import Adapter
-from kandev_nb.wire import protocol  # after the path is set
+from kandev_nb.wire import decode, protocol  # after the path is set
 from kandev_nb.wire.recorder import load_transcript, out_lines
 from kandev_nb.wire.transport import LineFramer
 
@@ -143,11 +143,13 @@ def _best_of(pipelines: dict[str, Callable[[int], tuple[int, int]]], slices: int
 
 
 def _stdlib_only(data: bytes) -> tuple[int, int]:
-    fast, protocol._fast_loads = protocol._fast_loads, None
+    """:func:`_ours` as with ``KANDEV_NB_JSON=stdlib``: the standard library's decoder only."""
+    saved = decode._fast_loads, decode._delta_decode
+    decode._fast_loads, decode._delta_decode = None, decode._stdlib_delta
     try:
         return _ours(data)
     finally:
-        protocol._fast_loads = fast
+        decode._fast_loads, decode._delta_decode = saved
 
 
 def _has_sdk() -> bool:
@@ -178,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     lines = synthesise(paths, n_lines, args.delta_repeat)
     data = b"".join(line + b"\n" for line in lines)
     deltas = sum(1 for line in lines if b'"stream_event"' in line)
-    tools = sum(line.count(b'"type": "tool_use"') for line in lines if b'"assistant"' in line)
+    tools = sum(line.count(b'"type":"tool_use"') for line in lines if b'"assistant"' in line)
     print(f"{len(lines):,} lines ({len(data) / 1e6:.1f} MB) from {len(paths)} transcripts: "
           f"{deltas:,} stream_event lines, {tools:,} tool calls")
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from typing import Any
 
 from kandev_nb.agent import debug
@@ -157,7 +158,7 @@ class Adapter(StreamRules):
             try:
                 events = self._fast_stream_event(msg.raw)
                 if events is None:  # anything unusual
-                    events = self._stream_event(msg)
+                    events = self._stream_event(msg.raw, msg.parent_tool_use_id)
             except Exception as exc:  # noqa: BLE001 - never stop the session
                 events = [self._failed(msg, exc)]
         else:
@@ -192,23 +193,15 @@ class Adapter(StreamRules):
         return ev.Unknown(raw=raw, reason=f"adapter error: {exc!r}"[:500], session_id=self.session_id)
 
     def _dispatch(self, msg: WireMessage) -> list[ev.AgentEvent]:
-        match msg:
-            case AssistantMessage():
-                return self._assistant(msg)
-            case UserMessage():
-                return self._user(msg)
-            case ResultMessage():
-                return self._result(msg)
-            case SystemMessage():
-                return self._system(msg)
-            case RateLimitEvent():
-                return self._rate_limit(msg)
-            case KeepAlive() | ControlRequest() | ControlResponse() | ControlCancelRequest():
-                return []  # the control plane owns these
-            case UnknownMessage():
-                return [ev.Unknown(raw=msg.raw, reason=msg.reason, session_id=self.session_id)]
-            case InvalidLine():
-                return [ev.Unknown(raw={"line": msg.text}, reason=f"not JSON: {msg.error}", session_id=self.session_id)]
+        rule = _RULES.get(type(msg))
+        if rule is not None:
+            return rule(self, msg)
+        if isinstance(msg, _CONTROL):
+            return []  # the control plane owns these
+        if isinstance(msg, UnknownMessage):
+            return [ev.Unknown(raw=msg.raw, reason=msg.reason, session_id=self.session_id)]
+        if isinstance(msg, InvalidLine):
+            return [ev.Unknown(raw={"line": msg.text}, reason=f"not JSON: {msg.error}", session_id=self.session_id)]
         return [ev.Unknown(raw={"repr": repr(msg)[:1000]}, reason="unhandled message", session_id=self.session_id)]
 
     def _context_event(self) -> list[ev.AgentEvent]:
@@ -574,3 +567,14 @@ class Adapter(StreamRules):
                     return name
             return None
         return next(iter(cumulative)) if len(cumulative) == 1 else None
+
+
+_RULES: dict[type, Callable[[Adapter, Any], list[ev.AgentEvent]]] = {
+    AssistantMessage: Adapter._assistant,
+    UserMessage: Adapter._user,
+    ResultMessage: Adapter._result,
+    SystemMessage: Adapter._system,
+    RateLimitEvent: Adapter._rate_limit,
+}
+"""The rule for each wire message class that makes events (one dict lookup per message)."""
+_CONTROL = (KeepAlive, ControlRequest, ControlResponse, ControlCancelRequest)

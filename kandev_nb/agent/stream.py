@@ -14,15 +14,22 @@ from typing import Any
 
 from kandev_nb.agent import debug
 from kandev_nb.agent import events as ev
-from kandev_nb.agent.fastpath import DELTA_TEXT, NO_EVENT_DELTAS, fast_event
+from kandev_nb.agent.fastpath import NO_EVENT_DELTAS, fast_event
 from kandev_nb.agent.usage import usage_total
-from kandev_nb.wire import protocol
-from kandev_nb.wire.protocol import StreamEvent, WireMessage, parse_line, parse_object
+from kandev_nb.wire import decode
+from kandev_nb.wire.decode import DELTA_PREFIX
+from kandev_nb.wire.protocol import WireMessage, parse_line, parse_object
 from kandev_nb.wire.transport import LineTooLong
 
 __all__ = ["StreamRules"]
 
 _SILENT_EVENTS = frozenset({"content_block_stop", "message_stop", "ping"})
+"""Stream events that make no event: only their session_id counts."""
+_Chunk, _Reasoning = ev.MessageChunk, ev.Reasoning
+
+
+_INLINE_EVENTS = frozenset({"content_block_start", "message_start", "message_delta"})
+"""Stream events :meth:`StreamRules.feed` reads without a wire message (:meth:`StreamRules._stream_event`)."""
 
 
 class StreamRules:
@@ -51,8 +58,11 @@ class StreamRules:
         Returns one ``(message, events)`` pair per line, except that a run of consecutive
         text (or thinking) deltas of one block becomes a single ``(None, [event])`` pair
         whose text is the run's texts joined (what arrived in one read is shown in one
-        update), and deltas that make no event (input_json, signature) are left out.
-        Control messages and keep-alives come back with no events, for the caller to
+        update). Stream events that make no event are left out (input_json and signature
+        deltas, block and message starts and stops, pings, a `message_delta` with no new
+        figures), and the events of one read inline come back as ``(None, events)`` (a
+        `message_delta`'s ContextWindow); any stream event with a field of an unusual type
+        goes through :meth:`handle` with its message. Control messages and keep-alives come back with no events, for the caller to
         route. A line over the framer's limit is ``(None, [Unknown])``. With an
         :attr:`observer` set (the debug logs), every line goes through :meth:`handle`, so
         each raw message keeps its own events.
@@ -68,48 +78,83 @@ class StreamRules:
                     msg = parse_line(line)
                     out.append((msg, self.handle(msg)))
             return out
-        run: list[str] = []  # texts of the open run of deltas
-        key: tuple[Any, str | None, str | None] = (None, None, None)
-        loads = protocol.fast_loads()
-        kinds = DELTA_TEXT
+        run: list[str] = []  # texts of the open run of deltas, all of one (cls, sid, parent)
+        cls: type[ev.MessageChunk | ev.Reasoning] | None = None
+        sid: str | None = None
+        parent: str | None = None
+        loads, decode_delta = decode.fast_loads(), decode.delta_decoder()
+        kind: type[ev.MessageChunk | ev.Reasoning] | None
         for line in lines:
             if isinstance(line, LineTooLong):
                 out.append((None, [self._too_long(line)]))
                 continue
+            if line.startswith(DELTA_PREFIX):  # most lines: read into a typed StreamDelta
+                try:
+                    found = decode_delta(line)
+                except ValueError:  # not the usual shape: the full path below reads it
+                    pass
+                else:
+                    delta = found.event.delta
+                    dtype = delta.type
+                    if dtype == "text_delta":
+                        kind, text = _Chunk, delta.text
+                    elif dtype == "thinking_delta":
+                        kind, text = _Reasoning, delta.thinking
+                    elif dtype in NO_EVENT_DELTAS:
+                        continue
+                    else:
+                        kind, text = None, None
+                    if text is not None:
+                        line_sid, line_parent = found.session_id or self.session_id, found.parent_tool_use_id
+                        if kind is not cls or line_sid != sid or line_parent != parent:
+                            if run:
+                                out.append((None, [self._run_event(cls, run, sid, parent)]))  # type: ignore[arg-type]
+                                run = []
+                            cls, sid, parent = kind, line_sid, line_parent
+                        if text:
+                            run.append(text)
+                        continue
             try:
                 obj = loads(line)
-            except ValueError:  # what orjson refuses: parse_line has the fallbacks
+            except ValueError:  # what msgspec refuses: parse_line has the fallbacks
                 obj = None
             if type(obj) is dict and obj.get("type") == "stream_event":
                 event = obj.get("event")
-                delta = event.get("delta") if type(event) is dict and event.get("type") == "content_block_delta" else None
-                if type(delta) is dict:
-                    dtype = delta.get("type")
-                    kind = kinds.get(dtype)  # type: ignore[arg-type]
-                    if kind is None and dtype in NO_EVENT_DELTAS:
-                        continue
-                    sid, parent = obj.get("session_id") or self.session_id, obj.get("parent_tool_use_id")
-                    text = delta.get(kind[0]) if kind is not None else None
-                    if type(text) is str and (sid is None or type(sid) is str) and (parent is None or type(parent) is str):
-                        if (kind[1], sid, parent) != key:  # type: ignore[index]
+                etype = event.get("type") if type(event) is dict else None
+                if etype in _SILENT_EVENTS:  # a run of deltas goes on across these
+                    line_sid = obj.get("session_id")
+                    if type(line_sid) is str and line_sid:
+                        self.session_id = line_sid
+                    continue
+                line_parent = obj.get("parent_tool_use_id")
+                if etype in _INLINE_EVENTS and (line_parent is None or type(line_parent) is str):
+                    try:
+                        events = self._stream_event(obj, line_parent)
+                    except Exception:  # noqa: BLE001 - handle() below reports it
+                        events = None
+                    if events is not None:
+                        if events:
                             if run:
-                                out.append((None, [fast_event(key[0], "".join(run), key[1], key[2])]))
-                                run = []
-                            key = (kind[1], sid, parent)  # type: ignore[index]
-                        if text:
-                            run.append(text)
-                            if parent is None and key[0] is ev.MessageChunk:
-                                self._shown_text = True
+                                out.append((None, [self._run_event(cls, run, sid, parent)]))  # type: ignore[arg-type]
+                                run, cls = [], None
+                            out.append((None, events))
                         continue
             if run:
-                out.append((None, [fast_event(key[0], "".join(run), key[1], key[2])]))
+                out.append((None, [self._run_event(cls, run, sid, parent)]))  # type: ignore[arg-type]
                 run = []
-            key = (None, None, None)
+            cls = None
             msg = parse_object(obj) if obj is not None else parse_line(line)
             out.append((msg, self.handle(msg)))
         if run:
-            out.append((None, [fast_event(key[0], "".join(run), key[1], key[2])]))
+            out.append((None, [self._run_event(cls, run, sid, parent)]))  # type: ignore[arg-type]
         return out
+
+    def _run_event(self, cls: type[ev.MessageChunk | ev.Reasoning], texts: list[str], sid: str | None,
+                   parent: str | None) -> ev.MessageChunk | ev.Reasoning:
+        """The one event of a run of deltas (their texts joined), as :meth:`handle` makes it."""
+        if parent is None and cls is _Chunk:
+            self._shown_text = True
+        return fast_event(cls, "".join(texts), sid, parent)
 
     def _too_long(self, line: LineTooLong) -> ev.AgentEvent:
         return ev.Unknown(raw={"size": line.size}, reason=f"line of {line.size} bytes over the limit",
@@ -155,8 +200,9 @@ class StreamRules:
             return []
         return None
 
-    def _stream_event(self, msg: StreamEvent) -> list[ev.AgentEvent]:
-        raw = msg.raw
+    def _stream_event(self, raw: dict[str, Any], parent: str | None) -> list[ev.AgentEvent]:
+        """The events of a `stream_event` (`raw`, its `parent_tool_use_id` a str or None)
+        that the fast path did not take: context-window figures, streamed-block marks."""
         event = raw["event"]
         kind = event.get("type")
         if kind == "content_block_delta":
@@ -174,13 +220,12 @@ class StreamRules:
                 return []
             if not text:
                 return []
-            parent = raw.get("parent_tool_use_id")
+            parent = raw.get("parent_tool_use_id")  # as sent: validation reports a non-string
             if parent is None and cls is ev.MessageChunk:
                 self._shown_text = True
             # Validated: a `text` that is not a string fails, handle() reports it.
             return [cls(text=text, session_id=raw.get("session_id") or self.session_id, parent_tool_use_id=parent)]
         self._sid(raw)
-        parent = msg.parent_tool_use_id
         if kind == "content_block_start":
             block = event.get("content_block")
             btype = block.get("type") if isinstance(block, dict) else None

@@ -68,13 +68,14 @@ class UsageMeter:
         """This turn's usage per model: `result.modelUsage` (cumulative per process) minus
         what the last result said. Models with nothing new are left out."""
         out: dict[str, ev.ModelUsage] = {}
+        previous = self.prev_model_usage
         for model, usage in cumulative.items():
             if not isinstance(usage, dict):
                 continue
-            prev = self.prev_model_usage.get(model, {})
-            now = {ours: float(_num(usage.get(theirs))) for ours, theirs in _MODEL_USAGE_FIELDS.items()}
-            delta = {k: max(v - prev.get(k, 0.0), 0.0) for k, v in now.items()}
-            self.prev_model_usage[model] = now
+            now = {ours: _num(usage.get(theirs)) for ours, theirs in _MODEL_USAGE_FIELDS.items()}
+            prev = previous.get(model)
+            previous[model] = now
+            delta = {k: max(v - prev.get(k, 0.0), 0.0) for k, v in now.items()} if prev else {k: max(v, 0.0) for k, v in now.items()}
             if any(delta.values()):
                 window = usage.get("contextWindow")
                 out[model] = ev.ModelUsage(
@@ -92,15 +93,16 @@ class UsageMeter:
         """The turn's :class:`~kandev_nb.agent.events.TurnStats` from its `result` line: cost (USD)
         and API time (ms) as differences of the CLI's cumulative `total_cost_usd` and
         `duration_api_ms`, tokens from the `modelUsage` deltas (:func:`turn_tokens`)."""
-        usage = msg.usage
         total = msg.total_cost_usd
         if total is None:
             cost, total = 0.0, self.prev_total_cost
         else:
             cost = max(total - self.prev_total_cost, 0.0)
             self.prev_total_cost = max(total, self.prev_total_cost)
-        api_ms = max(msg.duration_api_ms - self.prev_api_ms, 0)
-        self.prev_api_ms = max(msg.duration_api_ms, self.prev_api_ms)
+        api_total = msg.duration_api_ms
+        api_ms = max(api_total - self.prev_api_ms, 0)
+        self.prev_api_ms = max(api_total, self.prev_api_ms)
+        denials = msg.permission_denials
         return ev.TurnStats(
             session_id=msg.session_id or session_id,
             result_subtype=msg.subtype,
@@ -110,10 +112,10 @@ class UsageMeter:
             duration_ms=msg.duration_ms,
             duration_api_ms=api_ms,
             num_turns=msg.num_turns,
-            **turn_tokens(usage, model_usage),
+            **turn_tokens(msg.usage, model_usage),
             model_usage=model_usage,
             main_model=main,
-            permission_denials=tuple(d for d in msg.permission_denials if isinstance(d, dict)),
+            permission_denials=tuple(d for d in denials if isinstance(d, dict)) if denials else (),
             stop_reason=msg.stop_reason,
             terminal_reason=msg.terminal_reason,
             api_error_status=msg.api_error_status,
@@ -122,16 +124,25 @@ class UsageMeter:
         )
 
 
+_TOKEN_KEYS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+
+
 def turn_tokens(usage: dict[str, Any], model_usage: dict[str, ev.ModelUsage]) -> dict[str, int]:
     """A turn's four token counts from the same deltas as its cost: the sums over the
     `result.modelUsage` deltas (all models, subagents included), so they add up with the
     per-model rows. Only a result without `modelUsage` falls back to `result.usage`, which
     an interrupted turn reports as zeros."""
-    keys = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+    if len(model_usage) == 1:  # the usual case
+        (u,) = model_usage.values()
+        return {"input_tokens": u.input_tokens, "output_tokens": u.output_tokens,
+                "cache_read_input_tokens": u.cache_read_input_tokens,
+                "cache_creation_input_tokens": u.cache_creation_input_tokens}
     if model_usage:
-        return {k: sum(int(getattr(u, k)) for u in model_usage.values()) for k in keys}
-    return {k: to_int(usage.get(k)) for k in keys}
+        return {k: sum(int(getattr(u, k)) for u in model_usage.values()) for k in _TOKEN_KEYS}
+    return {k: to_int(usage.get(k)) for k in _TOKEN_KEYS}
 
 
 def _num(value: Any) -> float:
+    if type(value) is int or type(value) is float:  # the usual case, first
+        return float(value)
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0

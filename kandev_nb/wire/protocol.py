@@ -20,10 +20,9 @@ Outgoing messages are built by the small functions at the bottom (:func:`user_me
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Callable
-from json.decoder import JSONDecoder
 from typing import Any, ClassVar
+
+from kandev_nb.wire.decode import JSON_DECODER, decode_json, fast_loads
 
 __all__ = [
     "JSON_DECODER",
@@ -428,66 +427,6 @@ def parse_object(obj: Any) -> WireMessage:
     return model(obj)  # type: ignore[return-value]  # one of the WireMessage classes
 
 
-_scan_once = JSONDecoder().scan_once  # type: ignore[attr-defined]  # the C scanner
-
-ENV_JSON = "KANDEV_NB_JSON"
-"""Set to "stdlib" to decode with the standard library even when orjson is installed."""
-
-
-def _orjson_loads() -> Callable[[bytes | str], Any] | None:
-    if os.environ.get(ENV_JSON, "").lower() == "stdlib":
-        return None
-    try:
-        import orjson
-    except ImportError:
-        return None
-    return orjson.loads
-
-
-_fast_loads = _orjson_loads()
-JSON_DECODER = "orjson" if _fast_loads is not None else "json"
-"""Which decoder :func:`decode_json` tries first: "orjson" when installed, else "json"."""
-
-
-def decode_json(line: bytes | str) -> Any:
-    """Decode one JSON text to the same value :func:`json.loads` gives, faster.
-
-    When `orjson` is installed it decodes first; anything it refuses (NaN, lone
-    surrogates, ...) falls through to the standard library. The one difference in value:
-    orjson reads an integer beyond 64 bits as a float (the CLI sends none). The standard library path skips what ``json.loads`` spends
-    most of its time on for a short line (encoding detection, two whitespace regexes):
-    a line that starts and ends with its value goes straight to the C scanner; anything
-    else takes ``json.loads`` itself, so results and errors are the same.
-
-    Raises:
-        ValueError: not JSON (:class:`json.JSONDecodeError`, or :class:`UnicodeDecodeError`).
-        RecursionError: nested too deeply.
-    """
-    if _fast_loads is not None:
-        try:
-            return _fast_loads(line)
-        except ValueError:
-            pass
-    return _decode_stdlib(line)
-
-
-def _decode_stdlib(line: bytes | str) -> Any:
-    text = line.decode("utf-8") if isinstance(line, bytes) else line
-    try:
-        obj, end = _scan_once(text, 0)
-    except StopIteration:
-        return json.loads(text)
-    if end != len(text) and text[end:].strip():
-        return json.loads(text)  # raises "Extra data" just like json.loads
-    return obj
-
-
-def fast_loads() -> Callable[[bytes | str], Any]:
-    """The JSON decoder :func:`parse_line` tries first: ``orjson.loads``, else
-    :func:`decode_json`. It raises ValueError where :func:`parse_line` has fallbacks."""
-    return _fast_loads or decode_json
-
-
 def parse_line(line: bytes | str) -> WireMessage:
     """Parse one NDJSON line (without its newline); never raises.
 
@@ -499,16 +438,11 @@ def parse_line(line: bytes | str) -> WireMessage:
         cut to 1,000 characters) for anything that is not a JSON object.
     """
     try:
-        obj = _fast_loads(line) if _fast_loads is not None else decode_json(line)
-        if type(obj) is dict and obj.get("type") == "stream_event" and type(obj.get("event")) is dict:
-            return StreamEvent(obj)  # most lines: what parse_object would return, one call sooner
-    except ValueError:
-        try:
-            obj = _decode_stdlib(line)  # what orjson refuses (NaN, lone surrogates) or not JSON
-        except (ValueError, RecursionError) as exc:
-            return _invalid(line, exc)
-    except RecursionError as exc:
+        obj = decode_json(line)
+    except (ValueError, RecursionError) as exc:
         return _invalid(line, exc)
+    if type(obj) is dict and obj.get("type") == "stream_event" and type(obj.get("event")) is dict:
+        return StreamEvent(obj)  # most lines: what parse_object would return, one call sooner
     return parse_object(obj)
 
 

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from kandev_nb.agent import events as ev
 from kandev_nb.agent import fastpath
 from kandev_nb.agent.adapter import Adapter
+from kandev_nb.wire.decode import DELTA_PREFIX
 from kandev_nb.wire.protocol import parse_line
 from kandev_nb.wire.recorder import load_transcript, out_lines
 
@@ -201,14 +202,41 @@ def test_feed_gives_what_handle_gives_for_any_reads(path: Path, cuts: list[int])
                       for m in controls if m.type.startswith("control")]
 
 
+def _compact_delta(text: Any, **fields: Any) -> bytes:
+    """A text delta line as the CLI writes it: compact JSON, `type` first."""
+    line = {"type": "stream_event", "event": {"type": "content_block_delta", "index": 0,
+                                              "delta": {"type": "text_delta", "text": text}},
+            "session_id": "s", "parent_tool_use_id": None, "uuid": "u", **fields}
+    return json.dumps(line, separators=(",", ":"), ensure_ascii=False).encode()
+
+
 def test_feed_merges_a_run_of_deltas_into_one_event() -> None:
-    sid = '"session_id": "s", "parent_tool_use_id": null'
-    delta = '{"type": "stream_event", "event": {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": %s}}, ' + sid + "}"
-    lines = [(delta % json.dumps(t)).encode() for t in ["Hel", "lo, ", "wörld"]]
+    lines = [_compact_delta(t) for t in ["Hel", "lo, ", "wörld"]]
+    assert all(line.startswith(DELTA_PREFIX) for line in lines)  # the typed path reads them
     adapter = Adapter()
     adapter.observer = None
     out = adapter.feed(lines)
     assert [(m, [e.text for e in evs]) for m, evs in out] == [(None, ["Hello, wörld"])]  # type: ignore[attr-defined]
+
+
+def test_feed_reads_deltas_of_another_layout_one_by_one_with_the_same_text() -> None:
+    spaced = [json.dumps(json.loads(_compact_delta(t))).encode() for t in ["Hel", "lo"]]
+    adapter = Adapter()
+    adapter.observer = None
+    out = adapter.feed(spaced)
+    assert [[e.text for e in evs] for _, evs in out] == [["Hel"], ["lo"]]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("fields", [{"text": 5}, {"text": ["a"]}, {"parent_tool_use_id": 7}, {"session_id": {"a": 1}}])
+def test_feed_reports_a_compact_delta_with_an_unusual_field_and_goes_on(fields: dict[str, Any]) -> None:
+    text = fields.pop("text", "hi")
+    adapter = Adapter()
+    adapter.observer = None
+    out = adapter.feed([_compact_delta("a"), _compact_delta(text, **fields), _compact_delta("b")])
+    events = [e for _, evs in out for e in evs]
+    assert [type(e).__name__ for e in events] == ["MessageChunk", "Unknown", "MessageChunk"]
+    assert "adapter error" in events[1].reason  # type: ignore[attr-defined]
+    assert (events[0].text, events[2].text) == ("a", "b")  # type: ignore[attr-defined]
 
 
 def test_feed_keeps_a_malformed_line_and_an_unknown_message_in_order() -> None:
