@@ -32,6 +32,7 @@ from typing import Any
 
 from kandev_nb.agent import debug
 from kandev_nb.agent import events as ev
+from kandev_nb.agent.fastpath import trusted
 from kandev_nb.agent.stream import StreamRules
 from kandev_nb.agent.tools import (
     CreateTask,
@@ -210,7 +211,7 @@ class Adapter(StreamRules):
         if now == self._last_context:
             return []
         self._last_context = now
-        return [ev.ContextWindow(size=self.context_size, used=self.context_used, session_id=self.session_id)]
+        return [trusted(ev.ContextWindow)(size=self.context_size, used=self.context_used, session_id=self.session_id)]
 
     # -- assistant ----------------------------------------------------------------------
 
@@ -248,11 +249,11 @@ class Adapter(StreamRules):
                 elif not self._was_streamed(parent, mid, "text"):
                     if parent is None:
                         self._shown_text = True
-                    out.append(ev.MessageChunk(text=text, session_id=sid, parent_tool_use_id=parent))
+                    out.append(trusted(ev.MessageChunk)(text=text, session_id=sid, parent_tool_use_id=parent))
             elif btype == "thinking":
                 text = block.get("thinking")
                 if isinstance(text, str) and text and not self._was_streamed(parent, mid, "thinking"):
-                    out.append(ev.Reasoning(text=text, session_id=sid, parent_tool_use_id=parent))
+                    out.append(trusted(ev.Reasoning)(text=text, session_id=sid, parent_tool_use_id=parent))
             elif btype in _TOOL_USE_BLOCKS:
                 out += self._tool_use(block, parent)
             elif btype in _SERVER_RESULT_BLOCKS:
@@ -275,7 +276,7 @@ class Adapter(StreamRules):
         self.tool_inputs[tool_id] = tool_input
         self._pending_tools[tool_id] = name
         return [
-            ev.ToolCall(
+            trusted(ev.ToolCall)(
                 tool_call_id=tool_id,
                 tool_name=name,
                 title=tool_title(name, payload),
@@ -323,7 +324,7 @@ class Adapter(StreamRules):
         payload = normalize_tool_result(call, block.get("content"), is_error, structured)
         self._pending_tools.pop(tool_id, None)
         out: list[ev.AgentEvent] = [
-            ev.ToolUpdate(
+            trusted(ev.ToolUpdate)(
                 tool_call_id=tool_id,
                 tool_name=name,
                 status="error" if is_error else "complete",
@@ -442,7 +443,7 @@ class Adapter(StreamRules):
                 self.context_size = 1_000_000  # the 1M-token variant; the result confirms it
             cwd = data.get("cwd")
             out.append(
-                ev.SessionStatus(
+                trusted(ev.SessionStatus)(
                     status="resumed" if self.resumed else "new",
                     model=model if isinstance(model, str) else None,
                     cwd=cwd if isinstance(cwd, str) else None,
@@ -493,7 +494,7 @@ class Adapter(StreamRules):
         out: list[ev.AgentEvent] = []
         for tool_id, name in list(self._pending_tools.items()):
             out.append(
-                ev.ToolUpdate(
+                trusted(ev.ToolUpdate)(
                     tool_call_id=tool_id,
                     tool_name=name,
                     status="complete",
@@ -532,7 +533,7 @@ class Adapter(StreamRules):
         stats = self.usage.stats(msg, model_usage, main or self._main_key or self.main_model, self.session_id)
         if msg.raw.get("structured_output") is not None:  # --json-schema (agent/structured.py)
             stats = stats.model_copy(update={"structured_output": msg.raw["structured_output"]})
-        out.append(ev.Complete(stats=stats, last_message_uuid=self.last_message_uuid, session_id=self.session_id))
+        out.append(trusted(ev.Complete)(stats=stats, last_message_uuid=self.last_message_uuid, session_id=self.session_id))
         self._shown_text = False
         self._interrupted = False
         self._error_text = None

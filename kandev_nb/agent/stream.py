@@ -55,17 +55,21 @@ class StreamRules:
     def feed(self, lines: Iterable[bytes | LineTooLong]) -> list[tuple[WireMessage | None, list[ev.AgentEvent]]]:
         """Parse and handle the lines of one read from the CLI, in order; never raises.
 
-        Returns one ``(message, events)`` pair per line, except that a run of consecutive
-        text (or thinking) deltas of one block becomes a single ``(None, [event])`` pair
-        whose text is the run's texts joined (what arrived in one read is shown in one
-        update). Stream events that make no event are left out (input_json and signature
-        deltas, block and message starts and stops, pings, a `message_delta` with no new
-        figures), and the events of one read inline come back as ``(None, events)`` (a
-        `message_delta`'s ContextWindow); any stream event with a field of an unusual type
-        goes through :meth:`handle` with its message. Control messages and keep-alives come back with no events, for the caller to
-        route. A line over the framer's limit is ``(None, [Unknown])``. With an
-        :attr:`observer` set (the debug logs), every line goes through :meth:`handle`, so
-        each raw message keeps its own events.
+        Returns one ``(message, events)`` pair per line, with three exceptions:
+
+        - a run of consecutive text (or thinking) deltas of one source becomes a single
+          ``(None, [event])`` pair whose text is the run's texts joined (what arrived in one
+          read is shown in one update). Only lines as the CLI writes them (compact JSON,
+          :data:`~kandev_nb.wire.decode.DELTA_PREFIX`) are merged; others are read one by one;
+        - stream events that make no event are left out (input_json and signature deltas,
+          block and message starts and stops, pings, a `message_delta` with no new figures);
+        - a `message_delta`'s ContextWindow comes back as ``(None, [event])``.
+
+        Any stream event with a field of an unusual type goes through :meth:`handle` with its
+        message, which reports it. Control messages and keep-alives come back with no
+        events, for the caller to route. A line over the framer's limit is
+        ``(None, [Unknown])``. With an :attr:`observer` set (the debug logs), every line goes
+        through :meth:`handle`, so each raw message keeps its own events.
 
         The text a consumer sees is exactly what :meth:`handle` of each line gives.
         """

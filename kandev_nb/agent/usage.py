@@ -11,6 +11,7 @@ import math
 from typing import Any
 
 from kandev_nb.agent import events as ev
+from kandev_nb.agent.fastpath import trusted
 from kandev_nb.wire.protocol import ResultMessage
 
 __all__ = ["UsageMeter", "base_model", "to_int", "turn_tokens", "usage_total"]
@@ -78,7 +79,7 @@ class UsageMeter:
             delta = {k: max(v - prev.get(k, 0.0), 0.0) for k, v in now.items()} if prev else {k: max(v, 0.0) for k, v in now.items()}
             if any(delta.values()):
                 window = usage.get("contextWindow")
-                out[model] = ev.ModelUsage(
+                out[model] = trusted(ev.ModelUsage)(
                     input_tokens=int(delta["input_tokens"]),
                     output_tokens=int(delta["output_tokens"]),
                     cache_read_input_tokens=int(delta["cache_read_input_tokens"]),
@@ -103,7 +104,7 @@ class UsageMeter:
         api_ms = max(api_total - self.prev_api_ms, 0)
         self.prev_api_ms = max(api_total, self.prev_api_ms)
         denials = msg.permission_denials
-        return ev.TurnStats(
+        return trusted(ev.TurnStats)(
             session_id=msg.session_id or session_id,
             result_subtype=msg.subtype,
             is_error=msg.is_error,

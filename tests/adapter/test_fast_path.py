@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from kandev_nb.agent import events as ev
 from kandev_nb.agent import fastpath
 from kandev_nb.agent.adapter import Adapter
+from kandev_nb.agent.tools import ShellExec
 from kandev_nb.wire.decode import DELTA_PREFIX
 from kandev_nb.wire.protocol import parse_line
 from kandev_nb.wire.recorder import load_transcript, out_lines
@@ -65,15 +66,39 @@ def test_the_recordings_have_text_deltas_so_the_fast_path_ran(monkeypatch: pytes
 
 
 def test_built_events_are_the_validated_ones() -> None:
-    assert fastpath.fast_event is fastpath._built  # pydantic's internals as expected
+    assert fastpath._BUILT_OK  # pydantic's internals as expected: events are built, not validated
+    assert fastpath.trusted(ev.ToolUpdate) is not ev.ToolUpdate
     for cls in (ev.MessageChunk, ev.Reasoning):
-        built = fastpath._built(cls, "hé", "sess", "toolu_1")
+        built = fastpath.fast_event(cls, "hé", "sess", "toolu_1")
         valid = cls(text="hé", session_id="sess", parent_tool_use_id="toolu_1")
         assert built == valid and hash(built) == hash(valid) and repr(built) == repr(valid)
         assert built.model_fields_set == valid.model_fields_set and built.model_dump_json() == valid.model_dump_json()
         assert built.model_copy(update={"text": "x"}).text == "x" and built.text == "hé"
         with pytest.raises(Exception, match="frozen"):
             built.text = "changed"  # type: ignore[misc]
+    shell = ShellExec(command="ls")
+    call = fastpath.trusted(ev.ToolCall)(tool_call_id="t", tool_name="Bash", title="ls", normalized=shell)
+    other = fastpath.trusted(ev.ToolCall)(tool_call_id="u", tool_name="Bash", title="ls", normalized=shell)
+    assert call.input == {} and call.input is not other.input  # a default factory runs per event
+
+
+@pytest.mark.parametrize("path", TRANSCRIPTS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_trusted_events_equal_validated_ones(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every event of every transcript, built (the default) and validated (VALIDATE), is the
+    same: class, values in field order, fields-set, JSON."""
+    lines = list(out_lines(load_transcript(path)))
+
+    def events(validate: bool) -> list[tuple[str, Any, Any, Any]]:
+        with monkeypatch.context() as patch:
+            patch.setattr(fastpath, "VALIDATE", validate)
+            adapter = Adapter()
+            adapter.observer = None
+            found = [e for _, evs in adapter.feed(lines) for e in evs]
+        return [(type(e).__name__, list(e.__dict__.items()), sorted(e.model_fields_set), e.model_dump_json())
+                for e in found]
+
+    built, validated = events(False), events(True)
+    assert built and built == validated
 
 
 def _delta(**fields: Any) -> bytes:
