@@ -17,13 +17,7 @@ from kandev_nb.wire.protocol import ResultMessage
 __all__ = ["UsageMeter", "base_model", "to_int", "turn_tokens", "usage_total"]
 
 _USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-_MODEL_USAGE_FIELDS = {
-    "input_tokens": "inputTokens",
-    "output_tokens": "outputTokens",
-    "cache_read_input_tokens": "cacheReadInputTokens",
-    "cache_creation_input_tokens": "cacheCreationInputTokens",
-    "cost_usd": "costUSD",
-}
+_NOTHING = (0.0, 0.0, 0.0, 0.0, 0.0)  # a model's figures before its first result
 
 
 def to_int(value: Any) -> int:
@@ -57,13 +51,14 @@ class UsageMeter:
     Attributes:
         prev_total_cost: `total_cost_usd` of the last result, USD.
         prev_api_ms: `duration_api_ms` of the last result, ms.
-        prev_model_usage: the last `modelUsage` per model (our field names, floats).
+        prev_model_usage: the last `modelUsage` per model: (input, output, cache read, cache
+            creation) tokens and cost (USD), as floats.
     """
 
     def __init__(self) -> None:
         self.prev_total_cost = 0.0
         self.prev_api_ms = 0
-        self.prev_model_usage: dict[str, dict[str, float]] = {}
+        self.prev_model_usage: dict[str, tuple[float, float, float, float, float]] = {}
 
     def delta(self, cumulative: dict[str, Any]) -> dict[str, ev.ModelUsage]:
         """This turn's usage per model: `result.modelUsage` (cumulative per process) minus
@@ -73,18 +68,20 @@ class UsageMeter:
         for model, usage in cumulative.items():
             if not isinstance(usage, dict):
                 continue
-            now = {ours: _num(usage.get(theirs)) for ours, theirs in _MODEL_USAGE_FIELDS.items()}
-            prev = previous.get(model)
+            get = usage.get
+            now = (_num(get("inputTokens")), _num(get("outputTokens")), _num(get("cacheReadInputTokens")),
+                   _num(get("cacheCreationInputTokens")), _num(get("costUSD")))
+            prev = previous.get(model, _NOTHING)
             previous[model] = now
-            delta = {k: max(v - prev.get(k, 0.0), 0.0) for k, v in now.items()} if prev else {k: max(v, 0.0) for k, v in now.items()}
-            if any(delta.values()):
-                window = usage.get("contextWindow")
+            delta = [max(v - p, 0.0) for v, p in zip(now, prev, strict=True)]
+            if any(delta):
+                window = get("contextWindow")
                 out[model] = trusted(ev.ModelUsage)(
-                    input_tokens=int(delta["input_tokens"]),
-                    output_tokens=int(delta["output_tokens"]),
-                    cache_read_input_tokens=int(delta["cache_read_input_tokens"]),
-                    cache_creation_input_tokens=int(delta["cache_creation_input_tokens"]),
-                    cost_usd=round(delta["cost_usd"], 10),
+                    input_tokens=int(delta[0]),
+                    output_tokens=int(delta[1]),
+                    cache_read_input_tokens=int(delta[2]),
+                    cache_creation_input_tokens=int(delta[3]),
+                    cost_usd=round(delta[4], 10),
                     context_window=window if isinstance(window, int) else None,
                 )
         return out
