@@ -90,6 +90,9 @@ class StreamRules:
         kind: type[ev.MessageChunk | ev.Reasoning] | None
         for line in lines:
             if isinstance(line, LineTooLong):
+                if run:
+                    out.append((None, [self._run_event(cls, run, sid, parent)]))  # type: ignore[arg-type]
+                    run, cls = [], None
                 out.append((None, [self._too_long(line)]))
                 continue
             if line.startswith(DELTA_PREFIX):  # most lines: read into a typed StreamDelta

@@ -272,3 +272,14 @@ def test_feed_keeps_a_malformed_line_and_an_unknown_message_in_order() -> None:
     assert kinds == [["Unknown"], ["Unknown"], ["Unknown"]]
     assert "unknown type 'nope'" in out[0][1][0].reason  # type: ignore[attr-defined]
     assert "not JSON" in out[1][1][0].reason  # type: ignore[attr-defined]
+
+
+def test_feed_keeps_text_before_a_line_over_the_limit_in_order() -> None:
+    from kandev_nb.wire.transport import LineTooLong
+
+    adapter = Adapter()
+    adapter.observer = None
+    out = adapter.feed([_compact_delta("before"), LineTooLong(10_000_000), _compact_delta("after")])
+    events = [e for _, evs in out for e in evs]
+    assert [(type(e).__name__, getattr(e, "text", None)) for e in events] == [
+        ("MessageChunk", "before"), ("Unknown", None), ("MessageChunk", "after")]
