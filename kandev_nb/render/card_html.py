@@ -35,7 +35,7 @@ from kandev_nb.render.html import (
 from kandev_nb.render.questions import questions_html
 
 __all__ = [
-    "body_html", "decided_by_text", "denied", "diff_is_cut", "figures_html", "inputs_html", "is_cut",
+    "approval_note_html", "body_html", "card_body_html", "card_summary_html", "decided_by_text", "denied", "diff_is_cut", "figures_html", "inputs_html", "is_cut",
     "live_card_html", "modify_file_html", "parts_html", "saved_card_html", "status_icon", "summary_html",
     "todos_html", "tool_label", "verdict_html", "where_expr",
 ]
@@ -293,3 +293,24 @@ def is_cut(view: cv.CardView) -> bool:
             case _:
                 pass
     return diff_is_cut(view)
+
+
+def card_summary_html(tool_name: str, title: str, status: str, payload: t.NormalizedPayload,
+                      duration_ms: int | None = None, decision: ev.PermissionDecided | None = None) -> str:
+    """:func:`summary_html` of the :func:`~kandev_nb.render.card_view.card_view` of these values
+    (`tool_use.name`, title, status, payload, duration in ms, the approval decision)."""
+    return summary_html(cv.card_view(tool_name, title, payload, status=status, duration_ms=duration_ms,
+                                     decision=decision))
+
+
+def card_body_html(payload: t.NormalizedPayload, output: str = "", *, status: str = "complete", full: bool = False,
+                   where: str = "", decision: ev.PermissionDecided | None = None, saved: bool = False,
+                   images: tuple[str, ...] = ()) -> str:
+    """The body of the :func:`~kandev_nb.render.card_view.card_view` of `payload` and `output`
+    (:func:`parts_html` with `where`, `full`, `saved`); the decision and images as there."""
+    view = cv.card_view("", "", payload, output, status=status, decision=decision, images=images)
+    return parts_html(view.parts, where=where, full=full, saved=saved)
+
+
+approval_note_html = verdict_html
+"""The old name of :func:`verdict_html`."""

@@ -370,7 +370,7 @@ def json_html(value: Any, *, full: bool = True) -> str:
     return code_html(text if full else cut(text).shown, "json")
 
 
-_CARD_NAMES = frozenset({"body_html", "live_card_html", "saved_card_html", "summary_html", "decided_by_text",
+_CARD_NAMES = frozenset({"approval_note_html", "card_body_html", "card_summary_html", "decided_by_text",
                          "diff_is_cut", "is_cut", "modify_file_html", "status_icon", "todos_html",
                          "tool_label", "where_expr"})
 
