@@ -74,7 +74,7 @@ def _cases(rec: Recorder, path: Path, how: str) -> list[tuple[TurnView, Turn]]:
 
 
 _OPEN_TAG = re.compile(r'^<details class="[^"]*"( open)? ')
-_WHOLE_DIFF = re.compile(r'<details class="kandev-whole-diff">.*?</details>', re.S)
+_WHOLE_DIFF = re.compile(r'<details class="kandev-whole-diff">.*?</details>', re.DOTALL)
 
 
 def _without_live_only(card: str) -> str:
