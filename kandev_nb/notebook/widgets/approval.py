@@ -106,7 +106,7 @@ def _header_html(event: ev.PermissionRequest) -> str:
     title = event.title
     if not title or title == event.tool_name or any(title in s for s in shown if s):
         title = ""  # the CLI's description repeats the input's (or the path's name)
-    head = (f'<div><b>🔐 Claude wants to use {r.esc(tool_label(event.tool_name))}</b>'
+    head = (f'<div><b title="{r.esc(event.tool_name)}">🔐 Claude wants to use {r.esc(tool_label(event.tool_name))}</b>'
             + (f" — {r.esc(title)}" if title else "") + "</div>")
     reason = f'<div style="color:{_MUTED}">{r.esc(event.reason)}</div>' if event.reason else ""
     path = ""
