@@ -1,7 +1,8 @@
 """Live tool cards: one :class:`ToolCard` per `tool_use`, by NormalizedPayload kind.
 
-A card is a ``VBox`` holding one ``HTML`` (a ``<details>`` element built by
-:mod:`kandev_nb.render.html`, the same builders the static rendering uses), a "Show all"
+A card is a ``VBox`` holding one ``HTML`` (a ``<details>`` element: the card's
+:class:`~kandev_nb.render.card_view.CardView` rendered by :mod:`kandev_nb.render.card_html`,
+the same view and renderer the saved copy uses), a "Show all"
 button when an output was cut, and, for subagent cards, a box of nested cards and text for
 the events whose `parent_tool_use_id` is this card's `tool_use_id`.
 
