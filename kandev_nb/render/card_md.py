@@ -12,6 +12,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
+
+from pygments.lexers import get_lexer_for_filename
+from pygments.util import ClassNotFound
 
 from kandev_nb.agent import events as ev
 from kandev_nb.agent import tools as t
@@ -38,6 +42,16 @@ def _note(p: r.Preview, where: str) -> str:
         return ""
     size = f"{p.hidden_lines:,} more lines ({len(p.shown):,} of {p.total_chars:,} characters shown)"
     return f"\n*… {size}; full text in* {ms.code_span(where)}\n" if where else f"\n*… {size}*\n"
+
+
+@lru_cache(maxsize=256)
+def _language_of(filename: str) -> str:
+    """The fence language for a file name (``a.py`` -> ``python``), "" when unknown."""
+    try:
+        aliases = get_lexer_for_filename(filename).aliases
+    except ClassNotFound:
+        return ""
+    return str(aliases[0]) if aliases else ""
 
 
 def _preview(text: str, limits: tuple[int, int] | None = None) -> r.Preview:
@@ -129,7 +143,7 @@ def _part(part: cv.Part, where: str) -> str:
             return f"*{ms.plain(part.text)}*\n" if part.muted else f"{ms.plain(part.text)}\n"
         case cv.Code():
             p = _preview(part.text) if part.cut else r.Preview(part.text, len(part.text), 0, 0)
-            return fence(p.shown, part.lang) + _note(p, where)
+            return fence(p.shown, part.lang or (_language_of(part.filename) if part.filename else "")) + _note(p, where)
         case cv.Block():
             text = r.strip_ansi(part.text)
             if not text:

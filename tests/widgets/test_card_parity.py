@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from kandev_nb.agent import events as ev
+from kandev_nb.agent import tools as t
 from kandev_nb.agent.turn import Turn
 from kandev_nb.notebook.widgets import TurnView, mime_bundle
 from kandev_nb.notebook.widgets.recording import Recorder
@@ -168,3 +169,10 @@ def test_the_transcripts_cover_every_kind_the_cli_sends() -> None:
              for record in _replay(events)[1].tools.values()}
     assert {"shell_exec", "read_file", "modify_file", "code_search", "http_request", "subagent_task",
             "manage_todos", "plan"} <= kinds
+
+
+def test_a_read_file_is_fenced_in_its_language_in_the_markdown() -> None:
+    view = cv.card_view("Read", "/p/a.py", t.ReadFile(file_path="/p/a.py", content="x = 1\n"), status="complete")
+    assert "```python\nx = 1\n```" in card_md.body_markdown(view)
+    odd = cv.card_view("Read", "/p/a.zzz", t.ReadFile(file_path="/p/a.zzz", content="x\n"), status="complete")
+    assert "```\nx\n```" in card_md.body_markdown(odd)
