@@ -458,7 +458,7 @@ def card_view(tool_name: str, title: str, payload: t.NormalizedPayload, output: 
 _RISKY_FIELDS = frozenset({"dangerouslyDisableSandbox", "run_in_background"})
 
 
-def proposal_view(tool_name: str, payload: t.NormalizedPayload, tool_input: Mapping[str, Any], *,
+def proposal_view(payload: t.NormalizedPayload, tool_input: Mapping[str, Any], *,
                   skip_text: str = "") -> tuple[Part, ...]:
     """What an approval card shows before the call runs: the main parts of `payload`'s kind
     (the command, the diff, the path, the plan, an MCP tool's `code`), then every other field
@@ -466,8 +466,8 @@ def proposal_view(tool_name: str, payload: t.NormalizedPayload, tool_input: Mapp
     ``run_in_background`` flagged when set).
 
     Args:
-        tool_name: the can_use_tool `tool_name`; payload: its `normalized` input.
-        tool_input: the raw `input`.
+        payload: the can_use_tool request's `normalized` input.
+        tool_input: its raw `input`.
         skip_text: a text already shown next to the card (its title): a description or path
             equal to it is not repeated.
     """

@@ -3,6 +3,7 @@ images, and the safety of the saved text/markdown part."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pytest
@@ -300,3 +301,20 @@ def test_the_decision_note_is_on_the_live_card_and_both_saved_copies(rec: Record
     for text in (plain(v.cards["t1"].html.value), plain(saved["text/html"]), saved["text/markdown"]):
         assert note in text.replace("\\", "")
         assert ("allowed by policy" if behavior == "allow" else "denied by") in text.replace("*", "")
+
+
+async def test_the_approval_card_shows_the_proposed_action_as_the_tool_card_does(rec: Recorder) -> None:
+    from kandev_nb.render import card_view as cv
+    from tests.widgets.test_approval import card_of, request
+
+    for name, tool_input in (("Edit", {"file_path": "/p/calc.py", "old_string": OLD, "new_string": NEW}),
+                             ("Bash", {"command": "make deploy", "description": "ship it", "timeout": 5})):
+        v = TurnView("p")
+        v.handle(request(name, tool_input))
+        c = call("toolu_1", name, tool_input)
+        v.handle(c)
+        main = [p for p in v.cards["toolu_1"].view.parts if isinstance(p, cv.Diff | cv.Code | cv.Text)]
+        assert main and card_html.parts_html(main) in v.cards["toolu_1"].html.value
+        # the same parts from the same switch (the approval card names no expression under a cut diff)
+        proposed = [dataclasses.replace(p, where="") if isinstance(p, cv.Diff) else p for p in main]
+        assert card_html.parts_html(proposed) in card_of(v).what.value

@@ -98,7 +98,7 @@ def what_html(event: ev.PermissionRequest, *, skip_text: str = "", full: bool = 
             description or path equal to it is not repeated.
         full: an edit's whole diff (after "Show the whole diff"), not its preview.
     """
-    return ch.parts_html(proposal_view(event.tool_name, event.normalized, event.input, skip_text=skip_text), full=full)
+    return ch.parts_html(proposal_view(event.normalized, event.input, skip_text=skip_text), full=full)
 
 
 def _header_html(event: ev.PermissionRequest) -> str:
