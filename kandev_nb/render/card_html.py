@@ -1,13 +1,9 @@
-"""HTML of a tool card: its one-line summary and its body, per NormalizedPayload kind.
+"""HTML of a tool card: the renderer of a :class:`~kandev_nb.render.card_view.CardView`.
 
 The live :class:`~kandev_nb.notebook.widgets.cards.ToolCard`, the approval card and the saved
-rendering (:mod:`kandev_nb.render.static`) all build cards here, so they cannot drift.
-
-A call whose approval was denied (:class:`~kandev_nb.agent.events.PermissionDecided` with
-``behavior="deny"``) never ran: its card says "denied", by whom (a person, the notebook's
-policy, the approval timeout, a hook, Claude Code's own settings) and why, shows what was
-proposed (the command, the diff), and shows no stdout/stderr/exit code: the CLI's
-`tool_result` for it only repeats the reason, with `is_error` true.
+rendering (:mod:`kandev_nb.render.static`) all render the view :func:`card_view` builds, and
+the saved Markdown (:mod:`kandev_nb.render.card_md`) renders the same view, so they cannot
+drift. What a part shows, per kind, is decided there; here only how.
 
 Edits are shown as reviewable diffs (:mod:`kandev_nb.render.diffs`); "where" names the
 Python expression that holds a full text, e.g. ``kandev_nb.tool_call('toolu_01').update.output``.
@@ -15,13 +11,14 @@ Python expression that holds a full text, e.g. ``kandev_nb.tool_call('toolu_01')
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 
 from kandev_nb.agent import events as ev
 from kandev_nb.agent import tools as t
+from kandev_nb.render import card_view as cv
 from kandev_nb.render import diffs
 from kandev_nb.render import theme as th
+from kandev_nb.render.card_view import decided_by_text, denied, tool_label, where_expr
 from kandev_nb.render.html import (
     Preview,
     _block,
@@ -29,17 +26,18 @@ from kandev_nb.render.html import (
     _more_note,
     code_html,
     cut,
+    details_html,
     esc,
     fmt_ms,
-    fmt_tokens,
     markdown_html,
+    strip_ansi,
 )
 from kandev_nb.render.questions import questions_html
 
 __all__ = [
-    "approval_note_html", "card_body_html", "card_summary_html", "decided_by_text", "denied",
-    "diff_is_cut", "figures_html", "is_cut", "modify_file_html", "status_icon", "todos_html", "tool_label",
-    "where_expr",
+    "approval_note_html", "body_html", "card_body_html", "card_summary_html", "decided_by_text", "denied", "diff_is_cut", "figures_html", "inputs_html", "is_cut",
+    "live_card_html", "modify_file_html", "parts_html", "saved_card_html", "status_icon", "summary_html",
+    "todos_html", "tool_label", "verdict_html", "where_expr",
 ]
 
 
@@ -55,123 +53,27 @@ def status_icon(status: str) -> str:
     )
 
 
-def tool_label(tool_name: str) -> str:
-    """A tool's name as shown: ``mcp__kernel__list_variables`` -> ``kernel · list_variables``.
-
-    MCP tools reach the CLI as ``mcp__<server>__<tool>`` (the `tool_use.name`); other names
-    are returned unchanged.
-    """
-    if tool_name.startswith("mcp__"):
-        server, sep, tool = tool_name[5:].partition("__")
-        if sep and server and tool:
-            return f"{server} · {tool}"
-    return tool_name
+# -- the title line ---------------------------------------------------------------------
 
 
-def where_expr(tool_use_id: str, attr: str = "update.output") -> str:
-    """The Python expression that holds a call's full text, runnable as written in the
-    notebook: ``kandev_nb.tool_call('<tool_use_id>').update.output``."""
-    return f"kandev_nb.tool_call({tool_use_id!r}).{attr}"
+def _badge_html(badge: cv.Badge | cv.DiffStat) -> str:
+    if isinstance(badge, cv.DiffStat):
+        return (f'<span style="color:{th.OK}">+{badge.added}</span> '
+                f'<span style="color:{th.ERROR}">−{badge.removed}</span>')
+    if badge.tone == "denied":
+        return f'<b style="color:{th.WARN}">{esc(badge.text)}</b> (not run)'
+    return esc(badge.text)
 
 
-_BY = {"person": "you", "policy": "policy", "timeout": "the approval timeout",
-       "hook": "a hook", "settings": "Claude Code's permission settings", "cancelled": "Claude Code"}
-
-
-def decided_by_text(decision: ev.PermissionDecided) -> str:
-    """Who decided, in words: "you", "policy", "the approval timeout", "a hook", "hook no_rm"...
-
-    From `decided_by` (:data:`kandev_nb.agent.permissions.DecidedBy`).
-    """
-    if decision.decided_by == "hook" and decision.hook:  # a kandev-nb Python hook, by its name
-        return f"hook {decision.hook}"
-    return _BY.get(decision.decided_by, decision.decided_by)
-
-
-def denied(decision: ev.PermissionDecided | None) -> bool:
-    """True when `decision` denied the call (it never ran)."""
-    return decision is not None and decision.behavior == "deny"
-
-
-def _denial_html(decision: ev.PermissionDecided) -> str:
-    why = (f'<div class="kandev-denial-reason" style="margin-top:0.2em">reason: {esc(decision.message)}</div>'
-           if decision.message else "")
-    waited = f" after {fmt_ms(decision.waited_ms)}" if decision.waited_ms else ""
-    return (f'<div class="kandev-denial kandev-denied-by-{esc(decision.decided_by)}" style="border-left:3px solid '
-            f'{th.WARN};padding:0.2em 0.6em;margin:0.3em 0"><b>Not run</b>: denied by '
-            f"<b>{esc(decided_by_text(decision))}</b>{waited}{why}</div>")
-
-
-def card_summary_html(
-    tool_name: str,
-    title: str,
-    status: str,
-    payload: t.NormalizedPayload,
-    duration_ms: int | None = None,
-    decision: ev.PermissionDecided | None = None,
-) -> str:
-    """The one-line summary of a tool card: status glyph, tool name, title, key figures.
-
-    Args:
-        tool_name: the `tool_use.name` (MCP names shown as by :func:`tool_label`).
-        title: the ToolCall's title; status: "running", "complete" or "error".
-        payload: the latest NormalizedPayload; duration_ms: tool_use -> tool_result, ms.
-        decision: the call's approval answer, if any; a deny shows "⊘ ... denied by ..."
-            instead of the `tool_result` figures (exit code, match count), which describe
-            nothing that ran.
-    """
-    bits: list[str] = []
-    is_denied = denied(decision)
-    match payload:
-        case t.ModifyFile(mutations=mutations):
-            added = sum(m.added for m in mutations)
-            removed = sum(m.removed for m in mutations)
-            bits.append(f'<span style="color:{th.OK}">+{added}</span> <span style="color:{th.ERROR}">−{removed}</span>')
-        case t.ShellExec(output=out) if out is not None and not is_denied:
-            if out.interrupted:
-                bits.append("interrupted")
-            elif out.exit_code is not None:
-                bits.append(f"exit {out.exit_code}")
-        case t.ReadFile():
-            rng = _read_range(payload)
-            if rng:
-                bits.append(esc(rng))
-        case t.CodeSearch(file_count=n) if n is not None and not is_denied:
-            bits.append(f"{n} match{'es' if n != 1 else ''}")
-        case t.HttpRequest(status=code) if code is not None and not is_denied:
-            bits.append(f"HTTP {code}")
-        case t.SubagentTask(total_tool_use_count=n, total_tokens=tok):
-            if n is not None:
-                bits.append(f"{n} tools")
-            if tok is not None:
-                bits.append(f"{fmt_tokens(tok)} tokens")
-        case _:
-            pass
-    if decision is not None and is_denied:
-        status = "denied"
-        bits.insert(0, f'<b style="color:{th.WARN}">denied by {esc(decided_by_text(decision))}</b> (not run)')
-    elif duration_ms is not None:
-        bits.append(fmt_ms(duration_ms))
+def summary_html(view: cv.CardView) -> str:
+    """The card's one-line summary: status glyph, tool label, title, badges."""
+    bits = [_badge_html(b) for b in view.badges]
     meta = f' <span class="kandev-meta" style="color:{th.MUTED}">· {" · ".join(bits)}</span>' if bits else ""
-    shown_title = title if title and title != tool_name else ""
-    title_html = f" <code>{esc(shown_title[:200])}</code>" if shown_title else ""
-    return f"{status_icon(status)} <b>{esc(tool_label(tool_name))}</b>{title_html}{meta}"
+    title = f" <code>{esc(view.title)}</code>" if view.title else ""
+    return f"{status_icon(view.status)} <b>{esc(view.tool)}</b>{title}{meta}"
 
 
-def _read_range(p: t.ReadFile) -> str:
-    start = p.start_line or p.offset
-    count = p.line_count or p.limit
-    if start and count:
-        rng = f"lines {start}–{start + count - 1}"
-    elif start:
-        rng = f"from line {start}"
-    elif count:
-        rng = f"lines 1–{count}"
-    else:
-        rng = ""
-    if p.total_lines:
-        rng = f"{rng} of {p.total_lines}" if rng else f"{p.total_lines} lines"
-    return rng
+# -- the body ---------------------------------------------------------------------------
 
 
 def todos_html(items: Iterable[t.TodoItem]) -> str:
@@ -190,181 +92,6 @@ def todos_html(items: Iterable[t.TodoItem]) -> str:
     return f'<ul class="kandev-todos" style="margin:0.2em 0;padding-left:0.5em">{"".join(rows)}</ul>'
 
 
-def modify_file_html(payload: t.ModifyFile, *, full: bool = False, where: str = "",
-                     saved: bool = False) -> str:
-    """The diffs of an edit (:func:`kandev_nb.render.diffs.diff_view`, one per mutation).
-
-    Args:
-        payload: the ModifyFile payload (Edit, Write, NotebookEdit).
-        full: show every row of every diff (live "Show the whole diff").
-        where: the Python expression holding the payload, named under a cut preview.
-        saved: for static HTML (no buttons): a cut preview is followed by a
-            ``<details>`` "Show the whole diff" holding the whole diff.
-    """
-    parts: list[str] = []
-    for i, m in enumerate(payload.mutations):
-        view = diffs.diff_view(m.diff, full=full)
-        parts.append(view.html)
-        if view.cut:
-            hidden = view.total_rows - view.shown_rows
-            hint = f"; the diff text is in <code>{esc(where)}.mutations[{i}].diff</code>" if where else ""
-            parts.append(f'<div class="kandev-more" style="color:{th.MUTED};font-size:90%">… {hidden:,} more diff '
-                         f"lines ({view.shown_rows:,} of {view.total_rows:,} shown{hint})</div>")
-            if saved:
-                whole = diffs.diff_view(m.diff, full=True)
-                rest = (f'<div style="color:{th.MUTED};font-size:90%">first {whole.shown_rows:,} lines; all '
-                        f"{whole.total_rows:,} are in <code>{esc(where)}.mutations[{i}].diff</code></div>"
-                        if whole.cut and where else "")
-                parts.append(f'<details class="kandev-whole-diff"><summary style="cursor:pointer">Show the whole '
-                             f"diff ({view.total_rows:,} lines)</summary>{whole.html}{rest}</details>")
-    return "".join(parts)
-
-
-def diff_is_cut(payload: t.NormalizedPayload) -> bool:
-    """True when :func:`modify_file_html` with ``full=False`` hides rows of some diff."""
-    return isinstance(payload, t.ModifyFile) and any(diffs.diff_view(m.diff).cut for m in payload.mutations)
-
-
-_ERR_STYLE = f";border-left:3px solid {th.ERROR}"
-"""stderr and error boxes: the code box's colours (readable in both themes), marked by a red edge."""
-
-
-def _proposed(payload: t.NormalizedPayload) -> t.NormalizedPayload:
-    """`payload` without the fields a `tool_result` filled in (for a call that never ran)."""
-    match payload:
-        case t.ShellExec() | t.Generic():
-            return payload.model_copy(update={"output": None})
-        case t.CodeSearch():
-            return payload.model_copy(update={"files": (), "file_count": None, "text": None})
-        case t.HttpRequest():
-            return payload.model_copy(update={"status": None, "response": None})
-        case t.ReadFile():
-            return payload.model_copy(update={"content": None})
-        case t.ModifyFile() | t.ManageTodos() | t.Plan() | t.SubagentTask():
-            return payload.model_copy(update={"result": None})
-        case _:
-            return payload
-
-
-def card_body_html(payload: t.NormalizedPayload, output: str = "", *, status: str = "complete",
-                   full: bool = False, where: str = "", decision: ev.PermissionDecided | None = None,
-                   saved: bool = False, images: tuple[str, ...] = ()) -> str:
-    """The body of a tool card for one NormalizedPayload kind.
-
-    Args:
-        payload: the latest payload for the call (ToolCall's, or the ToolUpdate's enriched one).
-        output: the ToolUpdate's full `output` text ("" while running).
-        status: "running", "complete" or "error" (an error shows `output` as the error).
-        full: False cuts long texts to :func:`cut`'s preview; True shows everything.
-        where: a Python expression naming the full text, shown in the "more lines" note
-            (see :func:`where_expr`).
-        decision: the call's approval answer; a deny shows what was proposed and a "Not
-            run: denied by ..." box with the reason, and no result (nothing ran).
-        saved: static HTML: a cut diff gets a ``<details>`` with the whole diff.
-        images: the ToolUpdate's pictures (``data:`` URIs, e.g. `run_code`'s figures),
-            shown at the end of the body, so a figure stays with the call that made it.
-    """
-    if decision is not None and denied(decision):
-        proposed = _proposed(payload)
-        body = card_body_html(proposed, "", status="running", full=full, where=where, saved=saved)
-        return body + _denial_html(decision)
-    parts: list[str] = []
-    match payload:
-        case t.ModifyFile():
-            base = where.removesuffix(".output") + ".normalized" if where.endswith(".output") else where
-            parts.append(modify_file_html(payload, full=full, where=base, saved=saved))
-            if status == "error" and (payload.result or output):
-                parts.append(_block("error", payload.result or output, full=full, where=where, cls="kandev-stderr",
-                                    style=_ERR_STYLE))
-        case t.ShellExec():
-            if payload.description:
-                parts.append(f'<div style="color:var(--jp-content-font-color2,#57606a)">{esc(payload.description)}</div>')
-            parts.append(code_html(payload.command, "bash", cls="kandev-command"))
-            out = payload.output
-            if out is not None:
-                parts.append(_block("stdout", out.stdout, full=full, where=where, cls="kandev-stdout"))
-                parts.append(_block("stderr", out.stderr, full=full, where=where, cls="kandev-stderr",
-                                    style=_ERR_STYLE))
-                figs = []
-                if out.exit_code is not None:
-                    figs.append(_kv("exit code", f"<b>{out.exit_code}</b>"))
-                if out.interrupted:
-                    figs.append("<b>interrupted</b>")
-                if payload.background:
-                    figs.append("background")
-                if figs:
-                    parts.append(f'<div class="kandev-exit">{" · ".join(figs)}</div>')
-            elif status == "error" and output:
-                parts.append(_block("error", output, full=full, where=where, cls="kandev-stderr", style=_ERR_STYLE))
-        case t.ReadFile():
-            rng = _read_range(payload)
-            parts.append(f"<div>{_kv('path', f'<code>{esc(payload.file_path)}</code>')}"
-                         + (f" · {esc(rng)}" if rng else "") + "</div>")
-            body = payload.content if payload.content is not None else output
-            if body:
-                p = cut(body) if not full else Preview(body, len(body), 0, 0)
-                parts.append(code_html(p.shown, filename=payload.file_path))
-                parts.append(_more_note(p, where))
-        case t.CodeSearch():
-            scope = " ".join(x for x in (payload.path or "", payload.glob or "") if x)
-            parts.append(f"<div>{_kv('pattern', f'<code>{esc(payload.pattern)}</code>')}"
-                         + (f" · {_kv('in', f'<code>{esc(scope)}</code>')}" if scope else "")
-                         + (f" · {payload.file_count} found" if payload.file_count is not None else "")
-                         + ("(truncated)" if payload.truncated else "") + "</div>")
-            listing = "\n".join(payload.files) if payload.files else (payload.text or output)
-            parts.append(_block("", listing, full=full, where=where, cls="kandev-matches"))
-        case t.HttpRequest():
-            target = payload.url or payload.query or ""
-            label = "url" if payload.url else "query"
-            link = (f'<a href="{esc(target)}" target="_blank" rel="noopener noreferrer">{esc(target)}</a>'
-                    if payload.url and payload.url.startswith(("http://", "https://")) else f"<code>{esc(target)}</code>")
-            parts.append(f"<div>{_kv(label, link)}"
-                         + (f" · {_kv('status', str(payload.status))}" if payload.status is not None else "") + "</div>")
-            parts.append(_block("", payload.response or output, full=full, where=where, cls="kandev-response"))
-        case t.SubagentTask():
-            if payload.subagent_type:
-                parts.append(f"<div>{_kv('agent', esc(payload.subagent_type))}</div>")
-            if payload.prompt:
-                parts.append(f"<details><summary>prompt</summary>{markdown_html(payload.prompt)}</details>")
-            totals = []
-            if payload.total_duration_ms is not None:
-                totals.append(_kv("duration", fmt_ms(payload.total_duration_ms)))
-            if payload.total_tokens is not None:
-                totals.append(_kv("tokens", fmt_tokens(payload.total_tokens)))
-            if payload.total_tool_use_count is not None:
-                totals.append(_kv("tool uses", str(payload.total_tool_use_count)))
-            if totals:
-                parts.append(f'<div class="kandev-totals">{" · ".join(totals)}</div>')
-            if payload.result:
-                p = cut(payload.result, 200, 20000) if not full else Preview(payload.result, len(payload.result), 0, 0)
-                parts.append(f'<div class="kandev-result">{markdown_html(p.shown)}</div>{_more_note(p, where)}')
-        case t.ManageTodos():
-            if payload.items:
-                parts.append(todos_html(payload.items))
-            elif payload.result:
-                parts.append(_block("", payload.result, full=full, where=where, cls="kandev-output"))
-        case t.CreateTask():
-            parts.append(f"<div><b>{esc(payload.title)}</b>" + (f" <span style='color:var(--jp-content-font-color2,#57606a)'>#{esc(payload.task_id)}</span>"
-                                                               if payload.task_id else "") + "</div>")
-            if payload.description:
-                parts.append(f"<div>{esc(payload.description)}</div>")
-        case t.Plan():
-            parts.append(f'<div class="kandev-plan">{markdown_html(payload.plan)}</div>')
-        case t.NotebookCell():
-            from kandev_nb.render.cells import notebook_cell_html
-
-            parts.append(notebook_cell_html(payload, output, status=status, full=full, where=where))
-        case t.Generic(name="AskUserQuestion"):  # issue 19: the questions and the answers given
-            parts.append(questions_html(payload.input, payload.output or output))
-        case t.Generic():
-            if payload.input:
-                parts.append(_block("input", json.dumps(payload.input, indent=2, ensure_ascii=False, default=str),
-                                    full=full, where=where, cls="kandev-input"))
-            parts.append(_block("output", payload.output or output, full=full, where=where, cls="kandev-output"))
-    parts.append(figures_html(images))
-    return "".join(parts)
-
-
 def figures_html(images: tuple[str, ...]) -> str:
     """``<img>`` elements for ``data:image/...`` URIs (anything else is skipped: no fetch)."""
     shown = [f'<img class="kandev-figure" src="{esc(src)}" alt="figure {i + 1}" style="max-width:100%;'
@@ -372,45 +99,218 @@ def figures_html(images: tuple[str, ...]) -> str:
     return f'<div class="kandev-figures">{"".join(shown)}</div>' if shown else ""
 
 
-def approval_note_html(decision: ev.PermissionDecided) -> str:
-    """One line saying how an approval ended: behaviour, by whom (:func:`decided_by_text`),
-    after how long (`waited_ms`); a deny also says the call was not run and why."""
-    if denied(decision):
-        return _denial_html(decision)
+def _diff_html(part: cv.Diff, *, full: bool, saved: bool) -> str:
+    """One diff (:func:`kandev_nb.render.diffs.diff_view`); a cut preview says how much is
+    hidden and where the text is; `saved` (static HTML, no buttons) adds a ``<details>``
+    "Show the whole diff" holding the whole diff."""
+    view = diffs.diff_view(part.diff, full=full or part.whole)
+    if not view.cut or part.whole:
+        return view.html
+    hidden = view.total_rows - view.shown_rows
+    hint = f"; the diff text is in <code>{esc(part.where)}</code>" if part.where else ""
+    out = (view.html + f'<div class="kandev-more" style="color:{th.MUTED};font-size:90%">… {hidden:,} more diff '
+           f"lines ({view.shown_rows:,} of {view.total_rows:,} shown{hint})</div>")
+    if saved:
+        whole = diffs.diff_view(part.diff, full=True)
+        rest = (f'<div style="color:{th.MUTED};font-size:90%">first {whole.shown_rows:,} lines; all '
+                f"{whole.total_rows:,} are in <code>{esc(part.where)}</code></div>" if whole.cut and part.where else "")
+        out += (f'<details class="kandev-whole-diff"><summary style="cursor:pointer">Show the whole '
+                f"diff ({view.total_rows:,} lines)</summary>{whole.html}{rest}</details>")
+    return out
+
+
+def modify_file_html(payload: t.ModifyFile, *, full: bool = False, where: str = "", saved: bool = False) -> str:
+    """The diffs of an edit, one per mutation (Edit, Write, NotebookEdit).
+
+    Args:
+        payload: the ModifyFile payload; full: every row of every diff.
+        where: the Python expression holding the payload; a cut preview names
+            ``<where>.mutations[i].diff``.
+        saved: a cut preview is followed by a ``<details>`` holding the whole diff.
+    """
+    return "".join(_diff_html(cv.Diff(m.diff, f"{where}.mutations[{i}].diff" if where else ""), full=full, saved=saved)
+                   for i, m in enumerate(payload.mutations))
+
+
+_ERR_STYLE = f";border-left:3px solid {th.ERROR}"
+"""stderr and error boxes: the code box's colours (readable in both themes), marked by a red edge."""
+_TONE_STYLE = {"": "", "error": _ERR_STYLE, "error_text": ";color:var(--jp-error-color1,#cf222e)"}
+_MUTED_DIV = '<div style="color:var(--jp-content-font-color2,#57606a)">'
+_FIELD_CHARS = 4000  # an input field longer than this is cut (the approval card's Edit shows it whole)
+_WARN = "var(--jp-error-color1, #cf222e)"
+_MUTED = "var(--jp-ui-font-color2, #57606a)"
+
+
+def _pre_value_html(text: str) -> str:
+    if len(text) > _FIELD_CHARS:
+        note = (f'<div style="color:{_MUTED};font-size:85%">… {len(text) - _FIELD_CHARS:,} more characters '
+                "(Edit shows the whole input)</div>")
+        return f'<pre class="kandev-code" style="white-space:pre-wrap">{esc(text[:_FIELD_CHARS])}</pre>{note}'
+    return f'<pre class="kandev-code" style="white-space:pre-wrap;margin:0">{esc(text)}</pre>'
+
+
+def _value_html(f: cv.Field) -> str:
+    v = esc(f.value)
+    match f.tone:
+        case "code":
+            return f"<code>{v}</code>"
+        case "bold":
+            return f"<b>{v}</b>"
+        case "muted":
+            return f'<span style="color:var(--jp-content-font-color2,#57606a)">{v}</span>'
+        case "ok" | "error":
+            return f'<span style="color:{th.OK if f.tone == "ok" else th.ERROR}">{v}</span>'
+        case "link" if f.value.startswith(("http://", "https://")):
+            return f'<a href="{v}" target="_blank" rel="noopener noreferrer">{v}</a>'
+        case "link":
+            return f"<code>{v}</code>"
+        case "pre":
+            return _pre_value_html(f.value)
+        case _:
+            return v
+
+
+def inputs_html(part: cv.Inputs) -> str:
+    """A tool input's fields as a two-column table; dangerous ones (``dangerouslyDisableSandbox``,
+    ``run_in_background`` when set) in red."""
+    rows = []
+    for f in part.items:
+        style = f";color:{_WARN};font-weight:bold" if f.dangerous else ""
+        rows.append(f'<tr><td style="vertical-align:top;padding-right:0.8em{style}">{esc(f.key)}</td>'
+                    f"<td>{_value_html(f)}</td></tr>")
+    return (f'<table class="kandev-inputs" style="border-collapse:collapse;margin-top:0.2em">'
+            f'<caption style="text-align:left;color:{_MUTED};font-size:85%">{esc(part.label)}</caption>'
+            + "".join(rows) + "</table>")
+
+
+def _denial_html(decision: ev.PermissionDecided) -> str:
+    why = (f'<div class="kandev-denial-reason" style="margin-top:0.2em">reason: {esc(decision.message)}</div>'
+           if decision.message else "")
+    waited = f" after {fmt_ms(decision.waited_ms)}" if decision.waited_ms else ""
+    return (f'<div class="kandev-denial kandev-denied-by-{esc(decision.decided_by)}" style="border-left:3px solid '
+            f'{th.WARN};padding:0.2em 0.6em;margin:0.3em 0"><b>Not run</b>: denied by '
+            f"<b>{esc(decided_by_text(decision))}</b>{waited}{why}</div>")
+
+
+def verdict_html(decision: ev.PermissionDecided) -> str:
+    """How an approval ended: "allowed by <who> after <waited_ms>", or a deny's "Not run:
+    denied by ..." box with its reason (`message`); then its `note`, if any."""
     note = f'<div class="kandev-decision-note">{esc(decision.note)}</div>' if decision.note else ""
+    if denied(decision):
+        return _denial_html(decision) + note
     return (f'<div class="kandev-decision" style="color:{th.OK}">allowed by {esc(decided_by_text(decision))} '
             f"after {fmt_ms(decision.waited_ms)}</div>{note}")
 
 
-def _texts(payload: t.NormalizedPayload, output: str) -> list[str]:
-    texts = [output]
-    match payload:
-        case t.ShellExec(output=out) if out is not None:
-            texts += [out.stdout, out.stderr]
-        case t.ReadFile(content=content):
-            texts.append(content or "")
-        case t.CodeSearch():
-            texts += ["\n".join(payload.files), payload.text or ""]
-        case t.HttpRequest(response=resp):
-            texts.append(resp or "")
-        case t.ModifyFile():
-            texts.append(payload.result or "")
-        case t.ManageTodos(result=res) | t.Plan(result=res):
-            texts.append(res or "")
-        case t.Generic(name="AskUserQuestion"):
-            pass  # shown whole by questions_html
-        case t.Generic():
-            texts += [payload.output or "", json.dumps(payload.input, indent=2, ensure_ascii=False, default=str)]
-        case _:
-            pass
-    return texts
+def _preview(text: str, full: bool, limits: tuple[int, int] | None = None) -> Preview:
+    if full:
+        return Preview(text, len(text), 0, 0)
+    return cut(text, *limits) if limits else cut(text)
 
 
-def is_cut(payload: t.NormalizedPayload, output: str = "") -> bool:
-    """True when :func:`card_body_html` with ``full=False`` hides part of some text."""
-    if diff_is_cut(payload):
-        return True
-    if isinstance(payload, t.SubagentTask) and payload.result and cut(payload.result, 200, 20000).cut:
-        return True
-    return any(cut(x).cut for x in _texts(payload, output) if x)
+def _part_html(part: cv.Part, where: str, full: bool, saved: bool) -> str:
+    match part:
+        case cv.Fields():
+            items = part.sep.join(_kv(f.key, _value_html(f)) if f.key else _value_html(f) for f in part.items)
+            return (f'<div class="{part.cls}">' if part.cls else "<div>") + items + "</div>"
+        case cv.Inputs():
+            return inputs_html(part)
+        case cv.Text():
+            return (_MUTED_DIV if part.muted else "<div>") + esc(part.text) + "</div>"
+        case cv.Code():
+            p = _preview(part.text, full or not part.cut)
+            return code_html(p.shown, part.lang or None, part.filename or None, cls=part.cls) + _more_note(p, where)
+        case cv.Block():
+            return _block(part.label, part.text, full=full, where=where, cls=part.cls, style=_TONE_STYLE[part.tone])
+        case cv.Markdown():
+            p = _preview(part.text, full or part.limits is None, part.limits)
+            html = markdown_html(p.shown)
+            if part.fold:
+                return f"<details><summary>{esc(part.fold)}</summary>{html}</details>"
+            return (f'<div class="{part.cls}">{html}</div>' if part.cls else html) + _more_note(p, where)
+        case cv.Diff():
+            return _diff_html(part, full=full, saved=saved)
+        case cv.Todos():
+            return todos_html(part.items)
+        case cv.Questions():
+            return questions_html(part.input, part.output)
+        case cv.Images():
+            return figures_html(part.sources)
+        case cv.Verdict():
+            return verdict_html(part.decision)
 
+
+def parts_html(parts: Iterable[cv.Part], *, where: str = "", full: bool = False, saved: bool = False) -> str:
+    """Body parts as HTML.
+
+    Args:
+        parts: :class:`~kandev_nb.render.card_view.CardView` parts.
+        where: the expression holding the whole output, named under a cut preview.
+        full: every text whole (live "Show all"); saved: static HTML (a cut diff gets a
+            ``<details>`` with the whole diff, as there is no button).
+    """
+    return "".join(_part_html(p, where, full, saved) for p in parts)
+
+
+def body_html(view: cv.CardView, *, full: bool = False, saved: bool = False) -> str:
+    """The card's body (see :func:`parts_html`)."""
+    return parts_html(view.parts, where=view.where, full=full, saved=saved)
+
+
+def live_card_html(view: cv.CardView, *, open_: bool, full: bool = False) -> str:
+    """The live card's ``<details>``: class ``kandev-tool-details kandev-kind-<kind>`` (and
+    ``kandev-denied``); the widget box around it carries ``kandev-tool-card``."""
+    cls = f"kandev-tool-details kandev-kind-{view.kind}" + (" kandev-denied" if view.status == "denied" else "")
+    return details_html(summary_html(view), body_html(view, full=full), open_=open_, cls=cls)
+
+
+def saved_card_html(view: cv.CardView, nested: str = "") -> str:
+    """The saved card's ``<details>``: class ``kandev-tool-card kandev-kind-<kind>
+    kandev-status-<status>``, folded as :meth:`CardView.open_by_default` says for saved
+    copies, cut diffs with a whole-diff ``<details>``, `nested` (subagent cards) at the end."""
+    cls = f"kandev-tool-card kandev-kind-{view.kind} kandev-status-{view.status}"
+    return details_html(summary_html(view), body_html(view, saved=True) + nested, cls=cls,
+                        open_=view.open_by_default(live=False))
+
+
+def diff_is_cut(view: cv.CardView | t.NormalizedPayload) -> bool:
+    """True when some diff of `view` (or of an edit payload) is shown as a cut preview."""
+    if not isinstance(view, cv.CardView):
+        return isinstance(view, t.ModifyFile) and any(diffs.diff_view(m.diff).cut for m in view.mutations)
+    return any(isinstance(p, cv.Diff) and not p.whole and diffs.diff_view(p.diff).cut for p in view.parts)
+
+
+def is_cut(view: cv.CardView) -> bool:
+    """True when :func:`body_html` with ``full=False`` hides part of some text."""
+    for p in view.parts:
+        match p:
+            case cv.Block() if cut(strip_ansi(p.text)).cut:
+                return True
+            case cv.Code(cut=True) if cut(p.text).cut:
+                return True
+            case cv.Markdown(limits=(lines, chars)) if cut(p.text, lines, chars).cut:
+                return True
+            case _:
+                pass
+    return diff_is_cut(view)
+
+
+def card_summary_html(tool_name: str, title: str, status: str, payload: t.NormalizedPayload,
+                      duration_ms: int | None = None, decision: ev.PermissionDecided | None = None) -> str:
+    """:func:`summary_html` of the :func:`~kandev_nb.render.card_view.card_view` of these values
+    (`tool_use.name`, title, status, payload, duration in ms, the approval decision)."""
+    return summary_html(cv.card_view(tool_name, title, payload, status=status, duration_ms=duration_ms,
+                                     decision=decision))
+
+
+def card_body_html(payload: t.NormalizedPayload, output: str = "", *, status: str = "complete", full: bool = False,
+                   where: str = "", decision: ev.PermissionDecided | None = None, saved: bool = False,
+                   images: tuple[str, ...] = ()) -> str:
+    """The body of the :func:`~kandev_nb.render.card_view.card_view` of `payload` and `output`
+    (:func:`parts_html` with `where`, `full`, `saved`); the decision and images as there."""
+    view = cv.card_view("", "", payload, output, status=status, decision=decision, images=images)
+    return parts_html(view.parts, where=where, full=full, saved=saved)
+
+
+approval_note_html = verdict_html
+"""The old name of :func:`verdict_html`."""

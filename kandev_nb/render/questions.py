@@ -2,7 +2,7 @@
 
 Pure functions of the tool_use `input` and the CLI's `tool_result` text (``Your questions
 have been answered: "<q>"="<a>"``), so the live tool card and the saved rendering show the
-same thing (:func:`kandev_nb.render.card_html.card_body_html` calls :func:`questions_html`).
+same thing (the card view's ``Questions`` part is rendered by :func:`questions_html`).
 """
 
 from __future__ import annotations

@@ -17,8 +17,6 @@ Importable without a kernel: no ipywidgets here.
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,11 +25,12 @@ from kandev_nb.agent import events as ev
 from kandev_nb.agent import tools as t
 from kandev_nb.agent.turn import ToolRecord, Turn
 from kandev_nb.render import card_html as ch
-from kandev_nb.render import diffs
+from kandev_nb.render import card_md as cm
 from kandev_nb.render import html as r
 from kandev_nb.render import mdsafe as ms
+from kandev_nb.render.card_view import CardView, card_view
 
-__all__ = ["mime_bundle", "render_html", "render_markdown", "run_info_html"]
+__all__ = ["card_of", "mime_bundle", "render_html", "render_markdown", "run_info_html"]
 
 
 # -- the outline: events -> ordered, nested items ---------------------------------------
@@ -105,10 +104,14 @@ def _join(items: list[_Item]) -> None:
             _join(item.children)
 
 
-def _record_parts(rec: ToolRecord) -> tuple[t.NormalizedPayload, str, str]:
-    payload = rec.update.normalized if rec.update else rec.call.normalized
-    output = rec.update.output if rec.update else ""
-    return payload, output, rec.status
+def card_of(rec: ToolRecord) -> CardView:
+    """The :class:`~kandev_nb.render.card_view.CardView` of one recorded tool call: its latest
+    payload and `output` (the ToolUpdate's, else the ToolCall's), status, duration (ms),
+    approval decision and pictures. The live ToolCard builds the same view from the same events."""
+    return card_view(rec.call.tool_name, rec.call.title, rec.update.normalized if rec.update else rec.call.normalized,
+                     rec.update.output if rec.update else "", status=rec.status, tool_use_id=rec.call.tool_call_id,
+                     duration_ms=rec.duration_ms, decision=rec.decision,
+                     images=rec.update.images if rec.update else ())
 
 
 # -- HTML -------------------------------------------------------------------------------
@@ -138,21 +141,9 @@ def _html_items(items: list[_Item], turn: Turn) -> str:
 
 
 def _html_tool(rec: ToolRecord, item: _Item, turn: Turn) -> str:
-    payload, output, status = _record_parts(rec)
-    where = ch.where_expr(rec.call.tool_call_id)
-    summary = ch.card_summary_html(rec.call.tool_name, rec.call.title, status, payload, rec.duration_ms,
-                                   rec.decision)
-    body = ch.card_body_html(payload, output, status=status, where=where, decision=rec.decision, saved=True,
-                             images=rec.update.images if rec.update else ())
-    if rec.decision is not None and not ch.denied(rec.decision):
-        body += ch.approval_note_html(rec.decision)
-    if ch.denied(rec.decision):
-        status = "denied"
-    if item.children:
-        body += (f'<div class="kandev-nested" style="margin-left:0.8em;border-left:2px solid var(--jp-border-color2,#d0d7de);'
-                 f'padding-left:0.5em">{_html_items(item.children, turn)}</div>')
-    cls = f"kandev-tool-card kandev-kind-{payload.kind} kandev-status-{status}"
-    return r.details_html(summary, body, cls=cls, open_=status in ("error", "denied") or payload.kind in ("manage_todos", "plan"))
+    nested = (f'<div class="kandev-nested" style="margin-left:0.8em;border-left:2px solid var(--jp-border-color2,#d0d7de);'
+              f'padding-left:0.5em">{_html_items(item.children, turn)}</div>') if item.children else ""
+    return ch.saved_card_html(card_of(rec), nested)
 
 
 def run_info_html(session_name: str, mode: str | None, model: str | None) -> str:
@@ -197,114 +188,6 @@ def _render_html(turn: Turn, outline: list[_Item]) -> str:
 
 # -- Markdown ---------------------------------------------------------------------------
 
-_STATUS_MD = {"running": "⏳", "complete": "✓", "error": "✗"}
-
-
-def _fence(text: str, lang: str = "") -> str:
-    longest = max((len(m) for m in re.findall(r"`{3,}", text)), default=2)
-    ticks = "`" * (longest + 1)
-    return f"{ticks}{lang}\n{text.rstrip(chr(10))}\n{ticks}\n"
-
-
-def _md_cut(text: str, where: str) -> str:
-    p = r.cut(text)
-    if not p.cut:
-        return _fence(text)
-    return _fence(p.shown) + f"\n*… {p.hidden_lines:,} more lines; full text in* {ms.code_span(where)}\n"
-
-
-def _md_diff(payload: t.ModifyFile, where: str) -> list[str]:
-    parts = []
-    for i, m in enumerate(payload.mutations):
-        view = diffs.diff_view(m.diff)
-        if not view.cut:
-            parts.append(_fence(m.diff, "diff"))
-            continue
-        lines = m.diff.split("\n")
-        parts.append(_fence("\n".join(lines[:diffs.DIFF_PREVIEW_ROWS]), "diff")
-                     + f"\n<details><summary>Show the whole diff ({view.total_rows:,} lines)</summary>\n\n"
-                     + _fence(m.diff, "diff") + "\n</details>\n"
-                     + f"\n*the diff text is in* {ms.code_span(f'{where}.mutations[{i}].diff')}\n")
-    return parts
-
-
-def _md_tool_body(payload: t.NormalizedPayload, output: str, status: str, where: str) -> str:
-    parts: list[str] = []
-    match payload:
-        case t.ModifyFile():
-            parts += _md_diff(payload, where.removesuffix(".output") + ".normalized")
-            if status == "error" and (payload.result or output):
-                parts.append("error:\n" + _md_cut(payload.result or output, where))
-        case t.ShellExec():
-            if payload.description:
-                parts.append(f"*{ms.plain(payload.description)}*\n")
-            parts.append(_fence(payload.command, "bash"))
-            out = payload.output
-            if out is not None:
-                if out.stdout:
-                    parts.append("stdout:\n" + _md_cut(r.strip_ansi(out.stdout), where))
-                if out.stderr:
-                    parts.append("stderr:\n" + _md_cut(r.strip_ansi(out.stderr), where))
-                if out.exit_code is not None:
-                    parts.append(f"exit code **{out.exit_code}**" + (" (interrupted)" if out.interrupted else "") + "\n")
-            elif output:
-                parts.append(_md_cut(output, where))
-        case t.ReadFile():
-            body = payload.content if payload.content is not None else output
-            rng = ch._read_range(payload)
-            parts.append(ms.code_span(payload.file_path) + (f" · {rng}" if rng else "") + "\n")
-            if body:
-                parts.append(_md_cut(body, where))
-        case t.CodeSearch():
-            parts.append(f"pattern {ms.code_span(payload.pattern)}" + (f" in {ms.code_span(payload.path)}" if payload.path else "")
-                         + (f" · {payload.file_count} found" if payload.file_count is not None else "") + "\n")
-            listing = "\n".join(payload.files) if payload.files else (payload.text or output)
-            if listing:
-                parts.append(_md_cut(listing, where))
-        case t.HttpRequest():
-            parts.append(ms.code_span(payload.url or payload.query or "")
-                         + (f" · HTTP {payload.status}" if payload.status else "") + "\n")
-            if payload.response or output:
-                parts.append(_md_cut(payload.response or output, where))
-        case t.SubagentTask():
-            totals = [f"{k} {v}" for k, v in (("duration", r.fmt_ms(payload.total_duration_ms) if payload.total_duration_ms is not None else None),
-                                                ("tokens", payload.total_tokens), ("tool uses", payload.total_tool_use_count)) if v is not None]
-            if totals:
-                parts.append(" · ".join(totals) + "\n")
-            if payload.result:
-                parts.append(ms.safe_markdown(payload.result) + "\n")
-        case t.ManageTodos():
-            parts.append(_md_todos(payload.items) if payload.items else _fence(payload.result or ""))
-        case t.CreateTask():
-            parts.append(f"**{ms.plain(payload.title)}**" + (f" #{ms.plain(payload.task_id)}" if payload.task_id else "") + "\n")
-        case t.Plan():
-            parts.append(ms.safe_markdown(payload.plan) + "\n")
-        case t.NotebookCell():
-            from kandev_nb.render.cells import notebook_cell_markdown
-
-            parts.append(notebook_cell_markdown(payload, output))
-        case t.Generic():
-            if payload.input:
-                parts.append(_fence(json.dumps(payload.input, indent=2, ensure_ascii=False, default=str), "json"))
-            if payload.output or output:
-                parts.append(_md_cut(payload.output or output, where))
-    return "\n".join(parts)
-
-
-def _md_todos(items: Iterable[t.TodoItem]) -> str:
-    mark = {"pending": "[ ]", "in_progress": "[ ] ◐", "completed": "[x]"}
-    return "".join(f"- {mark[i.status]} {ms.plain(i.active_form if i.status == 'in_progress' and i.active_form else i.description)}\n"
-                   for i in items)
-
-
-def _md_decision(d: ev.PermissionDecided) -> str:
-    who = ms.plain(ch.decided_by_text(d))
-    if not ch.denied(d):
-        return f"\n*allowed by {who} after {r.fmt_ms(d.waited_ms)}*\n"
-    why = f": {ms.plain(d.message)}" if d.message else ""
-    return f"\n**Not run**: denied by {who}{why}\n"
-
-
 def _md_items(items: list[_Item], turn: Turn) -> list[str]:
     out: list[str] = []
     for item in items:
@@ -314,29 +197,15 @@ def _md_items(items: list[_Item], turn: Turn) -> list[str]:
             case "thinking":
                 out.append(f"<details><summary>Thinking</summary>\n\n{ms.safe_markdown(item.text.strip())}\n\n</details>\n")
             case "todos":
-                out.append(_md_todos(item.todos))
+                out.append(cm.todos_markdown(item.todos))
             case "note":
                 out.append(f"> ⚠ {ms.plain(item.text)}\n")
             case "tool":
                 rec = turn.tools.get(item.tool_id)
                 if rec is None:
                     continue
-                payload, output, status = _record_parts(rec)
-                where = ch.where_expr(rec.call.tool_call_id)
-                title = rec.call.title if rec.call.title != rec.call.tool_name else ""
-                dur = f" · {r.fmt_ms(rec.duration_ms)}" if rec.duration_ms is not None else ""
-                is_denied = ch.denied(rec.decision)
-                glyph = "⊘" if is_denied else _STATUS_MD.get(status, "•")
-                tail = f" · denied by {ch.decided_by_text(rec.decision)} (not run)" if rec.decision and is_denied else dur
-                summary = r.esc(f"{glyph} {ch.tool_label(rec.call.tool_name)}" + (f": {title[:120]}" if title else "") + tail)
-                if is_denied:
-                    payload, output = ch._proposed(payload), ""
-                body = _md_tool_body(payload, output, status, where)
-                if rec.decision is not None:
-                    body += _md_decision(rec.decision)
-                if item.children:
-                    body += "\n" + "\n".join(_md_items(item.children, turn))
-                out.append(f"<details><summary>{summary}</summary>\n\n{body}\n</details>\n")
+                nested = "\n".join(_md_items(item.children, turn)) if item.children else ""
+                out.append(cm.saved_card_markdown(card_of(rec), nested))
     return out
 
 

@@ -118,7 +118,7 @@ def test_in_a_kernel_the_unasked_call_shows_the_approval_card(answer: str, kerne
     run = kernel.start("%%claude\ngo")
     controls = kernel.wait_for_approval()
     card = kernel.widget_texts()
-    assert "wants to use mcp__kernel__run_code" in card and "called without a permission request" in card
+    assert "wants to use kernel · run_code" in card and "called without a permission request" in card
     kernel.answer(controls, answer.lower())
     kernel.wait(run)
     assert kernel.eval("'ran' in dir()") is (answer == "Allow")

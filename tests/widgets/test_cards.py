@@ -3,6 +3,7 @@ images, and the safety of the saved text/markdown part."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pytest
@@ -271,3 +272,49 @@ def test_the_live_stylesheet_uses_theme_variables_for_every_colour() -> None:
     for value in values:
         literal = re.sub(r"var\(--jp-[\w-]+,\s*[^)]*\)|rgba\([^)]*\)", "", value)
         assert not re.search(r"#[0-9a-fA-F]{3,6}\b|\bwhite\b", literal), value
+
+
+async def test_the_approval_card_names_an_mcp_tool_as_its_tool_card_does(rec: Recorder) -> None:
+    from tests.widgets.test_approval import card_of, request
+
+    v = TurnView("p")
+    v.handle(request("mcp__kernel__run_cell", {"cell_id": "data"}))
+    what = plain(card_of(v).what.value)
+    assert "Claude wants to use kernel · run_cell" in what and "mcp__kernel__run_cell" not in what
+
+
+# -- the decision's note (PermissionDecided.note) ----------------------------------------------
+
+
+@pytest.mark.parametrize("behavior", ["allow", "deny"])
+def test_the_decision_note_is_on_the_live_card_and_both_saved_copies(rec: Recorder, behavior: str) -> None:
+    c = call("t1", "Bash", {"command": "python -c 'print(1)'"})
+    note = "the policy let an interpreter through: python"
+    events: list[ev.AgentEvent] = [
+        c, ev.PermissionDecided(request_id="r1", tool_name="Bash", behavior=behavior, decided_by="policy",  # type: ignore[arg-type]
+                                waited_ms=5, tool_use_id="t1", note=note, message="no" if behavior == "deny" else ""),
+        result(c, "1\n", structured={"stdout": "1\n", "stderr": "", "exitCode": 0}), complete()]
+    v = TurnView("p")
+    for e in events[:-1]:
+        v.handle(e)
+    saved = mime_bundle(_turn(events))
+    for text in (plain(v.cards["t1"].html.value), plain(saved["text/html"]), saved["text/markdown"]):
+        assert note in text.replace("\\", "")
+        assert ("allowed by policy" if behavior == "allow" else "denied by") in text.replace("*", "")
+
+
+async def test_the_approval_card_shows_the_proposed_action_as_the_tool_card_does(rec: Recorder) -> None:
+    from kandev_nb.render import card_view as cv
+    from tests.widgets.test_approval import card_of, request
+
+    for name, tool_input in (("Edit", {"file_path": "/p/calc.py", "old_string": OLD, "new_string": NEW}),
+                             ("Bash", {"command": "make deploy", "description": "ship it", "timeout": 5})):
+        v = TurnView("p")
+        v.handle(request(name, tool_input))
+        c = call("toolu_1", name, tool_input)
+        v.handle(c)
+        main = [p for p in v.cards["toolu_1"].view.parts if isinstance(p, cv.Diff | cv.Code | cv.Text)]
+        assert main and card_html.parts_html(main) in v.cards["toolu_1"].html.value
+        # the same parts from the same switch (the approval card names no expression under a cut diff)
+        proposed = [dataclasses.replace(p, where="") if isinstance(p, cv.Diff) else p for p in main]
+        assert card_html.parts_html(proposed) in card_of(v).what.value

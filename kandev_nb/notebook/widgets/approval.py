@@ -47,30 +47,13 @@ from kandev_nb.notebook.widgets.cards import WidgetFactory
 from kandev_nb.notebook.widgets.stream import ASSETS
 from kandev_nb.render import card_html as ch
 from kandev_nb.render import html as r
+from kandev_nb.render.card_view import Inputs, proposal_inputs, proposal_view, tool_label
 
 __all__ = ["ACTIONS", "ApprovalCard", "ApprovalControls", "countdown_text", "fmt_left", "inputs_html", "what_html"]
 
 ACTIONS = ("allow", "allow_always", "deny", "edit", "allow_edited", "allow_suggestion")
 """The `action` values of the controls' custom messages."""
 
-# The input fields each tool's main rendering shows (the command, the diff...); every other
-# field is listed under it, so nothing the tool gets is hidden (e.g. Bash's
-# run_in_background or dangerouslyDisableSandbox, an MCP tool's second argument).
-_MAIN_FIELDS: dict[str, tuple[str, ...]] = {
-    "Bash": ("command", "description"),
-    "Write": ("file_path", "content"),
-    "Edit": ("file_path", "old_string", "new_string"),
-    "MultiEdit": ("file_path", "edits"),
-    "NotebookEdit": ("notebook_path", "new_source"),
-    "Read": ("file_path",),
-    "Glob": ("pattern", "path"),
-    "Grep": ("pattern", "path"),
-    "WebFetch": ("url",),
-    "WebSearch": ("query",),
-    "ExitPlanMode": ("plan",),
-}
-_RISKY_FIELDS = frozenset({"dangerouslyDisableSandbox", "run_in_background"})
-_FIELD_CHARS = 4000  # a listed field longer than this is cut (the Edit button shows it whole)
 _WARN = "var(--jp-error-color1, #cf222e)"
 _MUTED = "var(--jp-ui-font-color2, #57606a)"
 
@@ -94,44 +77,20 @@ def countdown_text(remaining_s: float | None, timeout_s: float | None) -> str:
             f"({fmt_left(timeout_s)}) denies it for you.")
 
 
-def _value_html(value: Any) -> str:
-    if isinstance(value, str) and "\n" not in value and len(value) <= 200:
-        return f"<code>{r.esc(value)}</code>"
-    text = value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False, default=str)
-    if len(text) > _FIELD_CHARS:
-        shown = r.esc(text[:_FIELD_CHARS])
-        note = (f'<div style="color:{_MUTED};font-size:85%">… {len(text) - _FIELD_CHARS:,} more characters '
-                "(Edit shows the whole input)</div>")
-        return f'<pre class="kandev-code" style="white-space:pre-wrap">{shown}</pre>{note}'
-    return f'<pre class="kandev-code" style="white-space:pre-wrap;margin:0">{r.esc(text)}</pre>'
-
-
 def inputs_html(tool_input: dict[str, Any], skip: tuple[str, ...] = ()) -> str:
     """Every field of `tool_input` except `skip`, as a two-column table ("" if none is left).
 
     Flags that widen what a Bash command may do (``dangerouslyDisableSandbox``,
     ``run_in_background``) are shown in red when set.
     """
-    rows = []
-    for key, value in tool_input.items():
-        if key in skip:
-            continue
-        risky = key in _RISKY_FIELDS and bool(value)
-        style = f";color:{_WARN};font-weight:bold" if risky else ""
-        rows.append(f'<tr><td style="vertical-align:top;padding-right:0.8em{style}">{r.esc(key)}</td>'
-                    f"<td>{_value_html(value)}</td></tr>")
-    if not rows:
-        return ""
-    label = "other inputs" if skip else "inputs"
-    return (f'<table class="kandev-inputs" style="border-collapse:collapse;margin-top:0.2em">'
-            f'<caption style="text-align:left;color:{_MUTED};font-size:85%">{label}</caption>'
-            + "".join(rows) + "</table>")
+    rows = [f for f in proposal_inputs(tool_input, skip) if f.key not in skip]
+    return ch.inputs_html(Inputs(tuple(rows), "other inputs" if skip else "inputs")) if rows else ""
 
 
 def what_html(event: ev.PermissionRequest, *, skip_text: str = "", full: bool = False) -> str:
-    """What will happen if allowed: the main field highlighted (the command, the diff, the
-    path, the URL or query, the plan as Markdown, an MCP tool's `code`), then every other
-    input field listed (:func:`inputs_html`).
+    """What will happen if allowed: the main parts of the tool card of the same kind
+    (:func:`~kandev_nb.render.card_view.proposal_view`: the command, the diff, the path, the
+    URL or query, the plan as Markdown, an MCP tool's `code`), then every other input field.
 
     Args:
         event: the request (its `normalized` payload and raw `input`).
@@ -139,34 +98,7 @@ def what_html(event: ev.PermissionRequest, *, skip_text: str = "", full: bool = 
             description or path equal to it is not repeated.
         full: an edit's whole diff (after "Show the whole diff"), not its preview.
     """
-    p = event.normalized
-    main = _MAIN_FIELDS.get(event.tool_name, ())
-    match p:
-        case t.ShellExec():
-            desc = (f'<div style="color:{_MUTED}">{r.esc(p.description)}</div>'
-                    if p.description and p.description != skip_text else "")
-            html = desc + r.code_html(p.command, "bash", cls="kandev-command")
-        case t.ModifyFile():
-            path = "" if p.file_path == skip_text else f"<div><code>{r.esc(p.file_path)}</code></div>"
-            html = path + ch.modify_file_html(p, full=full)  # the tool card's diff view, cut alike
-        case t.ReadFile():
-            html = f"<div>read <code>{r.esc(p.file_path)}</code></div>"
-        case t.CodeSearch():
-            html = f"<div>search <code>{r.esc(p.pattern)}</code> in <code>{r.esc(p.path or '.')}</code></div>"
-        case t.HttpRequest():
-            target = p.url or p.query or ""
-            html = f"<div>{'fetch' if p.url else 'search the web for'} <code>{r.esc(target)}</code></div>"
-        case t.Plan():
-            html = f'<div class="kandev-plan">{r.markdown_html(p.plan)}</div>'
-        case t.NotebookCell():  # the open notebook's cells: source highlighted, or the cell's diff
-            from kandev_nb.render.cells import notebook_cell_html
-
-            html, main = notebook_cell_html(p), ("source",)
-        case t.Generic(input={"code": str(code)}):  # e.g. mcp__kernel__run_code
-            html, main = r.code_html(code, "python", cls="kandev-code"), ("code",)
-        case _:
-            html, main = "", ()
-    return html + inputs_html(event.input, main)
+    return ch.parts_html(proposal_view(event.normalized, event.input, skip_text=skip_text), full=full)
 
 
 def _header_html(event: ev.PermissionRequest) -> str:
@@ -174,7 +106,7 @@ def _header_html(event: ev.PermissionRequest) -> str:
     title = event.title
     if not title or title == event.tool_name or any(title in s for s in shown if s):
         title = ""  # the CLI's description repeats the input's (or the path's name)
-    head = (f'<div><b>🔐 Claude wants to use {r.esc(event.tool_name)}</b>'
+    head = (f'<div><b title="{r.esc(event.tool_name)}">🔐 Claude wants to use {r.esc(tool_label(event.tool_name))}</b>'
             + (f" — {r.esc(title)}" if title else "") + "</div>")
     reason = f'<div style="color:{_MUTED}">{r.esc(event.reason)}</div>' if event.reason else ""
     path = ""

@@ -1,7 +1,8 @@
 """Live tool cards: one :class:`ToolCard` per `tool_use`, by NormalizedPayload kind.
 
-A card is a ``VBox`` holding one ``HTML`` (a ``<details>`` element built by
-:mod:`kandev_nb.render.html`, the same builders the static rendering uses), a "Show all"
+A card is a ``VBox`` holding one ``HTML`` (a ``<details>`` element: the card's
+:class:`~kandev_nb.render.card_view.CardView` rendered by :mod:`kandev_nb.render.card_html`,
+the same view and renderer the saved copy uses), a "Show all"
 button when an output was cut, and, for subagent cards, a box of nested cards and text for
 the events whose `parent_tool_use_id` is this card's `tool_use_id`.
 
@@ -22,12 +23,11 @@ from kandev_nb.agent import tools as t
 from kandev_nb.render import card_html as ch
 from kandev_nb.render import html as r
 from kandev_nb.render import theme as th
+from kandev_nb.render.card_view import CardView, card_view
 
 __all__ = ["TodoCard", "ToolCard", "WidgetFactory"]
 
 _W = TypeVar("_W", bound=w.Widget)
-
-_OPEN_KINDS = frozenset({"modify_file", "shell_exec", "manage_todos", "plan", "subagent_task"})
 
 
 class WidgetFactory:
@@ -119,19 +119,20 @@ class ToolCard:
         """The payload kind (modify_file, shell_exec, read_file, ...)."""
         return self.payload.kind
 
+    @property
+    def view(self) -> CardView:
+        """The card's :class:`~kandev_nb.render.card_view.CardView` from its latest values
+        (the saved copy, :func:`kandev_nb.render.static.card_of`, builds the same one)."""
+        return card_view(self.call.tool_name, self.call.title, self.payload, self.output, status=self.status,
+                         tool_use_id=self.tool_call_id, duration_ms=self.duration_ms, decision=self.decision,
+                         images=self.images)
+
     def _render(self) -> None:
-        where = ch.where_expr(self.tool_call_id)
-        summary = ch.card_summary_html(self.call.tool_name, self.call.title, self.status, self.payload,
-                                       self.duration_ms, self.decision)
-        body = ch.card_body_html(self.payload, self.output, status=self.status, full=self.full, where=where,
-                                 decision=self.decision, images=self.images)
-        if self.decision is not None and not ch.denied(self.decision):
-            body += ch.approval_note_html(self.decision)
-        open_ = self.full or self.status == "error" or self.kind in _OPEN_KINDS
+        view = self.view
+        open_ = self.full or view.open_by_default(live=True)
         if self.folded is not None:
             open_ = not self.folded
-        cls = f"kandev-tool-details kandev-kind-{self.kind}" + (" kandev-denied" if ch.denied(self.decision) else "")
-        self.html.value = r.details_html(summary, body, open_=open_, cls=cls)
+        self.html.value = ch.live_card_html(view, open_=open_, full=self.full)
 
     def update(self, event: ev.ToolUpdate, duration_ms: int | None = None) -> None:
         """Apply a tool_result: status, enriched payload, output; adds "Show all" if cut."""
@@ -148,9 +149,10 @@ class ToolCard:
 
     def _offer_more(self) -> None:
         """Add the "Show all" / "Show the whole diff" button once some text is cut."""
-        if self.full or self.more is not None or not ch.is_cut(self.payload, self.output):
+        view = self.view
+        if self.full or self.more is not None or not ch.is_cut(view):
             return
-        is_diff = ch.diff_is_cut(self.payload)
+        is_diff = ch.diff_is_cut(view)
         self.more = self.factory.button("Show the whole diff" if is_diff else "Show all", "kandev-show-all",
                                         tooltip="Send the full text to the browser")
         self.more.on_click(lambda _b: self.show_all())

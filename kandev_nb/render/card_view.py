@@ -1,0 +1,497 @@
+"""One view model per tool card: :func:`card_view` maps a call to a :class:`CardView`.
+
+A card is its title line (status, tool label, title, :class:`Badge` figures) and its body, a
+tuple of frozen parts (:data:`Part`): :class:`Fields`, :class:`Text`, :class:`Code`,
+:class:`Block`, :class:`Markdown`, :class:`Diff`, :class:`Todos`, :class:`Questions`,
+:class:`Images`, :class:`Inputs`, :class:`Verdict`. :func:`card_view` holds the only switch over the
+NormalizedPayload kinds; two renderers turn the same CardView into the live widget's and the
+saved HTML (:mod:`kandev_nb.render.card_html`) and into the saved Markdown
+(:mod:`kandev_nb.render.card_md`), so the live card, the saved HTML and the saved Markdown
+show the same title, figures and texts. The approval card shows the proposed action from the
+same switch (:func:`proposal_view`).
+
+A call whose approval was denied (:class:`~kandev_nb.agent.events.PermissionDecided` with
+``behavior="deny"``) never ran: its view shows what was proposed (the command, the diff),
+"denied by ..." and why, and no stdout/stderr/exit code (the CLI's `tool_result` for it only
+repeats the reason, with `is_error` true).
+
+Long texts are cut to a preview by the renderers; the note under a preview names the Python
+expression that holds the whole text (:attr:`CardView.where`, e.g.
+``kandev_nb.tool_call('toolu_01').update.output``). Importable without a kernel.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from kandev_nb.agent import events as ev
+from kandev_nb.agent import tools as t
+from kandev_nb.agent.cells import NotebookCell
+from kandev_nb.render.html import fmt_ms, fmt_tokens
+
+__all__ = [
+    "Badge", "Block", "CardView", "Code", "Diff", "DiffStat", "Field", "Fields", "Images", "Inputs", "Markdown",
+    "Part", "Questions", "Text", "Todos", "Verdict", "card_view", "decided_by_text", "denied", "proposal_inputs", "proposal_view",
+    "read_range", "tool_label", "where_expr",
+]
+
+Tone = Literal["", "code", "bold", "muted", "link", "ok", "error", "pre"]
+"""How a :class:`Field` value is shown: plain, ``code``, bold, muted, a link (http(s) URLs
+only; anything else as code), green/red (diff counts), ``pre`` (a multi-line or JSON value)."""
+
+
+@dataclass(frozen=True)
+class Badge:
+    """One figure of the title line: "exit 0", "lines 1–3 of 3", "HTTP 200", "12.3 s",
+    "background"; ``tone="denied"`` for "denied by you" (shown with "(not run)")."""
+
+    text: str
+    tone: Literal["", "denied"] = ""
+
+
+@dataclass(frozen=True)
+class DiffStat:
+    """An edit's line counts in the title line: ``+added −removed``."""
+
+    added: int
+    removed: int
+
+
+@dataclass(frozen=True)
+class Field:
+    """One value of a :class:`Fields` line or an :class:`Inputs` table, with its `key` label
+    ("" for none); `dangerous` marks an input that widens what a tool may do (red)."""
+
+    value: str
+    key: str = ""
+    tone: Tone = ""
+    dangerous: bool = False
+
+
+@dataclass(frozen=True)
+class Fields:
+    """One line of values joined by `sep` (``path /p/a.py · lines 1–2``)."""
+
+    items: tuple[Field, ...]
+    cls: str = ""
+    sep: str = " · "
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """A tool input's fields as a two-column table (the approval card's "other inputs")."""
+
+    items: tuple[Field, ...]
+    label: str = "inputs"
+
+
+@dataclass(frozen=True)
+class Text:
+    """A line of plain text (a command's description, a task's description)."""
+
+    text: str
+    muted: bool = False
+
+
+@dataclass(frozen=True)
+class Code:
+    """Source code, coloured by `lang` or `filename`; `cut`: shown as a preview."""
+
+    text: str
+    lang: str = ""
+    filename: str = ""
+    cls: str = "kandev-code"
+    cut: bool = False
+
+
+@dataclass(frozen=True)
+class Block:
+    """A tool's output text (stdout, stderr, a response), terminal escapes stripped, cut to a
+    preview under `label`; ``tone="error"``: a red edge, ``"error_text"``: red text; `lang`:
+    the Markdown fence's language."""
+
+    label: str
+    text: str
+    cls: str
+    tone: Literal["", "error", "error_text"] = ""
+    lang: str = ""
+
+
+@dataclass(frozen=True)
+class Markdown:
+    """Agent-written Markdown (a plan, a subagent's answer); `fold`: under a ``<details>``
+    with this label; `limits`: (lines, characters) of the preview, None for whole."""
+
+    text: str
+    cls: str = ""
+    fold: str = ""
+    limits: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True)
+class Diff:
+    """One unified diff (:mod:`kandev_nb.render.diffs`); `where`: the expression holding its
+    text (named when the preview is cut); `whole`: always every row."""
+
+    diff: str
+    where: str = ""
+    whole: bool = False
+
+
+@dataclass(frozen=True)
+class Todos:
+    """The agent's task list (TodoWrite items)."""
+
+    items: tuple[t.TodoItem, ...]
+
+
+@dataclass(frozen=True)
+class Questions:
+    """AskUserQuestion: the tool_use `input` (its ``questions``) and the `tool_result` text
+    the answers are read from."""
+
+    input: Mapping[str, Any]
+    output: str
+
+
+@dataclass(frozen=True)
+class Images:
+    """The ToolUpdate's pictures, ``data:image/...`` URIs (anything else is never shown)."""
+
+    sources: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """How the call's approval ended (a PermissionDecided): allowed by whom after how long,
+    or "Not run: denied by ..." with the reason; and its `note`."""
+
+    decision: ev.PermissionDecided
+
+
+Part = Fields | Inputs | Text | Code | Block | Markdown | Diff | Todos | Questions | Images | Verdict
+"""One piece of a card's body."""
+
+
+@dataclass(frozen=True)
+class CardView:
+    """What a tool card shows, for every renderer.
+
+    Attributes:
+        kind: the NormalizedPayload kind (``shell_exec``...), the ``kandev-kind-<kind>`` class.
+        tool: the tool label (:func:`tool_label` of the `tool_use.name`).
+        title: the ToolCall's title when it says more than the name (at most 200 chars), or "".
+        status: "running", "complete", "error" or "denied".
+        badges: the title line's figures, in order.
+        parts: the body.
+        where: the expression holding the call's whole output (:func:`where_expr`).
+    """
+
+    kind: str
+    tool: str
+    title: str
+    status: str
+    badges: tuple[Badge | DiffStat, ...]
+    parts: tuple[Part, ...]
+    where: str = ""
+
+    def open_by_default(self, *, live: bool) -> bool:
+        """Whether the card shows its body unfolded: errors and denials, task lists and plans
+        always; live also edits, commands and subagents (saved copies stay short)."""
+        if self.status in ("error", "denied") or self.kind in ("manage_todos", "plan"):
+            return True
+        return live and self.kind in ("modify_file", "shell_exec", "subagent_task")
+
+
+def tool_label(tool_name: str) -> str:
+    """A tool's name as shown: ``mcp__kernel__list_variables`` -> ``kernel · list_variables``.
+
+    MCP tools reach the CLI as ``mcp__<server>__<tool>`` (the `tool_use.name`); other names
+    are returned unchanged.
+    """
+    if tool_name.startswith("mcp__"):
+        server, sep, tool = tool_name[5:].partition("__")
+        if sep and server and tool:
+            return f"{server} · {tool}"
+    return tool_name
+
+
+def where_expr(tool_use_id: str, attr: str = "update.output") -> str:
+    """The Python expression that holds a call's full text, runnable as written in the
+    notebook: ``kandev_nb.tool_call('<tool_use_id>').update.output``."""
+    return f"kandev_nb.tool_call({tool_use_id!r}).{attr}"
+
+
+_BY = {"person": "you", "policy": "policy", "timeout": "the approval timeout",
+       "hook": "a hook", "settings": "Claude Code's permission settings", "cancelled": "Claude Code"}
+
+
+def decided_by_text(decision: ev.PermissionDecided) -> str:
+    """Who decided, in words: "you", "policy", "the approval timeout", "a hook", "hook no_rm"...
+
+    From `decided_by` (:data:`kandev_nb.agent.permissions.DecidedBy`).
+    """
+    if decision.decided_by == "hook" and decision.hook:  # a kandev-nb Python hook, by its name
+        return f"hook {decision.hook}"
+    return _BY.get(decision.decided_by, decision.decided_by)
+
+
+def denied(decision: ev.PermissionDecided | None) -> bool:
+    """True when `decision` denied the call (it never ran)."""
+    return decision is not None and decision.behavior == "deny"
+
+
+def read_range(p: t.ReadFile) -> str:
+    """The lines a Read covers, in words: ``lines 3–12 of 40``, ``from line 3``, ``40 lines``, ""."""
+    start = p.start_line or p.offset
+    count = p.line_count or p.limit
+    if start and count:
+        rng = f"lines {start}–{start + count - 1}"
+    elif start:
+        rng = f"from line {start}"
+    elif count:
+        rng = f"lines 1–{count}"
+    else:
+        rng = ""
+    if p.total_lines:
+        rng = f"{rng} of {p.total_lines}" if rng else f"{p.total_lines} lines"
+    return rng
+
+
+def _proposed(payload: t.NormalizedPayload) -> t.NormalizedPayload:
+    """`payload` without the fields a `tool_result` filled in (for a call that never ran)."""
+    match payload:
+        case t.ShellExec() | t.Generic():
+            return payload.model_copy(update={"output": None})
+        case t.CodeSearch():
+            return payload.model_copy(update={"files": (), "file_count": None, "text": None})
+        case t.HttpRequest():
+            return payload.model_copy(update={"status": None, "response": None})
+        case t.ReadFile():
+            return payload.model_copy(update={"content": None})
+        case t.ModifyFile() | t.ManageTodos() | t.Plan() | t.SubagentTask():
+            return payload.model_copy(update={"result": None})
+        case _:
+            return payload
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+
+
+def _cell_language(p: NotebookCell) -> str:
+    return "markdown" if p.cell_type == "markdown" else "python"
+
+
+def _body(payload: t.NormalizedPayload, output: str, status: str, where: str,
+          proposal: bool) -> tuple[list[Part], list[Badge | DiffStat], tuple[str, ...]]:
+    """The one switch over the NormalizedPayload kinds: (body parts, title badges, the input
+    fields the body shows). `proposal`: what an approval card shows before the call runs."""
+    parts: list[Part] = []
+    badges: list[Badge | DiffStat] = []
+    shown: tuple[str, ...] = ()
+    error = status == "error"
+    match payload:
+        case t.ModifyFile():
+            badges.append(DiffStat(sum(m.added for m in payload.mutations), sum(m.removed for m in payload.mutations)))
+            base = where.removesuffix(".output") + ".normalized" if where.endswith(".output") else where
+            if proposal:
+                parts.append(Fields((Field(payload.file_path, tone="code"),), cls="kandev-path"))
+            parts += [Diff(m.diff, f"{base}.mutations[{i}].diff" if base else "") for i, m in enumerate(payload.mutations)]
+            if error and (payload.result or output):
+                parts.append(Block("error", payload.result or output, "kandev-stderr", "error"))
+            shown = ("file_path", "content", "old_string", "new_string", "edits", "notebook_path", "new_source")
+        case t.ShellExec():
+            out = payload.output
+            if out is not None and out.interrupted:
+                badges.append(Badge("interrupted"))
+            elif out is not None and out.exit_code is not None:
+                badges.append(Badge(f"exit {out.exit_code}"))
+            if payload.background:
+                badges.append(Badge("background"))
+            if payload.description:
+                parts.append(Text(payload.description, muted=True))
+            parts.append(Code(payload.command, "bash", cls="kandev-command"))
+            if out is not None:
+                parts += [Block("stdout", out.stdout, "kandev-stdout"), Block("stderr", out.stderr, "kandev-stderr", "error")]
+                figs = [Field(str(out.exit_code), "exit code", "bold")] if out.exit_code is not None else []
+                figs += [Field("interrupted", tone="bold")] if out.interrupted else []
+                figs += [Field("background")] if payload.background else []
+                if figs:
+                    parts.append(Fields(tuple(figs), cls="kandev-exit"))
+            elif error and output:
+                parts.append(Block("error", output, "kandev-stderr", "error"))
+            shown = ("command", "description")
+        case t.ReadFile():
+            rng = read_range(payload)
+            if rng:
+                badges.append(Badge(rng))
+            parts.append(Fields((Field(payload.file_path, "path", "code"),) + ((Field(rng),) if rng else ())))
+            body = payload.content if payload.content is not None else output
+            if body:
+                parts.append(Code(body, filename=payload.file_path, cut=True))
+            shown = ("file_path",)
+        case t.CodeSearch():
+            if payload.file_count is not None:
+                badges.append(Badge(f"{payload.file_count} match{'es' if payload.file_count != 1 else ''}"))
+            scope = " ".join(x for x in (payload.path or "", payload.glob or "") if x)
+            items = [Field(payload.pattern, "pattern", "code")] + ([Field(scope, "in", "code")] if scope else [])
+            items += [Field(f"{payload.file_count} found")] if payload.file_count is not None else []
+            items += [Field("(truncated)")] if payload.truncated else []
+            parts.append(Fields(tuple(items)))
+            listing = "\n".join(payload.files) if payload.files else (payload.text or output)
+            parts.append(Block("", listing, "kandev-matches"))
+            shown = ("pattern", "path", "glob")
+        case t.HttpRequest():
+            if payload.status is not None:
+                badges.append(Badge(f"HTTP {payload.status}"))
+            target = payload.url or payload.query or ""
+            items = [Field(target, "url", "link") if payload.url else Field(target, "query", "code")]
+            items += [Field(str(payload.status), "status")] if payload.status is not None else []
+            parts += [Fields(tuple(items)), Block("", payload.response or output, "kandev-response")]
+            shown = ("url", "query")
+        case t.SubagentTask():
+            if payload.total_tool_use_count is not None:
+                badges.append(Badge(f"{payload.total_tool_use_count} tools"))
+            if payload.total_tokens is not None:
+                badges.append(Badge(f"{fmt_tokens(payload.total_tokens)} tokens"))
+            if payload.subagent_type:
+                parts.append(Fields((Field(payload.subagent_type, "agent"),)))
+            if payload.prompt:
+                parts.append(Markdown(payload.prompt, fold="prompt"))
+            totals = [Field(v, k) for k, v in (
+                ("duration", fmt_ms(payload.total_duration_ms) if payload.total_duration_ms is not None else None),
+                ("tokens", fmt_tokens(payload.total_tokens) if payload.total_tokens is not None else None),
+                ("tool uses", str(payload.total_tool_use_count) if payload.total_tool_use_count is not None else None))
+                if v is not None]
+            if totals:
+                parts.append(Fields(tuple(totals), cls="kandev-totals"))
+            if payload.result:
+                parts.append(Markdown(payload.result, cls="kandev-result", limits=(200, 20000)))
+            shown = ("prompt", "subagent_type")
+        case t.ManageTodos():
+            if payload.items:
+                parts.append(Todos(payload.items))
+            elif payload.result:
+                parts.append(Block("", payload.result, "kandev-output"))
+            shown = ("todos",)
+        case t.CreateTask():
+            parts.append(Fields((Field(payload.title, tone="bold"),)
+                                + ((Field(f"#{payload.task_id}", tone="muted"),) if payload.task_id else ()), sep=" "))
+            if payload.description:
+                parts.append(Text(payload.description))
+            shown = ("subject", "title", "description")
+        case t.Plan():
+            parts.append(Markdown(payload.plan, cls="kandev-plan"))
+            shown = ("plan",)
+        case NotebookCell():
+            p = payload
+            head = [Field(p.operation), Field(p.where, tone="bold")]
+            if p.operation == "edit" and p.diff:
+                head += [Field(f"+{p.added}", tone="ok"), Field(f"-{p.removed}", tone="error")]
+            parts.append(Fields(tuple(head), cls="kandev-cell-target", sep=" "))
+            if p.operation == "edit":
+                parts.append(Diff(p.diff, whole=True) if p.diff else Code(p.source or "", _cell_language(p)))
+            elif p.operation in ("insert", "run", "delete") and p.source is not None:
+                parts.append(Code(p.source, _cell_language(p)))
+            elif p.operation in ("run", "delete"):
+                parts.append(Text("(source not read yet)", muted=True))
+            answer = p.output if p.output is not None else output
+            if answer and not proposal:
+                parts.append(Block("error" if error else "answer", answer, "kandev-output", "error_text" if error else ""))
+            shown = ("source",)
+        case t.Generic(name="AskUserQuestion"):  # issue 19: the questions and the answers given
+            parts.append(Questions(payload.input, payload.output or output))
+            shown = ("questions",)
+        case t.Generic(input={"code": str(code)}) if proposal:  # e.g. mcp__kernel__run_code
+            parts.append(Code(code, "python"))
+            shown = ("code",)
+        case t.Generic():
+            if not proposal:  # a proposal lists the whole input as its table
+                if payload.input:
+                    parts.append(Block("input", _json(payload.input), "kandev-input", lang="json"))
+                parts.append(Block("output", payload.output or output, "kandev-output"))
+    return parts, badges, shown
+
+
+def card_view(tool_name: str, title: str, payload: t.NormalizedPayload, output: str = "", *,
+              status: str = "running", tool_use_id: str = "", duration_ms: int | None = None,
+              decision: ev.PermissionDecided | None = None, images: tuple[str, ...] = ()) -> CardView:
+    """The view of one tool card.
+
+    Args:
+        tool_name: the `tool_use.name` (MCP names shown as by :func:`tool_label`).
+        title: the ToolCall's title (shown when it differs from the name).
+        payload: the latest NormalizedPayload (the ToolCall's, or the ToolUpdate's enriched one).
+        output: the ToolUpdate's full `output` text ("" while running).
+        status: "running", "complete" or "error" (an error shows `output` as the error).
+        tool_use_id: the call's `tool_use_id`, named in the "full text in ..." notes.
+        duration_ms: tool_use -> tool_result wall time, ms (a badge).
+        decision: the call's approval answer; a deny shows what was proposed, "denied by ..."
+            and why, and no `tool_result` figures (exit code, match count): nothing ran.
+        images: the ToolUpdate's pictures (``data:`` URIs, e.g. `run_code`'s figures).
+
+    Returns:
+        A :class:`CardView`; its status is "denied" for a denied call.
+    """
+    where = where_expr(tool_use_id) if tool_use_id else ""
+    is_denied = denied(decision)
+    if is_denied:
+        payload, output, status, images = _proposed(payload), "", "running", ()
+    parts, badges, _shown = _body(payload, output, status, where, proposal=False)
+    if images:
+        parts.append(Images(images))
+    if decision is not None and is_denied:
+        status = "denied"
+        badges.insert(0, Badge(f"denied by {decided_by_text(decision)}", "denied"))
+    elif duration_ms is not None:
+        badges.append(Badge(fmt_ms(duration_ms)))
+    if decision is not None:
+        parts.append(Verdict(decision))
+    shown_title = title if title and title != tool_name else ""
+    return CardView(payload.kind, tool_label(tool_name), shown_title[:200], status, tuple(badges), tuple(parts), where)
+
+
+_RISKY_FIELDS = frozenset({"dangerouslyDisableSandbox", "run_in_background"})
+
+
+def proposal_view(payload: t.NormalizedPayload, tool_input: Mapping[str, Any], *,
+                  skip_text: str = "") -> tuple[Part, ...]:
+    """What an approval card shows before the call runs: the main parts of `payload`'s kind
+    (the command, the diff, the path, the plan, an MCP tool's `code`), then every other field
+    of the can_use_tool `input` (:class:`Inputs`; ``dangerouslyDisableSandbox`` and
+    ``run_in_background`` flagged when set).
+
+    Args:
+        payload: the can_use_tool request's `normalized` input.
+        tool_input: its raw `input`.
+        skip_text: a text already shown next to the card (its title): a description or path
+            equal to it is not repeated.
+    """
+    parts, _badges, shown = _body(_proposed(payload), "", "running", "", proposal=True)
+    if skip_text:
+        parts = [p for p in parts if not _repeats(p, skip_text)]
+    rows = proposal_inputs(tool_input, shown)
+    if rows:
+        parts.append(Inputs(rows, "other inputs" if shown else "inputs"))
+    return tuple(parts)
+
+
+def proposal_inputs(tool_input: Mapping[str, Any], skip: tuple[str, ...] = ()) -> tuple[Field, ...]:
+    """The fields of a can_use_tool `input` except `skip`, as :class:`Field` rows: a short
+    one-line string as code, anything else as a ``pre`` block (JSON for non-strings);
+    ``dangerouslyDisableSandbox`` / ``run_in_background`` flagged `dangerous` when set."""
+    return tuple(Field(v if isinstance(v, str) else _json(v), k,
+                       "code" if isinstance(v, str) and "\n" not in v and len(v) <= 200 else "pre",
+                       dangerous=k in _RISKY_FIELDS and bool(v))
+                 for k, v in tool_input.items() if k not in skip)
+
+
+def _repeats(part: Part, text: str) -> bool:
+    """True for a description or an edit's path equal to `text` (the card's title)."""
+    if isinstance(part, Text):
+        return part.text == text
+    return isinstance(part, Fields) and part.cls == "kandev-path" and part.items[0].value == text
