@@ -51,26 +51,27 @@ __all__ = [
 
 
 # -- typed reads of a raw dict ---------------------------------------------------------
+# Decoded JSON has exact types (a JSON true is a bool, never an int), so `type(...) is` checks.
 
 
 def _s(raw: dict[str, Any], key: str) -> str | None:
     value = raw.get(key)
-    return value if isinstance(value, str) else None
+    return value if type(value) is str else None
 
 
 def _i(raw: dict[str, Any], key: str) -> int | None:
     value = raw.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    return value if type(value) is int else None
 
 
 def _f(raw: dict[str, Any], key: str) -> float | None:
     value = raw.get(key)
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    return float(value) if type(value) is float or type(value) is int else None
 
 
 def _d(raw: dict[str, Any], key: str) -> dict[str, Any] | None:
     value = raw.get(key)
-    return value if isinstance(value, dict) else None
+    return value if type(value) is dict else None
 
 
 class _Wire:
