@@ -6,10 +6,13 @@ builders, so a reloaded notebook looks like the run did.
 
 Safety: agent text is Markdown rendered by markdown-it-py with ``html=False`` (raw HTML is
 shown as text; markdown-it refuses ``javascript:`` links); every other value is escaped with
-:func:`html.escape`. Code is coloured by Pygments, its token classes turned into inline styles
-that use JupyterLab's theme variables (:mod:`kandev_nb.render.theme`), so the HTML needs
-no stylesheet, survives sanitizers that drop ``<style>`` elements, and follows the light
-or dark theme. Tool cards are built in :mod:`kandev_nb.render.card_html` (its names are
+:func:`html.escape`. Code is coloured by Pygments, its token classes mapped to a few of ours
+(``kt-k``...) and table cells aligned by class (``kandev-al-right``): no per-token or
+per-cell inline styles, which sanitizers parse one by one. The colours, JupyterLab's theme
+variables (light or dark theme), are in :func:`kandev_nb.render.theme.stylesheet`, which
+the saved output carries once and the live widgets load with their CSS; where a sanitizer
+drops ``<style>`` (an untrusted notebook), code shows uncoloured and cells in the default
+alignment, the same text. Tool cards are built in :mod:`kandev_nb.render.card_html` (its names are
 also reachable here: ``render.card_body_html`` and so on).
 """
 
@@ -141,7 +144,7 @@ def _more_note(p: Preview, where: str = "") -> str:
 
 @lru_cache(maxsize=1)
 def _formatter() -> HtmlFormatter:
-    return HtmlFormatter(nowrap=True)  # token classes, made inline theme styles by theme.pygments_inline
+    return HtmlFormatter(nowrap=True)  # token classes, mapped to ours by theme.pygments_classes
 
 
 def _pre(inner: str, cls: str = "kandev-code", extra_style: str = "") -> str:
@@ -172,7 +175,7 @@ def code_html(code: str, language: str | None = None, filename: str | None = Non
     lexer = _lexer_for(language, filename) if len(code) <= HIGHLIGHT_MAX_CHARS else None
     if lexer is None:
         return _pre(esc(code), cls)
-    return _pre(th.pygments_inline(str(_pyg_highlight(code, lexer, _formatter())).rstrip("\n")), cls)
+    return _pre(th.pygments_classes(str(_pyg_highlight(code, lexer, _formatter())).rstrip("\n")), cls)
 
 
 def diff_html(diff: str) -> str:
@@ -268,11 +271,26 @@ def _image_as_link(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> 
             f'title="image not loaded: click to open it">🖼 {esc(alt or "image")} ({esc(src[:120])})</a>')
 
 
+_ALIGN_STYLE = {f"text-align:{a}": f"kandev-al-{a}" for a in th.TABLE_ALIGN}
+
+
+def _align_by_class(state: Any) -> None:
+    """markdown-it core rule: a table cell's ``style="text-align:..."`` becomes
+    ``class="kandev-al-..."`` (:func:`kandev_nb.render.theme.stylesheet` aligns it)."""
+    for token in state.tokens:
+        if token.type in ("th_open", "td_open") and token.attrs:
+            cls = _ALIGN_STYLE.get(str(token.attrs.get("style", "")))
+            if cls is not None:
+                del token.attrs["style"]
+                token.attrs["class"] = cls
+
+
 @lru_cache(maxsize=1)
 def _markdown() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "highlight": _md_highlight})
     md.enable(["table", "strikethrough"])
     md.add_render_rule("image", _image_as_link)
+    md.core.ruler.push("kandev_align", _align_by_class)
     return md
 
 
