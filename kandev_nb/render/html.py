@@ -294,10 +294,71 @@ def _markdown() -> MarkdownIt:
     return md
 
 
+PART_LINES = 60
+"""A long Markdown text (over :data:`PART_MIN_CHARS`) is rendered in parts of about this
+many source lines (whole top-level blocks), each a ``<div class="kandev-part">``."""
+PART_MIN_CHARS = 12_000
+
+
 def markdown_html(text: str) -> str:
     """Markdown -> HTML: CommonMark + tables + strikethrough; raw HTML shown as text; images
-    shown as links (:func:`_image_as_link`)."""
-    return str(_markdown().render(text))
+    shown as links (:func:`_image_as_link`).
+
+    A text longer than :data:`PART_MIN_CHARS` comes in parts (:data:`PART_LINES`), each a
+    ``<div class="kandev-part" style="contain-intrinsic-size:auto <height>em">`` holding
+    the same HTML as the whole rendering, cut between top-level blocks; the height is an
+    estimate from the part's blocks (prose at about 140 characters a line, code and table
+    rows one line each). In a saved output the parts away from the screen are not laid
+    out (``content-visibility``, :data:`kandev_nb.render.theme.VISIBILITY_RULES`).
+    """
+    md = _markdown()
+    if len(text) <= PART_MIN_CHARS:
+        return str(md.render(text))
+    env: dict[str, Any] = {}
+    tokens = md.parse(text, env)
+    out: list[str] = []
+    start, first_line, height = 0, 0, 0.0
+    for i, token in enumerate(tokens):
+        if token.level == 0 and token.nesting == 1 and token.map:
+            height += _block_em(token, tokens[i + 1] if i + 1 < len(tokens) else None)
+        elif token.level == 0 and token.nesting == 0 and token.map:
+            height += _block_em(token, None)
+        if token.level != 0 or token.nesting == 1 or not token.map and token.nesting == 0:
+            continue
+        end_line = _end_line(tokens, i)
+        if end_line - first_line >= PART_LINES or i == len(tokens) - 1:
+            out.append(_part(md.renderer.render(tokens[start:i + 1], md.options, env), height))
+            start, first_line, height = i + 1, end_line, 0.0
+    if start < len(tokens):
+        out.append(_part(md.renderer.render(tokens[start:], md.options, env), height))
+    return "".join(out)
+
+
+def _end_line(tokens: list[Any], i: int) -> int:
+    """The source line after top-level block `i` (a closing or self-contained token)."""
+    token = tokens[i]
+    if token.map:
+        return int(token.map[1])
+    for j in range(i - 1, -1, -1):  # a closing token: its opening one has the map
+        if tokens[j].level == 0 and tokens[j].nesting == 1 and tokens[j].map:
+            return int(tokens[j].map[1])
+    return 0
+
+
+def _block_em(token: Any, inline: Any) -> float:
+    """A rough rendered height (em) of the top-level block that `token` opens."""
+    lines = int(token.map[1] - token.map[0])
+    if token.type in ("fence", "code_block"):
+        return lines * 0.85 * 1.35 + 1.2
+    if token.type == "table_open":
+        return lines * 1.9 + 0.5
+    if token.type == "paragraph_open" and inline is not None:
+        return (len(inline.content) // 140 + 1) * 1.45 + 0.6
+    return lines * 1.6 + 0.6
+
+
+def _part(html: str, height_em: float) -> str:
+    return f'<div class="kandev-part" style="contain-intrinsic-size:auto {height_em:.0f}em">{html}</div>'
 
 
 # -- tool cards -------------------------------------------------------------------------

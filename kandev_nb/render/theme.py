@@ -136,14 +136,25 @@ def stylesheet() -> str:
 _USED = re.compile(r'class="(kt-[a-z]+|kandev-al-[a-z]+)"')
 
 
+VISIBILITY_RULES = ".kandev-static .kandev-part{content-visibility:auto}"
+"""``content-visibility:auto`` on each part of a long saved answer
+(:func:`kandev_nb.render.html.markdown_html` cuts it into parts of whole blocks, each with
+an estimated ``contain-intrinsic-size``): the browser lays out and paints only the parts
+near the screen. When the live view is swapped for the saved rendering at the end of a
+turn, JupyterLab measures the new output at once (a forced layout); this keeps that from
+laying out the whole answer. Find-in-page still finds the hidden parts."""
+
+
 def style_block(html: str) -> str:
     """The ``<style>`` element for `html` (an output's markup): the rules of
-    :func:`stylesheet` for the classes `html` uses, in their order; "" when it uses none
-    (prose only). About a millisecond per 100 KB of `html`."""
+    :func:`stylesheet` for the classes `html` uses, in their order, and
+    :data:`VISIBILITY_RULES` if it has parts; "" when none apply (a short answer in prose).
+    About a millisecond per 100 KB of `html`."""
     used = set(_USED.findall(html))
-    if not used:
-        return ""
-    return '<style class="kandev-style">' + "".join(rule for cls, rule in _rules().items() if cls in used) + "</style>"
+    rules = "".join(rule for cls, rule in _rules().items() if cls in used)
+    if 'class="kandev-part"' in html:
+        rules += VISIBILITY_RULES
+    return f'<style class="kandev-style">{rules}</style>' if rules else ""
 
 
 _SPAN = re.compile(r'<span class="([\w-]+)">([^<]*)</span>')
