@@ -116,7 +116,7 @@ def _rules() -> dict[str, str]:
     """Our class -> its CSS rule (see :func:`stylesheet`)."""
     rules = {cls: f".{cls}{{color:var(--jp-mirror-editor-{var}-color,{light})}}"
              for (var, light), cls in _colour_classes().items()}
-    rules.update({f"kandev-al-{a}": f".kandev-al-{a}.kandev-al-{a}{{text-align:{a}}}" for a in TABLE_ALIGN})
+    rules.update({f"kandev-al-{a}": f".kandev-al-{a}.kandev-al-{a}.kandev-al-{a}{{text-align:{a}}}" for a in TABLE_ALIGN})
     return rules
 
 
@@ -125,8 +125,9 @@ def stylesheet() -> str:
 
     One rule per token colour (``.kt-k{color:var(--jp-mirror-editor-keyword-color,
     #008000)}``, the classes :func:`pygments_classes` writes) and one per table alignment
-    (``.kandev-al-right.kandev-al-right{text-align:right}``: the class twice is more
-    specific than JupyterLab's own ``.jp-RenderedHTMLCommon td`` rule). Every selector is
+    (``.kandev-al-left.kandev-al-left.kandev-al-left{text-align:left}``: the class three
+    times is more specific than JupyterLab's own
+    ``:not(.jp-RenderedMarkdown).jp-RenderedHTMLCommon td`` rule, which right-aligns). Every selector is
     one of our own class names, so the rules touch nothing else on the page and adding the
     sheet restyles only our elements.
     """

@@ -15,9 +15,8 @@ from kandev_nb.agent.turn import Turn
 from kandev_nb.notebook import magic
 from kandev_nb.notebook.widgets import TurnView, mime_bundle
 from kandev_nb.notebook.widgets.recording import Recorder
-from kandev_nb.render import card_html, diffs, mdsafe
+from kandev_nb.render import card_html, diffs, mdsafe, theme
 from kandev_nb.render import html as render
-from kandev_nb.render import theme
 from tests.widgets.test_static import plain
 from tests.widgets.widget_events import call, complete, result
 

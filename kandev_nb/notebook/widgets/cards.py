@@ -131,7 +131,8 @@ class ToolCard:
         if self.folded is not None:
             open_ = not self.folded
         cls = f"kandev-tool-details kandev-kind-{self.kind}" + (" kandev-denied" if ch.denied(self.decision) else "")
-        self.html.value = r.details_html(summary, body, open_=open_, cls=cls)
+        # the rules its code and table classes need, also before KandevLib's CSS is in the page
+        self.html.value = th.style_block(body) + r.details_html(summary, body, open_=open_, cls=cls)
 
     def update(self, event: ev.ToolUpdate, duration_ms: int | None = None) -> None:
         """Apply a tool_result: status, enriched payload, output; adds "Show all" if cut."""
