@@ -30,7 +30,7 @@ def test_a_long_answer_has_no_inline_style_per_token_or_cell() -> None:
     page = _saved(answer("mix"))  # 112 KB: 1,500 code lines, a 200-row table, 300 paragraphs
     assert page.count('class="kt-') > 5000  # the code is coloured ...
     assert page.count("style=") < 30  # ... without a style per token (6,607 inline styles before)
-    styles = re.findall(r"<style[^>]*>(.*?)</style>", page, re.S)
+    styles = re.findall(r"<style[^>]*>(.*?)</style>", page, re.DOTALL)
     assert len(styles) == 1
     for cls in set(re.findall(r'class="(kt-[a-z]+|kandev-al-[a-z]+)"', page)):
         assert f".{cls}" in styles[0], cls  # every class the markup uses has its rule
