@@ -97,7 +97,7 @@ def _colour_classes() -> dict[tuple[str, str], str]:
     """(variable, fallback) -> our class: ``kt-`` + the Pygments class of its first token type."""
     out: dict[tuple[str, str], str] = {}
     for base, var, light in _TOKEN_VARS:
-        out.setdefault((var, light), "kt-" + STANDARD_TYPES[base])  # type: ignore[index]
+        out.setdefault((var, light), "kt-" + STANDARD_TYPES[base])
     return out
 
 
