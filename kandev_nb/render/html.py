@@ -6,10 +6,13 @@ builders, so a reloaded notebook looks like the run did.
 
 Safety: agent text is Markdown rendered by markdown-it-py with ``html=False`` (raw HTML is
 shown as text; markdown-it refuses ``javascript:`` links); every other value is escaped with
-:func:`html.escape`. Code is coloured by Pygments, its token classes turned into inline styles
-that use JupyterLab's theme variables (:mod:`kandev_nb.render.theme`), so the HTML needs
-no stylesheet, survives sanitizers that drop ``<style>`` elements, and follows the light
-or dark theme. Tool cards are built in :mod:`kandev_nb.render.card_html` (its names are
+:func:`html.escape`. Code is coloured by Pygments, its token classes mapped to a few of ours
+(``kt-k``...) and table cells aligned by class (``kandev-al-right``): no per-token or
+per-cell inline styles, which sanitizers parse one by one. The colours, JupyterLab's theme
+variables (light or dark theme), are in :func:`kandev_nb.render.theme.stylesheet`, which
+the saved output carries once and the live widgets load with their CSS; where a sanitizer
+drops ``<style>`` (an untrusted notebook), code shows uncoloured and cells in the default
+alignment, the same text. Tool cards are built in :mod:`kandev_nb.render.card_html` (its names are
 also reachable here: ``render.card_body_html`` and so on).
 """
 
@@ -141,7 +144,7 @@ def _more_note(p: Preview, where: str = "") -> str:
 
 @lru_cache(maxsize=1)
 def _formatter() -> HtmlFormatter:
-    return HtmlFormatter(nowrap=True)  # token classes, made inline theme styles by theme.pygments_inline
+    return HtmlFormatter(nowrap=True)  # token classes, mapped to ours by theme.pygments_classes
 
 
 def _pre(inner: str, cls: str = "kandev-code", extra_style: str = "") -> str:
@@ -172,7 +175,7 @@ def code_html(code: str, language: str | None = None, filename: str | None = Non
     lexer = _lexer_for(language, filename) if len(code) <= HIGHLIGHT_MAX_CHARS else None
     if lexer is None:
         return _pre(esc(code), cls)
-    return _pre(th.pygments_inline(str(_pyg_highlight(code, lexer, _formatter())).rstrip("\n")), cls)
+    return _pre(th.pygments_classes(str(_pyg_highlight(code, lexer, _formatter())).rstrip("\n")), cls)
 
 
 def diff_html(diff: str) -> str:
@@ -268,18 +271,94 @@ def _image_as_link(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> 
             f'title="image not loaded: click to open it">🖼 {esc(alt or "image")} ({esc(src[:120])})</a>')
 
 
+_ALIGN_STYLE = {f"text-align:{a}": f"kandev-al-{a}" for a in th.TABLE_ALIGN}
+
+
+def _align_by_class(state: Any) -> None:
+    """markdown-it core rule: a table cell's ``style="text-align:..."`` becomes
+    ``class="kandev-al-..."`` (:func:`kandev_nb.render.theme.stylesheet` aligns it)."""
+    for token in state.tokens:
+        if token.type in ("th_open", "td_open") and token.attrs:
+            cls = _ALIGN_STYLE.get(str(token.attrs.get("style", "")))
+            if cls is not None:
+                del token.attrs["style"]
+                token.attrs["class"] = cls
+
+
 @lru_cache(maxsize=1)
 def _markdown() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "highlight": _md_highlight})
     md.enable(["table", "strikethrough"])
     md.add_render_rule("image", _image_as_link)
+    md.core.ruler.push("kandev_align", _align_by_class)
     return md
+
+
+PART_LINES = 60
+"""A long Markdown text (over :data:`PART_MIN_CHARS`) is rendered in parts of about this
+many source lines (whole top-level blocks), each a ``<div class="kandev-part">``."""
+PART_MIN_CHARS = 12_000
 
 
 def markdown_html(text: str) -> str:
     """Markdown -> HTML: CommonMark + tables + strikethrough; raw HTML shown as text; images
-    shown as links (:func:`_image_as_link`)."""
-    return str(_markdown().render(text))
+    shown as links (:func:`_image_as_link`).
+
+    A text longer than :data:`PART_MIN_CHARS` comes in parts (:data:`PART_LINES`), each a
+    ``<div class="kandev-part" style="contain-intrinsic-size:auto <height>em">`` holding
+    the same HTML as the whole rendering, cut between top-level blocks; the height is an
+    estimate from the part's blocks (prose at about 140 characters a line, code and table
+    rows one line each). In a saved output the parts away from the screen are not laid
+    out (``content-visibility``, :data:`kandev_nb.render.theme.VISIBILITY_RULES`).
+    """
+    md = _markdown()
+    if len(text) <= PART_MIN_CHARS:
+        return str(md.render(text))
+    env: dict[str, Any] = {}
+    tokens = md.parse(text, env)
+    out: list[str] = []
+    start, first_line, height = 0, 0, 0.0
+    for i, token in enumerate(tokens):
+        if token.level == 0 and token.nesting == 1 and token.map:
+            height += _block_em(token, tokens[i + 1] if i + 1 < len(tokens) else None)
+        elif token.level == 0 and token.nesting == 0 and token.map:
+            height += _block_em(token, None)
+        if token.level != 0 or token.nesting == 1 or not token.map and token.nesting == 0:
+            continue
+        end_line = _end_line(tokens, i)
+        if end_line - first_line >= PART_LINES or i == len(tokens) - 1:
+            out.append(_part(md.renderer.render(tokens[start:i + 1], md.options, env), height))
+            start, first_line, height = i + 1, end_line, 0.0
+    if start < len(tokens):
+        out.append(_part(md.renderer.render(tokens[start:], md.options, env), height))
+    return "".join(out)
+
+
+def _end_line(tokens: list[Any], i: int) -> int:
+    """The source line after top-level block `i` (a closing or self-contained token)."""
+    token = tokens[i]
+    if token.map:
+        return int(token.map[1])
+    for j in range(i - 1, -1, -1):  # a closing token: its opening one has the map
+        if tokens[j].level == 0 and tokens[j].nesting == 1 and tokens[j].map:
+            return int(tokens[j].map[1])
+    return 0
+
+
+def _block_em(token: Any, inline: Any) -> float:
+    """A rough rendered height (em) of the top-level block that `token` opens."""
+    lines = int(token.map[1] - token.map[0])
+    if token.type in ("fence", "code_block"):
+        return lines * 0.85 * 1.35 + 1.2
+    if token.type == "table_open":
+        return lines * 1.9 + 0.5
+    if token.type == "paragraph_open" and inline is not None:
+        return (len(inline.content) // 140 + 1) * 1.45 + 0.6
+    return lines * 1.6 + 0.6
+
+
+def _part(html: str, height_em: float) -> str:
+    return f'<div class="kandev-part" style="contain-intrinsic-size:auto {height_em:.0f}em">{html}</div>'
 
 
 # -- tool cards -------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from kandev_nb.render import card_html as ch
 from kandev_nb.render import card_md as cm
 from kandev_nb.render import html as r
 from kandev_nb.render import mdsafe as ms
+from kandev_nb.render import theme as th
 from kandev_nb.render.card_view import CardView, card_view
 
 __all__ = ["card_of", "mime_bundle", "render_html", "render_markdown", "run_info_html"]
@@ -162,7 +163,8 @@ def _header_html(turn: Turn) -> str:
 
 
 def render_html(turn: Turn) -> str:
-    """The whole turn as one self-contained HTML fragment (inline styles, no scripts).
+    """The whole turn as one self-contained HTML fragment (no scripts; the few rules that
+    colour code and align table cells in one ``<style>`` element, :func:`theme.style_block`).
 
     Args:
         turn: a :class:`~kandev_nb.agent.turn.Turn`, finished or not (a running turn has no footer).
@@ -174,7 +176,7 @@ def render_html(turn: Turn) -> str:
 
 
 def _render_html(turn: Turn, outline: list[_Item]) -> str:
-    parts = [_WRAP, _header_html(turn), _html_items(outline, turn)]
+    parts = [_header_html(turn), _html_items(outline, turn)]
     if turn.stats is not None:
         parts.append(r.stats_html(turn.stats, turn.context, interrupted=turn.stopped))
         if turn.meta.get("budget_usd"):
@@ -183,7 +185,8 @@ def _render_html(turn: Turn, outline: list[_Item]) -> str:
     elif turn.context is not None:
         parts.append(f'<div class="kandev-footer">{r.context_html(turn.context)}</div>')
     parts.append("</div>")
-    return "".join(parts)
+    body = "".join(parts)
+    return _WRAP + th.style_block(body) + body
 
 
 # -- Markdown ---------------------------------------------------------------------------

@@ -6,9 +6,16 @@ theme defines the variables, so the light and the dark theme both read well; whe
 absent (nbconvert HTML, GitHub's viewer) the light fallback applies. Diff backgrounds are
 translucent, so they read on any background.
 
-Pygments colours code by CSS class; :func:`pygments_inline` turns its classes into inline
-``color:var(--jp-mirror-editor-...)`` styles (the editor's own token colours), so saved
-HTML needs no ``<style>`` element.
+Pygments colours code by CSS class; :func:`pygments_classes` maps its token classes to a
+few namespaced ones (``kt-k``: keyword, ...), coloured by :func:`stylesheet` with the
+editor's own token colours (``color:var(--jp-mirror-editor-...)``). The saved HTML carries
+that stylesheet once, as one ``<style>`` element per output (:func:`style_block`), not
+thousands of inline ``style=`` attributes: JupyterLab's sanitizer parses every inline style
+(its table of contents sanitises each new HTML output), which took about 150 ms for a
+long answer. An untrusted notebook (its outputs sanitised, ``<style>`` dropped) shows the
+same text in the theme's plain colours: code uncoloured, table cells in JupyterLab's
+default alignment. :func:`pygments_inline` (inline styles) stays for callers that need
+HTML without a stylesheet.
 """
 
 from __future__ import annotations
@@ -21,7 +28,8 @@ from pygments.token import STANDARD_TYPES
 
 __all__ = [
     "ADD_BG", "ADD_WORD_BG", "BORDER", "CODE_BG", "CODE_FG", "DEL_BG", "DEL_WORD_BG", "ERROR",
-    "ERROR_BG", "FG", "GAUGE_BG", "MUTED", "OK", "WARN", "pygments_inline",
+    "ERROR_BG", "FG", "GAUGE_BG", "MUTED", "OK", "WARN", "pygments_classes", "pygments_inline",
+    "style_block", "stylesheet",
 ]
 
 FG = "var(--jp-content-font-color1,#24292f)"
@@ -63,8 +71,9 @@ _TOKEN_VARS: list[tuple[object, str, str]] = [
 
 
 @lru_cache(maxsize=1)
-def _class_styles() -> dict[str, str]:
-    out: dict[str, str] = {}
+def _class_colours() -> dict[str, tuple[str, str]]:
+    """Pygments short class ("kd") -> (CodeMirror variable, light fallback) of its token type."""
+    out: dict[str, tuple[str, str]] = {}
     for ttype, short in STANDARD_TYPES.items():
         best: tuple[int, str, str] | None = None
         for base, var, light in _TOKEN_VARS:
@@ -73,8 +82,80 @@ def _class_styles() -> dict[str, str]:
                 if best is None or depth > best[0]:
                     best = (depth, var, light)
         if best is not None and short:
-            out[short] = f"color:var(--jp-mirror-editor-{best[1]}-color,{best[2]})"
+            out[short] = (best[1], best[2])
     return out
+
+
+@lru_cache(maxsize=1)
+def _class_styles() -> dict[str, str]:
+    return {short: f"color:var(--jp-mirror-editor-{var}-color,{light})"
+            for short, (var, light) in _class_colours().items()}
+
+
+@lru_cache(maxsize=1)
+def _colour_classes() -> dict[tuple[str, str], str]:
+    """(variable, fallback) -> our class: ``kt-`` + the Pygments class of its first token type."""
+    out: dict[tuple[str, str], str] = {}
+    for base, var, light in _TOKEN_VARS:
+        out.setdefault((var, light), "kt-" + STANDARD_TYPES[base])
+    return out
+
+
+@lru_cache(maxsize=1)
+def _short_to_class() -> dict[str, str]:
+    colour_classes = _colour_classes()
+    return {short: colour_classes[colour] for short, colour in _class_colours().items()}
+
+
+TABLE_ALIGN = ("left", "center", "right")
+"""Table cell alignments, each a class ``kandev-al-<alignment>`` (see :func:`stylesheet`)."""
+
+
+@lru_cache(maxsize=1)
+def _rules() -> dict[str, str]:
+    """Our class -> its CSS rule (see :func:`stylesheet`)."""
+    rules = {cls: f".{cls}{{color:var(--jp-mirror-editor-{var}-color,{light})}}"
+             for (var, light), cls in _colour_classes().items()}
+    rules.update({f"kandev-al-{a}": f".kandev-al-{a}.kandev-al-{a}.kandev-al-{a}{{text-align:{a}}}" for a in TABLE_ALIGN})
+    return rules
+
+
+def stylesheet() -> str:
+    """The CSS that the class-based markup of :mod:`kandev_nb.render.html` needs.
+
+    One rule per token colour (``.kt-k{color:var(--jp-mirror-editor-keyword-color,
+    #008000)}``, the classes :func:`pygments_classes` writes) and one per table alignment
+    (``.kandev-al-left.kandev-al-left.kandev-al-left{text-align:left}``: the class three
+    times is more specific than JupyterLab's own
+    ``:not(.jp-RenderedMarkdown).jp-RenderedHTMLCommon td`` rule, which right-aligns). Every selector is
+    one of our own class names, so the rules touch nothing else on the page and adding the
+    sheet restyles only our elements.
+    """
+    return "".join(_rules().values())
+
+
+_USED = re.compile(r'class="(kt-[a-z]+|kandev-al-[a-z]+)"')
+
+
+VISIBILITY_RULES = ".kandev-static .kandev-part{content-visibility:auto}"
+"""``content-visibility:auto`` on each part of a long saved answer
+(:func:`kandev_nb.render.html.markdown_html` cuts it into parts of whole blocks, each with
+an estimated ``contain-intrinsic-size``): the browser lays out and paints only the parts
+near the screen. When the live view is swapped for the saved rendering at the end of a
+turn, JupyterLab measures the new output at once (a forced layout); this keeps that from
+laying out the whole answer. Find-in-page still finds the hidden parts."""
+
+
+def style_block(html: str) -> str:
+    """The ``<style>`` element for `html` (an output's markup): the rules of
+    :func:`stylesheet` for the classes `html` uses, in their order, and
+    :data:`VISIBILITY_RULES` if it has parts; "" when none apply (a short answer in prose).
+    About a millisecond per 100 KB of `html`."""
+    used = set(_USED.findall(html))
+    rules = "".join(rule for cls, rule in _rules().items() if cls in used)
+    if 'class="kandev-part"' in html:
+        rules += VISIBILITY_RULES
+    return f'<style class="kandev-style">{rules}</style>' if rules else ""
 
 
 _SPAN = re.compile(r'<span class="([\w-]+)">([^<]*)</span>')
@@ -91,5 +172,21 @@ def pygments_inline(html: str) -> str:
     def sub(m: re.Match[str]) -> str:
         style = styles.get(m.group(1))
         return f'<span style="{style}">{m.group(2)}</span>' if style else m.group(2)
+
+    return _SPAN.sub(sub, html)
+
+
+def pygments_classes(html: str) -> str:
+    """Pygments ``HtmlFormatter(nowrap=True)`` output with our token classes.
+
+    ``<span class="kd">`` becomes ``<span class="kt-k">`` (the class of its colour, see
+    :func:`stylesheet`); tokens without a colour lose their span (Pygments does not nest
+    spans). No inline styles: the output is cheap for sanitizers to parse.
+    """
+    classes = _short_to_class()
+
+    def sub(m: re.Match[str]) -> str:
+        cls = classes.get(m.group(1))
+        return f'<span class="{cls}">{m.group(2)}</span>' if cls else m.group(2)
 
     return _SPAN.sub(sub, html)

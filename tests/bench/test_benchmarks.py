@@ -185,4 +185,11 @@ def test_bench_browser_quick_prints_page_figures_and_ratios(cli_binary: object) 
             elif col != "slope/100KB":  # counts and long-task times can be 0; a slope can be negative
                 assert x >= 0, f"{row}: {col}"
     assert any(line.startswith("ratios to the plain <pre>") for line in lines)
+    targets = next(line for line in lines if line.startswith("targets, mix"))
+    figures = dict(re.findall(r"(TBT|worst task|long tasks|first token|per-update slope) ([^ ,]+)", targets))
+    assert set(figures) == {"TBT", "worst task", "long tasks", "first token", "per-update slope"}, targets
+    for label, value in figures.items():
+        x = float(value.replace(",", ""))
+        assert math.isfinite(x), targets  # "nan" fails: e.g. too few updates for a slope
+        assert x > 0 if label == "first token" else (label == "per-update slope" or x >= 0), targets
     assert len(headlines(lines)) == 3

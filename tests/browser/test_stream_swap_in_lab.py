@@ -4,7 +4,8 @@ for the static rendering and after it.
 
 The text of the live view is recorded by a ``MutationObserver`` on every change of the
 cell's output while it is live; after the swap it is compared with the static rendering's
-text (whitespace between blocks aside). A screenshot of the streaming and of the finished
+text (whitespace between blocks aside). Both views lay out only what is near the screen
+(``content-visibility``: the live view's blocks, the saved rendering's parts). A screenshot of the streaming and of the finished
 turn goes to ``artifacts/screenshots/stream-*.png``.
 """
 
@@ -48,6 +49,8 @@ def test_the_swap_to_the_static_rendering_keeps_the_text(
     lab_page.command(page, "notebook:run-all-cells")
     cell.locator(".kandev-body .kandev-text", has_text="paragraph 3").first.wait_for(timeout=120_000)
     page.screenshot(path=str(screenshots / "stream-1-streaming.png"))
+    # blocks away from the screen are not laid out while the answer streams (kandev.css)
+    assert cell.evaluate("el => getComputedStyle(el.querySelector('.kandev-md > div > *')).contentVisibility") == "auto"
     lab_page.wait_cell_done(page, 1)
     static = cell.locator(".kandev-static .kandev-text")
     static.first.wait_for(timeout=60_000)
@@ -58,5 +61,9 @@ def test_the_swap_to_the_static_rendering_keeps_the_text(
     live = page.evaluate(f"() => ({squash})(window.__live)")
     after = static.first.evaluate(f"el => ({squash})(el.textContent)")
     assert live and after == live, (live[-300:], after[-300:])
+    # the saved rendering comes in parts, laid out only near the screen
+    parts = static.first.locator(".kandev-part")
+    assert parts.count() > 1
+    assert parts.first.evaluate("el => getComputedStyle(el).contentVisibility") == "auto"
     for piece in ("(paragraph0).", "defstep_1(x,factor=1):", "namecountrationote", f"(paragraph{body.count('(paragraph') - 1})."):
         assert piece in live, piece  # the whole answer: prose, code, table, the last paragraph

@@ -16,7 +16,7 @@ from kandev_nb.agent.turn import Turn
 from kandev_nb.notebook import magic
 from kandev_nb.notebook.widgets import TurnView, mime_bundle
 from kandev_nb.notebook.widgets.recording import Recorder
-from kandev_nb.render import card_html, diffs, mdsafe
+from kandev_nb.render import card_html, diffs, mdsafe, theme
 from kandev_nb.render import html as render
 from tests.widgets.test_static import plain
 from tests.widgets.widget_events import call, complete, result
@@ -173,9 +173,16 @@ def test_every_colour_of_a_saved_turn_follows_the_jupyterlab_theme() -> None:
 
 
 def test_code_is_coloured_with_the_editor_theme_variables() -> None:
+    # issue 16: token classes (no inline style per token); the stylesheet colours them with
+    # the editor's variables (this test asserted inline styles before)
     h = render.code_html("def f(x):\n    return 'a'  # c\n", "python")
-    assert "var(--jp-mirror-editor-keyword-color" in h and "var(--jp-mirror-editor-string-color" in h
-    assert "class=" not in h.split(">", 1)[1]  # no stylesheet needed
+    inner = h.split(">", 1)[1]
+    assert '<span class="kt-k">def</span>' in inner and '<span class="kt-s">&#39;a&#39;</span>' in inner
+    assert "style=" not in inner
+    css = theme.stylesheet()
+    assert ".kt-k{color:var(--jp-mirror-editor-keyword-color," in css
+    assert ".kt-s{color:var(--jp-mirror-editor-string-color," in css
+    assert set(re.findall(r'class="(kt-[\w-]+)"', inner)) <= set(re.findall(r"\.(kt-[\w-]+)\{", css))
 
 
 # -- 17.6 remote images ----------------------------------------------------------------------

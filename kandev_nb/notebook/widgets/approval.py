@@ -47,6 +47,7 @@ from kandev_nb.notebook.widgets.cards import WidgetFactory
 from kandev_nb.notebook.widgets.stream import ASSETS
 from kandev_nb.render import card_html as ch
 from kandev_nb.render import html as r
+from kandev_nb.render import theme as th
 from kandev_nb.render.card_view import Inputs, proposal_inputs, proposal_view, tool_label
 
 __all__ = ["ACTIONS", "ApprovalCard", "ApprovalControls", "countdown_text", "fmt_left", "inputs_html", "what_html"]
@@ -130,7 +131,7 @@ class ApprovalControls(anywidget.AnyWidget):
     """
 
     _esm = ASSETS / "approval.js"
-    _css = ASSETS / "approval.css"
+    _css = (ASSETS / "approval.css").read_text(encoding="utf-8") + "\n" + th.stylesheet() + "\n"  # its code is coloured by class
     pending = traitlets.Bool(True).tag(sync=True)
     plan = traitlets.Bool(False).tag(sync=True)
     placeholder = traitlets.Unicode("reason (optional, sent to Claude; Enter denies)").tag(sync=True)

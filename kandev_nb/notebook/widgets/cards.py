@@ -132,7 +132,9 @@ class ToolCard:
         open_ = self.full or view.open_by_default(live=True)
         if self.folded is not None:
             open_ = not self.folded
-        self.html.value = ch.live_card_html(view, open_=open_, full=self.full)
+        card = ch.live_card_html(view, open_=open_, full=self.full)
+        # the rules its code and table classes need, also before KandevLib's CSS is in the page
+        self.html.value = th.style_block(card) + card
 
     def update(self, event: ev.ToolUpdate, duration_ms: int | None = None) -> None:
         """Apply a tool_result: status, enriched payload, output; adds "Show all" if cut."""

@@ -40,6 +40,8 @@ from typing import Any
 import anywidget
 import traitlets
 
+from kandev_nb.render import theme as _theme
+
 __all__ = ["ASSETS", "KandevLib", "StreamText", "Throttle", "kandev_lib"]
 
 ASSETS = Path(__file__).parent / "assets"
@@ -49,11 +51,13 @@ class KandevLib(anywidget.AnyWidget):
     """The client library (Markdown renderer, highlighter, CSS), one instance per kernel.
 
     Never displayed: creating its model in the frontend runs its module, which publishes
-    ``globalThis.__kandevNb`` for the :class:`StreamText` views, and loads the CSS.
+    ``globalThis.__kandevNb`` for the :class:`StreamText` views, and loads the CSS:
+    ``assets/kandev.css`` and the code/table classes of the HTML builders
+    (:func:`kandev_nb.render.theme.stylesheet`).
     """
 
     _esm = ASSETS / "kandev_lib.js"
-    _css = ASSETS / "kandev.css"
+    _css = (ASSETS / "kandev.css").read_text(encoding="utf-8") + "\n" + _theme.stylesheet() + "\n"
 
 
 _lib: KandevLib | None = None
