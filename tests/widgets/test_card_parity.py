@@ -75,6 +75,7 @@ def _cases(rec: Recorder, path: Path, how: str) -> list[tuple[TurnView, Turn]]:
 
 
 _OPEN_TAG = re.compile(r'^<details class="[^"]*"( open)? ')
+_LIVE_STYLE = re.compile(r'^<style class="kandev-style">.*?</style>', re.DOTALL)
 _WHOLE_DIFF = re.compile(r'<details class="kandev-whole-diff">.*?</details>', re.DOTALL)
 
 
@@ -85,9 +86,11 @@ def _without_live_only(card: str) -> str:
       carries ``kandev-tool-card``) and opened for edits, commands and subagents; saved
       ``kandev-tool-card kandev-status-<s>``, folded but for errors, denials, tasks, plans;
     - the saved copy's ``<details class="kandev-whole-diff">`` under a cut diff, which the live
-      card offers as its "Show the whole diff" button instead.
+      card offers as its "Show the whole diff" button instead;
+    - the live card's leading ``<style class="kandev-style">``: the rules its code and table
+      classes need (the saved turn has one such element, for all its cards, at its top).
     """
-    return _WHOLE_DIFF.sub("", _OPEN_TAG.sub("<details ", card))
+    return _WHOLE_DIFF.sub("", _OPEN_TAG.sub("<details ", _LIVE_STYLE.sub("", card)))
 
 
 @pytest.mark.parametrize("how", DECISIONS)
