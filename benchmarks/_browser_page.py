@@ -18,8 +18,29 @@ import random
 
 __all__ = ["KERNEL_SETUP", "PAGE_PROBE", "answer"]
 
-_WORDS = ("the", "widget", "sends", "only", "new", "text", "while", "a", "turn", "streams", "and", "code",
-          "blocks", "tables", "render", "once", "finished", "tool", "cards", "show", "diffs")
+_WORDS = (
+    "the",
+    "widget",
+    "sends",
+    "only",
+    "new",
+    "text",
+    "while",
+    "a",
+    "turn",
+    "streams",
+    "and",
+    "code",
+    "blocks",
+    "tables",
+    "render",
+    "once",
+    "finished",
+    "tool",
+    "cards",
+    "show",
+    "diffs",
+)
 
 
 def _paragraphs(rnd: random.Random, n: int, words: int = 30) -> list[str]:
@@ -44,8 +65,10 @@ def _code(functions: int, lines_each: int = 3) -> str:
 
 def _table(rows: int, rnd: random.Random) -> str:
     lines = ["| name | count | ratio | note |", "|---|---:|---:|:---|"]
-    lines += [f"| `{rnd.choice(_WORDS)}_{i}` | {rnd.randint(1, 9999)} | {rnd.random():.3f} | **{rnd.choice(_WORDS)}** |"
-              for i in range(rows)]
+    lines += [
+        f"| `{rnd.choice(_WORDS)}_{i}` | {rnd.randint(1, 9999)} | {rnd.random():.3f} | **{rnd.choice(_WORDS)}** |"
+        for i in range(rows)
+    ]
     return "\n".join(lines)
 
 
@@ -67,8 +90,17 @@ def answer(shape: str, scale: float = 1.0) -> str:
     if shape == "mix":
         paras = _paragraphs(rnd, n(300))
         third = len(paras) // 3
-        return "\n\n".join([*paras[:third], "The module:", _code(n(300), 4), *paras[third:2 * third],
-                            "The figures:", _table(n(200), rnd), *paras[2 * third:]])
+        return "\n\n".join(
+            [
+                *paras[:third],
+                "The module:",
+                _code(n(300), 4),
+                *paras[third : 2 * third],
+                "The figures:",
+                _table(n(200), rnd),
+                *paras[2 * third :],
+            ]
+        )
     raise ValueError(f"unknown answer shape {shape!r}")
 
 
@@ -83,7 +115,8 @@ from kandev_nb.agent import events as _ev
 
 ANSWERS = json.loads(Path(__ANSWERS__).read_text())
 ORDER = json.loads(__ORDER__)
-_model = ScriptedModelServer([Reply(text(ANSWERS[name], chunk_size=__CHUNK__, delay=__DELAY__)) for name in ORDER]).start()
+_replies = [Reply(text(ANSWERS[name], chunk_size=__CHUNK__, delay=__DELAY__)) for name in ORDER]
+_model = ScriptedModelServer(_replies).start()
 kandev_nb.configure(env=scripted_env(_model, tempfile.mkdtemp(prefix="bench-home-")), cwd=tempfile.mkdtemp())
 RUNS = {}
 _current = [None]
@@ -115,7 +148,9 @@ class PlainPre(anywidget.AnyWidget):
       pre.className = "bench-pre";
       el.append(pre);
       let n = 0;
-      const onMsg = (msg) => { if (msg && msg.type === "append") { pre.append(document.createTextNode(msg.text)); n += msg.text.length; } };
+      const onMsg = (msg) => {
+        if (msg && msg.type === "append") { pre.append(document.createTextNode(msg.text)); n += msg.text.length; }
+      };
       const probe = globalThis.__benchProbe;
       const h = probe ? probe.wrap(onMsg, () => n) : onMsg;
       model.on("msg:custom", h);
@@ -204,7 +239,9 @@ PAGE_PROBE = r"""
     return k;
   };
   let lib = wrapLib(globalThis.__kandevNb);
-  Object.defineProperty(globalThis, "__kandevNb", { configurable: true, get: () => lib, set: (k) => { lib = wrapLib(k); } });
+  Object.defineProperty(globalThis, "__kandevNb", {
+    configurable: true, get: () => lib, set: (k) => { lib = wrapLib(k); },
+  });
   probe.now = now;
 })();
 """

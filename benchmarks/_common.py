@@ -2,7 +2,8 @@
 
 Each benchmark is a script: ``python benchmarks/bench_<name>.py [--quick]`` from a clone.
 It measures this clone's ``kandev_nb`` (its root goes first on ``sys.path``), unless
-``PYTHONPATH`` is set: then whatever that finds (e.g. an older checkout, to compare). It prints its tables, then, last, one ``headline:`` line per headline
+``PYTHONPATH`` is set: then whatever that finds (e.g. an older checkout, to compare). It
+prints its tables, then, last, one ``headline:`` line per headline
 ratio, ``headline: <label>: <number>x <baseline>`` (for example ``headline: framer +
 parse + adapter: 1.52x json.loads``); ``tests/bench`` reads those lines and the tables.
 """

@@ -53,10 +53,17 @@ class RawCLI:
     async def start(self) -> None:
         """Spawn the CLI and wait for its answer to ``initialize``."""
         self.proc = await asyncio.create_subprocess_exec(
-            *self.argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL, env=self.env, cwd=self.cwd, start_new_session=True)
-        await self._send({"type": "control_request", "request_id": "raw-init",
-                          "request": {"subtype": "initialize", "hooks": None}})
+            *self.argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+            env=self.env,
+            cwd=self.cwd,
+            start_new_session=True,
+        )
+        await self._send(
+            {"type": "control_request", "request_id": "raw-init", "request": {"subtype": "initialize", "hooks": None}}
+        )
         await self._until("control_response")
 
     async def _send(self, message: dict[str, Any]) -> None:
@@ -83,8 +90,14 @@ class RawCLI:
     async def turn(self, prompt: str) -> None:
         """One turn: the user message out, lines in until ``result``."""
         self.first_delta, self.lines = None, 0
-        await self._send({"type": "user", "message": {"role": "user", "content": prompt},
-                          "parent_tool_use_id": None, "session_id": ""})
+        await self._send(
+            {
+                "type": "user",
+                "message": {"role": "user", "content": prompt},
+                "parent_tool_use_id": None,
+                "session_id": "",
+            }
+        )
         await self._until("result")
 
     async def close(self) -> None:
@@ -206,10 +219,21 @@ def _shell() -> Any:
     class JsonPublisher(DisplayPublisher):
         sent = 0
 
-        def publish(self, data: Any, metadata: Any = None, source: Any = None, *, transient: Any = None,
-                    update: bool = False, **_: Any) -> None:
-            JsonPublisher.sent += len(json.dumps({"data": data, "metadata": metadata or {}, "transient": transient or {}},
-                                                 default=str).encode())
+        def publish(
+            self,
+            data: Any,
+            metadata: Any = None,
+            source: Any = None,
+            *,
+            transient: Any = None,
+            update: bool = False,
+            **_: Any,
+        ) -> None:
+            JsonPublisher.sent += len(
+                json.dumps(
+                    {"data": data, "metadata": metadata or {}, "transient": transient or {}}, default=str
+                ).encode()
+            )
 
         def clear_output(self, wait: bool = False) -> None:
             pass
@@ -273,8 +297,9 @@ async def run_real(n_deltas: int, rounds: int, mem_turns: int, log: Callable[[st
     os.environ["KANDEV_NB_LEDGER"] = str(tmp / "ledger.sqlite")
     shell = _shell()
     cli = find_cli(None)
-    await asyncio.to_thread(subprocess.run, [str(cli), "--version"], capture_output=True, check=False,
-                            timeout=60)  # the binary into the page cache, for both sides alike
+    await asyncio.to_thread(
+        subprocess.run, [str(cli), "--version"], capture_output=True, check=False, timeout=60
+    )  # the binary into the page cache, for both sides alike
     replies = [(body, 2)] * (2 * rounds + 2) + [(small, 10)] * (mem_turns + 3)
     try:
         with _server_process(replies) as url:
@@ -287,8 +312,17 @@ async def run_real(n_deltas: int, rounds: int, mem_turns: int, log: Callable[[st
     return res
 
 
-async def _real_in(res: Real, srv: str, tmp: Path, cli: Path, shell: Any, body: str, rounds: int, mem_turns: int,
-                   log: Callable[[str], None]) -> None:
+async def _real_in(
+    res: Real,
+    srv: str,
+    tmp: Path,
+    cli: Path,
+    shell: Any,
+    body: str,
+    rounds: int,
+    mem_turns: int,
+    log: Callable[[str], None],
+) -> None:
     from kandev_nb.agent.session import Session, SessionConfig
     from kandev_nb.notebook import magic
     from kandev_nb.testing import scripted_env
@@ -305,8 +339,11 @@ async def _real_in(res: Real, srv: str, tmp: Path, cli: Path, shell: Any, body: 
         factory, mark = _timed_stdio()
         magic.configure(env=scripted_env(srv, tmp / "home-kandev"), cwd=str(tmp / "work"), kernel_tools=False)
         session = magic.sessions["default"] = Session(
-            SessionConfig(cwd=str(tmp / "work"), env=dict(magic.settings.env),
-                          approval_timeout=magic.settings.approval_timeout), transport_factory=factory)
+            SessionConfig(
+                cwd=str(tmp / "work"), env=dict(magic.settings.env), approval_timeout=magic.settings.approval_timeout
+            ),
+            transport_factory=factory,
+        )
         t0 = time.perf_counter()
         await session.start()  # what the first cell does before sending: find, --version, spawn, initialize
         res.kandev_start = time.perf_counter() - t0
@@ -358,7 +395,7 @@ async def _real_in(res: Real, srv: str, tmp: Path, cli: Path, shell: Any, body: 
                 res.max_updates_1s_all = max(res.max_updates_1s_all, max_in_window(appends))
 
             for i in range(rounds):  # alternate which goes first, so drift hits both alike
-                for step in ((raw_turn, kandev_turn) if i % 2 == 0 else (kandev_turn, raw_turn)):
+                for step in (raw_turn, kandev_turn) if i % 2 == 0 else (kandev_turn, raw_turn):
                     await step()
                 log(f"  round {i + 1}/{rounds}: raw {res.raw[-1]:.3f} s, %%claude {res.kandev[-1]:.3f} s")
 

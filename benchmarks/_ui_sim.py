@@ -27,8 +27,29 @@ __all__ = ["Clock", "Result", "deltas", "markdown_text", "max_in_window", "stabl
 def markdown_text(size: int, seed: int = 1) -> str:
     """About `size` characters of agent-like Markdown: paragraphs, lists, code, tables."""
     rnd = random.Random(seed)
-    words = ("the", "widget", "sends", "only", "new", "text", "while", "a", "turn", "streams", "and", "code",
-             "blocks", "tables", "render", "once", "finished", "tool", "cards", "show", "diffs")
+    words = (
+        "the",
+        "widget",
+        "sends",
+        "only",
+        "new",
+        "text",
+        "while",
+        "a",
+        "turn",
+        "streams",
+        "and",
+        "code",
+        "blocks",
+        "tables",
+        "render",
+        "once",
+        "finished",
+        "tool",
+        "cards",
+        "show",
+        "diffs",
+    )
     parts: list[str] = []
     n = 0
     while n < size:
@@ -36,14 +57,20 @@ def markdown_text(size: int, seed: int = 1) -> str:
         if kind < 0.55:
             block = " ".join(rnd.choice(words) for _ in range(rnd.randint(25, 70))).capitalize() + "."
         elif kind < 0.7:
-            block = "\n".join(f"- **{rnd.choice(words)}**: " + " ".join(rnd.choice(words) for _ in range(8))
-                              for _ in range(rnd.randint(3, 6)))
+            block = "\n".join(
+                f"- **{rnd.choice(words)}**: " + " ".join(rnd.choice(words) for _ in range(8))
+                for _ in range(rnd.randint(3, 6))
+            )
         elif kind < 0.9:
-            body = "\n".join(f"    x{i} = compute({i}, '{rnd.choice(words)}')  # step {i}" for i in range(rnd.randint(5, 25)))
+            body = "\n".join(
+                f"    x{i} = compute({i}, '{rnd.choice(words)}')  # step {i}" for i in range(rnd.randint(5, 25))
+            )
             block = f"```python\ndef f():\n{body}\n    return x0\n```"
         else:
-            rows = "\n".join(f"| {rnd.choice(words)} | {rnd.randint(1, 999)} | {rnd.random():.3f} |"
-                             for _ in range(rnd.randint(3, 8)))
+            rows = "\n".join(
+                f"| {rnd.choice(words)} | {rnd.randint(1, 999)} | {rnd.random():.3f} |"
+                for _ in range(rnd.randint(3, 8))
+            )
             block = "| name | count | ratio |\n|---|---:|---:|\n" + rows
         parts.append(block)
         n += len(block) + 2
@@ -53,7 +80,7 @@ def markdown_text(size: int, seed: int = 1) -> str:
 def deltas(text: str, n: int) -> list[str]:
     """`text` cut into `n` pieces of nearly equal length."""
     step = len(text) / n
-    return [text[int(i * step): int((i + 1) * step)] for i in range(n)]
+    return [text[int(i * step) : int((i + 1) * step)] for i in range(n)]
 
 
 _FENCE = ("```", "~~~")
@@ -68,7 +95,9 @@ def stable_end(text: str, start: int) -> int:
             return best
         line = text[pos:nl]
         stripped = line.strip()
-        opener = next((f for f in _FENCE if line.lstrip(" ").startswith(f) and len(line) - len(line.lstrip(" ")) < 4), "")
+        opener = next(
+            (f for f in _FENCE if line.lstrip(" ").startswith(f) and len(line) - len(line.lstrip(" ")) < 4), ""
+        )
         if fence:
             if stripped.startswith(fence) and set(stripped) == {fence[0]}:
                 fence = ""
@@ -144,8 +173,8 @@ def _envelope_bytes() -> int:
     frames = s.serialize(s.msg("comm_msg", content=content, parent=parent))
     return sum(len(f) for f in frames) - len(json.dumps(content).encode())
 
-ENVELOPE = 0  # bytes of a Jupyter comm_msg envelope; set by bench_ui.main()
 
+ENVELOPE = 0  # bytes of a Jupyter comm_msg envelope; set by bench_ui.main()
 
 
 def _stream(kind: str, pieces: list[str], seconds: float, interval_s: float = 0.05) -> Result:
@@ -161,8 +190,9 @@ def _stream(kind: str, pieces: list[str], seconds: float, interval_s: float = 0.
         add = rec._add
 
         def note(m: Any) -> None:  # the (simulated) time of every text update
-            text_update = m.kind == "msg" and ((kind != "append" and m.method == "update")
-                                               or m.data.get("content", {}).get("type") == "append")
+            text_update = m.kind == "msg" and (
+                (kind != "append" and m.method == "update") or m.data.get("content", {}).get("type") == "append"
+            )
             if text_update and (kind == "append" or not times or times[-1] != clock.now):  # hold_sync: one update
                 times.append(clock.now)
             add(m)
@@ -192,8 +222,17 @@ def _stream(kind: str, pieces: list[str], seconds: float, interval_s: float = 0.
             streamed = len(times)
             html.close()
         msgs = rec.count()
-        return Result(rec.total_bytes(), msgs, updates, len(text.encode()), seconds, len(pieces),
-                      rec.total_bytes() + ENVELOPE * msgs, max_in_window(times[:streamed]), max_in_window(times))
+        return Result(
+            rec.total_bytes(),
+            msgs,
+            updates,
+            len(text.encode()),
+            seconds,
+            len(pieces),
+            rec.total_bytes() + ENVELOPE * msgs,
+            max_in_window(times[:streamed]),
+            max_in_window(times),
+        )
 
 
 def _paragraphs(pieces: list[str], clock: Clock, dt: float, interval_s: float, at_end: Callable[[], None]) -> int:
@@ -212,10 +251,10 @@ def _paragraphs(pieces: list[str], clock: Clock, dt: float, interval_s: float, a
         end = stable_end(st.text, st.frozen)
         with box.hold_sync():
             if end > st.frozen:
-                block = f.html(r.markdown_html(st.text[st.frozen:end]))
+                block = f.html(r.markdown_html(st.text[st.frozen : end]))
                 box.children = (*box.children[:-1], block, tail)
                 st.frozen = end
-            tail.value = r.markdown_html(st.text[st.frozen:])
+            tail.value = r.markdown_html(st.text[st.frozen :])
         st.shown = len(st.text)
         st.updates += 1
         return True
@@ -250,17 +289,26 @@ def _big_output(kind: str, size: int) -> tuple[int, int, int]:
     with record_comms() as rec:
         view = TurnView("bench", tick_s=0)
         if kind == "shell":
-            call = ev.ToolCall(tool_call_id="t", tool_name="Bash", title="cat big",
-                               normalized=t.normalize_tool_call("Bash", {"command": "cat big"}))
+            call = ev.ToolCall(
+                tool_call_id="t",
+                tool_name="Bash",
+                title="cat big",
+                normalized=t.normalize_tool_call("Bash", {"command": "cat big"}),
+            )
             payload = t.normalize_tool_result(call.normalized, big, False, {"stdout": big, "stderr": ""})
         else:
-            call = ev.ToolCall(tool_call_id="t", tool_name="Read", title="/big.txt",
-                               normalized=t.normalize_tool_call("Read", {"file_path": "/big.txt"}))
+            call = ev.ToolCall(
+                tool_call_id="t",
+                tool_name="Read",
+                title="/big.txt",
+                normalized=t.normalize_tool_call("Read", {"file_path": "/big.txt"}),
+            )
             payload = t.normalize_tool_result(call.normalized, big, False, {"file": {"content": big, "numLines": 0}})
         view.handle(call)
         mark = rec.total_bytes()
-        view.handle(ev.ToolUpdate(tool_call_id="t", tool_name=call.tool_name, status="complete",
-                                  normalized=payload, output=big))
+        view.handle(
+            ev.ToolUpdate(tool_call_id="t", tool_name=call.tool_name, status="complete", normalized=payload, output=big)
+        )
         before = rec.total_bytes() - mark
         card = view.cards["t"]
         assert card.more is not None
@@ -286,12 +334,22 @@ def _memory(turns: int) -> tuple[float, int, int]:
             view = TurnView(f"turn {i}", tick_s=0)
             for p in pieces:
                 view.handle(ev.MessageChunk(text=p))
-            c = ev.ToolCall(tool_call_id=f"t{i}", tool_name="Bash", title="ls",
-                            normalized=t.normalize_tool_call("Bash", {"command": "ls"}))
+            c = ev.ToolCall(
+                tool_call_id=f"t{i}",
+                tool_name="Bash",
+                title="ls",
+                normalized=t.normalize_tool_call("Bash", {"command": "ls"}),
+            )
             view.handle(c)
-            view.handle(ev.ToolUpdate(tool_call_id=f"t{i}", tool_name="Bash", status="complete",
-                                      normalized=t.normalize_tool_result(c.normalized, "a\n" * 50, False),
-                                      output="a\n" * 50))
+            view.handle(
+                ev.ToolUpdate(
+                    tool_call_id=f"t{i}",
+                    tool_name="Bash",
+                    status="complete",
+                    normalized=t.normalize_tool_result(c.normalized, "a\n" * 50, False),
+                    output="a\n" * 50,
+                )
+            )
             view.handle(ev.Complete(stats=ev.TurnStats(cost_usd=0.01)))
             bundles.append(view.finish())  # what the notebook keeps of each turn
     gc.collect()
@@ -303,7 +361,9 @@ def _memory(turns: int) -> tuple[float, int, int]:
 
 # -- the final rendering ----------------------------------------------------------------------
 
-_CODE = 'def greet(name):\n    """Say hello."""\n    return f"hello {name}"  # `ticks` and <tags>\n\nprint(greet("world"))'
+_CODE = (
+    'def greet(name):\n    """Say hello."""\n    return f"hello {name}"  # `ticks` and <tags>\n\nprint(greet("world"))'
+)
 _TABLE = "| tool | calls | share |\n|:---|---:|:---:|\n| Bash | 12 | 40% |\n| Read | 9 | *30%* |\n| Edit | 9 | `30%` |"
 
 
@@ -331,8 +391,11 @@ def _render_checks() -> dict[str, bool]:
                 view.handle(ev.MessageChunk(text=p))
             view.handle(ev.Complete(stats=ev.TurnStats()))
             bundle = view.finish()
-        sent = "".join(m.data["content"]["text"] for m in rec.messages
-                       if m.method == "custom" and m.data.get("content", {}).get("type") == "append")
+        sent = "".join(
+            m.data["content"]["text"]
+            for m in rec.messages
+            if m.method == "custom" and m.data.get("content", {}).get("type") == "append"
+        )
         ok = sent == full and r.markdown_html(full) in bundle["text/html"] and full in bundle["text/markdown"]
         if name == "a code block split across chunks":
             pre = re.search(r'<pre class="kandev-code"[^>]*>(.*?)</pre>', bundle["text/html"], re.DOTALL)
@@ -352,4 +415,3 @@ def max_in_window(times: list[float], window: float = 1.0) -> int:
             lo += 1
         best = max(best, hi - lo + 1)
     return best
-

@@ -52,6 +52,8 @@ _IDS = re.compile(rb"(toolu_|msg_scripted_)")
 def _suffixer(prefix: bytes) -> Callable[[re.Match[bytes]], bytes]:
     """A replacement that keeps an id's kind and makes the id unique per copy."""
     return lambda m: m.group(1) + prefix
+
+
 _DELTA = (b'"text_delta"', b'"thinking_delta"')
 
 
@@ -117,7 +119,9 @@ def _sdk(lines: list[bytes]) -> tuple[int, int]:
     return len(lines), 0
 
 
-def _best_of(pipelines: dict[str, Callable[[int], tuple[int, int]]], slices: int, repeat: int) -> dict[str, tuple[float, int, int]]:
+def _best_of(
+    pipelines: dict[str, Callable[[int], tuple[int, int]]], slices: int, repeat: int
+) -> dict[str, tuple[float, int, int]]:
     """Per pipeline: CPU seconds, lines and events, summed over `slices` slices of the input.
 
     Each slice is timed `repeat` times per pipeline with the pipelines interleaved, and its
@@ -181,8 +185,10 @@ def main(argv: list[str] | None = None) -> int:
     data = b"".join(line + b"\n" for line in lines)
     deltas = sum(1 for line in lines if b'"stream_event"' in line)
     tools = sum(line.count(b'"type":"tool_use"') for line in lines if b'"assistant"' in line)
-    print(f"{len(lines):,} lines ({len(data) / 1e6:.1f} MB) from {len(paths)} transcripts: "
-          f"{deltas:,} stream_event lines, {tools:,} tool calls")
+    print(
+        f"{len(lines):,} lines ({len(data) / 1e6:.1f} MB) from {len(paths)} transcripts: "
+        f"{deltas:,} stream_event lines, {tools:,} tool calls"
+    )
 
     ours = f"kandev_nb ({protocol.JSON_DECODER}): framer + parse + adapter"
     sdk = "json.loads + claude_agent_sdk parse_message"
@@ -204,8 +210,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:48} {n / seconds:12,.0f} {events} {(ours_lines / ours_t) / (n / seconds):12.2f}x")
     ours_rate = ours_lines / ours_t
     print(f"\n{ours_events:,} events from {ours_lines:,} lines")
-    headline("framer + parse + adapter", ours_rate / (rows["json.loads only"][1] / rows["json.loads only"][0]),
-             "json.loads (target >= 1.5x)")
+    headline(
+        "framer + parse + adapter",
+        ours_rate / (rows["json.loads only"][1] / rows["json.loads only"][0]),
+        "json.loads (target >= 1.5x)",
+    )
     if sdk in rows:
         headline("framer + parse + adapter", ours_rate / (rows[sdk][1] / rows[sdk][0]), "the SDK parser")
     return 0

@@ -58,8 +58,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         lab = start_lab(Path(tmp) / "lab", Path(tmp) / "ledger.sqlite")
         try:
-            cells = ["%load_ext kandev_nb", *(f"value_{i} = {i}\nprint(value_{i})" for i in range(args.cells)),
-                     MEASURE.format(calls=args.calls)]
+            cells = [
+                "%load_ext kandev_nb",
+                *(f"value_{i} = {i}\nprint(value_{i})" for i in range(args.cells)),
+                MEASURE.format(calls=args.calls),
+            ]
             lab_page.write_notebook(lab.root / "bench.ipynb", *cells)
             with sync_playwright() as pw:
                 browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
@@ -73,8 +76,7 @@ def main() -> None:
         finally:
             lab.stop()
     rows = json.loads(text.split("BENCH ", 1)[1].strip().splitlines()[0])
-    print(f"notebook bridge round trips, JupyterLab 4 + headless Chromium, {args.calls} calls, "
-          f"{args.cells + 2} cells")
+    print(f"notebook bridge round trips, JupyterLab 4 + headless Chromium, {args.calls} calls, {args.cells + 2} cells")
     for label, times in rows.items():
         print(f"{label:<22} median {statistics.median(times):7.2f} ms   max {max(times):7.2f} ms")
 

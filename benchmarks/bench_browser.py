@@ -89,7 +89,7 @@ class Run:
         if len(pts) < 10:
             return math.nan
         k = len(pts) // 5
-        bins = [pts[i * k:(i + 1) * k] for i in range(5)]
+        bins = [pts[i * k : (i + 1) * k] for i in range(5)]
         xs = [statistics.median(x for x, _ in b) for b in bins]
         ys = [statistics.median(y for _, y in b) for b in bins]
         mx, my = statistics.fmean(xs), statistics.fmean(ys)
@@ -98,8 +98,11 @@ class Run:
 
 
 def _run_cell(page: Any, index: int) -> None:
-    page.evaluate("""i => { const p = window.jupyterapp.shell.currentWidget; p.content.activeCellIndex = i;
-        p.content.deselectAll(); window.jupyterapp.commands.execute('notebook:run-cell'); }""", index)
+    page.evaluate(
+        """i => { const p = window.jupyterapp.shell.currentWidget; p.content.activeCellIndex = i;
+        p.content.deselectAll(); window.jupyterapp.commands.execute('notebook:run-cell'); }""",
+        index,
+    )
 
 
 def _metric(cdp: Any, name: str) -> float:
@@ -117,8 +120,13 @@ def _frame_key(cf: dict[str, Any]) -> str:
     return f"{cf['functionName'] or '(anon)'} {cf['url'].split('/')[-1][:30]}:{cf['lineNumber']}:{cf['columnNumber']}"
 
 
-def _profile_summary(profile: dict[str, Any], name: str, long: list[tuple[float, float]] | None = None,
-                     marker_epoch_ms: float = math.nan, run_start: float = 0.0) -> None:
+def _profile_summary(
+    profile: dict[str, Any],
+    name: str,
+    long: list[tuple[float, float]] | None = None,
+    marker_epoch_ms: float = math.nan,
+    run_start: float = 0.0,
+) -> None:
     """On stderr: the profile's top functions (inclusive ms), then, per long task of the
     run, the functions its samples spent most time in (inclusive ms, at most 12).
 
@@ -154,14 +162,18 @@ def _profile_summary(profile: dict[str, Any], name: str, long: list[tuple[float,
     offset = marker_epoch_ms - mark / 1000  # epoch ms = profile µs / 1000 + offset
     for start, dur in long or []:
         inside = [(sid, ms) for sid, ms, t in samples if start <= t / 1000 + offset <= start + dur]
-        print(f"# profile {name}: long task at +{(start - run_start) / 1000:.2f} s ({dur:.0f} ms), its samples:",
-              file=sys.stderr)
+        print(
+            f"# profile {name}: long task at +{(start - run_start) / 1000:.2f} s ({dur:.0f} ms), its samples:",
+            file=sys.stderr,
+        )
         for key, ms in top(inside, 12):
             if not key.startswith(("(root)", "(idle)")):
                 print(f"#   {ms:8.1f}  {key}", file=sys.stderr)
 
 
-_CELL_DONE = """i => /\\[\\d+\\]/.test(window.jupyterapp.shell.currentWidget.content.widgets[i].promptNode.textContent)"""
+_CELL_DONE = (
+    """i => /\\[\\d+\\]/.test(window.jupyterapp.shell.currentWidget.content.widgets[i].promptNode.textContent)"""
+)
 
 _MARKER = """() => { function __benchMarker() { const t0 = performance.now(); while (performance.now() - t0 < 5) {}
   return performance.timeOrigin + t0; } return __benchMarker(); }"""
@@ -175,7 +187,9 @@ def measure(page: Any, cdp: Any, lab_page: Any, index: int, name: str) -> Run:
         cdp.send("Profiler.start")
     marker = page.evaluate(_MARKER) if name in PROFILE else math.nan
     lab_page.cell(page, index).scroll_into_view_if_needed()
-    page.evaluate("() => { const p = globalThis.__benchProbe; p.long.length = 0; p.updates.length = 0; p.frames.length = 0; }")
+    page.evaluate(
+        "() => { const p = globalThis.__benchProbe; p.long.length = 0; p.updates.length = 0; p.frames.length = 0; }"
+    )
     t_task = _metric(cdp, "TaskDuration")
     start = page.evaluate("() => performance.timeOrigin + performance.now()")
     _run_cell(page, index)
@@ -184,9 +198,12 @@ def measure(page: Any, cdp: Any, lab_page: Any, index: int, name: str) -> Run:
     page.wait_for_function(_CELL_DONE, arg=index, timeout=600_000)
     end = page.evaluate("() => performance.timeOrigin + performance.now()")
     page.wait_for_timeout(3000)
-    got = page.evaluate("() => { const p = globalThis.__benchProbe; return {long: p.long, updates: p.updates, frames: p.frames}; }")
-    run = Run(name, start, end, [(t, d) for t, d in got["long"] if t >= start],
-              [(t, n, ms) for t, n, ms in got["updates"]])
+    got = page.evaluate(
+        "() => { const p = globalThis.__benchProbe; return {long: p.long, updates: p.updates, frames: p.frames}; }"
+    )
+    run = Run(
+        name, start, end, [(t, d) for t, d in got["long"] if t >= start], [(t, n, ms) for t, n, ms in got["updates"]]
+    )
     run.task_ms = (_metric(cdp, "TaskDuration") - t_task) * 1000
     run.frames = [tuple(f) for f in got["frames"] if f[0] >= start]
     if name in PROFILE:
@@ -235,9 +252,12 @@ def main(argv: list[str] | None = None) -> int:
     answers["warm"] = "A short **warm-up** answer.\n\n```python\nx = 1\n```\n\n| a |\n|---|\n| 1 |\n"
     answers["again"] = answers["mix" if "mix" in answers else shapes[0]]
     (tmp / "answers.json").write_text(json.dumps(answers))
-    setup = (KERNEL_SETUP.replace("__ANSWERS__", repr(str(tmp / "answers.json")))
-             .replace("__ORDER__", repr(json.dumps(order))).replace("__CHUNK__", str(args.chunk))
-             .replace("__DELAY__", str(args.delay)))
+    setup = (
+        KERNEL_SETUP.replace("__ANSWERS__", repr(str(tmp / "answers.json")))
+        .replace("__ORDER__", repr(json.dumps(order)))
+        .replace("__CHUNK__", str(args.chunk))
+        .replace("__DELAY__", str(args.delay))
+    )
     cells = [setup, "%load_ext kandev_nb", "%%claude\nwarm up"]
     index: dict[str, int] = {}
     for name in shapes:
@@ -297,10 +317,12 @@ def main(argv: list[str] | None = None) -> int:
 def targets_line(name: str, run: Run, kb: int) -> str:
     """The issue's figures for run `name` on one line (ms; slope in ms per 100 KB), each
     with its target: ``targets, mix (112 KB, the swap included): TBT 33 ms (<= 100), ...``."""
-    return (f"targets, {name} ({kb} KB, the swap included): TBT {fmt(run.tbt)} ms (<= 100), "
-            f"worst task {fmt(run.worst)} ms (<= 100), long tasks {len(run.long)}, "
-            f"first token {fmt(run.first_token_ms, 1)} ms (<= 50), "
-            f"per-update slope {fmt(run.slope(), 2)} ms per 100 KB (flat: near 0)")
+    return (
+        f"targets, {name} ({kb} KB, the swap included): TBT {fmt(run.tbt)} ms (<= 100), "
+        f"worst task {fmt(run.worst)} ms (<= 100), long tasks {len(run.long)}, "
+        f"first token {fmt(run.first_token_ms, 1)} ms (<= 50), "
+        f"per-update slope {fmt(run.slope(), 2)} ms per 100 KB (flat: near 0)"
+    )
 
 
 def report(runs: dict[str, Run], shapes: list[str], above: int, answers: dict[str, str]) -> None:
@@ -310,36 +332,60 @@ def report(runs: dict[str, Run], shapes: list[str], above: int, answers: dict[st
         ups = [ms for _, _, ms in run.updates] or [math.nan]
         swap = max((d for _, d in run.swap()), default=0.0) if "/pre" not in name else math.nan
         label = (name.replace("/pre", ": plain <pre>") if "/pre" in name else f"{name}: %%claude") + (
-            f" ({len(answers.get(name.split('/')[0], '')) // 1000} KB)")
-        vals = (str(len(run.long)), fmt(run.tbt), fmt(run.worst), fmt(swap) if math.isfinite(swap) else "-", fmt(run.task_ms),
-                fmt(statistics.median(ups), 2), fmt(max(ups), 2), fmt(run.slope(), 2), fmt(run.first_token_ms, 1))
+            f" ({len(answers.get(name.split('/')[0], '')) // 1000} KB)"
+        )
+        vals = (
+            str(len(run.long)),
+            fmt(run.tbt),
+            fmt(run.worst),
+            fmt(swap) if math.isfinite(swap) else "-",
+            fmt(run.task_ms),
+            fmt(statistics.median(ups), 2),
+            fmt(max(ups), 2),
+            fmt(run.slope(), 2),
+            fmt(run.first_token_ms, 1),
+        )
         print(f"{label:<28}" + "".join(f"{v:>12}" for v in vals))
     print()
-    print("diagnostics: the 3 longest animation frames of each run (ms: frame, style+layout at its end, "
-          "scripts, forced layout in scripts; the longest script)")
+    print(
+        "diagnostics: the 3 longest animation frames of each run (ms: frame, style+layout at its end, "
+        "scripts, forced layout in scripts; the longest script)"
+    )
     for name, run in runs.items():
         for t, dur, layout, scripts, forced, top in sorted(run.frames, key=lambda f: -f[1])[:3]:
-            print(f"  frame {name}: +{(t - run.start) / 1000:.1f} s {dur:.0f} / {layout:.0f} / {scripts:.0f} / "
-                  f"{forced:.0f}  {top.strip()[:70]}")
+            print(
+                f"  frame {name}: +{(t - run.start) / 1000:.1f} s {dur:.0f} / {layout:.0f} / {scripts:.0f} / "
+                f"{forced:.0f}  {top.strip()[:70]}"
+            )
     print()
     print("ratios to the plain <pre> of the same run (kandev / baseline):")
     for name in shapes:
         a, b = runs[name], runs[name + "/pre"]
-        print(f"  {name}: TBT {ratio(a.tbt, b.tbt)}, worst task {ratio(a.worst, b.worst)}, "
-              f"main-thread {ratio(a.task_ms, b.task_ms)}, first token {ratio(a.first_token_ms, b.first_token_ms)}")
+        print(
+            f"  {name}: TBT {ratio(a.tbt, b.tbt)}, worst task {ratio(a.worst, b.worst)}, "
+            f"main-thread {ratio(a.task_ms, b.task_ms)}, first token {ratio(a.first_token_ms, b.first_token_ms)}"
+        )
     again, base = runs["again"], runs[shapes[-1] if "mix" not in shapes else "mix"]
-    print(f"with {above} finished turns above: main-thread {ratio(again.task_ms, base.task_ms)}, "
-          f"TBT {fmt(again.tbt)} ms (none above: {fmt(base.tbt)} ms), "
-          f"per update median {fmt(statistics.median([m for *_, m in again.updates] or [math.nan]), 2)} ms")
+    print(
+        f"with {above} finished turns above: main-thread {ratio(again.task_ms, base.task_ms)}, "
+        f"TBT {fmt(again.tbt)} ms (none above: {fmt(base.tbt)} ms), "
+        f"per update median {fmt(statistics.median([m for *_, m in again.updates] or [math.nan]), 2)} ms"
+    )
     print()
     key = "mix" if "mix" in shapes else shapes[0]
     a, b = runs[key], runs[key + "/pre"]
     print(targets_line(key, a, len(answers.get(key, "")) // 1000))
     headline(f"main-thread time, {key}", a.task_ms / b.task_ms if b.task_ms else math.nan, "plain <pre>")
-    headline(f"first token on the page, {key}", a.first_token_ms / b.first_token_ms
-             if b.first_token_ms else math.nan, "plain <pre>")
-    headline(f"main-thread time with {above} finished turns above", again.task_ms / base.task_ms
-             if base.task_ms else math.nan, "none above")
+    headline(
+        f"first token on the page, {key}",
+        a.first_token_ms / b.first_token_ms if b.first_token_ms else math.nan,
+        "plain <pre>",
+    )
+    headline(
+        f"main-thread time with {above} finished turns above",
+        again.task_ms / base.task_ms if base.task_ms else math.nan,
+        "none above",
+    )
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@ the filtered reads, the summary, and recording turns one by one.
 Run from a clone: ``python benchmarks/bench_ledger.py [--quick] [--rows 1000000] [--path
 ledger.sqlite] [--postgres URL | --no-postgres]``; ``--quick`` reads 5,000 rows. It prints
 its figures, the closing table and, last, one headline per backend: the speed of
-:meth:`RunLedger.runs` as a ratio to ``pandas.read_sql`` of the same table, same run. Without ``--postgres`` a throwaway PostgreSQL cluster is
+:meth:`RunLedger.runs` as a ratio to ``pandas.read_sql`` of the same table, same run.
+Without ``--postgres`` a throwaway PostgreSQL cluster is
 started (:mod:`kandev_nb.testing.postgres`, Debian's server from
 ``python -m kandev_nb.testing.install``) when one is installed. Prints figures; asserts
 nothing. Rows are bulk-inserted with executemany in chunks (not through
@@ -58,31 +59,61 @@ def turn_rows(count: int, seed: int = 1, first: int = 0, total_count: int | None
         used = {name: rng.randint(1, 3) for name in rng.sample(TOOLS, rng.randint(0, 3))}
         began = start + dt.timedelta(minutes=i)
         prompt = f"prompt number {i}: " + "x" * rng.randint(10, 400)
-        rows.append({
-            "started_at": began, "ended_at": began + dt.timedelta(seconds=rng.uniform(1, 40)),
-            "notebook": f"/home/user/project/nb{i % 20}.ipynb", "execution_count": i % 300,
-            "session_name": "default", "session_id": f"session-{i // 50:05d}", "cwd": "/home/user/project",
-            "prompt": prompt, "prompt_chars": len(prompt),
-            "model": rng.choice(MODELS), "models": MODELS[0], "cost_usd": cost, "total_cost_usd": total,
-            "input_tokens": rng.randint(100, 50_000), "output_tokens": rng.randint(10, 4000),
-            "cache_read_input_tokens": rng.randint(0, 100_000), "cache_creation_input_tokens": rng.randint(0, 5000),
-            "duration_ms": rng.randint(500, 60_000), "duration_api_ms": rng.randint(400, 50_000),
-            "approval_wait_ms": rng.randint(0, 5000), "num_turns": rng.randint(1, 12),
-            "tool_calls": used, "tool_call_count": sum(used.values()), "permission_denials": rng.randint(0, 1),
-            "is_error": rng.random() < 0.03, "result_subtype": "success", "terminal_reason": "completed",
-            "api_error_status": None, "error": None, "last_message_uuid": f"uuid-{i}", "interrupted": False,
-            "cli_version": "2.1.332", "kandev_nb_version": __version__,
-            "user": USERS[i % 4], "host": "hub-node-1", "turn_uid": f"{i:032x}",
-        })
+        rows.append(
+            {
+                "started_at": began,
+                "ended_at": began + dt.timedelta(seconds=rng.uniform(1, 40)),
+                "notebook": f"/home/user/project/nb{i % 20}.ipynb",
+                "execution_count": i % 300,
+                "session_name": "default",
+                "session_id": f"session-{i // 50:05d}",
+                "cwd": "/home/user/project",
+                "prompt": prompt,
+                "prompt_chars": len(prompt),
+                "model": rng.choice(MODELS),
+                "models": MODELS[0],
+                "cost_usd": cost,
+                "total_cost_usd": total,
+                "input_tokens": rng.randint(100, 50_000),
+                "output_tokens": rng.randint(10, 4000),
+                "cache_read_input_tokens": rng.randint(0, 100_000),
+                "cache_creation_input_tokens": rng.randint(0, 5000),
+                "duration_ms": rng.randint(500, 60_000),
+                "duration_api_ms": rng.randint(400, 50_000),
+                "approval_wait_ms": rng.randint(0, 5000),
+                "num_turns": rng.randint(1, 12),
+                "tool_calls": used,
+                "tool_call_count": sum(used.values()),
+                "permission_denials": rng.randint(0, 1),
+                "is_error": rng.random() < 0.03,
+                "result_subtype": "success",
+                "terminal_reason": "completed",
+                "api_error_status": None,
+                "error": None,
+                "last_message_uuid": f"uuid-{i}",
+                "interrupted": False,
+                "cli_version": "2.1.332",
+                "kandev_nb_version": __version__,
+                "user": USERS[i % 4],
+                "host": "hub-node-1",
+                "turn_uid": f"{i:032x}",
+            }
+        )
     return rows
 
 
 def sample_turn() -> Turn:
     """A finished turn as :class:`~kandev_nb.agent.session.Session` would hand it over."""
     turn = Turn(prompt="benchmark")
-    stats = ev.TurnStats(session_id="bench", result_subtype="success", cost_usd=0.01, total_cost_usd=0.01,
-                         input_tokens=100, output_tokens=20,
-                         model_usage={MODELS[0]: ev.ModelUsage(input_tokens=100, output_tokens=20, cost_usd=0.01)})
+    stats = ev.TurnStats(
+        session_id="bench",
+        result_subtype="success",
+        cost_usd=0.01,
+        total_cost_usd=0.01,
+        input_tokens=100,
+        output_tokens=20,
+        model_usage={MODELS[0]: ev.ModelUsage(input_tokens=100, output_tokens=20, cost_usd=0.01)},
+    )
     turn.add(ev.Complete(stats=stats, session_id="bench"))
     return turn
 
@@ -115,14 +146,28 @@ def fill(ledger: RunLedger, count: int) -> int:
         rows = turn_rows(min(CHUNK, count - first), first=first, total_count=count)
         with ledger.engine.begin() as conn:
             conn.execute(turns_table.insert(), rows)
-            ids = conn.execute(sa.select(turns_table.c.id).where(turns_table.c.id > first)
-                               .order_by(turns_table.c.id)).scalars().all()
-            conn.execute(tool_calls_table.insert(), [
-                {"turn_id": turn_id, "seq": 0, "tool_use_id": f"toolu_{turn_id}", "tool_name": TOOLS[turn_id % 5],
-                 "kind": "shell_exec", "status": "complete", "duration_ms": turn_id % 900,
-                 "decision": "allow", "decided_by": "person"}
-                for turn_id in ids
-            ])
+            ids = (
+                conn.execute(sa.select(turns_table.c.id).where(turns_table.c.id > first).order_by(turns_table.c.id))
+                .scalars()
+                .all()
+            )
+            conn.execute(
+                tool_calls_table.insert(),
+                [
+                    {
+                        "turn_id": turn_id,
+                        "seq": 0,
+                        "tool_use_id": f"toolu_{turn_id}",
+                        "tool_name": TOOLS[turn_id % 5],
+                        "kind": "shell_exec",
+                        "status": "complete",
+                        "duration_ms": turn_id % 900,
+                        "decision": "allow",
+                        "decided_by": "person",
+                    }
+                    for turn_id in ids
+                ],
+            )
             calls += len(ids)
     return calls
 
@@ -135,8 +180,10 @@ def bench(name: str, ledger: RunLedger, args: argparse.Namespace) -> dict[str, A
     print(f"insert {args.rows:,} turns + {calls:,} tool calls (executemany)  {time.perf_counter() - began:8.3f} s")
     frame = timed(f"runs() -> DataFrame of {args.rows:,} rows", ledger.runs, args.repeat)
     ours = _best
-    print(f"  {args.rows / ours:,.0f} rows/s; DataFrame memory {frame.memory_usage(deep=True).sum() / 1e6:.1f} MB, "
-          f"{frame.shape[1]} columns")
+    print(
+        f"  {args.rows / ours:,.0f} rows/s; DataFrame memory {frame.memory_usage(deep=True).sum() / 1e6:.1f} MB, "
+        f"{frame.shape[1]} columns"
+    )
 
     def plain() -> pd.DataFrame:
         with ledger.engine.connect() as conn:
@@ -157,8 +204,15 @@ def bench(name: str, ledger: RunLedger, args: argparse.Namespace) -> dict[str, A
         ledger.record(sample_turn())
     per = (time.perf_counter() - began) / args.records
     print(f"record() one turn per transaction: {per * 1000:.2f} ms per turn ({1 / per:,.0f} turns/s)")
-    return {"backend": name, "rows": args.rows, "runs_s": ours, "rows_per_s": args.rows / ours,
-            "read_sql_s": theirs, "ratio": ours / theirs, "record_ms": per * 1000}
+    return {
+        "backend": name,
+        "rows": args.rows,
+        "runs_s": ours,
+        "rows_per_s": args.rows / ours,
+        "read_sql_s": theirs,
+        "ratio": ours / theirs,
+        "record_ms": per * 1000,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -195,10 +249,14 @@ def main(argv: list[str] | None = None) -> int:
                 lines.append(bench("postgresql", ledger, args))
     print("\nbackend      rows        runs() s   rows/s      read_sql s  runs()/read_sql  record ms")
     for line in lines:
-        print(f"{line['backend']:<12} {line['rows']:<11,} {line['runs_s']:<10.3f} {line['rows_per_s']:<11,.0f} "
-              f"{line['read_sql_s']:<11.3f} {line['ratio']:<16.2f} {line['record_ms']:.2f}")
+        print(
+            f"{line['backend']:<12} {line['rows']:<11,} {line['runs_s']:<10.3f} {line['rows_per_s']:<11,.0f} "
+            f"{line['read_sql_s']:<11.3f} {line['ratio']:<16.2f} {line['record_ms']:.2f}"
+        )
     for line in lines:
-        headline(f"{line['backend']} runs() of {line['rows']:,} rows", 1 / line["ratio"], "the speed of pandas.read_sql")
+        headline(
+            f"{line['backend']} runs() of {line['rows']:,} rows", 1 / line["ratio"], "the speed of pandas.read_sql"
+        )
     return 0
 
 

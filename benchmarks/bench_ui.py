@@ -57,8 +57,11 @@ __all__ = ["main"]
 
 
 def _row(name: str, res: Result) -> str:
-    return (f"{name:<44} {res.deltas:>7,} {res.text_bytes / 1024:>7.1f} {res.updates:>7,} {res.max_1s:>3} ({res.max_1s_all:>2}) "
-            f"{res.per_delta:>8.4f} {res.bytes / 1024:>9.1f} {res.per_byte:>8.2f} {res.wire_per_byte:>8.2f}")
+    return (
+        f"{name:<44} {res.deltas:>7,} {res.text_bytes / 1024:>7.1f} {res.updates:>7,} "
+        f"{res.max_1s:>3} ({res.max_1s_all:>2}) "
+        f"{res.per_delta:>8.4f} {res.bytes / 1024:>9.1f} {res.per_byte:>8.2f} {res.wire_per_byte:>8.2f}"
+    )
 
 
 def _yes(ok: bool) -> str:
@@ -82,9 +85,14 @@ def main(argv: list[str]) -> int:
     from kandev_nb.notebook.widgets.stream import ASSETS
 
     lib_bytes = len((ASSETS / "kandev_lib.js").read_bytes()) + len((ASSETS / "kandev.css").read_bytes())
-    print(f"Streaming text (simulated clock; bytes = comm payload JSON; wire = + {ui_sim.ENVELOPE} B Jupyter envelope/msg)")
-    print(f"{'case':<44} {'deltas':>7} {'KB text':>7} {'updates':>7} {'max/1s':>7} {'upd/delta':>9} "
-          f"{'KB sent':>9} {'B/B':>8} {'wire B/B':>8}")
+    print(
+        "Streaming text (simulated clock; bytes = comm payload JSON; "
+        f"wire = + {ui_sim.ENVELOPE} B Jupyter envelope/msg)"
+    )
+    print(
+        f"{'case':<44} {'deltas':>7} {'KB text':>7} {'updates':>7} {'max/1s':>7} {'upd/delta':>9} "
+        f"{'KB sent':>9} {'B/B':>8} {'wire B/B':>8}"
+    )
     t12 = markdown_text(12_000, seed=2)
     t80 = markdown_text(80_000, seed=3)
     t20 = markdown_text(20_000, seed=4)
@@ -94,10 +102,14 @@ def main(argv: list[str]) -> int:
         ("append: 10,000 deltas, 20 KB, 1 s", lambda: ui_sim._stream("append", deltas(t20, 10_000), 1.0)),
     ]
     if not args.quick:
-        cases += [("paragraphs: 6,000 deltas, 12 KB, 0.6 s", lambda: ui_sim._stream("paragraphs", deltas(t12, 6000), 0.6)),
-                  ("paragraphs: 80 KB over 60 s", lambda: ui_sim._stream("paragraphs", deltas(t80, 6667), 60.0))]
+        cases += [
+            ("paragraphs: 6,000 deltas, 12 KB, 0.6 s", lambda: ui_sim._stream("paragraphs", deltas(t12, 6000), 0.6)),
+            ("paragraphs: 80 KB over 60 s", lambda: ui_sim._stream("paragraphs", deltas(t80, 6667), 60.0)),
+        ]
     if args.naive:
-        cases.append(("naive (whole value per delta): 6,000 deltas", lambda: ui_sim._stream("naive", deltas(t12, 6000), 0.6)))
+        cases.append(
+            ("naive (whole value per delta): 6,000 deltas", lambda: ui_sim._stream("naive", deltas(t12, 6000), 0.6))
+        )
     sim: dict[str, Result] = {}
     for name, fn in cases:
         sim[name] = fn()
@@ -128,14 +140,19 @@ def main(argv: list[str]) -> int:
     for kind, size in (("shell stdout", 5 * 2**20), ("file read", 2 * 2**20)):
         total, before, after = ui_sim._big_output("shell" if kind.startswith("shell") else "read", size)
         big[kind] = (total, before, after)
-        print(f"{kind:<28} {total / 2**20:>8.1f}MB {before / 1024:>14.1f}KB {before / total:>8.4f} "
-              f"{after / 2**20:>10.2f}MB {after / total:>8.2f}")
+        print(
+            f"{kind:<28} {total / 2**20:>8.1f}MB {before / 1024:>14.1f}KB {before / total:>8.4f} "
+            f"{after / 2**20:>10.2f}MB {after / total:>8.2f}"
+        )
 
     real: Real | None = None
     sim_mem: tuple[float, int, int] | None = None
     if not args.no_real:
-        print(f"\nReal CLI, one run: raw stdin/stdout loop vs %%claude path ({args.deltas:,}-delta turns, "
-              f"{rounds} rounds alternating; then {turns} small turns for memory)", flush=True)
+        print(
+            f"\nReal CLI, one run: raw stdin/stdout loop vs %%claude path ({args.deltas:,}-delta turns, "
+            f"{rounds} rounds alternating; then {turns} small turns for memory)",
+            flush=True,
+        )
         try:
             real = asyncio.run(run_real(args.deltas, rounds, turns, lambda s: print(s, flush=True)))
         except Exception as exc:  # noqa: BLE001 - no CLI here: say so, print the rest
@@ -143,73 +160,189 @@ def main(argv: list[str]) -> int:
     if real is None:
         print(f"\nMemory after {turns} finished TurnViews (no CLI; 4 KB text + one tool each)")
         sim_mem = ui_sim._memory(turns)
-        print(f"  Python heap growth {sim_mem[0]:.1f} MB; widgets still open: {sim_mem[1]}; "
-              f"static renderings kept: {sim_mem[2] / 2**20:.2f} MB")
+        print(
+            f"  Python heap growth {sim_mem[0]:.1f} MB; widgets still open: {sim_mem[1]}; "
+            f"static renderings kept: {sim_mem[2] / 2**20:.2f} MB"
+        )
     _summary(sim, checks, big, real, sim_mem, turns)
     _headlines(sim, real)
     return 0
 
 
-def _summary(sim: dict[str, Result], checks: dict[str, bool], big: dict[str, tuple[int, int, int]],
-             real: Real | None, sim_mem: tuple[float, int, int] | None, turns: int) -> None:
+def _summary(
+    sim: dict[str, Result],
+    checks: dict[str, bool],
+    big: dict[str, tuple[int, int, int]],
+    real: Real | None,
+    sim_mem: tuple[float, int, int] | None,
+    turns: int,
+) -> None:
     rows: list[tuple[str, str, str, str]] = []
     s80 = sim["append: 80 KB over 60 s (6,667 deltas)"]
     s6 = sim["append: 6,000 deltas, 12 KB, 0.6 s"]
-    rows.append(("bytes/byte, 80 KB over 60 s (payload; wire)", "<= 4",
-                 f"{s80.per_byte:.2f}; {s80.wire_per_byte:.2f}", _yes(s80.per_byte <= 4)))
-    rows.append(("bytes/byte, 6,000-delta turn, simulated (payload; wire)", "<= 4",
-                 f"{s6.per_byte:.2f}; {s6.wire_per_byte:.2f}", _yes(s6.per_byte <= 4)))
+    rows.append(
+        (
+            "bytes/byte, 80 KB over 60 s (payload; wire)",
+            "<= 4",
+            f"{s80.per_byte:.2f}; {s80.wire_per_byte:.2f}",
+            _yes(s80.per_byte <= 4),
+        )
+    )
+    rows.append(
+        (
+            "bytes/byte, 6,000-delta turn, simulated (payload; wire)",
+            "<= 4",
+            f"{s6.per_byte:.2f}; {s6.wire_per_byte:.2f}",
+            _yes(s6.per_byte <= 4),
+        )
+    )
     if real is not None and real.comm_bytes:
         bb = median([float(b) for b in real.comm_bytes]) / real.text_bytes
-        rows.append((f"bytes/byte, {real.deltas:,}-delta turn, real CLI (all comm msgs of the turn)", "<= 4",
-                     f"{bb:.2f} (+ static rendering {median([float(b) for b in real.display_bytes]) / 1024:.0f} KB)",
-                     _yes(bb <= 4)))
+        rows.append(
+            (
+                f"bytes/byte, {real.deltas:,}-delta turn, real CLI (all comm msgs of the turn)",
+                "<= 4",
+                f"{bb:.2f} (+ static rendering {median([float(b) for b in real.display_bytes]) / 1024:.0f} KB)",
+                _yes(bb <= 4),
+            )
+        )
     appends = [x for name, x in sim.items() if name.startswith("append")]
     most, most_all = max(x.max_1s for x in appends), max(x.max_1s_all for x in appends)
-    rows.append(("text updates in any 1 s while streaming, simulated (+ end-of-turn flush)", "<= 20",
-                 f"{most} ({most_all})", _yes(most <= 20)))
+    rows.append(
+        (
+            "text updates in any 1 s while streaming, simulated (+ end-of-turn flush)",
+            "<= 20",
+            f"{most} ({most_all})",
+            _yes(most <= 20),
+        )
+    )
     if real is not None:
-        rows.append(("text updates in any 1 s while streaming, real CLI (+ end-of-turn flush)", "<= 20",
-                     f"{real.max_updates_1s} ({real.max_updates_1s_all})", _yes(real.max_updates_1s <= 20)))
+        rows.append(
+            (
+                "text updates in any 1 s while streaming, real CLI (+ end-of-turn flush)",
+                "<= 20",
+                f"{real.max_updates_1s} ({real.max_updates_1s_all})",
+                _yes(real.max_updates_1s <= 20),
+            )
+        )
         if real.latency_ms:
             lat = (median(real.latency_ms), max(real.latency_ms))
-            rows.append(("first token: CLI line read -> widget append sent (median; max)", "<= 50 ms",
-                         f"{lat[0]:.1f} ms; {lat[1]:.1f} ms", _yes(lat[1] <= 50)))
-            rows.append(("prompt sent -> first delta: raw loop vs %%claude widget (median)", "report",
-                         f"{median(real.raw_ttft_ms):.0f} ms vs {median(real.kandev_ttft_ms):.0f} ms", ""))
+            rows.append(
+                (
+                    "first token: CLI line read -> widget append sent (median; max)",
+                    "<= 50 ms",
+                    f"{lat[0]:.1f} ms; {lat[1]:.1f} ms",
+                    _yes(lat[1] <= 50),
+                )
+            )
+            rows.append(
+                (
+                    "prompt sent -> first delta: raw loop vs %%claude widget (median)",
+                    "report",
+                    f"{median(real.raw_ttft_ms):.0f} ms vs {median(real.kandev_ttft_ms):.0f} ms",
+                    "",
+                )
+            )
     for name, ok in checks.items():
         rows.append((f"final rendering equal to the text: {name}", "equal", "equal" if ok else "DIFFERENT", _yes(ok)))
     if real is not None:
-        rows.append(("final rendering: real CLI turn text == scripted text", "equal",
-                     "equal" if real.text_equal else "DIFFERENT", _yes(real.text_equal)))
+        rows.append(
+            (
+                "final rendering: real CLI turn text == scripted text",
+                "equal",
+                "equal" if real.text_equal else "DIFFERENT",
+                _yes(real.text_equal),
+            )
+        )
     for kind, (total, before, after) in big.items():
-        rows.append((f"large output, {kind} {total / 2**20:.0f} MB: sent before / after Show all", "bounded",
-                     f"{before / 1024:.1f} KB / {after / 2**20:.2f} MB", _yes(before < 64 * 1024)))
+        rows.append(
+            (
+                f"large output, {kind} {total / 2**20:.0f} MB: sent before / after Show all",
+                "bounded",
+                f"{before / 1024:.1f} KB / {after / 2**20:.2f} MB",
+                _yes(before < 64 * 1024),
+            )
+        )
     if real is not None and real.raw:
         raw_m, k_m = median(real.raw), median(real.kandev)
-        rows.append((f"warm turn, raw loop (median of {len(real.raw)}; best)", "",
-                     f"{raw_m:.3f} s; {min(real.raw):.3f} s", ""))
-        rows.append((f"warm turn, %%claude path (median of {len(real.kandev)}; best)", "",
-                     f"{k_m:.3f} s; {min(real.kandev):.3f} s", ""))
+        rows.append(
+            (f"warm turn, raw loop (median of {len(real.raw)}; best)", "", f"{raw_m:.3f} s; {min(real.raw):.3f} s", "")
+        )
+        rows.append(
+            (
+                f"warm turn, %%claude path (median of {len(real.kandev)}; best)",
+                "",
+                f"{k_m:.3f} s; {min(real.kandev):.3f} s",
+                "",
+            )
+        )
         ratio = k_m / raw_m
-        rows.append(("per-turn overhead: %%claude / raw (medians; bests)", "<= 1.1",
-                     f"{ratio:.3f}; {min(real.kandev) / min(real.raw):.3f}", _yes(ratio <= 1.1)))
-        rows.append(("%%claude after the result line (finish, ledger; median; max)", "report",
-                     f"{median(real.tail_ms):.0f} ms; {max(real.tail_ms, default=float('nan')):.0f} ms", ""))
-        rows.append(("our CPU per warm turn: raw loop vs %%claude (median)", "report",
-                     f"{median(real.raw_cpu) * 1000:.0f} ms vs {median(real.kandev_cpu) * 1000:.0f} ms", ""))
-        rows.append(("start-up (process + initialize): raw vs kandev Session.start", "report",
-                     f"{real.raw_start:.2f} s vs {real.kandev_start:.2f} s", ""))
-        rows.append(("first turn incl. start-up: raw vs %%claude", "report",
-                     f"{real.raw_first:.2f} s vs {real.kandev_first:.2f} s", ""))
+        rows.append(
+            (
+                "per-turn overhead: %%claude / raw (medians; bests)",
+                "<= 1.1",
+                f"{ratio:.3f}; {min(real.kandev) / min(real.raw):.3f}",
+                _yes(ratio <= 1.1),
+            )
+        )
+        rows.append(
+            (
+                "%%claude after the result line (finish, ledger; median; max)",
+                "report",
+                f"{median(real.tail_ms):.0f} ms; {max(real.tail_ms, default=float('nan')):.0f} ms",
+                "",
+            )
+        )
+        rows.append(
+            (
+                "our CPU per warm turn: raw loop vs %%claude (median)",
+                "report",
+                f"{median(real.raw_cpu) * 1000:.0f} ms vs {median(real.kandev_cpu) * 1000:.0f} ms",
+                "",
+            )
+        )
+        rows.append(
+            (
+                "start-up (process + initialize): raw vs kandev Session.start",
+                "report",
+                f"{real.raw_start:.2f} s vs {real.kandev_start:.2f} s",
+                "",
+            )
+        )
+        rows.append(
+            (
+                "first turn incl. start-up: raw vs %%claude",
+                "report",
+                f"{real.raw_first:.2f} s vs {real.kandev_first:.2f} s",
+                "",
+            )
+        )
     if real is not None and real.mem_turns:
-        rows.append((f"memory after {real.mem_turns} warm %%claude turns, one session: RSS growth", "< 50 MB",
-                     f"{real.rss_mb:.1f} MB", _yes(real.rss_mb < 50)))
-        rows.append((f"memory after {real.mem_turns} warm %%claude turns: Python heap growth", "< 50 MB",
-                     f"{real.heap_mb:.1f} MB", _yes(real.heap_mb < 50)))
+        rows.append(
+            (
+                f"memory after {real.mem_turns} warm %%claude turns, one session: RSS growth",
+                "< 50 MB",
+                f"{real.rss_mb:.1f} MB",
+                _yes(real.rss_mb < 50),
+            )
+        )
+        rows.append(
+            (
+                f"memory after {real.mem_turns} warm %%claude turns: Python heap growth",
+                "< 50 MB",
+                f"{real.heap_mb:.1f} MB",
+                _yes(real.heap_mb < 50),
+            )
+        )
     elif sim_mem is not None:
-        rows.append((f"memory after {turns} finished TurnViews (no CLI): Python heap growth", "< 50 MB",
-                     f"{sim_mem[0]:.1f} MB", _yes(sim_mem[0] < 50)))
+        rows.append(
+            (
+                f"memory after {turns} finished TurnViews (no CLI): Python heap growth",
+                "< 50 MB",
+                f"{sim_mem[0]:.1f} MB",
+                _yes(sim_mem[0] < 50),
+            )
+        )
     width = max(len(r[0]) for r in rows)
     print("\nIssue 8: every figure")
     print(f"{'figure':<{width}}  {'target':>8}  {'measured':<34} result")
@@ -222,9 +355,12 @@ def _headlines(sim: dict[str, Result], real: Real | None) -> None:
     headline("bytes sent, 80 KB over 60 s (payload)", s80.per_byte, "the text's bytes")
     if real is not None and real.raw and real.kandev:
         headline("warm turn, %%claude path (wall, medians)", median(real.kandev) / median(real.raw), "the raw loop")
-        headline(f"kernel CPU per {real.deltas:,}-delta turn, %%claude "
-                 f"({median(real.kandev_cpu) * 1000:.0f} ms vs {median(real.raw_cpu) * 1000:.0f} ms, medians)",
-                 median(real.kandev_cpu) / median(real.raw_cpu), "the raw loop")
+        headline(
+            f"kernel CPU per {real.deltas:,}-delta turn, %%claude "
+            f"({median(real.kandev_cpu) * 1000:.0f} ms vs {median(real.raw_cpu) * 1000:.0f} ms, medians)",
+            median(real.kandev_cpu) / median(real.raw_cpu),
+            "the raw loop",
+        )
 
 
 if __name__ == "__main__":

@@ -134,8 +134,7 @@ def claude_sessions(cwd: str | None = None) -> pd.DataFrame:
     from kandev_nb.ledger import transcripts
     from kandev_nb.notebook import magic
 
-    return transcripts.claude_sessions(cwd or magic.settings.cwd,
-                                       config=transcripts.config_dir(magic.settings.env))
+    return transcripts.claude_sessions(cwd or magic.settings.cwd, config=transcripts.config_dir(magic.settings.env))
 
 
 def tool_call(tool_use_id: str) -> ToolRecord:
@@ -163,8 +162,10 @@ def tool_call(tool_use_id: str) -> ToolRecord:
         record = turn.tools.get(tool_use_id)
         if record is not None:
             return record
-    raise KeyError(f"no tool call {tool_use_id!r} in this kernel's %%claude turns "
-                   f"({len(turns)} turns kept; a restarted kernel keeps none)")
+    raise KeyError(
+        f"no tool call {tool_use_id!r} in this kernel's %%claude turns "
+        f"({len(turns)} turns kept; a restarted kernel keeps none)"
+    )
 
 
 def tool_calls(**filters: Any) -> pd.DataFrame:

@@ -251,6 +251,8 @@ class HookError(KandevError, ValueError):
 class HookWarning(KandevError, UserWarning):
     """A Python hook raised, timed out or returned something malformed; the CLI got a deny
     (gating events) or no decision (the others), with the error text. Shown in the cell."""
+
+
 class QuestionError(KandevError, ValueError):
     """An AskUserQuestion input or answer kandev-nb cannot use (kandev_nb.agent.questions):
     no questions or more than four, a question with fewer than two or more than four

@@ -122,7 +122,7 @@ def test_no_import_cycle_at_import_time() -> None:
         stack.append(node)
         for nxt in sorted(graph[node]):
             if state.get(nxt) == 1:
-                return [*stack[stack.index(nxt):], nxt]
+                return [*stack[stack.index(nxt) :], nxt]
             if nxt not in state and (cycle := dfs(nxt)):
                 return cycle
         stack.pop()

@@ -23,12 +23,28 @@ def test_mypy_strict() -> None:
 
 
 def test_ruff() -> None:
-    done = _run("ruff", "check", "kandev_nb", "tests")
+    done = _run("ruff", "check", "kandev_nb", "tests", "benchmarks")
     assert done.returncode == 0, done.stdout[-4000:]
 
 
-@pytest.mark.parametrize("module", ["kandev_nb", "kandev_nb.agent.events", "kandev_nb.agent.tools", "kandev_nb.wire.protocol",
-                                    "kandev_nb.agent.session", "kandev_nb.agent.permissions", "kandev_nb.testing"])
+def test_ruff_format() -> None:
+    """The tree is as `ruff format` writes it (line length 120, pyproject.toml)."""
+    done = _run("ruff", "format", "--check", "kandev_nb", "tests", "benchmarks")
+    assert done.returncode == 0, done.stdout[-4000:]
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "kandev_nb",
+        "kandev_nb.agent.events",
+        "kandev_nb.agent.tools",
+        "kandev_nb.wire.protocol",
+        "kandev_nb.agent.session",
+        "kandev_nb.agent.permissions",
+        "kandev_nb.testing",
+    ],
+)
 def test_all_names_exist_and_are_documented(module: str) -> None:
     mod = importlib.import_module(module)
     for name in mod.__all__:

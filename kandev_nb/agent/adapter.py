@@ -75,9 +75,17 @@ INTERRUPTED_TEXT = "[Request interrupted by user"
 
 _IGNORED_SYSTEM = frozenset(
     {
-        "thinking_tokens", "hook_started", "hook_progress", "hook_response", "permission_denied",
-        "informational", "local_command_output", "files_persisted", "session_state_changed",
-        "memory_saved", "stop_hook_summary",
+        "thinking_tokens",
+        "hook_started",
+        "hook_progress",
+        "hook_response",
+        "permission_denied",
+        "informational",
+        "local_command_output",
+        "files_persisted",
+        "session_state_changed",
+        "memory_saved",
+        "stop_hook_summary",
         "background_tasks_changed",  # a snapshot of running tasks; task_* messages carry each change
     }
 )
@@ -92,6 +100,8 @@ _TOOL_USE_BLOCKS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
 _SERVER_RESULT_BLOCKS = frozenset({"web_search_tool_result", "web_fetch_tool_result", "mcp_tool_result"})
 _QUIET_BLOCKS = frozenset({"redacted_thinking", "image", "document", "container_upload"})
 _LOCAL_OUTPUT = re.compile(r"<local-command-std(?:out|err)>(.*?)</local-command-std(?:out|err)>", re.DOTALL)
+
+
 class Adapter(StreamRules):
     """The per-session state machine from wire messages to AgentEvents.
 
@@ -259,8 +269,14 @@ class Adapter(StreamRules):
             elif btype in _SERVER_RESULT_BLOCKS:
                 out += self._tool_result(block, parent, None)
             elif btype not in _QUIET_BLOCKS:
-                out.append(ev.Unknown(raw=msg.raw, reason=f"unknown content block type {btype!r}",
-                                      session_id=sid, parent_tool_use_id=parent))
+                out.append(
+                    ev.Unknown(
+                        raw=msg.raw,
+                        reason=f"unknown content block type {btype!r}",
+                        session_id=sid,
+                        parent_tool_use_id=parent,
+                    )
+                )
         return out
 
     def _tool_use(self, block: dict[str, Any], parent: str | None) -> list[ev.AgentEvent]:
@@ -341,7 +357,9 @@ class Adapter(StreamRules):
                 out.append(ev.Todos(items=todos, session_id=self.session_id))
         return out
 
-    def _update_todos(self, tool_id: str, call: NormalizedPayload, result: NormalizedPayload) -> tuple[TodoItem, ...] | None:
+    def _update_todos(
+        self, tool_id: str, call: NormalizedPayload, result: NormalizedPayload
+    ) -> tuple[TodoItem, ...] | None:
         """Apply a todo tool's successful result to the list; None if `call` is not one."""
         if isinstance(call, ManageTodos) and call.operation == "replace":
             prefix = f"sdk-{self.session_id or 'session'}-"
@@ -353,16 +371,15 @@ class Adapter(StreamRules):
             # TaskList is the whole list, but without each task's active form: keep ours.
             self.todos = {
                 item.id: item.model_copy(update={"active_form": self.todos[item.id].active_form})
-                if item.id in self.todos and item.active_form is None else item
+                if item.id in self.todos and item.active_form is None
+                else item
                 for item in result.items
             }
         elif isinstance(call, ManageTodos) and call.operation in ("update", "delete"):
             self._apply_task_update(self.tool_inputs.get(tool_id, {}))
         elif isinstance(result, CreateTask):
             task_id = result.task_id or str(len(self.todos) + 1)
-            self.todos[task_id] = TodoItem(
-                id=task_id, description=result.title, active_form=result.active_form
-            )
+            self.todos[task_id] = TodoItem(id=task_id, description=result.title, active_form=result.active_form)
         else:
             return None
         return tuple(self.todos.values())
@@ -533,7 +550,9 @@ class Adapter(StreamRules):
         stats = self.usage.stats(msg, model_usage, main or self._main_key or self.main_model, self.session_id)
         if msg.raw.get("structured_output") is not None:  # --json-schema (agent/structured.py)
             stats = stats.model_copy(update={"structured_output": msg.raw["structured_output"]})
-        out.append(trusted(ev.Complete)(stats=stats, last_message_uuid=self.last_message_uuid, session_id=self.session_id))
+        out.append(
+            trusted(ev.Complete)(stats=stats, last_message_uuid=self.last_message_uuid, session_id=self.session_id)
+        )
         self._shown_text = False
         self._interrupted = False
         self._error_text = None

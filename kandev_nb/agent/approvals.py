@@ -37,11 +37,33 @@ __all__ = ["NO_APPROVAL_NOTE", "UNASKED_TOOL_TIMEOUT_S", "Answer", "ApprovalBrok
 
 log = logging.getLogger("kandev_nb")
 
-NO_APPROVAL_NOTE = frozenset({
-    "Read", "Glob", "Grep", "LS", "NotebookRead", "TodoWrite", "Task", "Agent", "TaskCreate", "TaskUpdate",
-    "TaskList", "TaskGet", "TaskOutput", "TaskStop", "ToolSearch", "Skill", "EnterPlanMode", "ExitPlanMode",
-    "AskUserQuestion", "ListAgents", "Monitor", "SendMessage", "CronList",
-})
+NO_APPROVAL_NOTE = frozenset(
+    {
+        "Read",
+        "Glob",
+        "Grep",
+        "LS",
+        "NotebookRead",
+        "TodoWrite",
+        "Task",
+        "Agent",
+        "TaskCreate",
+        "TaskUpdate",
+        "TaskList",
+        "TaskGet",
+        "TaskOutput",
+        "TaskStop",
+        "ToolSearch",
+        "Skill",
+        "EnterPlanMode",
+        "ExitPlanMode",
+        "AskUserQuestion",
+        "ListAgents",
+        "Monitor",
+        "SendMessage",
+        "CronList",
+    }
+)
 """Tools that never need approval: running them without a request is not worth a note."""
 
 UNASKED_TOOL_TIMEOUT_S = 300.0
@@ -153,29 +175,52 @@ class ApprovalBroker:
         if isinstance(tool_use_id, str):
             self._asked.add(tool_use_id)
         approval = self.open(
-            request_id, tool_name, tool_input, tool_use_id if isinstance(tool_use_id, str) else None,
+            request_id,
+            tool_name,
+            tool_input,
+            tool_use_id if isinstance(tool_use_id, str) else None,
             title=str(request.get("description") or request.get("display_name") or tool_name),
-            reason=request.get("decision_reason"), blocked=request.get("blocked_path") or request.get("blocked_paths"),
+            reason=request.get("decision_reason"),
+            blocked=request.get("blocked_path") or request.get("blocked_paths"),
             suggestions=request.get("permission_suggestions"),
         )
         self.spawn(self._finish(approval, answer))
         return approval
 
     def open(
-        self, request_id: str, tool_name: str, tool_input: dict[str, Any], tool_use_id: str | None, *,
-        title: str, reason: Any = None, blocked: Any = None, suggestions: Any = None,
+        self,
+        request_id: str,
+        tool_name: str,
+        tool_input: dict[str, Any],
+        tool_use_id: str | None,
+        *,
+        title: str,
+        reason: Any = None,
+        blocked: Any = None,
+        suggestions: Any = None,
     ) -> Approval:
         """Register an :class:`Approval`, let the policy answer if it can, and show its card."""
         approval = Approval(
-            request_id, tool_name, tool_input, tool_use_id=tool_use_id, suggestions=suggestions,
+            request_id,
+            tool_name,
+            tool_input,
+            tool_use_id=tool_use_id,
+            suggestions=suggestions,
             timeout_s=self.current_timeout,
         )
         self.approvals[request_id] = approval
         payload = self.tool_payload(tool_name, tool_input, tool_use_id)
         event = ev.PermissionRequest(
-            request_id=request_id, tool_name=tool_name, tool_use_id=tool_use_id, input=tool_input, title=title,
-            reason=reason, blocked_path=str(blocked) if blocked else None,
-            normalized=payload, approval=approval, session_id=self.session_id(),
+            request_id=request_id,
+            tool_name=tool_name,
+            tool_use_id=tool_use_id,
+            input=tool_input,
+            title=title,
+            reason=reason,
+            blocked_path=str(blocked) if blocked else None,
+            normalized=payload,
+            approval=approval,
+            session_id=self.session_id(),
         )
         policy = self.turn_policy or self.policy
         if tool_name == QUESTION_TOOL:  # a question card, answered by a person or the `answer` policy
@@ -210,11 +255,19 @@ class ApprovalBroker:
         if decision.decided_by != "cancelled":
             if decision.updated_permissions and decision.suggestion is None:  # a saved suggestion is no session rule
                 self._session_tools.add(approval.tool_name)
-            self.emit(ev.PermissionDecided(
-                request_id=approval.request_id, tool_name=approval.tool_name, behavior=decision.behavior,
-                decided_by=decision.decided_by, waited_ms=decision.waited_ms, message=decision.message,
-                note=decision.note, tool_use_id=approval.tool_use_id, session_id=self.session_id(),
-            ))
+            self.emit(
+                ev.PermissionDecided(
+                    request_id=approval.request_id,
+                    tool_name=approval.tool_name,
+                    behavior=decision.behavior,
+                    decided_by=decision.decided_by,
+                    waited_ms=decision.waited_ms,
+                    message=decision.message,
+                    note=decision.note,
+                    tool_use_id=approval.tool_use_id,
+                    session_id=self.session_id(),
+                )
+            )
         return decision
 
     async def _finish(self, approval: Approval, answer: Answer) -> None:
@@ -283,7 +336,10 @@ class ApprovalBroker:
         if tool_use_id is not None:
             self._asked.add(tool_use_id)  # its result is not "ran without a request"
         approval = self.open(
-            f"mcp:{uuid.uuid4().hex}", full, dict(arguments), tool_use_id,
+            f"mcp:{uuid.uuid4().hex}",
+            full,
+            dict(arguments),
+            tool_use_id,
             title=f"{full} (called without a permission request)",
             reason="Claude Code called this tool without asking first (no allowed can_use_tool covered it).",
         )
@@ -291,8 +347,11 @@ class ApprovalBroker:
         decision = await self.decide(approval, timeout if timeout is not None else UNASKED_TOOL_TIMEOUT_S)
         if decision.behavior == "allow" and decision.updated_input is not None:
             params["arguments"] = decision.updated_input
-        return None if decision.behavior == "allow" else (
-            f"Permission to use {full} was denied: {decision.message or 'denied by the user'}")
+        return (
+            None
+            if decision.behavior == "allow"
+            else (f"Permission to use {full} was denied: {decision.message or 'denied by the user'}")
+        )
 
     # -- tools that ran unasked -------------------------------------------------------------
 
@@ -318,27 +377,38 @@ class ApprovalBroker:
                 meta[str(entry.get("id"))] = entry["permission_decision"]
         out: list[ev.AgentEvent] = []
         for event in events:
-            if (isinstance(event, ev.ToolUpdate) and event.tool_call_id not in self._asked
-                    and event.tool_name not in NO_APPROVAL_NOTE and not event.auto_completed):
+            if (
+                isinstance(event, ev.ToolUpdate)
+                and event.tool_call_id not in self._asked
+                and event.tool_name not in NO_APPROVAL_NOTE
+                and not event.auto_completed
+            ):
                 self._asked.add(event.tool_call_id)
                 decision = meta.get(event.tool_call_id, {})
                 accepted = decision.get("decision", "accept" if event.status == "complete" else None)
                 if accepted in ("accept", "reject", "deny"):
                     source = " / ".join(str(decision[k]) for k in ("source", "reason_type") if decision.get(k))
-                    why = (f"{event.tool_name} was allowed for this session by an earlier answer"
-                           if event.tool_name in self._session_tools and accepted == "accept"
-                           else f"Claude Code's own permission settings ({source or 'no request was sent'})")
+                    why = (
+                        f"{event.tool_name} was allowed for this session by an earlier answer"
+                        if event.tool_name in self._session_tools and accepted == "accept"
+                        else f"Claude Code's own permission settings ({source or 'no request was sent'})"
+                    )
                     by_hook = decision.get("source") == "hook"
                     if accepted != "accept" and event.output.strip():
                         # the tool_result text is the reason (a hook's permissionDecisionReason)
                         why = event.output.strip() if by_hook else f"{why}: {event.output.strip()}"
-                    out.append(ev.PermissionDecided(
-                        request_id=f"settings:{event.tool_call_id}", tool_name=event.tool_name,
-                        tool_use_id=event.tool_call_id,
-                        behavior="allow" if accepted == "accept" else "deny",
-                        decided_by="hook" if by_hook else "settings", waited_ms=0,
-                        message=why,
-                        session_id=self.session_id(), parent_tool_use_id=event.parent_tool_use_id,
-                    ))
+                    out.append(
+                        ev.PermissionDecided(
+                            request_id=f"settings:{event.tool_call_id}",
+                            tool_name=event.tool_name,
+                            tool_use_id=event.tool_call_id,
+                            behavior="allow" if accepted == "accept" else "deny",
+                            decided_by="hook" if by_hook else "settings",
+                            waited_ms=0,
+                            message=why,
+                            session_id=self.session_id(),
+                            parent_tool_use_id=event.parent_tool_use_id,
+                        )
+                    )
             out.append(event)
         return out

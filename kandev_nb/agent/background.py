@@ -27,8 +27,15 @@ BACKGROUND_HOLD_S = 600.0
 FOLLOW_UP_WAIT_S = 30.0
 """Seconds a turn waits, after its last task ended, for the CLI's follow-up result."""
 
-_SUMMED = ("cost_usd", "duration_api_ms", "num_turns", "input_tokens", "output_tokens",
-           "cache_read_input_tokens", "cache_creation_input_tokens")
+_SUMMED = (
+    "cost_usd",
+    "duration_api_ms",
+    "num_turns",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+)
 
 
 def merge_stats(first: ev.TurnStats, later: ev.TurnStats) -> ev.TurnStats:

@@ -112,8 +112,11 @@ def _str(value: Any) -> str | None:
 def _diff(old: str, new: str, label: str) -> tuple[str, int, int]:
     # Cell sources end without a newline: compare whole lines (no "\ No newline at end of file").
     old, new = (text if text.endswith("\n") or not text else text + "\n" for text in (old, new))
-    lines = list(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
-                                      fromfile=f"a/{label}", tofile=f"b/{label}"))
+    lines = list(
+        difflib.unified_diff(
+            old.splitlines(keepends=True), new.splitlines(keepends=True), fromfile=f"a/{label}", tofile=f"b/{label}"
+        )
+    )
     added = sum(1 for ln in lines if ln.startswith("+") and not ln.startswith("+++"))
     removed = sum(1 for ln in lines if ln.startswith("-") and not ln.startswith("---"))
     return "".join(ln if ln.endswith("\n") else ln + "\n\\ No newline at end of file\n" for ln in lines), added, removed
@@ -127,11 +130,17 @@ def notebook_cell(name: str, tool_input: dict[str, Any]) -> NotebookCell:
     operation = NOTEBOOK_TOOLS[name]
     cell_id, index = _str(tool_input.get("cell_id")), _int(tool_input.get("index"))
     if operation == "read":
-        return NotebookCell(tool=name, operation=operation, start=_int(tool_input.get("start")),
-                            stop=_int(tool_input.get("stop")))
+        return NotebookCell(
+            tool=name, operation=operation, start=_int(tool_input.get("start")), stop=_int(tool_input.get("stop"))
+        )
     if operation == "insert":
-        return NotebookCell(tool=name, operation=operation, index=index, source=_str(tool_input.get("source")) or "",
-                            cell_type=_str(tool_input.get("cell_type")) or "code")
+        return NotebookCell(
+            tool=name,
+            operation=operation,
+            index=index,
+            source=_str(tool_input.get("source")) or "",
+            cell_type=_str(tool_input.get("cell_type")) or "code",
+        )
     known = None
     if _lookup is not None and (cell_id is not None or index is not None):
         try:
@@ -140,8 +149,7 @@ def notebook_cell(name: str, tool_input: dict[str, Any]) -> NotebookCell:
             known = None
     fields: dict[str, Any] = {"tool": name, "operation": operation, "cell_id": cell_id, "index": index}
     if known is not None:
-        fields.update(cell_id=known.cell_id, index=known.index if index is None else index,
-                      cell_type=known.cell_type)
+        fields.update(cell_id=known.cell_id, index=known.index if index is None else index, cell_type=known.cell_type)
     if operation == "edit":
         new = _str(tool_input.get("source")) or ""
         fields["source"] = new

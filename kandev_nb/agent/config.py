@@ -34,11 +34,11 @@ UNSET: Final = Unset.UNSET
 """The default of per-turn arguments of :meth:`Session.run`: "the session's own value"."""
 
 
-
 def check_seconds(name: str, value: object) -> None:
     """Raise TypeError unless `value` is None or a non-negative number of seconds."""
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)
-                              or value < 0 or math.isnan(value)):
+    if value is not None and (
+        isinstance(value, bool) or not isinstance(value, int | float) or value < 0 or math.isnan(value)
+    ):
         raise TypeError(f"{name} must be a non-negative number of seconds or None, not {value!r}")
 
 
@@ -122,7 +122,9 @@ class SessionConfig:
         if self.initialize_timeout is None:
             raise TypeError("initialize_timeout must be a non-negative number of seconds, not None")
         if self.approve is not None and not callable(self.approve):
-            raise TypeError(f"approve must be a callable policy (e.g. kandev_nb.Rules(...)) or None, not {self.approve!r}")
+            raise TypeError(
+                f"approve must be a callable policy (e.g. kandev_nb.Rules(...)) or None, not {self.approve!r}"
+            )
         if not isinstance(self.mcp_servers, dict):
             raise TypeError(f"mcp_servers must be a dict of in-process MCP servers by name, not {self.mcp_servers!r}")
         for name in ("fork", "allow_root_bypass"):

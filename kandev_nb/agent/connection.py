@@ -7,7 +7,8 @@ control_requests are answered even between turns:
   request becomes an `unknown` event);
 * `control_request` `can_use_tool` -> the :class:`~kandev_nb.agent.approvals.ApprovalBroker`;
   `mcp_message` -> the in-process MCP server it names (in a task; a state-changing
-  `tools/call` is first authorized by the broker); `hook_callback` -> the file guard (:mod:`kandev_nb.agent.file_guard`) or a Python hook (:mod:`kandev_nb.agent.hooks`, on a task);
+  `tools/call` is first authorized by the broker); `hook_callback` -> the file guard
+  (:mod:`kandev_nb.agent.file_guard`) or a Python hook (:mod:`kandev_nb.agent.hooks`, on a task);
   any other subtype is answered with an error and kept as an `unknown` event;
 * `control_cancel_request` -> the broker withdraws that approval;
 * everything else -> the owner's `on_message` (the :class:`~kandev_nb.agent.session.Session`
@@ -191,8 +192,17 @@ class CLIConnection:
             elif subtype == "hook_callback" and request.get("callback_id") == CALLBACK_ID:
                 await self.control.answer(msg.request_id, hook_answer(self.file_guard, request))
             elif subtype == "hook_callback":  # a Python hook, on a task: a slow hook never stops the reader
-                task = self.broker.spawn(answer_hook_callback(
-                    self.hooks, msg.request_id, request, self.control, self._emit, self.broker.asked, self._session_id()))
+                task = self.broker.spawn(
+                    answer_hook_callback(
+                        self.hooks,
+                        msg.request_id,
+                        request,
+                        self.control,
+                        self._emit,
+                        self.broker.asked,
+                        self._session_id(),
+                    )
+                )
                 self.hooks.track(msg.request_id, task)
             elif subtype == "mcp_message":
                 # A task, like approvals: a long tools/call must not stop the reader, which
@@ -210,14 +220,18 @@ class CLIConnection:
         if server is None:
             with contextlib.suppress(TransportClosedError):
                 await self.control.answer_error(
-                    request_id, f"no in-process MCP server named {request.get('server_name')!r}")
+                    request_id, f"no in-process MCP server named {request.get('server_name')!r}"
+                )
             return
         refusal = None
         if isinstance(message, dict) and message.get("method") == "tools/call":
             refusal = await self.broker.authorize_tool_call(str(request.get("server_name")), server, message)
         if refusal is not None:
-            reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message.get("id"), "result": {
-                "content": [{"type": "text", "text": refusal}], "isError": True}}
+            reply: dict[str, Any] = {
+                "jsonrpc": "2.0",
+                "id": message.get("id"),
+                "result": {"content": [{"type": "text", "text": refusal}], "isError": True},
+            }
         else:
             reply = await server.handle(message)
         with contextlib.suppress(TransportClosedError):

@@ -29,7 +29,14 @@ from kandev_nb.errors import ControlError, NotLiveError
 if TYPE_CHECKING:
     from kandev_nb.wire.control import ControlPlane
 
-__all__ = ["CHECKPOINT_ARGS", "CHECKPOINT_ENV", "CONTROL_TIMEOUT_S", "LiveControls", "changed_files", "with_mcp_failures"]
+__all__ = [
+    "CHECKPOINT_ARGS",
+    "CHECKPOINT_ENV",
+    "CONTROL_TIMEOUT_S",
+    "LiveControls",
+    "changed_files",
+    "with_mcp_failures",
+]
 
 CHECKPOINT_ENV = {"CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING": "1"}
 CHECKPOINT_ARGS = ("--replay-user-messages",)
@@ -86,8 +93,11 @@ class LiveControls:
         index %= len(self.turns)
         uuid = getattr(self, "prompt_uuids", {}).get(index)
         if uuid is None:
-            raise ControlError("rewind_files", f"turn {index} has no file checkpoint (start the session with "
-                               "file_checkpoints=True; the magic's sessions have them unless KANDEV_NB_FILE_CHECKPOINTS=0)")
+            raise ControlError(
+                "rewind_files",
+                f"turn {index} has no file checkpoint (start the session with "
+                "file_checkpoints=True; the magic's sessions have them unless KANDEV_NB_FILE_CHECKPOINTS=0)",
+            )
         answer = await self.rewind_to(uuid)
         files = answer.get("filesChanged")
         return [str(f) for f in files] if isinstance(files, list) else changed_files(self.turns[index:])
@@ -190,8 +200,12 @@ def changed_files(turns: list[Any]) -> list[str]:
     from kandev_nb.agent import events as ev
     from kandev_nb.agent.tools import ModifyFile
 
-    paths = [e.normalized.file_path for t in turns for e in getattr(t, "events", ())
-             if isinstance(e, ev.ToolCall) and isinstance(e.normalized, ModifyFile)]
+    paths = [
+        e.normalized.file_path
+        for t in turns
+        for e in getattr(t, "events", ())
+        if isinstance(e, ev.ToolCall) and isinstance(e.normalized, ModifyFile)
+    ]
     return list(dict.fromkeys(paths))
 
 

@@ -85,7 +85,9 @@ class DebugObserver:
         raw_path, normalized_path: the two files (created on the first message).
     """
 
-    def __init__(self, directory: str | os.PathLike[str], agent_id: str | None = None, *, tracing: bool = False) -> None:
+    def __init__(
+        self, directory: str | os.PathLike[str], agent_id: str | None = None, *, tracing: bool = False
+    ) -> None:
         self.agent_id = agent_id or uuid.uuid4().hex[:12]
         self.directory = Path(directory)
         self.raw_path = self.directory / f"raw-streamjson-{self.agent_id}.jsonl"

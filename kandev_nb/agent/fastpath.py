@@ -82,8 +82,9 @@ def trusted(cls: type[_M]) -> type[_M]:
     return builder  # type: ignore[return-value]  # called like cls, returns a cls
 
 
-def fast_event(cls: type[ev.MessageChunk | ev.Reasoning], text: str, sid: str | None,
-               parent: str | None) -> ev.MessageChunk | ev.Reasoning:
+def fast_event(
+    cls: type[ev.MessageChunk | ev.Reasoning], text: str, sid: str | None, parent: str | None
+) -> ev.MessageChunk | ev.Reasoning:
     """``cls(text=text, session_id=sid, parent_tool_use_id=parent)``, built (:func:`trusted`)."""
     return trusted(cls)(text=text, session_id=sid, parent_tool_use_id=parent)
 
@@ -93,15 +94,26 @@ def _same_as_validated() -> bool:
     samples: list[tuple[type[BaseModel], dict[str, Any]]] = [
         (ev.MessageChunk, {"text": "x", "session_id": "s"}),
         (ev.Reasoning, {"text": "x", "parent_tool_use_id": "toolu_1"}),
-        (ev.ToolCall, {"tool_call_id": "toolu_1", "tool_name": "Bash", "title": "ls",  # a default factory
-                       "normalized": ShellExec(command="ls")}),
+        (
+            ev.ToolCall,
+            {
+                "tool_call_id": "toolu_1",
+                "tool_name": "Bash",
+                "title": "ls",  # a default factory
+                "normalized": ShellExec(command="ls"),
+            },
+        ),
         (ev.ModelUsage, {"input_tokens": 3, "cost_usd": 0.5}),
     ]
     for cls, fields in samples:
         built, valid = _builder(cls)(**fields), cls(**fields)
-        if (built != valid or list(built.__dict__.items()) != list(valid.__dict__.items())
-                or built.model_fields_set != valid.model_fields_set or repr(built) != repr(valid)
-                or built.model_dump_json() != valid.model_dump_json()):
+        if (
+            built != valid
+            or list(built.__dict__.items()) != list(valid.__dict__.items())
+            or built.model_fields_set != valid.model_fields_set
+            or repr(built) != repr(valid)
+            or built.model_dump_json() != valid.model_dump_json()
+        ):
             return False
     return True
 

@@ -54,5 +54,10 @@ def hook_answer(guard: FileGuard | None, request: dict[str, Any]) -> dict[str, A
         return {}
     if not reason:
         return {}
-    return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
-                                   "permissionDecisionReason": reason}}
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": reason,
+        }
+    }

@@ -55,8 +55,16 @@ HookCallback = Callable[[dict[str, Any], str | None, dict[str, Any]], Any]
 """``(input_data, tool_use_id, context) -> dict`` (or an awaitable of one)."""
 
 HOOK_EVENTS = (
-    "PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Stop", "SubagentStart",
-    "SubagentStop", "PreCompact", "Notification", "PermissionRequest",
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "UserPromptSubmit",
+    "Stop",
+    "SubagentStart",
+    "SubagentStop",
+    "PreCompact",
+    "Notification",
+    "PermissionRequest",
 )
 """The events the CLI calls hooks for (claude-agent-sdk's ``HookEvent``)."""
 
@@ -135,8 +143,9 @@ def _matchers(hooks: Mapping[str, Sequence[Any]] | None) -> dict[str, list[HookM
                 m = HookMatcher(matcher=m.get("matcher"), hooks=list(m.get("hooks") or []), timeout=m.get("timeout"))
             if not isinstance(m, HookMatcher):
                 raise HookError(f"hooks[{event!r}] must be a list of kandev_nb.HookMatcher, not {type(m).__name__}")
-            if m.timeout is not None and (isinstance(m.timeout, bool) or not isinstance(m.timeout, int | float)
-                                          or m.timeout <= 0):
+            if m.timeout is not None and (
+                isinstance(m.timeout, bool) or not isinstance(m.timeout, int | float) or m.timeout <= 0
+            ):
                 raise HookError(f"HookMatcher timeout must be a positive number of seconds, not {m.timeout!r}")
             for fn in m.hooks:
                 if not callable(fn):
@@ -176,7 +185,8 @@ class HookRegistry:
                     ids.append(callback_id)
                 if ids:
                     self._config.setdefault(event, []).append(
-                        {"matcher": m.matcher, "hookCallbackIds": ids, "timeout": timeout + CLI_GRACE_S})
+                        {"matcher": m.matcher, "hookCallbackIds": ids, "timeout": timeout + CLI_GRACE_S}
+                    )
 
     def __bool__(self) -> bool:
         return bool(self._entries)
@@ -233,9 +243,17 @@ class HookRegistry:
         if warning is not None:
             response = _failure_output(event, warning)
         decision, reason = _decision_of(response, event)
-        return HookOutcome(event=event, name=name, response=response, decision=decision, reason=reason,
-                           warning=warning, tool_use_id=tool_use_id if isinstance(tool_use_id, str) else None,
-                           tool_name=tool_name if isinstance(tool_name, str) else None, duration_ms=duration_ms)
+        return HookOutcome(
+            event=event,
+            name=name,
+            response=response,
+            decision=decision,
+            reason=reason,
+            warning=warning,
+            tool_use_id=tool_use_id if isinstance(tool_use_id, str) else None,
+            tool_name=tool_name if isinstance(tool_name, str) else None,
+            duration_ms=duration_ms,
+        )
 
 
 async def _invoke(fn: HookCallback, input_data: dict[str, Any], tool_use_id: Any) -> Any:
@@ -249,8 +267,14 @@ async def _invoke(fn: HookCallback, input_data: dict[str, Any], tool_use_id: Any
 
 
 _TYPES: dict[str, tuple[type, ...]] = {
-    "continue": (bool,), "suppressOutput": (bool,), "stopReason": (str,), "systemMessage": (str,),
-    "reason": (str,), "decision": (str,), "hookSpecificOutput": (dict,), "async": (bool,),
+    "continue": (bool,),
+    "suppressOutput": (bool,),
+    "stopReason": (str,),
+    "systemMessage": (str,),
+    "reason": (str,),
+    "decision": (str,),
+    "hookSpecificOutput": (dict,),
+    "async": (bool,),
     "asyncTimeout": (int, float),
 }
 
@@ -269,8 +293,9 @@ def _check_output(output: Any, event: str) -> dict[str, Any]:
     out = {("continue" if k == "continue_" else "async" if k == "async_" else k): v for k, v in output.items()}
     for key, types in _TYPES.items():
         if key in out and not isinstance(out[key], types):
-            raise TypeError(f"hook output {key!r} must be {' or '.join(t.__name__ for t in types)}, "
-                            f"not {out[key]!r:.100}")
+            raise TypeError(
+                f"hook output {key!r} must be {' or '.join(t.__name__ for t in types)}, not {out[key]!r:.100}"
+            )
     specific = out.get("hookSpecificOutput")
     if isinstance(specific, dict):
         specific = {"hookEventName": event, **specific}
@@ -287,8 +312,13 @@ def _failure_output(event: str, text: str) -> dict[str, Any]:
     """What the CLI gets for a failed hook: a deny for gating events, else no decision."""
     reason = f"kandev-nb: {text}"
     if event == "PreToolUse":
-        return {"hookSpecificOutput": {"hookEventName": event, "permissionDecision": "deny",
-                                       "permissionDecisionReason": reason}}
+        return {
+            "hookSpecificOutput": {
+                "hookEventName": event,
+                "permissionDecision": "deny",
+                "permissionDecisionReason": reason,
+            }
+        }
     if event == "PermissionRequest":
         return {"hookSpecificOutput": {"hookEventName": event, "decision": {"behavior": "deny", "message": reason}}}
     if event == "UserPromptSubmit":
@@ -316,8 +346,11 @@ def _decision_of(response: Mapping[str, Any], event: str) -> tuple[str | None, s
 def hooks_key(hooks: Mapping[str, Sequence[Any]] | None) -> tuple[Any, ...]:
     """A value that changes when the hooks of a launch change (events, matchers, functions,
     timeouts): a new key needs a new CLI process, as hooks are registered in `initialize`."""
-    return tuple((event, m.matcher, tuple(id(fn) for fn in m.hooks), m.timeout)
-                 for event, ms in _matchers(hooks).items() for m in ms)
+    return tuple(
+        (event, m.matcher, tuple(id(fn) for fn in m.hooks), m.timeout)
+        for event, ms in _matchers(hooks).items()
+        for m in ms
+    )
 
 
 async def answer_hook_callback(
@@ -355,12 +388,18 @@ async def answer_hook_callback(
         warnings.warn_explicit(f"{outcome.warning}.{verdict}", HookWarning, "kandev_nb hook", 0, registry=None)
     if outcome.decision in ("allow", "deny") and outcome.tool_use_id:
         asked.add(outcome.tool_use_id)
-        emit(ev.PermissionDecided(
-            request_id=f"hook:{request_id}", tool_name=outcome.tool_name or "unknown",
-            behavior="allow" if outcome.decision == "allow" else "deny", decided_by="hook", hook=outcome.name,
-            waited_ms=outcome.duration_ms, message=outcome.reason, tool_use_id=outcome.tool_use_id,
-            session_id=session_id,
-        ))
+        emit(
+            ev.PermissionDecided(
+                request_id=f"hook:{request_id}",
+                tool_name=outcome.tool_name or "unknown",
+                behavior="allow" if outcome.decision == "allow" else "deny",
+                decided_by="hook",
+                hook=outcome.name,
+                waited_ms=outcome.duration_ms,
+                message=outcome.reason,
+                tool_use_id=outcome.tool_use_id,
+                session_id=session_id,
+            )
+        )
     with contextlib.suppress(TransportClosedError):
         await control.answer(request_id, outcome.response)
-

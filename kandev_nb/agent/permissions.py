@@ -241,8 +241,13 @@ class Approval:
         callback(decision)
 
     def allow(
-        self, updated_input: dict[str, Any] | None = None, *, always: bool = False, by: DecidedBy = "person",
-        note: str = "", suggestion: int | None = None,
+        self,
+        updated_input: dict[str, Any] | None = None,
+        *,
+        always: bool = False,
+        by: DecidedBy = "person",
+        note: str = "",
+        suggestion: int | None = None,
     ) -> bool:
         """Allow the tool, optionally with edited input and for the rest of the session.
 
@@ -274,8 +279,14 @@ class Approval:
             permissions = [saved]
             note = note or f"Saved by the CLI: {describe(saved)}."  # describe: ValueError for an unknown type
         return self._decide(
-            Decision(behavior="allow", decided_by=by, updated_input=updated_input, updated_permissions=permissions,
-                     note=note, suggestion=saved)
+            Decision(
+                behavior="allow",
+                decided_by=by,
+                updated_input=updated_input,
+                updated_permissions=permissions,
+                note=note,
+                suggestion=saved,
+            )
         )
 
     def deny(self, message: str = "", *, interrupt: bool = False, by: DecidedBy = "person") -> bool:
@@ -309,7 +320,8 @@ class Approval:
             return await asyncio.wait_for(asyncio.shield(self._future), timeout)
         except TimeoutError:
             message = (self.timeout_message or "No answer within {timeout:g} s; denied by timeout.").format(
-                timeout=timeout)
+                timeout=timeout
+            )
             self.deny(message, by="timeout")
             return await self._future
 
@@ -351,8 +363,9 @@ def _spellings(tool_name: str, tool_input: dict[str, Any], *, deny: bool) -> lis
     return [subject]
 
 
-def _matches(rule: str, tool_name: str, tool_input: dict[str, Any], subject: str | None = None,
-             *, deny: bool = False) -> bool:
+def _matches(
+    rule: str, tool_name: str, tool_input: dict[str, Any], subject: str | None = None, *, deny: bool = False
+) -> bool:
     name, _, rest = rule.partition("(")
     if not fnmatch.fnmatchcase(tool_name, name.strip()):
         return False
@@ -399,7 +412,8 @@ class Rules:
     A deny rule also sees through other spellings (:mod:`kandev_nb.agent.rulematch`): any
     whitespace (``rm<TAB>x``), quotes, ``\\rm``, ``/bin/rm``, and wrappers such as
     ``command``, ``builtin``, ``env``, ``exec``, ``sudo``, ``nohup``, ``time``, ``timeout``,
-    ``xargs``, ``VAR=1 rm``, and the text of ``bash -c '...'`` and ``eval``; URLs compare with scheme and host lower-cased and without a
+    ``xargs``, ``VAR=1 rm``, and the text of ``bash -c '...'`` and ``eval``; URLs compare with
+    scheme and host lower-cased and without a
     trailing dot (``HTTPS://EVIL.COM./``); paths compare as given and resolved, and
     case-folded (``*.env`` denies ``.ENV``). Allow rules see the command as written (only
     whitespace is normalised), so ``sudo git status`` is not allowed by ``Bash(git status*)``.
@@ -453,8 +467,10 @@ class Rules:
         if not found:
             return ""
         names = ", ".join(dict.fromkeys(found))
-        return (f"Allowed by a rule, but it runs an interpreter ({names}): the code it runs is not checked "
-                "by the deny rules.")
+        return (
+            f"Allowed by a rule, but it runs an interpreter ({names}): the code it runs is not checked "
+            "by the deny rules."
+        )
 
     def _bash(self, tool_input: dict[str, Any]) -> PolicyAnswer:
         command = str(tool_input.get("command", ""))

@@ -43,9 +43,11 @@ __all__ = [
 ]
 
 QUESTION_TOOL = "AskUserQuestion"
-NOBODY_ANSWERED = ("Nobody answered these questions within {timeout:g} s (the notebook's approval timeout): "
-                   "the user did not see them or is away. Do not assume an answer; continue with what you "
-                   "can do without it, or say what you need to know.")
+NOBODY_ANSWERED = (
+    "Nobody answered these questions within {timeout:g} s (the notebook's approval timeout): "
+    "the user did not see them or is away. Do not assume an answer; continue with what you "
+    "can do without it, or say what you need to know."
+)
 """The deny `message` the model reads when the approval timeout ends a question card."""
 SKIPPED = "The user chose not to answer these questions."
 MAX_QUESTIONS = 4
@@ -99,13 +101,21 @@ def parse_questions(tool_input: Mapping[str, Any]) -> list[Question]:
             raise QuestionError(f"question {n} of AskUserQuestion has no question text")
         options = [o for o in q.get("options") or [] if isinstance(o, dict) and isinstance(o.get("label"), str)]
         if not MIN_OPTIONS <= len(options) <= MAX_OPTIONS:
-            raise QuestionError(f"question {n} ({q['question']!r}) has {len(options)} options; "
-                                f"a question needs {MIN_OPTIONS} to {MAX_OPTIONS}")
-        out.append(Question(
-            question=q["question"], header=str(q.get("header") or ""), multi_select=bool(q.get("multiSelect")),
-            options=tuple(Option(str(o["label"]), str(o.get("description") or ""), str(o.get("preview") or ""))
-                          for o in options),
-        ))
+            raise QuestionError(
+                f"question {n} ({q['question']!r}) has {len(options)} options; "
+                f"a question needs {MIN_OPTIONS} to {MAX_OPTIONS}"
+            )
+        out.append(
+            Question(
+                question=q["question"],
+                header=str(q.get("header") or ""),
+                multi_select=bool(q.get("multiSelect")),
+                options=tuple(
+                    Option(str(o["label"]), str(o.get("description") or ""), str(o.get("preview") or ""))
+                    for o in options
+                ),
+            )
+        )
     return out
 
 

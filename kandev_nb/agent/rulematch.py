@@ -42,17 +42,61 @@ _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", 
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _WRAPPERS: dict[str, frozenset[str]] = {
     # wrapper -> its options that take the next word as their value
-    "command": frozenset(), "builtin": frozenset(), "nohup": frozenset(), "setsid": frozenset(),
-    "unbuffer": frozenset(), "exec": frozenset({"-a"}), "time": frozenset({"-f", "-o", "--format", "--output"}),
+    "command": frozenset(),
+    "builtin": frozenset(),
+    "nohup": frozenset(),
+    "setsid": frozenset(),
+    "unbuffer": frozenset(),
+    "exec": frozenset({"-a"}),
+    "time": frozenset({"-f", "-o", "--format", "--output"}),
     "env": frozenset({"-u", "-C", "-S", "--unset", "--chdir", "--split-string"}),
-    "sudo": frozenset({"-u", "-g", "-C", "-h", "-p", "-U", "-r", "-t", "-T", "-D", "--user", "--group",
-                       "--host", "--prompt", "--role", "--type", "--chdir", "--close-from", "--other-user"}),
+    "sudo": frozenset(
+        {
+            "-u",
+            "-g",
+            "-C",
+            "-h",
+            "-p",
+            "-U",
+            "-r",
+            "-t",
+            "-T",
+            "-D",
+            "--user",
+            "--group",
+            "--host",
+            "--prompt",
+            "--role",
+            "--type",
+            "--chdir",
+            "--close-from",
+            "--other-user",
+        }
+    ),
     "doas": frozenset({"-u", "-C"}),
     "timeout": frozenset({"-s", "-k", "--signal", "--kill-after"}),
-    "nice": frozenset({"-n", "--adjustment"}), "ionice": frozenset({"-c", "-n", "-p", "-P", "-u"}),
+    "nice": frozenset({"-n", "--adjustment"}),
+    "ionice": frozenset({"-c", "-n", "-p", "-P", "-u"}),
     "stdbuf": frozenset({"-i", "-o", "-e"}),
-    "xargs": frozenset({"-I", "-n", "-P", "-d", "-L", "-s", "-a", "-E", "--max-args", "--max-procs",
-                        "--delimiter", "--arg-file", "--max-chars", "--max-lines", "--replace"}),
+    "xargs": frozenset(
+        {
+            "-I",
+            "-n",
+            "-P",
+            "-d",
+            "-L",
+            "-s",
+            "-a",
+            "-E",
+            "--max-args",
+            "--max-procs",
+            "--delimiter",
+            "--arg-file",
+            "--max-chars",
+            "--max-lines",
+            "--replace",
+        }
+    ),
 }
 """Commands that run their arguments as a command, after their options."""
 
@@ -63,21 +107,62 @@ INTERPRETERS = re.compile(
 )
 """Command words that run code of their own (a script, ``-c``/``-e`` text, a Makefile...)."""
 
-SENSITIVE_FILES = frozenset({
-    # the CLI's own list (2.1.118: files it asks about even in acceptEdits mode)
-    ".gitconfig", ".gitmodules", ".bashrc", ".bash_profile", ".zshrc", ".zprofile", ".profile", ".ripgreprc",
-    ".mcp.json", ".claude.json",
-    # more shell start-up files, credentials and hook configuration
-    ".bash_login", ".bash_logout", ".zshenv", ".zlogin", ".zlogout", ".kshrc", ".cshrc", ".tcshrc", ".login",
-    ".logout", ".inputrc", ".envrc", ".netrc", ".npmrc", ".pypirc", ".pgpass", ".git-credentials",
-    ".gitattributes", ".pre-commit-config.yaml", "config.fish", "authorized_keys",
-})
+SENSITIVE_FILES = frozenset(
+    {
+        # the CLI's own list (2.1.118: files it asks about even in acceptEdits mode)
+        ".gitconfig",
+        ".gitmodules",
+        ".bashrc",
+        ".bash_profile",
+        ".zshrc",
+        ".zprofile",
+        ".profile",
+        ".ripgreprc",
+        ".mcp.json",
+        ".claude.json",
+        # more shell start-up files, credentials and hook configuration
+        ".bash_login",
+        ".bash_logout",
+        ".zshenv",
+        ".zlogin",
+        ".zlogout",
+        ".kshrc",
+        ".cshrc",
+        ".tcshrc",
+        ".login",
+        ".logout",
+        ".inputrc",
+        ".envrc",
+        ".netrc",
+        ".npmrc",
+        ".pypirc",
+        ".pgpass",
+        ".git-credentials",
+        ".gitattributes",
+        ".pre-commit-config.yaml",
+        "config.fish",
+        "authorized_keys",
+    }
+)
 """File names that `allow_edits_under` never covers: editing them can make a later command run code."""
 
-SENSITIVE_DIRS = frozenset({
-    ".git", ".vscode", ".idea", ".claude", ".husky", ".githooks", ".ssh", ".gnupg", ".aws", ".kube", ".docker",
-    ".ipython", ".jupyter",
-})
+SENSITIVE_DIRS = frozenset(
+    {
+        ".git",
+        ".vscode",
+        ".idea",
+        ".claude",
+        ".husky",
+        ".githooks",
+        ".ssh",
+        ".gnupg",
+        ".aws",
+        ".kube",
+        ".docker",
+        ".ipython",
+        ".jupyter",
+    }
+)
 """Folders anywhere on the path that `allow_edits_under` never covers (``.git/config``,
 ``.git/hooks/*``, ``.husky/*`` hooks, ``.claude/settings.json``, IPython start-up files)."""
 
@@ -114,8 +199,11 @@ def _peel(words: list[str]) -> list[str] | None:
             return rest[1:]
         if rest[0] in valued:
             rest = rest[2:]
-        elif rest[0].startswith("-") or (head == "env" and _ASSIGNMENT.match(rest[0])) or (
-                head == "timeout" and rest[0][:1].isdigit()):
+        elif (
+            rest[0].startswith("-")
+            or (head == "env" and _ASSIGNMENT.match(rest[0]))
+            or (head == "timeout" and rest[0][:1].isdigit())
+        ):
             rest = rest[1:]
         else:
             break
@@ -217,5 +305,9 @@ def is_sensitive_path(path: str) -> bool:
         return False
     name = parts[-1]
     dirs = {d.lower() for d in SENSITIVE_DIRS}
-    return (name in {f.lower() for f in SENSITIVE_FILES} or name.startswith(".env")
-            or any(p in dirs for p in parts[:-1]) or name in dirs)
+    return (
+        name in {f.lower() for f in SENSITIVE_FILES}
+        or name.startswith(".env")
+        or any(p in dirs for p in parts[:-1])
+        or name in dirs
+    )

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import enum
 import logging
 import os
 import subprocess
@@ -43,7 +42,9 @@ from kandev_nb.agent.controls import (
     with_mcp_failures,
 )
 from kandev_nb.agent.hooks import HookRegistry, hooks_key
-from kandev_nb.agent.permissions import Approval, ApprovalPolicy, cli_permission_mode, mode_from_cli
+from kandev_nb.agent.interrupts import TurnControls
+from kandev_nb.agent.permissions import Approval, ApprovalPolicy, mode_from_cli
+from kandev_nb.agent.state import SessionState
 from kandev_nb.agent.structured import OutputSpec, fill_output
 from kandev_nb.agent.turn import Turn
 from kandev_nb.errors import (
@@ -80,16 +81,9 @@ Consumer = Callable[[ev.AgentEvent], None]
 TransportFactory = Callable[[list[str], dict[str, str], str], Transport]
 
 
-class SessionState(enum.Enum):
-    """Where a :class:`Session` is: NEW (no process), READY, RUNNING (a turn), CLOSED."""
-
-    NEW = "new"
-    READY = "ready"
-    RUNNING = "running"
-    CLOSED = "closed"
-
-
-class Session(LiveControls):  # set_model, rewind_files, mcp_status...: agent/controls.py
+class Session(
+    LiveControls, TurnControls
+):  # set_model, rewind...: agent/controls.py; interrupt, set_mode: agent/interrupts.py
     """One conversation with Claude Code.
 
     Args:
@@ -114,8 +108,11 @@ class Session(LiveControls):  # set_model, rewind_files, mcp_status...: agent/co
         self.state = SessionState.NEW
         self.adapter = Adapter(resumed=bool(self._config.resume))
         self.broker = ApprovalBroker(
-            self._emit, self.adapter.tool_payload, lambda: self.session_id,
-            policy=self._config.approve, timeout=self._config.approval_timeout,
+            self._emit,
+            self.adapter.tool_payload,
+            lambda: self.session_id,
+            policy=self._config.approve,
+            timeout=self._config.approval_timeout,
             allowed_tools=self._config.allowed_tools,
         )
         self.broker.answer = self._config.answer
@@ -195,9 +192,12 @@ class Session(LiveControls):  # set_model, rewind_files, mcp_status...: agent/co
         own = self.adapter.session_id
         resume = (own if own and (self._saved or self._transcript_saved(own)) else None) or c.resume
         original = resume == c.resume
-        return c.launch_options(resume=resume, resume_session_at=c.resume_session_at if original else None,
-                                fork_session=c.fork and original,
-                                json_schema=self._output.schema_json if self._output else None)
+        return c.launch_options(
+            resume=resume,
+            resume_session_at=c.resume_session_at if original else None,
+            fork_session=c.fork and original,
+            json_schema=self._output.schema_json if self._output else None,
+        )
 
     def _transcript_saved(self, session_id: str) -> bool:
         """Whether the CLI wrote `session_id`'s transcript (``<config>/projects/*/<id>.jsonl``)."""
@@ -228,18 +228,27 @@ class Session(LiveControls):  # set_model, rewind_files, mcp_status...: agent/co
             # A custom transport (a replay, a remote CLI) may need no local binary.
             self.cli_path, self.cli_version = Path("claude"), None
         except (OSError, RuntimeError, subprocess.SubprocessError) as exc:  # not executable, no version...
-            raise CLIProcessError(f"{self.cli_path or self._config.cli_path} does not run as Claude Code: {exc}",
-                                  None, "") from exc
+            raise CLIProcessError(
+                f"{self.cli_path or self._config.cli_path} does not run as Claude Code: {exc}", None, ""
+            ) from exc
         if self.adapter.session_id:  # a previous process of this session died: resume it
             self.adapter.new_process()
         self.broker.new_process()
         options = self._next_launch()
         factory = self._transport_factory or (lambda a, e, c: StdioTransport(a, e, c))
         transport = factory(build_argv(self.cli_path, options), process_env(options), self.cwd)
-        connection = CLIConnection(transport, self.broker, mcp_servers=self._config.mcp_servers,
-                                   feed=self.adapter.feed, on_message=self._on_message, on_event=self._emit,
-                                   on_exit=self._on_exit, file_guard=self._config.file_guard,
-                                   hooks=HookRegistry(self._config.hooks), session_id=lambda: self.session_id)
+        connection = CLIConnection(
+            transport,
+            self.broker,
+            mcp_servers=self._config.mcp_servers,
+            feed=self.adapter.feed,
+            on_message=self._on_message,
+            on_event=self._emit,
+            on_exit=self._on_exit,
+            file_guard=self._config.file_guard,
+            hooks=HookRegistry(self._config.hooks),
+            session_id=lambda: self.session_id,
+        )
         self.connection, self._launched = connection, options
         self._launched_hooks = hooks_key(self._config.hooks)
         try:
@@ -249,9 +258,11 @@ class Session(LiveControls):  # set_model, rewind_files, mcp_status...: agent/co
                 self.connection = None
             raise
         self.commands = tuple(
-            ev.SlashCommand(name=c.get("name", ""), description=c.get("description", ""),
-                            argument_hint=c.get("argumentHint", ""))
-            for c in response.get("commands") or [] if isinstance(c, dict)
+            ev.SlashCommand(
+                name=c.get("name", ""), description=c.get("description", ""), argument_hint=c.get("argumentHint", "")
+            )
+            for c in response.get("commands") or []
+            if isinstance(c, dict)
         )
         self._backlog.append(ev.AvailableCommands(commands=self.commands))
         self.state = SessionState.READY
@@ -309,24 +320,39 @@ class Session(LiveControls):  # set_model, rewind_files, mcp_status...: agent/co
             transport = connection.transport
             code = transport.exit_code
             stderr = transport.stderr_tail.strip()
-            self._emit(ev.Error(
-                message=f"Claude Code exited mid-turn with exit code {code}" + (f": {stderr[-2000:]}" if stderr else ""),
-                subtype="cli_exited", exit_code=code, stderr=stderr, session_id=self.session_id,
-            ))
-            self._emit(ev.Complete(
-                stats=ev.TurnStats(session_id=self.session_id, result_subtype="cli_exited", is_error=True),
-                last_message_uuid=self.adapter.last_message_uuid, session_id=self.session_id,
-            ))
+            self._emit(
+                ev.Error(
+                    message=f"Claude Code exited mid-turn with exit code {code}"
+                    + (f": {stderr[-2000:]}" if stderr else ""),
+                    subtype="cli_exited",
+                    exit_code=code,
+                    stderr=stderr,
+                    session_id=self.session_id,
+                )
+            )
+            self._emit(
+                ev.Complete(
+                    stats=ev.TurnStats(session_id=self.session_id, result_subtype="cli_exited", is_error=True),
+                    last_message_uuid=self.adapter.last_message_uuid,
+                    session_id=self.session_id,
+                )
+            )
 
     def _unreadable_result(self) -> list[ev.AgentEvent]:
         """A `result` the adapter could not read still ends the turn (the raw line is in an
         `unknown` event just before): an error, then a Complete without figures."""
         sid = self.session_id
         return [
-            ev.Error(message="kandev-nb could not read the CLI's result message; the turn ended without figures",
-                     subtype="unreadable_result", session_id=sid),
-            ev.Complete(stats=ev.TurnStats(session_id=sid, result_subtype="unreadable_result", is_error=True),
-                        last_message_uuid=self.adapter.last_message_uuid, session_id=sid),
+            ev.Error(
+                message="kandev-nb could not read the CLI's result message; the turn ended without figures",
+                subtype="unreadable_result",
+                session_id=sid,
+            ),
+            ev.Complete(
+                stats=ev.TurnStats(session_id=sid, result_subtype="unreadable_result", is_error=True),
+                last_message_uuid=self.adapter.last_message_uuid,
+                session_id=sid,
+            ),
         ]
 
     def _emit(self, event: ev.AgentEvent) -> None:
@@ -337,10 +363,12 @@ class Session(LiveControls):  # set_model, rewind_files, mcp_status...: agent/co
 
     def _idle_s(self) -> float:
         """Seconds since the CLI's latest message, our latest send or the latest decision."""
-        latest = max(self._last_activity, self.broker.last_decided,
-                     self.connection.last_activity if self.connection is not None else 0.0)
+        latest = max(
+            self._last_activity,
+            self.broker.last_decided,
+            self.connection.last_activity if self.connection is not None else 0.0,
+        )
         return time.monotonic() - latest
-
 
     # -- turns ----------------------------------------------------------------------------
 
@@ -387,16 +415,22 @@ class Session(LiveControls):  # set_model, rewind_files, mcp_status...: agent/co
         async with self._lock:
             self._output = OutputSpec.of(output_type) if output_type is not None else None
             schema = self._output.schema_json if self._output else None
-            if self.state is SessionState.READY and self._launched is not None and (
-                    self._launched.json_schema != schema or self._launched_hooks != hooks_key(self._config.hooks)):
+            if (
+                self.state is SessionState.READY
+                and self._launched is not None
+                and (self._launched.json_schema != schema or self._launched_hooks != hooks_key(self._config.hooks))
+            ):
                 await self._teardown()  # a new schema or new hooks: a new process, resuming
             await self.start()
             turn = turn or Turn(prompt=prompt if isinstance(prompt, str) else _text_of(prompt), session_name=self.name)
             turn.cli_version, turn.cwd = self.cli_version, self.cwd
             turn.mode, turn.model = self._config.mode, self.model or self._config.model
             sinks = [turn.add_now, *consumers]
-            self.broker.begin_turn(approve, timeout=None if isinstance(approval_timeout, Unset) else approval_timeout,
-                                   has_timeout=approval_timeout is not UNSET)
+            self.broker.begin_turn(
+                approve,
+                timeout=None if isinstance(approval_timeout, Unset) else approval_timeout,
+                has_timeout=approval_timeout is not UNSET,
+            )
             self._queue = asyncio.Queue()
             for event in self._backlog:
                 if not isinstance(event, ev.Complete):  # a previous turn's end never ends this one
@@ -464,22 +498,44 @@ class Session(LiveControls):  # set_model, rewind_files, mcp_status...: agent/co
                     event = self._queue.get_nowait()
             except TimeoutError:
                 if self._interrupted_at is not None and time.monotonic() - self._interrupted_at > INTERRUPT_GRACE_S:
-                    self._dispatch(ev.Error(
-                        message=f"Claude Code did not end the turn within {INTERRUPT_GRACE_S:g} s of the interrupt; "
-                                "its process was closed (the next cell resumes the conversation).",
-                        subtype="interrupt_timeout", session_id=self.session_id), sinks)
-                    self._dispatch(ev.Complete(stats=ev.TurnStats(
-                        session_id=self.session_id, result_subtype="interrupted", is_error=True),
-                        last_message_uuid=self.adapter.last_message_uuid, session_id=self.session_id), sinks)
+                    self._dispatch(
+                        ev.Error(
+                            message="Claude Code did not end the turn within "
+                            f"{INTERRUPT_GRACE_S:g} s of the interrupt; "
+                            "its process was closed (the next cell resumes the conversation).",
+                            subtype="interrupt_timeout",
+                            session_id=self.session_id,
+                        ),
+                        sinks,
+                    )
+                    self._dispatch(
+                        ev.Complete(
+                            stats=ev.TurnStats(session_id=self.session_id, result_subtype="interrupted", is_error=True),
+                            last_message_uuid=self.adapter.last_message_uuid,
+                            session_id=self.session_id,
+                        ),
+                        sinks,
+                    )
                     await self._teardown()
                     break
                 limit = self._config.inactivity_timeout
                 idle = self._idle_s()
-                if limit and self._interrupted_at is None and not self.broker.approvals and idle > limit and not turn.done:
-                    self._dispatch(ev.Error(
-                        message=f"No message from Claude Code for {idle:.0f} s (limit {limit:g} s, "
-                                "configure(inactivity_timeout=...)); the turn was interrupted.",
-                        subtype="inactivity_timeout", session_id=self.session_id), sinks)
+                if (
+                    limit
+                    and self._interrupted_at is None
+                    and not self.broker.approvals
+                    and idle > limit
+                    and not turn.done
+                ):
+                    self._dispatch(
+                        ev.Error(
+                            message=f"No message from Claude Code for {idle:.0f} s (limit {limit:g} s, "
+                            "configure(inactivity_timeout=...)); the turn was interrupted.",
+                            subtype="inactivity_timeout",
+                            session_id=self.session_id,
+                        ),
+                        sinks,
+                    )
                     self._begin_interrupt(turn)
                 continue
             except asyncio.CancelledError:
@@ -499,78 +555,6 @@ class Session(LiveControls):  # set_model, rewind_files, mcp_status...: agent/co
                 sink(event)
             except Exception:
                 log.exception("kandev_nb consumer %r failed on %s", sink, event.type)
-
-    def _begin_interrupt(self, turn: Turn | None) -> None:
-        """Mark `turn` interrupted and send the protocol's `interrupt` once, in the background."""
-        if turn is not None and not turn.done:
-            turn.interrupted = True
-            if self._interrupted_at is None:
-                self._interrupted_at = time.monotonic()
-        if self._interrupt_task is None or self._interrupt_task.done():
-            self._interrupt_task = asyncio.get_running_loop().create_task(self._interrupt_and_settle())
-
-    async def _interrupt_and_settle(self) -> None:
-        # The CLI withdraws each waiting can_use_tool (control_cancel_request, which closes
-        # its card) before it answers the interrupt; anything still open after the answer
-        # is denied so the CLI is never left waiting.
-        if self.connection is not None:
-            with contextlib.suppress(Exception):
-                await self.connection.request("interrupt", timeout=10)
-        self.broker.deny_all("The user interrupted the turn.")
-
-    async def interrupt(self) -> None:
-        """Stop the running turn with the protocol's `interrupt` (the Stop button).
-
-        Waiting approvals are withdrawn by the CLI (PermissionCancelled). The turn ends with
-        the CLI's interrupted result (`error_during_execution`); the process and the
-        conversation stay for the next turn. A no-op between turns. Returns once the CLI
-        answered the interrupt (at most 10 s).
-        """
-        if self.turns and self.background.holds(self.turns[-1]):  # the turn waits for background work
-            await self.stop_background()
-            return
-        turn = self.turns[-1] if self.turns and not self.turns[-1].done else None
-        if turn is None or self.state is not SessionState.RUNNING:
-            return
-        self._begin_interrupt(turn)
-        if self._interrupt_task is not None:
-            await asyncio.shield(self._interrupt_task)
-
-    async def set_mode(self, mode: str, *, allow_root_bypass: bool | None = None) -> None:
-        """Change the permission mode of the live session, without a restart.
-
-        Sends the control request ``set_permission_mode`` to the running CLI (same process,
-        same conversation); the CLI then reports ``system/status`` with ``permissionMode``,
-        which reaches the next turn as a SessionMode event. Before the first turn it only
-        changes the mode the process will be started in.
-
-        The one exception is switching to "autonomous" a process that was not started in it:
-        the CLI refuses that ("the session was not launched with
-        --dangerously-skip-permissions"), so the process is closed and the next turn starts
-        a new one in bypassPermissions mode that resumes the conversation (``--resume``).
-
-        Args:
-            mode: "supervised", "plan", "acceptEdits" or "autonomous".
-            allow_root_bypass: if given, the session's opt-in for autonomous as root from now on.
-
-        Raises:
-            ValueError, RootBypassError: see :func:`kandev_nb.agent.permissions.cli_permission_mode`.
-            ControlError: the CLI refused the mode.
-            ControlTimeoutError: the CLI did not answer within 30 s.
-        """
-        bypass = self._config.allow_root_bypass if allow_root_bypass is None else allow_root_bypass
-        cli_mode = cli_permission_mode(mode, allow_root_bypass=bypass)
-        if self.connection is None or self.state is SessionState.NEW:
-            self._set_mode(mode, allow_root_bypass=bypass)
-            return
-        if cli_mode == "bypassPermissions" and self.launch_options.permission_mode != "bypassPermissions":
-            if self.state is SessionState.RUNNING:
-                raise TurnInProgressError("autonomous mode needs a new CLI process; switch between turns")
-            self._set_mode(mode, allow_root_bypass=bypass)
-            await self._teardown()
-            return
-        await self.connection.request("set_permission_mode", mode=cli_mode, timeout=30)
-        self._set_mode(mode, allow_root_bypass=bypass)
 
     async def stream(self, prompt: str | list[dict[str, Any]], **kwargs: Any) -> AsyncIterator[ev.AgentEvent]:
         """Run a turn and yield its events as they come (the same ones consumers get).

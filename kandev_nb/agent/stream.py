@@ -156,16 +156,18 @@ class StreamRules:
             out.append((None, [self._run_event(cls, run, sid, parent)]))  # type: ignore[arg-type]
         return out
 
-    def _run_event(self, cls: type[ev.MessageChunk | ev.Reasoning], texts: list[str], sid: str | None,
-                   parent: str | None) -> ev.MessageChunk | ev.Reasoning:
+    def _run_event(
+        self, cls: type[ev.MessageChunk | ev.Reasoning], texts: list[str], sid: str | None, parent: str | None
+    ) -> ev.MessageChunk | ev.Reasoning:
         """The one event of a run of deltas (their texts joined), as :meth:`handle` makes it."""
         if parent is None and cls is _Chunk:
             self._shown_text = True
         return fast_event(cls, "".join(texts), sid, parent)
 
     def _too_long(self, line: LineTooLong) -> ev.AgentEvent:
-        return ev.Unknown(raw={"size": line.size}, reason=f"line of {line.size} bytes over the limit",
-                          session_id=self.session_id)
+        return ev.Unknown(
+            raw={"size": line.size}, reason=f"line of {line.size} bytes over the limit", session_id=self.session_id
+        )
 
     # -- stream_event -------------------------------------------------------------------
 
@@ -193,7 +195,11 @@ class StreamRules:
                 return []
             parent = raw.get("parent_tool_use_id")
             sid = raw.get("session_id") or self.session_id
-            if type(text) is not str or not (parent is None or type(parent) is str) or not (sid is None or type(sid) is str):
+            if (
+                type(text) is not str
+                or not (parent is None or type(parent) is str)
+                or not (sid is None or type(sid) is str)
+            ):
                 return None
             if not text:
                 return []
@@ -264,4 +270,3 @@ class StreamRules:
 
     def _was_streamed(self, parent: str | None, mid: str, kind: str) -> bool:
         return (parent, mid, kind) in self._streamed or (parent, "", kind) in self._streamed
-

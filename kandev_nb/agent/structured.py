@@ -153,8 +153,9 @@ class OutputSpec:
                 jsonschema.validate(value, self.target)
             except jsonschema.ValidationError as exc:
                 where = ".".join(str(p) for p in exc.absolute_path) or "(root)"
-                raise StructuredOutputError(f"1 validation error for {self.name}: {where}: {exc.message}",
-                                            raw=raw) from None
+                raise StructuredOutputError(
+                    f"1 validation error for {self.name}: {where}: {exc.message}", raw=raw
+                ) from None
             return value
         from pydantic import TypeAdapter, ValidationError
 
@@ -167,8 +168,12 @@ class OutputSpec:
 def _wrap(array_schema: dict[str, Any]) -> dict[str, Any]:
     """An array schema inside an object (the CLI's tool input must be an object); `$defs` go to the root."""
     inner = {k: v for k, v in array_schema.items() if k != "$defs"}
-    out: dict[str, Any] = {"type": "object", "properties": {LIST_KEY: inner}, "required": [LIST_KEY],
-                           "additionalProperties": False}
+    out: dict[str, Any] = {
+        "type": "object",
+        "properties": {LIST_KEY: inner},
+        "required": [LIST_KEY],
+        "additionalProperties": False,
+    }
     if "$defs" in array_schema:
         out["$defs"] = array_schema["$defs"]
     return out
@@ -206,7 +211,8 @@ def fill_output(turn: Any, spec: OutputSpec) -> Any:
             why = "the model answered without calling the StructuredOutput tool"
         if subtype == "error_max_structured_output_retries":
             why = "the model did not give a valid StructuredOutput answer within the CLI's retries" + (
-                f" ({turn.error.message})" if turn.error is not None else "")
+                f" ({turn.error.message})" if turn.error is not None else ""
+            )
         message = f"no structured answer for {spec.name}: {why}"
         turn.output_error = message
         raise NoStructuredOutputError(message, raw=None, turn=turn)

@@ -310,7 +310,9 @@ def normalize_tool_call(name: str, tool_input: dict[str, Any]) -> NormalizedPayl
                     old, new = _str(edit.get("old_string")) or "", _str(edit.get("new_string")) or ""
                     diff, added, removed = unified_diff(old, new, path)
                     mutations.append(
-                        FileMutation(type="replace", old_content=old, new_content=new, diff=diff, added=added, removed=removed)
+                        FileMutation(
+                            type="replace", old_content=old, new_content=new, diff=diff, added=added, removed=removed
+                        )
                     )
             return ModifyFile(tool=name, file_path=path, mutations=tuple(mutations))
         case "NotebookEdit":
@@ -417,8 +419,12 @@ def tool_result_images(content: Any) -> tuple[str, ...]:
             continue
         source = block.get("source") or {}
         media, data = source.get("media_type"), source.get("data")
-        if source.get("type") == "base64" and media in _IMAGE_TYPES and isinstance(data, str) \
-                and re.fullmatch(r"[A-Za-z0-9+/=\s]*", data):
+        if (
+            source.get("type") == "base64"
+            and media in _IMAGE_TYPES
+            and isinstance(data, str)
+            and re.fullmatch(r"[A-Za-z0-9+/=\s]*", data)
+        ):
             out.append(f"data:{media};base64,{data}")
     return tuple(out)
 
@@ -518,15 +524,17 @@ def normalize_tool_result(
             if isinstance(files, list):
                 names = tuple(str(f) for f in files)
                 return payload.model_copy(
-                    update={"files": names, "file_count": _int(s.get("numFiles")) or len(names), "text": text,
-                            "truncated": bool(s.get("truncated"))}
+                    update={
+                        "files": names,
+                        "file_count": _int(s.get("numFiles")) or len(names),
+                        "text": text,
+                        "truncated": bool(s.get("truncated")),
+                    }
                 )
             lines = tuple(ln for ln in text.splitlines() if ln.strip())
             return payload.model_copy(update={"text": text, "files": lines, "file_count": len(lines)})
         case HttpRequest():
-            return payload.model_copy(
-                update={"response": text, "is_error": is_error, "status": _int(s.get("code"))}
-            )
+            return payload.model_copy(update={"response": text, "is_error": is_error, "status": _int(s.get("code"))})
         case SubagentTask():
             return payload.model_copy(
                 update={

@@ -60,7 +60,7 @@ class ToolRecord:
 
     @property
     def status(self) -> str:
-        """"running", "complete" or "error" (a denied tool ends as "error")."""
+        """ "running", "complete" or "error" (a denied tool ends as "error")."""
         return self.update.status if self.update else "running"
 
     @property
@@ -174,8 +174,10 @@ class Turn:
                 self.approval_wait_ms += event.waited_ms
                 record = self.tools.get(event.tool_use_id or "")
                 if record is None:  # no tool_use_id on the request: the oldest undecided call of that tool
-                    record = next((r for r in self.tools.values()
-                                   if r.call.tool_name == event.tool_name and r.decision is None), None)
+                    record = next(
+                        (r for r in self.tools.values() if r.call.tool_name == event.tool_name and r.decision is None),
+                        None,
+                    )
                 if record is not None:
                     record.decision = event
             case ev.ContextWindow():

@@ -43,8 +43,6 @@ def base_model(name: str) -> str:
     return name.split("[", 1)[0]
 
 
-
-
 class UsageMeter:
     """The previous cumulative figures of one CLI process (reset when a new one starts).
 
@@ -69,8 +67,13 @@ class UsageMeter:
             if not isinstance(usage, dict):
                 continue
             get = usage.get
-            now = (_num(get("inputTokens")), _num(get("outputTokens")), _num(get("cacheReadInputTokens")),
-                   _num(get("cacheCreationInputTokens")), _num(get("costUSD")))
+            now = (
+                _num(get("inputTokens")),
+                _num(get("outputTokens")),
+                _num(get("cacheReadInputTokens")),
+                _num(get("cacheCreationInputTokens")),
+                _num(get("costUSD")),
+            )
             prev = previous.get(model, _NOTHING)
             previous[model] = now
             delta = [max(v - p, 0.0) for v, p in zip(now, prev, strict=True)]
@@ -86,8 +89,9 @@ class UsageMeter:
                 )
         return out
 
-    def stats(self, msg: ResultMessage, model_usage: dict[str, ev.ModelUsage], main: str | None,
-              session_id: str | None) -> ev.TurnStats:
+    def stats(
+        self, msg: ResultMessage, model_usage: dict[str, ev.ModelUsage], main: str | None, session_id: str | None
+    ) -> ev.TurnStats:
         """The turn's :class:`~kandev_nb.agent.events.TurnStats` from its `result` line: cost (USD)
         and API time (ms) as differences of the CLI's cumulative `total_cost_usd` and
         `duration_api_ms`, tokens from the `modelUsage` deltas (:func:`turn_tokens`)."""
@@ -132,9 +136,12 @@ def turn_tokens(usage: dict[str, Any], model_usage: dict[str, ev.ModelUsage]) ->
     an interrupted turn reports as zeros."""
     if len(model_usage) == 1:  # the usual case
         (u,) = model_usage.values()
-        return {"input_tokens": u.input_tokens, "output_tokens": u.output_tokens,
-                "cache_read_input_tokens": u.cache_read_input_tokens,
-                "cache_creation_input_tokens": u.cache_creation_input_tokens}
+        return {
+            "input_tokens": u.input_tokens,
+            "output_tokens": u.output_tokens,
+            "cache_read_input_tokens": u.cache_read_input_tokens,
+            "cache_creation_input_tokens": u.cache_creation_input_tokens,
+        }
     if model_usage:
         return {k: sum(int(getattr(u, k)) for u in model_usage.values()) for k in _TOKEN_KEYS}
     return {k: to_int(usage.get(k)) for k in _TOKEN_KEYS}

@@ -174,8 +174,9 @@ def with_kernel_tools(config: SessionConfig, server: KernelTools | None = None) 
 
         server = KernelTools()
     allowed = config.allowed_tools + tuple(t for t in READ_ONLY_TOOLS if t not in config.allowed_tools)
-    return replace(config, mcp_config=merged, mcp_servers={**config.mcp_servers, SERVER_NAME: server},
-                   allowed_tools=allowed)
+    return replace(
+        config, mcp_config=merged, mcp_servers={**config.mcp_servers, SERVER_NAME: server}, allowed_tools=allowed
+    )
 
 
 def follow_cell(session: Session) -> None:

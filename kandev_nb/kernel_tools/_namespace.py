@@ -35,8 +35,9 @@ __all__ = [
 HIDDEN = "<hidden: secret-looking name>"
 """What stands in for the value of a variable whose name looks like a secret."""
 
-_SECRET_WORDS = frozenset({"token", "key", "password", "passwd", "pwd", "secret", "apikey", "credential",
-                           "credentials", "passphrase", "auth"})
+_SECRET_WORDS = frozenset(
+    {"token", "key", "password", "passwd", "pwd", "secret", "apikey", "credential", "credentials", "passphrase", "auth"}
+)
 _SECRET_SUFFIXES = ("token", "password", "passwd", "secret")
 _KEY_PREFIXES = frozenset({"api", "secret", "private", "access", "auth", "signing", "encryption", "master", "session"})
 _WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
@@ -170,8 +171,10 @@ def redacted_copy(value: Any, depth: int = 0) -> Any:
             items = list(value.items())
         except Exception:  # noqa: BLE001 - a mapping that cannot list itself
             return value
-        return {key: REDACTED if isinstance(key, str) and is_secret_name(key) else redacted_copy(item, depth + 1)
-                for key, item in items}
+        return {
+            key: REDACTED if isinstance(key, str) and is_secret_name(key) else redacted_copy(item, depth + 1)
+            for key, item in items
+        }
     if isinstance(value, (list, tuple, set, frozenset)) and len(value) <= 100_000:
         items = [redacted_copy(item, depth + 1) for item in value]
         if isinstance(value, list):
@@ -318,8 +321,11 @@ def list_variables(
     Private names (``_x``), modules and IPython's own names are never listed.
     """
     rows = []
-    pattern = name_pattern if name_pattern and any(c in name_pattern for c in "*?[") else (
-        f"*{name_pattern}*" if name_pattern else None)
+    pattern = (
+        name_pattern
+        if name_pattern and any(c in name_pattern for c in "*?[")
+        else (f"*{name_pattern}*" if name_pattern else None)
+    )
     for name, value in sorted(namespace.items()):
         if not _is_user_variable(name, value, hidden):
             continue
@@ -329,10 +335,15 @@ def list_variables(
         if type_filter and type_filter.lower() not in type_name.lower():
             continue
         secret = is_secret_name(name) and not reveal_secrets
-        rows.append(VariableInfo(
-            name=name, type=type_name, shape=_shape(value), size_bytes=_size_bytes(value),
-            summary=HIDDEN if secret else _summary(value),
-        ))
+        rows.append(
+            VariableInfo(
+                name=name,
+                type=type_name,
+                shape=_shape(value),
+                size_bytes=_size_bytes(value),
+                summary=HIDDEN if secret else _summary(value),
+            )
+        )
     return rows
 
 
@@ -393,7 +404,10 @@ def _inspect_array(value: Any) -> list[str]:
 
         arr = np.asarray(value)
         stats = {
-            "min": np.nanmin(arr), "max": np.nanmax(arr), "mean": np.nanmean(arr), "std": np.nanstd(arr),
+            "min": np.nanmin(arr),
+            "max": np.nanmax(arr),
+            "mean": np.nanmean(arr),
+            "std": np.nanstd(arr),
             "nan count": int(np.isnan(arr).sum()) if kind in "fc" else 0,
         }
         parts.append("stats: " + ", ".join(f"{k}={v}" for k, v in stats.items()))
@@ -414,7 +428,9 @@ def inspect_value(name: str, value: Any, *, reveal_secrets: bool = False, repr_c
     """
     head = f"{name}: {_type_name(value)}"
     if is_secret_name(name) and not reveal_secrets:
-        return f"{head}\nvalue: {HIDDEN} (the user can opt in with kandev_nb.kernel_tools.options.reveal_secrets = True)"
+        return (
+            f"{head}\nvalue: {HIDDEN} (the user can opt in with kandev_nb.kernel_tools.options.reveal_secrets = True)"
+        )
     if _is_frame(value):
         parts = _inspect_frame(value, reveal_secrets)
     elif hasattr(value, "dtype") and hasattr(value, "head") and hasattr(value, "isna"):

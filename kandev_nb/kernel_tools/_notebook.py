@@ -139,8 +139,10 @@ def _cut(text: str, position: int, what: str) -> str:
     if len(text) <= MAX_CELL_OUTPUT_CHARS:
         return text
     half = MAX_CELL_OUTPUT_CHARS // 2
-    return (f"{text[:half]}\n[{what} of cell {position} cut: {len(text) - 2 * half} of {len(text)} characters "
-            f"left out here]\n{text[-half:]}")
+    return (
+        f"{text[:half]}\n[{what} of cell {position} cut: {len(text) - 2 * half} of {len(text)} characters "
+        f"left out here]\n{text[-half:]}"
+    )
 
 
 def _index_arg(args: dict[str, Any]) -> tuple[str | None, int | None]:
@@ -261,11 +263,15 @@ class NotebookTools:
         known = self.known.get(cell_id)
         now = _text(cell.get("source"))
         if known is None:
-            raise ValueError(f"{what} refused: you have not read cell {cell.get('index')} (id {cell_id}) yet; "
-                             "call read_notebook first")
+            raise ValueError(
+                f"{what} refused: you have not read cell {cell.get('index')} (id {cell_id}) yet; "
+                "call read_notebook first"
+            )
         if known.source != now:
-            raise ValueError(f"{what} refused: cell {cell.get('index')} (id {cell_id}) changed since you last "
-                             "read it (the user edited it?); nothing was changed. Its source now:\n" + now)
+            raise ValueError(
+                f"{what} refused: cell {cell.get('index')} (id {cell_id}) changed since you last "
+                "read it (the user edited it?); nothing was changed. Its source now:\n" + now
+            )
 
     # -- calls -----------------------------------------------------------------------------
 
@@ -309,9 +315,13 @@ class NotebookTools:
         first = start or 0
         last = len(cells) if stop is None else min(stop, len(cells))
         budget = self.server.options.max_output_chars - 400
-        parts = [(f"{len(cells)} cells; showing {first}..{max(first, last - 1)}. Images: at most {MAX_IMAGES} "
-                  f"attached, each at most {MAX_IMAGE_CHARS // 1000} kB (base64); each output cut to "
-                  f"{MAX_CELL_OUTPUT_CHARS} characters (head and tail).")]
+        parts = [
+            (
+                f"{len(cells)} cells; showing {first}..{max(first, last - 1)}. Images: at most {MAX_IMAGES} "
+                f"attached, each at most {MAX_IMAGE_CHARS // 1000} kB (base64); each output cut to "
+                f"{MAX_CELL_OUTPUT_CHARS} characters (head and tail)."
+            )
+        ]
         images: list[mt.ImageContent] = []
         used = len(parts[0])
         for position in range(first, last):
@@ -320,8 +330,9 @@ class NotebookTools:
             self._remember(cell_id, position, kind, source)
             block = self._cell_text(position, cell, images)
             if used + len(block) > budget and position > first:
-                parts.append(f"[cells {position}..{last - 1} not shown (answer size); "
-                             f"call read_notebook with start={position}]")
+                parts.append(
+                    f"[cells {position}..{last - 1} not shown (answer size); call read_notebook with start={position}]"
+                )
                 break
             parts.append(block)
             used += len(block)
@@ -410,13 +421,17 @@ class NotebookTools:
         if shell is None or "__vsc_ipynb_file__" not in self.server.namespace():
             return None
         if self.last_inserted == "set_next_input":
-            raise ValueError("insert_cell: this frontend (VS Code) takes only one new cell per turn, and it is "
-                             "already set; say what else to add in your answer instead")
+            raise ValueError(
+                "insert_cell: this frontend (VS Code) takes only one new cell per turn, and it is "
+                "already set; say what else to add in your answer instead"
+            )
         shell.set_next_input(source, replace=False)
         self.last_inserted = "set_next_input"
-        return ("There is no open notebook view the kernel can edit, but this frontend (VS Code) shows one new "
-                "cell below the running one after the turn (IPython's set_next_input). It has no id yet: it "
-                "cannot be run, edited or deleted with these tools in this turn, and only one cell per turn works.")
+        return (
+            "There is no open notebook view the kernel can edit, but this frontend (VS Code) shows one new "
+            "cell below the running one after the turn (IPython's set_next_input). It has no id yet: it "
+            "cannot be run, edited or deleted with these tools in this turn, and only one cell per turn works."
+        )
 
     async def edit_cell(self, args: dict[str, Any], source: Any) -> str:
         """The ``edit_cell`` tool: the whole new source, refused on a stale read."""
@@ -425,11 +440,14 @@ class NotebookTools:
         cell, _cells = await self._resolve(args)
         self._check_fresh(cell, "edit_cell")
         cell_id = str(cell.get("id"))
-        done = await self._request("edit", {"id": cell_id, "source": source,
-                                            "expected_source": self.known[cell_id].source})
+        done = await self._request(
+            "edit", {"id": cell_id, "source": source, "expected_source": self.known[cell_id].source}
+        )
         if done.get("stale"):
-            raise ValueError(f"edit_cell refused: cell {done.get('index')} (id {cell_id}) changed a moment ago; "
-                             "nothing was changed. Its source now:\n" + _text(done.get("source")))
+            raise ValueError(
+                f"edit_cell refused: cell {done.get('index')} (id {cell_id}) changed a moment ago; "
+                "nothing was changed. Its source now:\n" + _text(done.get("source"))
+            )
         self._remember(cell_id, done.get("index"), str(cell.get("cell_type") or "code"), source)
         cleared = " (its outputs were cleared)" if cell.get("cell_type") == "code" and cell.get("has_outputs") else ""
         return f"cell {done.get('index')} (id {cell_id}) now has the new source{cleared}"
@@ -502,8 +520,9 @@ class NotebookTools:
         if type(value).__name__ == "Image" and "image/png" in data:  # a figure the code left open
             self._outputs.append({"output_type": "display_data", "data": data, "metadata": metadata})
         else:
-            self._outputs.append({"output_type": "execute_result", "data": data, "metadata": metadata,
-                                  "execution_count": self._count})
+            self._outputs.append(
+                {"output_type": "execute_result", "data": data, "metadata": metadata, "execution_count": self._count}
+            )
 
     @contextlib.contextmanager
     def _capture_display(self) -> Iterator[None]:
@@ -552,9 +571,21 @@ class NotebookTools:
         if result.error:
             last = result.error.strip().splitlines()[-1] if result.error.strip() else "Error"
             ename, _, evalue = last.partition(": ")
-            outputs.append({"output_type": "error", "ename": ename.strip() or "Error", "evalue": evalue,
-                            "traceback": result.error.splitlines()})
+            outputs.append(
+                {
+                    "output_type": "error",
+                    "ename": ename.strip() or "Error",
+                    "evalue": evalue,
+                    "traceback": result.error.splitlines(),
+                }
+            )
         elif result.timed_out or result.stopped:
-            outputs.append({"output_type": "error", "ename": "KeyboardInterrupt", "evalue": "stopped",
-                            "traceback": ["KeyboardInterrupt: the run was stopped"]})
+            outputs.append(
+                {
+                    "output_type": "error",
+                    "ename": "KeyboardInterrupt",
+                    "evalue": "stopped",
+                    "traceback": ["KeyboardInterrupt: the run was stopped"],
+                }
+            )
         return outputs

@@ -231,8 +231,9 @@ class CodeRunner:
             return True
         return False
 
-    async def run(self, code: str, *, timeout_s: float, context: contextvars.Context | None = None,
-                  echo: bool = True) -> RunResult:
+    async def run(
+        self, code: str, *, timeout_s: float, context: contextvars.Context | None = None, echo: bool = True
+    ) -> RunResult:
         """Run `code` in the namespace; wait at most `timeout_s` seconds (plus 2 s to stop).
 
         Args:
@@ -248,8 +249,10 @@ class CodeRunner:
             A :class:`RunResult`; errors in the code are in ``.error``, never raised.
         """
         if self._abandoned is not None and self._abandoned.is_alive():
-            return RunResult(error="RuntimeError: a previous run_code is still running in the background "
-                                   "(it did not react to being stopped); try again later")
+            return RunResult(
+                error="RuntimeError: a previous run_code is still running in the background "
+                "(it did not react to being stopped); try again later"
+            )
         async with self._lock:
             self._stop_requested = False
             try:
@@ -273,8 +276,11 @@ class CodeRunner:
         uninstall = self._display_hook(images.append) if self._display_hook else None
         try:
             with self._capture:
-                outcome = await (self._run_coroutine(compiled, namespace, timeout_s, context, echo) if is_coroutine
-                                 else self._run_thread(compiled, namespace, timeout_s, context, echo))
+                outcome = await (
+                    self._run_coroutine(compiled, namespace, timeout_s, context, echo)
+                    if is_coroutine
+                    else self._run_thread(compiled, namespace, timeout_s, context, echo)
+                )
         finally:
             if uninstall is not None:
                 uninstall()
@@ -297,7 +303,11 @@ class CodeRunner:
         return result
 
     async def _run_thread(
-        self, compiled: Any, namespace: dict[str, Any], timeout_s: float, context: contextvars.Context,
+        self,
+        compiled: Any,
+        namespace: dict[str, Any],
+        timeout_s: float,
+        context: contextvars.Context,
         echo: bool = True,
     ) -> tuple[str, str, BaseException | None, Any, bool, bool]:
         loop = asyncio.get_running_loop()
@@ -348,7 +358,9 @@ class CodeRunner:
         return (out.getvalue() if out else "", err.getvalue() if err else "", error, value, timed_out, still_running)
 
     async def _stop_thread(
-        self, thread: threading.Thread, done: asyncio.Future[tuple[BaseException | None, Any]],
+        self,
+        thread: threading.Thread,
+        done: asyncio.Future[tuple[BaseException | None, Any]],
     ) -> tuple[BaseException | None, Any] | None:
         """Raise RunStopped in `thread`; its outcome, or None if it is still running 2 s later."""
         if thread.ident is not None and thread.is_alive():
@@ -359,7 +371,11 @@ class CodeRunner:
             return None
 
     async def _run_coroutine(
-        self, compiled: Any, namespace: dict[str, Any], timeout_s: float, context: contextvars.Context,
+        self,
+        compiled: Any,
+        namespace: dict[str, Any],
+        timeout_s: float,
+        context: contextvars.Context,
         echo: bool = True,
     ) -> tuple[str, str, BaseException | None, Any, bool, bool]:
         ident = threading.get_ident()

@@ -49,10 +49,14 @@ __all__ = ["KernelTools", "ToolCallRecord"]
 log = logging.getLogger("kandev_nb")
 
 SERVER_NAME = "kernel"
-READ_ONLY = frozenset({
-    "mcp__kernel__list_variables", "mcp__kernel__inspect_variable", "mcp__kernel__recent_history",
-    "mcp__kernel__read_notebook",
-})
+READ_ONLY = frozenset(
+    {
+        "mcp__kernel__list_variables",
+        "mcp__kernel__inspect_variable",
+        "mcp__kernel__recent_history",
+        "mcp__kernel__read_notebook",
+    }
+)
 """The tools that only read (``kandev_nb.kernel_tools.READ_ONLY_TOOLS``)."""
 
 INSTRUCTIONS = (
@@ -61,8 +65,6 @@ INSTRUCTIONS = (
     "recent_history shows the cells the user ran and the last error, run_code runs Python in the "
     "same namespace (the user approves each run; variables it creates stay for the notebook)."
 )
-
-
 
 
 @dataclass(frozen=True)
@@ -93,38 +95,44 @@ def _tool_list() -> list[mt.Tool]:
         mt.Tool(
             name="list_variables",
             description="List the variables in the user's live notebook kernel: name, type, shape or "
-                        "length, memory size and a short summary (DataFrame columns, array dtype, repr). "
-                        "Modules, private names and IPython internals are left out.",
-            input_schema={"type": "object", "properties": {
-                "type_filter": {**_STRING, "description": "keep types whose name contains this, e.g. DataFrame"},
-                "name_pattern": {**_STRING, "description": "keep names matching this glob (df_*) or substring"},
-            }},
+            "length, memory size and a short summary (DataFrame columns, array dtype, repr). "
+            "Modules, private names and IPython internals are left out.",
+            input_schema={
+                "type": "object",
+                "properties": {
+                    "type_filter": {**_STRING, "description": "keep types whose name contains this, e.g. DataFrame"},
+                    "name_pattern": {**_STRING, "description": "keep names matching this glob (df_*) or substring"},
+                },
+            },
             annotations=read_only,
         ),
         mt.Tool(
             name="inspect_variable",
             description="Describe one variable of the notebook kernel in detail: for a DataFrame its "
-                        "shape, dtypes, head, describe() and null counts; for an array its shape, dtype "
-                        "and statistics; otherwise its repr and attributes. Dotted paths work (model.coef_).",
+            "shape, dtypes, head, describe() and null counts; for an array its shape, dtype "
+            "and statistics; otherwise its repr and attributes. Dotted paths work (model.coef_).",
             input_schema={"type": "object", "properties": {"name": _STRING}, "required": ["name"]},
             annotations=read_only,
         ),
         mt.Tool(
             name="run_code",
             description="Run Python code in the user's notebook kernel, in the same namespace as their "
-                        "cells (new variables stay). Returns stdout, stderr, the repr of the last "
-                        "expression and any exception with traceback; matplotlib figures are shown in "
-                        "the notebook (on this call's card) and returned as images. The user approves every run.",
+            "cells (new variables stay). Returns stdout, stderr, the repr of the last "
+            "expression and any exception with traceback; matplotlib figures are shown in "
+            "the notebook (on this call's card) and returned as images. The user approves every run.",
             input_schema={"type": "object", "properties": {"code": _STRING}, "required": ["code"]},
             annotations=mt.ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False),
         ),
         mt.Tool(
             name="recent_history",
             description="The last cells the user ran in the notebook (source and result) and the last "
-                        "error with its traceback.",
-            input_schema={"type": "object", "properties": {
-                "cells": {"type": "integer", "minimum": 1, "maximum": 50, "description": "how many cells"},
-            }},
+            "error with its traceback.",
+            input_schema={
+                "type": "object",
+                "properties": {
+                    "cells": {"type": "integer", "minimum": 1, "maximum": 50, "description": "how many cells"},
+                },
+            },
             annotations=read_only,
         ),
     ]
@@ -167,7 +175,9 @@ class KernelTools:
         self.runner = CodeRunner(self.namespace, display=self._display_function(), display_hook=self._png_hook())
         self.notebook = NotebookTools(self, notebook_view)
         self.server: Server[Any] = Server(
-            SERVER_NAME, instructions=INSTRUCTIONS + NOTEBOOK_INSTRUCTIONS, on_list_tools=self._on_list_tools,
+            SERVER_NAME,
+            instructions=INSTRUCTIONS + NOTEBOOK_INSTRUCTIONS,
+            on_list_tools=self._on_list_tools,
             on_call_tool=self._on_call_tool,
         )
         self.bridge = McpBridge(self.server, SERVER_NAME)
@@ -214,8 +224,11 @@ class KernelTools:
             reply = await self.bridge.handle(message)
         except Exception as exc:  # noqa: BLE001 - the CLI's MCP client fails this one request
             log.warning("kernel MCP server could not handle %r: %r", message.get("method"), exc)
-            return {"jsonrpc": "2.0", "id": message.get("id"),
-                    "error": {"code": -32603, "message": f"{type(exc).__name__}: {exc}"}}
+            return {
+                "jsonrpc": "2.0",
+                "id": message.get("id"),
+                "error": {"code": -32603, "message": f"{type(exc).__name__}: {exc}"},
+            }
         return reply if reply is not None else {"jsonrpc": "2.0", "result": {}}
 
     async def aclose(self) -> None:
@@ -275,10 +288,15 @@ class KernelTools:
     def list_variables(self, type_filter: str | None = None, name_pattern: str | None = None) -> str:
         """The ``list_variables`` tool: a text table of the user's variables."""
         hidden = getattr(self.shell, "user_ns_hidden", None)
-        return self._answer(describe_variables(
-            self.namespace(), hidden=hidden, type_filter=type_filter or None, name_pattern=name_pattern or None,
-            reveal_secrets=self.options.reveal_secrets,
-        ))
+        return self._answer(
+            describe_variables(
+                self.namespace(),
+                hidden=hidden,
+                type_filter=type_filter or None,
+                name_pattern=name_pattern or None,
+                reveal_secrets=self.options.reveal_secrets,
+            )
+        )
 
     def inspect_variable(self, name: str) -> str:
         """The ``inspect_variable`` tool: a description of `name` (a dotted path allowed).
@@ -289,8 +307,10 @@ class KernelTools:
         root, *attrs = name.strip().split(".")
         namespace = self.namespace()
         if root in _REFUSED_ROOTS or root.startswith("_"):  # In, Out, _ih, _oh, _i3, _, __ ...
-            raise KeyError(f"{root!r} is IPython's own or private (cell history, outputs); "
-                           "inspect_variable does not read it; recent_history shows the cells, redacted")
+            raise KeyError(
+                f"{root!r} is IPython's own or private (cell history, outputs); "
+                "inspect_variable does not read it; recent_history shows the cells, redacted"
+            )
         if root not in namespace:
             raise KeyError(f"no variable {root!r} in the notebook's namespace; list_variables shows what exists")
         value = namespace[root]
@@ -303,8 +323,10 @@ class KernelTools:
                     raise KeyError(f"{name!r}: no public attribute {attr!r}")
                 value, path = getattr(value, attr), f"{path}.{attr}"
             if isinstance(value, types.ModuleType):
-                raise KeyError(f"{path!r} is a module; inspect_variable does not read modules or their "
-                               "attributes (os.environ and other process state); use list_variables")
+                raise KeyError(
+                    f"{path!r} is a module; inspect_variable does not read modules or their "
+                    "attributes (os.environ and other process state); use list_variables"
+                )
         return self._answer(inspect_value(name, value, reveal_secrets=self.options.reveal_secrets))
 
     def recent_history(self, cells: int | None = None) -> str:
@@ -396,8 +418,12 @@ def _configured_secrets() -> list[str]:
     env = getattr(getattr(magic, "settings", None), "env", None)
     if not isinstance(env, Mapping):
         return []
-    return [str(v) for k, v in env.items() if isinstance(v, str) and (
-        is_secret_name(str(k)) or (len(v) >= 12 and "/" not in v and " " not in v and not v.isdigit()))]
+    return [
+        str(v)
+        for k, v in env.items()
+        if isinstance(v, str)
+        and (is_secret_name(str(k)) or (len(v) >= 12 and "/" not in v and " " not in v and not v.isdigit()))
+    ]
 
 
 def _opt_str(args: dict[str, Any], key: str) -> str | None:

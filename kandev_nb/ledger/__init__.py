@@ -53,10 +53,10 @@ from kandev_nb.ledger.engine import (
     mask_url,
     resolve_url,
 )
-from kandev_nb.ledger.frames import Filters, TimeLike, _raw, _Select, _typed, _where, period_start
+from kandev_nb.ledger.frames import Filters, _raw, _Select, _typed, _where, period_start
 from kandev_nb.ledger.migrate import upgrade
+from kandev_nb.ledger.reports import LedgerReports
 from kandev_nb.ledger.rows import (
-    _TEXT,
     RUNS_LEAD,
     TurnRows,
     UTCDateTime,
@@ -96,8 +96,7 @@ BUSY_TIMEOUT_S: Final = 30.0
 """How long an SQLite writer waits for another writer's lock before failing, in seconds."""
 
 
-
-class RunLedger:
+class RunLedger(LedgerReports):
     """The ledger of turns, in SQLite or any SQLAlchemy database.
 
     Args:
@@ -157,12 +156,14 @@ class RunLedger:
 
     # -- writing ----------------------------------------------------------------------------
 
-    def record(self, turn: Turn, *, notebook: str | os.PathLike[str] | None = None,
-               execution_count: int | None = None) -> int:
+    def record(
+        self, turn: Turn, *, notebook: str | os.PathLike[str] | None = None, execution_count: int | None = None
+    ) -> int:
         """Write one turn (its row, its tool calls, its model usage) in one transaction.
 
         Turns waiting in the spool are written first (:meth:`flush`). The row gets ``user``
-        (:func:`current_user`), ``host`` and a fresh ``turn_uid``. Works for any turn: a failed, interrupted or unfinished one gets a row with what
+        (:func:`current_user`), ``host`` and a fresh ``turn_uid``. Works for any turn: a failed,
+        interrupted or unfinished one gets a row with what
         the CLI reported (stats it never sent are NULL). Values come from ``turn.stats``
         (the `result` message: ``cost_usd`` is this turn's share of the cumulative
         ``result.total_cost_usd``; tokens the sums of its ``result.modelUsage`` deltas; ``duration_ms`` and
@@ -194,7 +195,8 @@ class RunLedger:
             raise LedgerError(
                 f"the ledger at {self} did not take the turn ({_masked(exc)}); it is kept in {spooled} "
                 "and written when the ledger answers again (next turn or kandev_nb.ledger_flush())",
-                url=str(self), spooled=spooled,
+                url=str(self),
+                spooled=spooled,
             ) from exc
         turn.meta["ledger_id"] = ledger_id
         return ledger_id
@@ -246,8 +248,9 @@ class RunLedger:
             found = conn.execute(sa.select(turns_table.c.id).where(turns_table.c.turn_uid == uid)).first()
         return found is not None
 
-    async def arecord(self, turn: Turn, *, notebook: str | os.PathLike[str] | None = None,
-                      execution_count: int | None = None) -> int:
+    async def arecord(
+        self, turn: Turn, *, notebook: str | os.PathLike[str] | None = None, execution_count: int | None = None
+    ) -> int:
         """:meth:`record` in a worker thread, so a slow or locked database never blocks the event loop.
 
         Returns and raises as :meth:`record`.
@@ -306,10 +309,25 @@ class RunLedger:
             LedgerError: the database cannot be read.
         """
         t, c = turns_table.c, tool_calls_table.c
-        stmt = sa.select(*_raw(
-            c.turn_id, t.started_at, t.session_id, t.notebook, t.user, c.seq, c.tool_use_id, c.parent_tool_use_id,
-            c.tool_name, c.kind, c.status, c.duration_ms, c.decision, c.decided_by, c.decision_message,
-        )).join_from(tool_calls_table, turns_table, c.turn_id == t.id)
+        stmt = sa.select(
+            *_raw(
+                c.turn_id,
+                t.started_at,
+                t.session_id,
+                t.notebook,
+                t.user,
+                c.seq,
+                c.tool_use_id,
+                c.parent_tool_use_id,
+                c.tool_name,
+                c.kind,
+                c.status,
+                c.duration_ms,
+                c.decision,
+                c.decided_by,
+                c.decision_message,
+            )
+        ).join_from(tool_calls_table, turns_table, c.turn_id == t.id)
         stmt = _where(stmt, filters)
         return self._read(stmt.order_by(c.turn_id, c.seq))
 
@@ -325,10 +343,22 @@ class RunLedger:
             LedgerError: the database cannot be read.
         """
         t, m = turns_table.c, model_usage_table.c
-        stmt = sa.select(*_raw(
-            m.turn_id, t.started_at, t.session_id, t.notebook, t.user, m.model, m.input_tokens, m.output_tokens,
-            m.cache_read_input_tokens, m.cache_creation_input_tokens, m.cost_usd, m.context_window,
-        )).join_from(model_usage_table, turns_table, m.turn_id == t.id)
+        stmt = sa.select(
+            *_raw(
+                m.turn_id,
+                t.started_at,
+                t.session_id,
+                t.notebook,
+                t.user,
+                m.model,
+                m.input_tokens,
+                m.output_tokens,
+                m.cache_read_input_tokens,
+                m.cache_creation_input_tokens,
+                m.cost_usd,
+                m.context_window,
+            )
+        ).join_from(model_usage_table, turns_table, m.turn_id == t.id)
         stmt = _where(stmt, filters)
         return self._read(stmt.order_by(m.turn_id, m.model))
 
@@ -369,126 +399,17 @@ class RunLedger:
         turns, cost, tokens_in, tokens_out, tools, errors, interrupted, denials, first, last = values
         stamp = UTCDateTime()
         return {
-            "turns": int(turns), "cost_usd": float(cost), "input_tokens": int(tokens_in),
-            "output_tokens": int(tokens_out), "tool_calls": int(tools), "errors": int(errors),
-            "interrupted": int(interrupted), "denials": int(denials),
-            "first": _as_utc(first, stamp), "last": _as_utc(last, stamp),
+            "turns": int(turns),
+            "cost_usd": float(cost),
+            "input_tokens": int(tokens_in),
+            "output_tokens": int(tokens_out),
+            "tool_calls": int(tools),
+            "errors": int(errors),
+            "interrupted": int(interrupted),
+            "denials": int(denials),
+            "first": _as_utc(first, stamp),
+            "last": _as_utc(last, stamp),
         }
-
-    def summary(
-        self,
-        *,
-        notebook: str | os.PathLike[str] | None = None,
-        session_id: str | None = None,
-        since: TimeLike | None = None,
-        top: int = 10,
-        user: str | None = None,
-    ) -> dict[str, Any]:
-        """A small summary for ``%claude_stats``.
-
-        Args:
-            user: only this user's turns, in every total and breakdown (``%claude_stats --user``).
-            notebook: also give totals for this notebook.
-            session_id: also give totals for this CLI session.
-            since: the start of the `by_model` and `top_tools` breakdowns (default: all time).
-            top: how many tools `top_tools` lists.
-
-        Returns:
-            ``{"today": totals, "all": totals, "notebook": totals (if asked),
-            "session": totals (if asked), "by_model": DataFrame, "top_tools": DataFrame}``
-            where totals are :meth:`totals` dicts, "today" starts at local midnight,
-            ``by_model`` is indexed by model with columns ``turns``, ``cost_usd`` (USD),
-            ``input_tokens``, ``output_tokens`` (most expensive first), and ``top_tools``
-            is indexed by tool name with ``calls``, ``errors`` (calls that ran and
-            failed; a denied call is not one), ``denied`` and ``mean_duration_ms`` (most
-            called first). :class:`kandev_nb.ledger.stats.Stats` renders it.
-
-        Raises:
-            LedgerError: the database cannot be read.
-        """
-        midnight = period_start("day")
-        out: dict[str, Any] = {"today": self.totals(since=midnight, user=user), "all": self.totals(user=user)}
-        if notebook is not None:
-            out["notebook"] = self.totals(notebook=notebook, user=user)
-        if session_id is not None:
-            out["session"] = self.totals(session_id=session_id, user=user)
-        t, m, c = turns_table.c, model_usage_table.c, tool_calls_table.c
-        cost = sa.func.coalesce(sa.func.sum(m.cost_usd), 0.0).label("cost_usd")
-        by_model = sa.select(
-            m.model, sa.func.count(sa.distinct(m.turn_id)).label("turns"), cost,
-            sa.func.sum(m.input_tokens).label("input_tokens"), sa.func.sum(m.output_tokens).label("output_tokens"),
-        ).join_from(model_usage_table, turns_table, m.turn_id == t.id).group_by(m.model).order_by(cost.desc())
-        calls = sa.func.count(c.id).label("calls")
-        tools = sa.select(
-            c.tool_name, calls,
-            sa.func.sum(sa.case((sa.and_(c.status == "error", sa.func.coalesce(c.decision, "") != "deny"), 1),
-                                else_=0)).label("errors"),
-            sa.func.sum(sa.case((c.decision == "deny", 1), else_=0)).label("denied"),
-            sa.func.avg(c.duration_ms).label("mean_duration_ms"),
-        ).join_from(tool_calls_table, turns_table, c.turn_id == t.id).group_by(c.tool_name)
-        tools = tools.order_by(calls.desc(), c.tool_name).limit(top)
-        filters: Filters = {"since": since, "user": user}
-        out["by_model"] = self._read(_where(by_model, filters)).astype({"model": _TEXT}).set_index("model")
-        out["top_tools"] = self._read(_where(tools, filters)).astype({"tool_name": _TEXT}).set_index("tool_name")
-        return out
-
-
-    def spend_by(self, keys: tuple[str, ...], **filters: Unpack[Filters]) -> pd.DataFrame:
-        """Spend and tokens grouped by ``turns`` columns (e.g. ``("user",)``, ``("user", "notebook")``).
-
-        Returns:
-            One row per group (most expensive first): the `keys` columns, then ``turns``,
-            ``cost_usd`` (USD, sum of the turns' `result` costs), ``input_tokens``,
-            ``output_tokens``. A turn without a user (written before user was recorded)
-            groups under a missing value.
-
-        Raises:
-            LedgerError: the database cannot be read.
-            ValueError: a key that is not a ``turns`` column.
-        """
-        unknown = [k for k in keys if k not in turns_table.c]
-        if unknown:
-            raise ValueError(f"not turns columns: {unknown}")
-        t = turns_table.c
-        cost = sa.func.coalesce(sa.func.sum(t.cost_usd), 0.0).label("cost_usd")
-        stmt = sa.select(
-            *(t[k] for k in keys), sa.func.count(t.id).label("turns"), cost,
-            sa.func.coalesce(sa.func.sum(t.input_tokens), 0).label("input_tokens"),
-            sa.func.coalesce(sa.func.sum(t.output_tokens), 0).label("output_tokens"),
-        ).group_by(*(t[k] for k in keys)).order_by(cost.desc(), *(t[k] for k in keys))
-        return self._read(_where(stmt, filters))
-
-    def team(self, *, user: str | None = None) -> dict[str, Any]:
-        """What ``%claude_stats --team`` shows: spend and tokens per user and per notebook,
-        today (from local midnight) and this month (from the 1st, local time).
-
-        Args:
-            user: only this user's rows.
-
-        Returns:
-            ``{"today": totals, "month": totals, "by_user": DataFrame, "by_notebook": DataFrame}``;
-            totals as :meth:`totals`; ``by_user`` indexed by user and ``by_notebook`` by
-            notebook (with a ``user`` column), each with ``turns_today``, ``cost_today``
-            (USD), ``tokens_in_today``, ``tokens_out_today`` and the same ``*_month``
-            columns, most expensive this month first.
-
-        Raises:
-            LedgerError: the database cannot be read.
-        """
-        day, month = period_start("day"), period_start("month")
-        out: dict[str, Any] = {"today": self.totals(since=day, user=user), "month": self.totals(since=month, user=user)}
-        for name, keys in (("by_user", ("user",)), ("by_notebook", ("user", "notebook"))):
-            parts = []
-            for label, since in (("today", day), ("month", month)):
-                frame = self.spend_by(keys, since=since, user=user).set_index(list(keys))
-                parts.append(frame.rename(columns={
-                    "turns": f"turns_{label}", "cost_usd": f"cost_{label}",
-                    "input_tokens": f"tokens_in_{label}", "output_tokens": f"tokens_out_{label}"}))
-            joined = parts[0].join(parts[1], how="outer").sort_values("cost_month", ascending=False)
-            if name == "by_notebook":
-                joined = joined.reset_index("user")
-            out[name] = joined
-        return out
 
 
 def _as_utc(value: Any, stamp: UTCDateTime) -> dt.datetime | None:
@@ -562,12 +483,15 @@ def ledger_flush() -> int:
     try:
         return ledger.flush()
     except (SQLAlchemyError, OSError) as exc:
-        raise LedgerError(f"the ledger at {ledger} still does not answer: {_masked(exc)}; "
-                          f"the turns stay in {ledger.spool_dir}", url=str(ledger)) from exc
+        raise LedgerError(
+            f"the ledger at {ledger} still does not answer: {_masked(exc)}; the turns stay in {ledger.spool_dir}",
+            url=str(ledger),
+        ) from exc
 
 
-def record_or_spool(turn: Turn, *, notebook: str | os.PathLike[str] | None = None,
-                    execution_count: int | None = None) -> int | None:
+def record_or_spool(
+    turn: Turn, *, notebook: str | os.PathLike[str] | None = None, execution_count: int | None = None
+) -> int | None:
     """Record `turn` in :func:`default_ledger`, or keep it in the spool: never raises for
     a database that is away (what ``%%claude`` calls after each turn).
 

@@ -85,8 +85,9 @@ def _raw(*columns: sa.ColumnElement[Any]) -> list[sa.ColumnElement[Any]]:
     large read; :func:`_typed` converts these columns in bulk instead.
     """
     return [
-        sa.type_coerce(c, sa.String()).label(c.name) if isinstance(c, sa.Column)
-        and isinstance(c.type, UTCDateTime | sa.JSON) else c
+        sa.type_coerce(c, sa.String()).label(c.name)
+        if isinstance(c, sa.Column) and isinstance(c.type, UTCDateTime | sa.JSON)
+        else c
         for c in columns
     ]
 

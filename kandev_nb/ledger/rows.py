@@ -25,8 +25,16 @@ from kandev_nb.agent import events as ev
 from kandev_nb.agent.turn import Turn
 
 __all__ = [
-    "RUNS_LEAD", "TurnRows", "UTCDateTime", "current_host", "current_user", "metadata", "model_usage_table",
-    "tool_calls_table", "turn_rows", "turns_table",
+    "RUNS_LEAD",
+    "TurnRows",
+    "UTCDateTime",
+    "current_host",
+    "current_user",
+    "metadata",
+    "model_usage_table",
+    "tool_calls_table",
+    "turn_rows",
+    "turns_table",
 ]
 
 _UTC = dt.UTC
@@ -136,24 +144,70 @@ model_usage_table = sa.Table(
 )
 """One row per model per turn (deltas of the CLI's cumulative ``result.modelUsage``)."""
 
-RUNS_LEAD: Final = ("prompt", "cost_usd", "input_tokens", "output_tokens", "duration_ms", "tool_call_count",
-                    "is_error", "interrupted", "started_at")
+RUNS_LEAD: Final = (
+    "prompt",
+    "cost_usd",
+    "input_tokens",
+    "output_tokens",
+    "duration_ms",
+    "tool_call_count",
+    "is_error",
+    "interrupted",
+    "started_at",
+)
 """The first columns of :meth:`RunLedger.runs`, in this order."""
 
 _TS = "datetime64[ns, UTC]"
 _COUNT_COLUMNS = (
-    "input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",
-    "duration_ms", "duration_api_ms", "approval_wait_ms", "num_turns", "tool_call_count",
-    "permission_denials", "api_error_status", "execution_count", "prompt_chars", "context_window",
-    "id", "turn_id", "seq", "turns", "calls", "errors", "denied",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+    "duration_ms",
+    "duration_api_ms",
+    "approval_wait_ms",
+    "num_turns",
+    "tool_call_count",
+    "permission_denials",
+    "api_error_status",
+    "execution_count",
+    "prompt_chars",
+    "context_window",
+    "id",
+    "turn_id",
+    "seq",
+    "turns",
+    "calls",
+    "errors",
+    "denied",
 )
 _CATEGORY_COLUMNS = (
-    "model", "result_subtype", "session_name", "terminal_reason", "cli_version", "kandev_nb_version",
-    "tool_name", "kind", "status", "decision", "decided_by", "user", "host",
+    "model",
+    "result_subtype",
+    "session_name",
+    "terminal_reason",
+    "cli_version",
+    "kandev_nb_version",
+    "tool_name",
+    "kind",
+    "status",
+    "decision",
+    "decided_by",
+    "user",
+    "host",
 )
 _TEXT_COLUMNS = (
-    "notebook", "session_id", "cwd", "prompt", "models", "error", "last_message_uuid", "tool_use_id",
-    "parent_tool_use_id", "decision_message", "turn_uid",
+    "notebook",
+    "session_id",
+    "cwd",
+    "prompt",
+    "models",
+    "error",
+    "last_message_uuid",
+    "tool_use_id",
+    "parent_tool_use_id",
+    "decision_message",
+    "turn_uid",
 )
 _TEXT = "str" if int(pd.__version__.split(".")[0]) >= 3 else "object"
 """pandas 3's string dtype (missing values are NaN); plain object columns before it."""
@@ -161,9 +215,13 @@ _DTYPES: dict[str, str] = {
     **dict.fromkeys(_TEXT_COLUMNS, _TEXT),
     **dict.fromkeys(_COUNT_COLUMNS, "Int64"),
     **dict.fromkeys(_CATEGORY_COLUMNS, "category"),
-    "started_at": _TS, "ended_at": _TS,
-    "cost_usd": "float64", "total_cost_usd": "float64", "mean_duration_ms": "float64",
-    "is_error": "boolean", "interrupted": "boolean",
+    "started_at": _TS,
+    "ended_at": _TS,
+    "cost_usd": "float64",
+    "total_cost_usd": "float64",
+    "mean_duration_ms": "float64",
+    "is_error": "boolean",
+    "interrupted": "boolean",
     "tool_calls": "json",
 }
 
@@ -213,7 +271,9 @@ class TurnRows(NamedTuple):
 def turn_rows(turn: Turn, notebook: str | None, execution_count: int | None) -> TurnRows:
     """All the rows of `turn`, with ``user`` (:func:`current_user`) and ``host``."""
     row = _turn_row(turn, notebook, execution_count) | {
-        "user": current_user(), "host": current_host(), "turn_uid": uuid.uuid4().hex,
+        "user": current_user(),
+        "host": current_host(),
+        "turn_uid": uuid.uuid4().hex,
     }
     return TurnRows(row, _tool_rows(turn), _usage_rows(turn))
 
@@ -272,18 +332,20 @@ def _tool_rows(turn: Turn) -> list[dict[str, Any]]:
     for seq, (tool_use_id, record) in enumerate(turn.tools.items()):
         decision = decisions.get(tool_use_id) or record.decision
         payload = record.update.normalized if record.update else record.call.normalized
-        rows.append({
-            "seq": seq,
-            "tool_use_id": tool_use_id,
-            "parent_tool_use_id": record.call.parent_tool_use_id,
-            "tool_name": record.call.tool_name,
-            "kind": payload.kind,
-            "status": record.status,
-            "duration_ms": record.duration_ms,
-            "decision": decision.behavior if decision else None,
-            "decided_by": decision.decided_by if decision else None,
-            "decision_message": decision.message or None if decision and decision.behavior == "deny" else None,
-        })
+        rows.append(
+            {
+                "seq": seq,
+                "tool_use_id": tool_use_id,
+                "parent_tool_use_id": record.call.parent_tool_use_id,
+                "tool_name": record.call.tool_name,
+                "kind": payload.kind,
+                "status": record.status,
+                "duration_ms": record.duration_ms,
+                "decision": decision.behavior if decision else None,
+                "decided_by": decision.decided_by if decision else None,
+                "decision_message": decision.message or None if decision and decision.behavior == "deny" else None,
+            }
+        )
     return rows
 
 

@@ -77,8 +77,9 @@ def write(folder: Path, rows: TurnRows, ledger: str) -> Path:
     stamp = rows.turn["started_at"].strftime("%Y%m%dT%H%M%S%f") if rows.turn.get("started_at") else "0"
     target = folder / f"{stamp}-{uid}.json"
     partial = folder / f".{target.name}.{os.getpid()}.part"
-    body = json.dumps({"turn": {k: _encode(v) for k, v in rows.turn.items()}, "tools": rows.tools,
-                       "usage": rows.usage}).encode()
+    body = json.dumps(
+        {"turn": {k: _encode(v) for k, v in rows.turn.items()}, "tools": rows.tools, "usage": rows.usage}
+    ).encode()
     fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         os.write(fd, body)

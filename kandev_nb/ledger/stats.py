@@ -20,20 +20,46 @@ from typing import Any
 
 __all__ = ["Stats"]
 
-_SCOPES = (("today", "today"), ("month", "this month"), ("notebook", "this notebook"), ("session", "this session"),
-           ("all", "all time"))
-_FRAMES = (("by_user", "Per user", "user"), ("by_notebook", "Per notebook", "notebook"),
-           ("by_model", "By model", "model"), ("top_tools", "Top tools", "tool"))
+_SCOPES = (
+    ("today", "today"),
+    ("month", "this month"),
+    ("notebook", "this notebook"),
+    ("session", "this session"),
+    ("all", "all time"),
+)
+_FRAMES = (
+    ("by_user", "Per user", "user"),
+    ("by_notebook", "Per notebook", "notebook"),
+    ("by_model", "By model", "model"),
+    ("top_tools", "Top tools", "tool"),
+)
 _TOTAL_COLUMNS = (
-    ("turns", "turns"), ("cost_usd", "cost"), ("input_tokens", "tokens in"), ("output_tokens", "tokens out"),
-    ("tool_calls", "tool calls"), ("errors", "errors"), ("denials", "denials"), ("interrupted", "stopped"),
-    ("first", "first"), ("last", "last"),
+    ("turns", "turns"),
+    ("cost_usd", "cost"),
+    ("input_tokens", "tokens in"),
+    ("output_tokens", "tokens out"),
+    ("tool_calls", "tool calls"),
+    ("errors", "errors"),
+    ("denials", "denials"),
+    ("interrupted", "stopped"),
+    ("first", "first"),
+    ("last", "last"),
 )
 
-_LABELS = dict(_TOTAL_COLUMNS) | {"mean_duration_ms": "mean time", "calls": "calls", "denied": "denied"} | {
-    f"{key}_{period}": f"{label} {period}" for period in ("today", "month")
-    for key, label in (("turns", "turns"), ("cost", "cost"), ("tokens_in", "tokens in"), ("tokens_out", "tokens out"))
-}
+_LABELS = (
+    dict(_TOTAL_COLUMNS)
+    | {"mean_duration_ms": "mean time", "calls": "calls", "denied": "denied"}
+    | {
+        f"{key}_{period}": f"{label} {period}"
+        for period in ("today", "month")
+        for key, label in (
+            ("turns", "turns"),
+            ("cost", "cost"),
+            ("tokens_in", "tokens in"),
+            ("tokens_out", "tokens out"),
+        )
+    }
+)
 
 
 def _when(value: Any) -> str:
@@ -81,8 +107,11 @@ class Stats(Mapping[str, Any]):
 
     def __init__(self, summary: Mapping[str, Any]) -> None:
         self.summary = dict(summary)
-        self.rows = [(label, {k: _cell(k, self.summary[key].get(k)) for k, _ in _TOTAL_COLUMNS})
-                     for key, label in _SCOPES if key in self.summary]
+        self.rows = [
+            (label, {k: _cell(k, self.summary[key].get(k)) for k, _ in _TOTAL_COLUMNS})
+            for key, label in _SCOPES
+            if key in self.summary
+        ]
 
     def __getitem__(self, key: str) -> Any:
         """``stats["all"]["cost_usd"]``: the summary's values, as before."""
@@ -96,15 +125,22 @@ class Stats(Mapping[str, Any]):
 
     def _tables(self) -> list[tuple[str, list[str], list[list[str]]]]:
         """(title, header, rows) of each table, as text cells."""
-        tables = [("Totals", ["", *(label for _, label in _TOTAL_COLUMNS)],
-                   [[scope, *(cells[k] for k, _ in _TOTAL_COLUMNS)] for scope, cells in self.rows])]
+        tables = [
+            (
+                "Totals",
+                ["", *(label for _, label in _TOTAL_COLUMNS)],
+                [[scope, *(cells[k] for k, _ in _TOTAL_COLUMNS)] for scope, cells in self.rows],
+            )
+        ]
         for key, title, first in _FRAMES:
             frame = self.summary.get(key)
             if frame is None or len(frame) == 0:
                 continue
             columns = [str(c) for c in frame.columns]
-            rows = [["" if _missing(index) else str(index), *(_cell(c, v) for c, v in zip(columns, values, strict=True))]
-                    for index, values in zip(frame.index, frame.itertuples(index=False), strict=True)]
+            rows = [
+                ["" if _missing(index) else str(index), *(_cell(c, v) for c, v in zip(columns, values, strict=True))]
+                for index, values in zip(frame.index, frame.itertuples(index=False), strict=True)
+            ]
             header = [first, *(_LABELS.get(c, c.replace("_", " ")) for c in columns)]
             tables.append((title, header, rows))
         return tables
@@ -115,13 +151,19 @@ class Stats(Mapping[str, Any]):
         for title, header, rows in self._tables():
             head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
             body = "".join(
-                "<tr>" + "".join(
+                "<tr>"
+                + "".join(
                     f'<td style="text-align:{"left" if i == 0 else "right"}">{html.escape(c)}</td>'
-                    for i, c in enumerate(row)) + "</tr>"
-                for row in rows)
-            parts.append(f'<h4 style="margin:0.6em 0 0.2em">{html.escape(title)}</h4>'
-                         f'<table class="kandev-stats-table"><thead><tr>{head}</tr></thead>'
-                         f"<tbody>{body}</tbody></table>")
+                    for i, c in enumerate(row)
+                )
+                + "</tr>"
+                for row in rows
+            )
+            parts.append(
+                f'<h4 style="margin:0.6em 0 0.2em">{html.escape(title)}</h4>'
+                f'<table class="kandev-stats-table"><thead><tr>{head}</tr></thead>'
+                f"<tbody>{body}</tbody></table>"
+            )
         if not self.rows or not any(cells["turns"] not in ("", "0") for _, cells in self.rows):
             parts.append("<p>No turns in the ledger yet.</p>")
         parts.append("</div>")
@@ -134,7 +176,8 @@ class Stats(Mapping[str, Any]):
             widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
             line = "  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(header, widths)))
             out += [title, line, "-" * len(line)]
-            out += ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
-                    for r in rows]
+            out += [
+                "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))) for r in rows
+            ]
             out.append("")
         return "\n".join(out).rstrip() + "\n"

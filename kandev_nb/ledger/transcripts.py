@@ -23,8 +23,20 @@ if TYPE_CHECKING:
 
 __all__ = ["COLUMNS", "claude_sessions", "config_dir", "project_dir", "read_transcript"]
 
-COLUMNS = ("session_id", "title", "first_prompt", "started", "last_active", "turns", "cwd", "path",
-           "cost_usd", "input_tokens", "output_tokens", "ledger_turns")
+COLUMNS = (
+    "session_id",
+    "title",
+    "first_prompt",
+    "started",
+    "last_active",
+    "turns",
+    "cwd",
+    "path",
+    "cost_usd",
+    "input_tokens",
+    "output_tokens",
+    "ledger_turns",
+)
 """The columns of :func:`claude_sessions`, in order."""
 
 _TITLE_KEYS = {"custom-title": "customTitle", "summary": "summary", "ai-title": "aiTitle"}
@@ -106,13 +118,21 @@ def read_transcript(path: Path) -> dict[str, Any] | None:
     if turns == 0:
         return None
     lines = (first or "").strip().splitlines()
-    return {"session_id": session_id, "title": title or (lines[0][:120] if lines else None),
-            "first_prompt": first, "started": started, "last_active": last, "turns": turns, "cwd": cwd,
-            "path": str(path)}
+    return {
+        "session_id": session_id,
+        "title": title or (lines[0][:120] if lines else None),
+        "first_prompt": first,
+        "started": started,
+        "last_active": last,
+        "turns": turns,
+        "cwd": cwd,
+        "path": str(path),
+    }
 
 
-def claude_sessions(cwd: str | os.PathLike[str] | None = None, *, config: Path | None = None,
-                    ledger: Any = None) -> pd.DataFrame:
+def claude_sessions(
+    cwd: str | os.PathLike[str] | None = None, *, config: Path | None = None, ledger: Any = None
+) -> pd.DataFrame:
     """The CLI's saved conversations of project `cwd` (default: the current directory),
     newest activity first.
 
@@ -159,8 +179,9 @@ def _ledger_totals(ledger: Any, session_ids: list[str]) -> pd.DataFrame:
     """Cost and tokens per session_id from the ledger's turns (empty on any failure)."""
     import pandas as pd
 
-    empty = pd.DataFrame(columns=["cost_usd", "input_tokens", "output_tokens", "ledger_turns"],
-                         index=pd.Index([], name="session_id"))
+    empty = pd.DataFrame(
+        columns=["cost_usd", "input_tokens", "output_tokens", "ledger_turns"], index=pd.Index([], name="session_id")
+    )
     if not session_ids:
         return empty
     try:

@@ -106,8 +106,12 @@ class NotebookBridge(anywidget.AnyWidget):
         self._forgot = True
         if self.current_view == view:
             self.current_view = next(reversed(self.views), None)
-        if gone is not None and self.client is not None and gone.get("client") == self.client and not any(
-                hello.get("client") == self.client for hello in self.views.values()):
+        if (
+            gone is not None
+            and self.client is not None
+            and gone.get("client") == self.client
+            and not any(hello.get("client") == self.client for hello in self.views.values())
+        ):
             self.client = None  # that tab is gone (reloaded): the latest view acts now
 
     def select_client(self, client: str | None) -> None:
@@ -145,8 +149,9 @@ class NotebookBridge(anywidget.AnyWidget):
         finally:
             self._hello_waiters = [(lp, f) for lp, f in self._hello_waiters if f is not future]
 
-    async def request(self, op: str, args: dict[str, Any], *, timeout_s: float = 10.0,
-                      view: str | None = None) -> dict[str, Any]:
+    async def request(
+        self, op: str, args: dict[str, Any], *, timeout_s: float = 10.0, view: str | None = None
+    ) -> dict[str, Any]:
         """Send one request to the view in use and return its answer's ``result``.
 
         Args:
@@ -175,8 +180,9 @@ class NotebookBridge(anywidget.AnyWidget):
         except TimeoutError:
             self._answers.pop(request_id, None)
             self.forget(view)
-            raise NotebookViewError(f"the notebook tab did not answer {op!r} within {timeout_s:g} s "
-                                    "(closed or reloading?); try again") from None
+            raise NotebookViewError(
+                f"the notebook tab did not answer {op!r} within {timeout_s:g} s (closed or reloading?); try again"
+            ) from None
         self.round_trips_ms.append((time.perf_counter() - started) * 1000)
         if not answer.get("ok"):
             raise NotebookViewError(str(answer.get("error") or "unknown error"))
@@ -221,7 +227,7 @@ def ensure_bridge() -> NotebookBridge | None:
 
 _REFUSAL = (
     "Refused: {path} is the notebook open in the user's tab; writing the file behind the tab would "
-    "fight the editor (\"file changed on disk\") and lose the user's unsaved work. Work on it live with "
+    'fight the editor ("file changed on disk") and lose the user\'s unsaved work. Work on it live with '
     "the kernel tools instead: mcp__kernel__read_notebook, mcp__kernel__insert_cell, "
     "mcp__kernel__edit_cell, mcp__kernel__delete_cell, mcp__kernel__run_cell."
 )
@@ -246,6 +252,6 @@ def open_notebook_guard(tool_name: str, tool_input: dict[str, Any]) -> str | Non
         return None
     wanted = Path(open_path).parts
     resolved = Path(target).expanduser().resolve().parts
-    if wanted and resolved[-len(wanted):] == wanted:
+    if wanted and resolved[-len(wanted) :] == wanted:
         return _REFUSAL.format(path=target)
     return None

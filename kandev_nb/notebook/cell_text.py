@@ -49,9 +49,9 @@ def interpolate(prompt: str, namespace: dict[str, Any]) -> str:
         if "\n" not in text.strip("\n"):
             return text
         start = match.string.rfind("\n", 0, match.start()) + 1
-        before = "" if match.string[start:match.start()].strip() == "" else "\n"
+        before = "" if match.string[start : match.start()].strip() == "" else "\n"
         end = match.string.find("\n", match.end())
-        after = "" if match.string[match.end():end if end >= 0 else None].strip() == "" else "\n"
+        after = "" if match.string[match.end() : end if end >= 0 else None].strip() == "" else "\n"
         return before + fenced(text) + after
 
     return _FIELD.sub(replace, prompt)
@@ -69,7 +69,7 @@ def fenced(text: str) -> str:
 
 
 def did_you_mean(line: str, known: list[str]) -> str:
-    """"did you mean --mode?" for each unknown ``--option`` of `line` close to one of
+    """ "did you mean --mode?" for each unknown ``--option`` of `line` close to one of
     `known` (difflib.get_close_matches); "" when none is close."""
     hints = []
     for token in line.split():

@@ -34,7 +34,9 @@ def transform_lines(lines: list[str]) -> list[str]:
             out.append(line)
             continue
         name = "undo" if match.group(1) == "claude_undo" else "mcp"
-        out.append(f"await __import__('kandev_nb.notebook.commands').notebook.commands.{name}({match.group(2).strip()!r})\n")
+        out.append(
+            f"await __import__('kandev_nb.notebook.commands').notebook.commands.{name}({match.group(2).strip()!r})\n"
+        )
     return out
 
 
@@ -78,8 +80,10 @@ class Undone(list[str]):
         from kandev_nb.render.html import esc
 
         items = "".join(f"<li><code>{esc(f)}</code></li>" for f in self)
-        return (f'<div class="kandev-undo">↩ Undid the file changes of {esc(self.which)} '
-                f"({len(self)} file{'s' if len(self) != 1 else ''} restored)<ul>{items}</ul></div>")
+        return (
+            f'<div class="kandev-undo">↩ Undid the file changes of {esc(self.which)} '
+            f"({len(self)} file{'s' if len(self) != 1 else ''} restored)<ul>{items}</ul></div>"
+        )
 
     def __repr__(self) -> str:
         return f"Undid the file changes of {self.which}: {', '.join(self) or 'no file'} restored"
@@ -134,7 +138,13 @@ async def mcp(line: str) -> Any:
         servers = await session.mcp_status()
     except (ControlError, ControlTimeoutError, NotLiveError) as exc:
         raise UsageError(f"%claude_mcp: {exc}") from None
-    rows = [{"server": s.get("name"), "status": s.get("status"),
-             "tools": ", ".join(str(t.get("name", t)) if isinstance(t, dict) else str(t) for t in s.get("tools") or []),
-             "error": s.get("error") or ""} for s in servers]
+    rows = [
+        {
+            "server": s.get("name"),
+            "status": s.get("status"),
+            "tools": ", ".join(str(t.get("name", t)) if isinstance(t, dict) else str(t) for t in s.get("tools") or []),
+            "error": s.get("error") or "",
+        }
+        for s in servers
+    ]
     return pd.DataFrame(rows, columns=["server", "status", "tools", "error"])

@@ -28,8 +28,17 @@ from typing import Any, Final, Protocol
 
 from kandev_nb.agent.turn import Turn
 
-__all__ = ["PERIODS", "SCOPES", "budget_label", "cell_number", "check_budget", "check_setting", "record",
-           "spent", "stats"]
+__all__ = [
+    "PERIODS",
+    "SCOPES",
+    "budget_label",
+    "cell_number",
+    "check_budget",
+    "check_setting",
+    "record",
+    "spent",
+    "stats",
+]
 
 SCOPES: Final = ("notebook", "user", "team")
 """What ``budget_scope`` can be."""
@@ -136,8 +145,11 @@ async def record(turn: Turn, notebook: str | None, execution_count: int | None) 
         warnings.warn(f"kandev-nb could not record the turn in the ledger: {mask_secrets(str(exc))}", stacklevel=1)
         return
     if "ledger_spooled" in turn.meta:
-        warnings.warn("kandev-nb: the ledger did not answer; the turn is kept in the spool and written when it "
-                      "answers again (next turn or kandev_nb.ledger_flush())", stacklevel=1)
+        warnings.warn(
+            "kandev-nb: the ledger did not answer; the turn is kept in the spool and written when it "
+            "answers again (next turn or kandev_nb.ledger_flush())",
+            stacklevel=1,
+        )
 
 
 def stats(line: str, notebook: str | None, session_id: str | None) -> Any:

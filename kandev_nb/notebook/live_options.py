@@ -31,21 +31,46 @@ EFFORTS = ("low", "medium", "high", "max")
 SETTING_SOURCES = ("user", "project", "local")
 
 _OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
-    (("--add-dir",), {"action": "append", "default": [], "metavar": "PATH",
-                      "help": "another directory Claude Code may use (repeatable; launch flag)"}),
-    (("--agents",), {"metavar": "JSON_OR_VAR",
-                     "help": "subagent definitions: JSON text, a file, or a variable holding a dict"}),
+    (
+        ("--add-dir",),
+        {
+            "action": "append",
+            "default": [],
+            "metavar": "PATH",
+            "help": "another directory Claude Code may use (repeatable; launch flag)",
+        },
+    ),
+    (
+        ("--agents",),
+        {"metavar": "JSON_OR_VAR", "help": "subagent definitions: JSON text, a file, or a variable holding a dict"},
+    ),
     (("--setting-sources",), {"metavar": "SOURCES", "help": "which settings to load: user,project,local"}),
-    (("--plugin-dir",), {"action": "append", "default": [], "metavar": "PATH",
-                         "help": "load a plugin from this directory (repeatable)"}),
+    (
+        ("--plugin-dir",),
+        {
+            "action": "append",
+            "default": [],
+            "metavar": "PATH",
+            "help": "load a plugin from this directory (repeatable)",
+        },
+    ),
     (("--fallback-model",), {"metavar": "MODEL", "help": "model to use when the main one is overloaded"}),
     (("--effort",), {"choices": EFFORTS, "help": "reasoning effort (a new process resumes the conversation)"}),
-    (("--max-thinking-tokens",), {"type": int, "metavar": "N",
-                                  "help": "thinking budget in tokens; on a live session set_max_thinking_tokens"}),
+    (
+        ("--max-thinking-tokens",),
+        {"type": int, "metavar": "N", "help": "thinking budget in tokens; on a live session set_max_thinking_tokens"},
+    ),
 ]
-_FLAGS = {"add_dir": "--add-dir", "disallowed_tools": "--disallowedTools", "agents": "--agents",
-          "setting_sources": "--setting-sources", "plugin_dir": "--plugin-dir", "fallback_model": "--fallback-model",
-          "effort": "--effort", "max_thinking_tokens": "--max-thinking-tokens"}
+_FLAGS = {
+    "add_dir": "--add-dir",
+    "disallowed_tools": "--disallowedTools",
+    "agents": "--agents",
+    "setting_sources": "--setting-sources",
+    "plugin_dir": "--plugin-dir",
+    "fallback_model": "--fallback-model",
+    "effort": "--effort",
+    "max_thinking_tokens": "--max-thinking-tokens",
+}
 
 
 def extend_parser(help_func: Any) -> str:
@@ -71,8 +96,9 @@ def _agents(value: str, namespace: Mapping[str, Any]) -> str:
         except ValueError as exc:
             raise ValueError(f"--agents {value[:40]!r}: not a notebook variable, a file, or JSON ({exc})") from None
     if not isinstance(agents, dict) or not all(isinstance(v, dict) for v in agents.values()):
-        raise ValueError("--agents: expected a dict of agent definitions, e.g. "
-                         '{"reviewer": {"description": "...", "prompt": "..."}}')
+        raise ValueError(
+            '--agents: expected a dict of agent definitions, e.g. {"reviewer": {"description": "...", "prompt": "..."}}'
+        )
     return json.dumps(agents, ensure_ascii=False, default=str)
 
 
@@ -111,7 +137,9 @@ def resolve(args: argparse.Namespace, namespace: Mapping[str, Any]) -> dict[str,
     return given
 
 
-def merged(base: tuple[tuple[str, Any], ...], args: argparse.Namespace | Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+def merged(
+    base: tuple[tuple[str, Any], ...], args: argparse.Namespace | Mapping[str, Any]
+) -> tuple[tuple[str, Any], ...]:
     """`base` launch flags updated with this cell's (``args.launch_extras``), hashable and sorted."""
     given = args if isinstance(args, Mapping) else getattr(args, "launch_extras", {})
     return tuple(sorted({**dict(base), **given}.items()))
@@ -133,8 +161,9 @@ def argv(extras: tuple[tuple[str, Any], ...]) -> tuple[str, ...]:
     return tuple(out)
 
 
-async def apply_live(args: argparse.Namespace, state: Any, namespace: Mapping[str, Any],
-                     notify: Callable[[str], None] | None = None) -> None:
+async def apply_live(
+    args: argparse.Namespace, state: Any, namespace: Mapping[str, Any], notify: Callable[[str], None] | None = None
+) -> None:
     """Check the cell's launch flags (:func:`resolve`), then apply ``--model`` and
     ``--max-thinking-tokens`` to the cell's live session without a restart.
 

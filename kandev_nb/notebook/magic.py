@@ -49,6 +49,7 @@ __all__ = [
 
 log = logging.getLogger("kandev_nb")
 
+
 def __getattr__(name: str) -> Any:
     """``settings``, ``sessions`` and ``_turns``: those of the current
     :class:`~kandev_nb.notebook.state.NotebookState` (the names these module globals had)."""
@@ -80,7 +81,7 @@ def transform_cell(lines: list[str]) -> list[str]:
     if match is None or (match.group("line") or "").rstrip().endswith("?"):
         return lines
     options = (match.group("line") or "").strip()
-    body = source[match.end():]
+    body = source[match.end() :]
     return [f"await __import__('kandev_nb.notebook.magic').notebook.magic.run_cell({options!r}, {body!r});\n"]
 
 
@@ -89,13 +90,19 @@ def transform_cell(lines: list[str]) -> list[str]:
 
 @magic_arguments()
 @outputs.output_arguments
-@argument("--mode", choices=MODES,
-          help="permission mode of this cell only (default: the notebook's, configure(mode=...), supervised)")
+@argument(
+    "--mode",
+    choices=MODES,
+    help="permission mode of this cell only (default: the notebook's, configure(mode=...), supervised)",
+)
 @argument("--model", help="the model for this session (e.g. sonnet, opus)")
 @argument("--new", action="store_true", help="start a fresh session (the old CLI process is closed)")
 @argument("--session", default="default", metavar="NAME", help="a named session; several can run side by side")
-@argument("--resume", metavar="SESSION_ID",
-          help="continue a conversation from another kernel or the terminal; 'last' = this notebook's latest")
+@argument(
+    "--resume",
+    metavar="SESSION_ID",
+    help="continue a conversation from another kernel or the terminal; 'last' = this notebook's latest",
+)
 @argument("--fork", action="store_true", help="with --resume: branch off without changing the original")
 @argument("--retry", action="store_true", help="after a failed turn: resume at the last good message and send again")
 @argument("--max-turns", type=int, help="maximum API round trips in this session's turns")
@@ -104,19 +111,32 @@ def transform_cell(lines: list[str]) -> list[str]:
 @argument("--system-prompt", help="replace the system prompt")
 @argument("--append-system-prompt", help="add to the system prompt")
 @argument("--allowed-tools", help="comma-separated tools allowed without asking, e.g. 'Bash(git status*),Read'")
-@argument("--disallowed-tools", metavar="TOOLS",
-          help="comma-separated tools Claude may not use at all, e.g. 'WebFetch,Bash(rm *)' (the CLI's --disallowedTools)")
+@argument(
+    "--disallowed-tools",
+    metavar="TOOLS",
+    help="comma-separated tools Claude may not use at all, e.g. 'WebFetch,Bash(rm *)' (the CLI's --disallowedTools)",
+)
 @argument("--approval-timeout", type=float, metavar="SECONDS", help="deny an unanswered approval after this long")
-@argument("--approve", metavar="NAME", help="a notebook variable holding an approval policy (callable or Rules) for this cell")
+@argument(
+    "--approve", metavar="NAME", help="a notebook variable holding an approval policy (callable or Rules) for this cell"
+)
 @argument("--budget", type=float, metavar="USD", help="maximum spend of this session's CLI in USD")
 @argument("--transport", choices=("stdio", "websocket"), default="stdio", help="how to talk to the CLI")
 @argument("--cli", metavar="PATH", help="the claude binary to use")
-@argument("--attach", action="append", default=[], metavar="PATH_OR_VAR",
-          help="a file, or a variable holding a matplotlib figure, PIL image or PNG bytes (repeatable)")
+@argument(
+    "--attach",
+    action="append",
+    default=[],
+    metavar="PATH_OR_VAR",
+    help="a file, or a variable holding a matplotlib figure, PIL image or PNG bytes (repeatable)",
+)
 @argument("--no-interpolate", action="store_true", help="send {braces} literally")
 @argument("--quiet", action="store_true", help="no live widgets; only the static rendering at the end")
-@argument("--no-kernel-tools", action="store_true",
-          help="no kernel MCP tools (variables, run_code) for a session this cell starts")
+@argument(
+    "--no-kernel-tools",
+    action="store_true",
+    help="no kernel MCP tools (variables, run_code) for a session this cell starts",
+)
 @argument("--i-am-sandboxed", action="store_true", help="allow --mode autonomous as root (sets IS_SANDBOX=1)")
 def claude_help(line: str, cell: str | None = None) -> None:
     """Send the cell's body to Claude Code and show the turn live.
@@ -132,7 +152,8 @@ def claude_help(line: str, cell: str | None = None) -> None:
     (kandev_nb.configure(mode=...), supervised unless changed).
     For the session (kept by later cells until changed): --model, --budget, --max-turns,
     --cwd, --mcp-config, --system-prompt, --append-system-prompt, --allowed-tools,
-    --disallowed-tools, --no-kernel-tools, --transport, --cli, --hooks. Which session: --session, --new, --resume, --fork.
+    --disallowed-tools, --no-kernel-tools, --transport, --cli, --hooks.
+    Which session: --session, --new, --resume, --fork.
 
     Examples:
       %%claude
@@ -178,8 +199,13 @@ def _option_names() -> list[str]:
 
 
 _CELL_OPTIONS: dict[str, str] = {
-    "cwd": "cwd", "model": "model", "max_turns": "max_turns", "budget": "max_budget_usd",
-    "mcp_config": "mcp_config", "system_prompt": "system_prompt", "append_system_prompt": "append_system_prompt",
+    "cwd": "cwd",
+    "model": "model",
+    "max_turns": "max_turns",
+    "budget": "max_budget_usd",
+    "mcp_config": "mcp_config",
+    "system_prompt": "system_prompt",
+    "append_system_prompt": "append_system_prompt",
 }
 """`%%claude` options a cell may change a session's launch with -> the SessionConfig field
 (the two tool lists come from :func:`_tool_list`); kept by later cells until changed."""
@@ -201,8 +227,14 @@ def _tool_list(text: str | None) -> tuple[str, ...] | None:
 def _notebook_config(args: argparse.Namespace) -> SessionConfig:
     """A session's configuration from the notebook settings alone (a fresh session)."""
     s = current().settings
-    return SessionConfig(cwd=s.cwd, model=s.model, approval_timeout=s.approval_timeout,
-                         inactivity_timeout=s.inactivity_timeout, env=dict(s.env), cli_path=args.cli or s.cli_path)
+    return SessionConfig(
+        cwd=s.cwd,
+        model=s.model,
+        approval_timeout=s.approval_timeout,
+        inactivity_timeout=s.inactivity_timeout,
+        env=dict(s.env),
+        cli_path=args.cli or s.cli_path,
+    )
 
 
 def _session_for(args: argparse.Namespace) -> tuple[Session, Session | None, SessionConfig]:
@@ -221,23 +253,36 @@ def _session_for(args: argparse.Namespace) -> tuple[Session, Session | None, Ses
     """
     state, name = current(), args.session
     existing = state.sessions.get(name)
-    fresh = existing is None or args.new or args.resume is not None or args.cli is not None or (
-        args.transport != state.transports.get(name, "stdio"))
+    fresh = (
+        existing is None
+        or args.new
+        or args.resume is not None
+        or args.cli is not None
+        or (args.transport != state.transports.get(name, "stdio"))
+    )
     base = _notebook_config(args) if fresh or existing is None else state.requested.get(name, existing.config)
     given: dict[str, Any] = {field: getattr(args, option) for option, field in _CELL_OPTIONS.items()}
     given.update(allowed_tools=_tool_list(args.allowed_tools), disallowed_tools=_tool_list(args.disallowed_tools))
     extras = live_options.merged(() if fresh else state.extras.get(name, ()), args)
     requested = replace(
-        base, **{k: v for k, v in given.items() if v is not None},
-        mode=cell_mode(args), approve=None if fresh else base.approve,
-        allow_root_bypass=args.i_am_sandboxed or state.settings.allow_root_bypass or (
-            not fresh and base.allow_root_bypass),
+        base,
+        **{k: v for k, v in given.items() if v is not None},
+        mode=cell_mode(args),
+        approve=None if fresh else base.approve,
+        allow_root_bypass=args.i_am_sandboxed
+        or state.settings.allow_root_bypass
+        or (not fresh and base.allow_root_bypass),
         resume=args.resume if fresh else existing.session_id if existing else None,
         resume_session_at=getattr(args, "resume_session_at", None) if fresh else None,
         fork=args.fork and fresh,
-        **_launch_extras(extras, base, own=fresh or name in state.requested), answer=state.settings.answer,
+        **_launch_extras(extras, base, own=fresh or name in state.requested),
+        answer=state.settings.answer,
     )
-    on = state.settings.kernel_tools if fresh or existing is None else kernel_tools.SERVER_NAME in existing.config.mcp_servers
+    on = (
+        state.settings.kernel_tools
+        if fresh or existing is None
+        else kernel_tools.SERVER_NAME in existing.config.mcp_servers
+    )
     on = on and not args.no_kernel_tools
     if not fresh and existing is not None:
         probe = kernel_tools.with_kernel_tools(requested, server=_PROBE) if on else requested  # type: ignore[arg-type]
@@ -280,8 +325,9 @@ def _last_session_of(notebook: str | None) -> str:
     from kandev_nb.ledger import default_ledger
 
     if not notebook:
-        raise RuntimeError("--resume last: this notebook's path is unknown here; pass the session id "
-                           "(kandev_nb.runs() lists them)")
+        raise RuntimeError(
+            "--resume last: this notebook's path is unknown here; pass the session id (kandev_nb.runs() lists them)"
+        )
     rows = default_ledger().runs(notebook=notebook).dropna(subset=["session_id"])
     if rows.empty:
         raise RuntimeError(f"--resume last: the ledger has no turn for {notebook}")
@@ -359,8 +405,14 @@ async def run_cell(line: str, body: str) -> Turn | None:
             await session.start()  # before it replaces anything: a bad option keeps the old session
             _adopt(session, replaced, requested, args.transport)
         session.broker.answer = state.settings.answer  # configure(answer=...) applies at once
-        turn, failure = await outputs.run_turn(session, prompt, spec, [view.handle] if view else [],
-                                               policy or state.settings.approve, approval_timeout=timeout)
+        turn, failure = await outputs.run_turn(
+            session,
+            prompt,
+            spec,
+            [view.handle] if view else [],
+            policy or state.settings.approve,
+            approval_timeout=timeout,
+        )
     except (CLINotFoundError, CLIProcessError) as exc:
         if view is not None:
             view.close()
@@ -452,8 +504,9 @@ def _watch_reloads(view: Any, line: str, body: str) -> Any:
     cell_id = (parent.get("metadata") or {}).get("cellId") if isinstance(parent, dict) else None
     client = (parent.get("header") or {}).get("session") if isinstance(parent, dict) else None
     source = "%%claude" + (f" {line}" if line else "") + "\n" + body
-    return Reattach(bridge, view, cell_id if isinstance(cell_id, str) else None, source,
-                    client if isinstance(client, str) else None)
+    return Reattach(
+        bridge, view, cell_id if isinstance(cell_id, str) else None, source, client if isinstance(client, str) else None
+    )
 
 
 def _live_view(prompt: str, session: Session) -> Any:
@@ -462,10 +515,16 @@ def _live_view(prompt: str, session: Session) -> Any:
 
     state = current()
     settings = state.settings
-    view = TurnView(prompt, session_name=session.name, budget_usd=settings.budget_usd,
-                    spent_before_usd=_spent(), on_stop=lambda: _interrupt_soon(session),
-                    budget_scope=ledger_hooks.budget_label(settings) if settings.budget_usd else None,
-                    mode=session.config.mode, model=session.model or session.config.model)
+    view = TurnView(
+        prompt,
+        session_name=session.name,
+        budget_usd=settings.budget_usd,
+        spent_before_usd=_spent(),
+        on_stop=lambda: _interrupt_soon(session),
+        budget_scope=ledger_hooks.budget_label(settings) if settings.budget_usd else None,
+        mode=session.config.mode,
+        model=session.model or session.config.model,
+    )
     view.display()
     return view
 
@@ -514,5 +573,6 @@ def claude_stats(line: str) -> Any:
 
     ip = get_ipython()
     session = current().sessions.get("default")
-    return ledger_hooks.stats(line, _notebook_path(ip.user_ns if ip is not None else {}),
-                              session.session_id if session else None)
+    return ledger_hooks.stats(
+        line, _notebook_path(ip.user_ns if ip is not None else {}), session.session_id if session else None
+    )

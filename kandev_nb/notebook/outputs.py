@@ -42,13 +42,25 @@ __all__ = ["HookRegistry", "deliver", "output_arguments", "prepare", "run_turn",
 def output_arguments(fn: Callable[..., Any]) -> Callable[..., Any]:
     """The decorator adding ``--schema``, ``-o``/``--output``, ``--frame`` and ``--hooks``."""
     options: list[tuple[tuple[str, ...], dict[str, Any]]] = [
-        (("--hooks",), {"metavar": "NAME",
-                        "help": "a notebook variable holding hooks {event: [kandev_nb.HookMatcher]} for this session"}),
-        (("--frame",), {"action": "store_true",
-                        "help": "with --schema: ask for a list of records and put a DataFrame in -o VAR"}),
+        (
+            ("--hooks",),
+            {
+                "metavar": "NAME",
+                "help": "a notebook variable holding hooks {event: [kandev_nb.HookMatcher]} for this session",
+            },
+        ),
+        (
+            ("--frame",),
+            {"action": "store_true", "help": "with --schema: ask for a list of records and put a DataFrame in -o VAR"},
+        ),
         (("-o", "--output"), {"metavar": "VAR", "help": "with --schema: the variable that gets the answer"}),
-        (("--schema",), {"metavar": "NAME",
-                         "help": "a notebook variable: pydantic model, dataclass, TypedDict or JSON-schema dict"}),
+        (
+            ("--schema",),
+            {
+                "metavar": "NAME",
+                "help": "a notebook variable: pydantic model, dataclass, TypedDict or JSON-schema dict",
+            },
+        ),
     ]
     for names, kwargs in options:
         decorate = argument(*names, **kwargs)  # type: ignore[no-untyped-call]  # IPython's has no annotations
@@ -83,8 +95,13 @@ def _output_type(args: argparse.Namespace, namespace: dict[str, Any]) -> Any:
 _OWN_HOOKS: weakref.WeakSet[Session] = weakref.WeakSet()  # sessions given --hooks NAME
 
 
-def _apply_hooks(args: argparse.Namespace, session: Session, namespace: dict[str, Any],
-                 notebook_hooks: dict[str, Any], replaced: Session | None) -> None:
+def _apply_hooks(
+    args: argparse.Namespace,
+    session: Session,
+    namespace: dict[str, Any],
+    notebook_hooks: dict[str, Any],
+    replaced: Session | None,
+) -> None:
     """The session's hooks: ``--hooks NAME`` (kept by the session's later cells, and by the
     session that replaces it after a launch option change, ``--retry`` or ``--resume``: a
     guard is never dropped silently; ``--new`` drops it), else the notebook's
@@ -102,15 +119,21 @@ def _apply_hooks(args: argparse.Namespace, session: Session, namespace: dict[str
             session.use_hooks(notebook_hooks)
         return
     if args.hooks not in namespace or not isinstance(namespace[args.hooks], dict):
-        raise ValueError(f"--hooks {args.hooks}: no notebook variable of that name holding "
-                         "{event: [kandev_nb.HookMatcher(...)]}")
+        raise ValueError(
+            f"--hooks {args.hooks}: no notebook variable of that name holding {{event: [kandev_nb.HookMatcher(...)]}}"
+        )
     HookRegistry(namespace[args.hooks])
     session.use_hooks(namespace[args.hooks])
     _OWN_HOOKS.add(session)
 
 
-def prepare(args: argparse.Namespace, session: Session, namespace: dict[str, Any],
-            notebook_hooks: dict[str, Any], replaced: Session | None = None) -> Any:
+def prepare(
+    args: argparse.Namespace,
+    session: Session,
+    namespace: dict[str, Any],
+    notebook_hooks: dict[str, Any],
+    replaced: Session | None = None,
+) -> Any:
     """Check this cell's --schema/-o/--frame/--hooks before anything is sent; returns the
     output spec (or None) and sets the session's hooks. Raises ValueError (one line)."""
     spec = _output_type(args, namespace)
@@ -118,8 +141,9 @@ def prepare(args: argparse.Namespace, session: Session, namespace: dict[str, Any
     return spec
 
 
-async def run_turn(session: Session, prompt: str, spec: Any, consumers: list[Any],
-                   approve: Any, **run_options: Any) -> tuple[Turn, StructuredOutputError | None]:
+async def run_turn(
+    session: Session, prompt: str, spec: Any, consumers: list[Any], approve: Any, **run_options: Any
+) -> tuple[Turn, StructuredOutputError | None]:
     """``session.run(prompt, consumers=, approve=, output_type=spec, **run_options)`` (e.g.
     ``approval_timeout=``); a structured failure is returned,
     not raised, so the cell still shows and records the turn first.
@@ -136,8 +160,9 @@ async def run_turn(session: Session, prompt: str, spec: Any, consumers: list[Any
         return turn, exc
 
 
-def deliver(args: argparse.Namespace, turn: Turn, failure: StructuredOutputError | None,
-            namespace: dict[str, Any]) -> Turn:
+def deliver(
+    args: argparse.Namespace, turn: Turn, failure: StructuredOutputError | None, namespace: dict[str, Any]
+) -> Turn:
     """Put the answer in ``-o VAR`` (a DataFrame with --frame), or fail the cell in one line.
 
     Returns `turn`.
@@ -149,8 +174,11 @@ def deliver(args: argparse.Namespace, turn: Turn, failure: StructuredOutputError
     from IPython.core.error import UsageError
 
     if failure is not None:
-        hint = " The raw answer is kandev_nb.last_turn().output_raw; --retry asks again." \
-            if turn.output_raw is not None else ""
+        hint = (
+            " The raw answer is kandev_nb.last_turn().output_raw; --retry asks again."
+            if turn.output_raw is not None
+            else ""
+        )
         raise UsageError(f"%%claude --schema {args.schema}: {failure}.{hint}")
     if args.schema is None or not args.output:
         return turn

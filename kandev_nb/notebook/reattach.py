@@ -41,8 +41,9 @@ class Reattach:
         attached: the views the live view was put back into.
     """
 
-    def __init__(self, bridge: NotebookBridge, view: Any, cell_id: str | None, source: str,
-                 client: str | None = None) -> None:
+    def __init__(
+        self, bridge: NotebookBridge, view: Any, cell_id: str | None, source: str, client: str | None = None
+    ) -> None:
         self.bridge, self.view, self.cell_id, self.source, self.client = bridge, view, cell_id, source, client
         self.known = set(bridge.views)
         self.attached: list[str] = []
@@ -56,9 +57,16 @@ class Reattach:
         root = getattr(self.view, "root", None)
         if root is None:
             return
-        outputs = [{"output_type": "display_data", "metadata": {}, "data": {
-            WIDGET_MIME: {"model_id": root.model_id, "version_major": 2, "version_minor": 0},
-            "text/plain": "kandev-nb: this turn is still running (shown again after a reload)"}}]
+        outputs = [
+            {
+                "output_type": "display_data",
+                "metadata": {},
+                "data": {
+                    WIDGET_MIME: {"model_id": root.model_id, "version_major": 2, "version_minor": 0},
+                    "text/plain": "kandev-nb: this turn is still running (shown again after a reload)",
+                },
+            }
+        ]
         task = asyncio.get_running_loop().create_task(self._attach(view_id, outputs))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)

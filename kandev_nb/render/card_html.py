@@ -35,9 +35,26 @@ from kandev_nb.render.html import (
 from kandev_nb.render.questions import questions_html
 
 __all__ = [
-    "approval_note_html", "body_html", "card_body_html", "card_summary_html", "decided_by_text", "denied", "diff_is_cut", "figures_html", "inputs_html", "is_cut",
-    "live_card_html", "modify_file_html", "parts_html", "saved_card_html", "status_icon", "summary_html",
-    "todos_html", "tool_label", "verdict_html", "where_expr",
+    "approval_note_html",
+    "body_html",
+    "card_body_html",
+    "card_summary_html",
+    "decided_by_text",
+    "denied",
+    "diff_is_cut",
+    "figures_html",
+    "inputs_html",
+    "is_cut",
+    "live_card_html",
+    "modify_file_html",
+    "parts_html",
+    "saved_card_html",
+    "status_icon",
+    "summary_html",
+    "todos_html",
+    "tool_label",
+    "verdict_html",
+    "where_expr",
 ]
 
 
@@ -58,8 +75,9 @@ def status_icon(status: str) -> str:
 
 def _badge_html(badge: cv.Badge | cv.DiffStat) -> str:
     if isinstance(badge, cv.DiffStat):
-        return (f'<span style="color:{th.OK}">+{badge.added}</span> '
-                f'<span style="color:{th.ERROR}">−{badge.removed}</span>')
+        return (
+            f'<span style="color:{th.OK}">+{badge.added}</span> <span style="color:{th.ERROR}">−{badge.removed}</span>'
+        )
     if badge.tone == "denied":
         return f'<b style="color:{th.WARN}">{esc(badge.text)}</b> (not run)'
     return esc(badge.text)
@@ -94,8 +112,12 @@ def todos_html(items: Iterable[t.TodoItem]) -> str:
 
 def figures_html(images: tuple[str, ...]) -> str:
     """``<img>`` elements for ``data:image/...`` URIs (anything else is skipped: no fetch)."""
-    shown = [f'<img class="kandev-figure" src="{esc(src)}" alt="figure {i + 1}" style="max-width:100%;'
-             f'display:block;margin:0.3em 0">' for i, src in enumerate(images) if src.startswith("data:image/")]
+    shown = [
+        f'<img class="kandev-figure" src="{esc(src)}" alt="figure {i + 1}" style="max-width:100%;'
+        f'display:block;margin:0.3em 0">'
+        for i, src in enumerate(images)
+        if src.startswith("data:image/")
+    ]
     return f'<div class="kandev-figures">{"".join(shown)}</div>' if shown else ""
 
 
@@ -108,14 +130,22 @@ def _diff_html(part: cv.Diff, *, full: bool, saved: bool) -> str:
         return view.html
     hidden = view.total_rows - view.shown_rows
     hint = f"; the diff text is in <code>{esc(part.where)}</code>" if part.where else ""
-    out = (view.html + f'<div class="kandev-more" style="color:{th.MUTED};font-size:90%">… {hidden:,} more diff '
-           f"lines ({view.shown_rows:,} of {view.total_rows:,} shown{hint})</div>")
+    out = (
+        view.html + f'<div class="kandev-more" style="color:{th.MUTED};font-size:90%">… {hidden:,} more diff '
+        f"lines ({view.shown_rows:,} of {view.total_rows:,} shown{hint})</div>"
+    )
     if saved:
         whole = diffs.diff_view(part.diff, full=True)
-        rest = (f'<div style="color:{th.MUTED};font-size:90%">first {whole.shown_rows:,} lines; all '
-                f"{whole.total_rows:,} are in <code>{esc(part.where)}</code></div>" if whole.cut and part.where else "")
-        out += (f'<details class="kandev-whole-diff"><summary style="cursor:pointer">Show the whole '
-                f"diff ({view.total_rows:,} lines)</summary>{whole.html}{rest}</details>")
+        rest = (
+            f'<div style="color:{th.MUTED};font-size:90%">first {whole.shown_rows:,} lines; all '
+            f"{whole.total_rows:,} are in <code>{esc(part.where)}</code></div>"
+            if whole.cut and part.where
+            else ""
+        )
+        out += (
+            f'<details class="kandev-whole-diff"><summary style="cursor:pointer">Show the whole '
+            f"diff ({view.total_rows:,} lines)</summary>{whole.html}{rest}</details>"
+        )
     return out
 
 
@@ -128,8 +158,10 @@ def modify_file_html(payload: t.ModifyFile, *, full: bool = False, where: str = 
             ``<where>.mutations[i].diff``.
         saved: a cut preview is followed by a ``<details>`` holding the whole diff.
     """
-    return "".join(_diff_html(cv.Diff(m.diff, f"{where}.mutations[{i}].diff" if where else ""), full=full, saved=saved)
-                   for i, m in enumerate(payload.mutations))
+    return "".join(
+        _diff_html(cv.Diff(m.diff, f"{where}.mutations[{i}].diff" if where else ""), full=full, saved=saved)
+        for i, m in enumerate(payload.mutations)
+    )
 
 
 _ERR_STYLE = f";border-left:3px solid {th.ERROR}"
@@ -143,8 +175,10 @@ _MUTED = "var(--jp-ui-font-color2, #57606a)"
 
 def _pre_value_html(text: str) -> str:
     if len(text) > _FIELD_CHARS:
-        note = (f'<div style="color:{_MUTED};font-size:85%">… {len(text) - _FIELD_CHARS:,} more characters '
-                "(Edit shows the whole input)</div>")
+        note = (
+            f'<div style="color:{_MUTED};font-size:85%">… {len(text) - _FIELD_CHARS:,} more characters '
+            "(Edit shows the whole input)</div>"
+        )
         return f'<pre class="kandev-code" style="white-space:pre-wrap">{esc(text[:_FIELD_CHARS])}</pre>{note}'
     return f'<pre class="kandev-code" style="white-space:pre-wrap;margin:0">{esc(text)}</pre>'
 
@@ -176,20 +210,30 @@ def inputs_html(part: cv.Inputs) -> str:
     rows = []
     for f in part.items:
         style = f";color:{_WARN};font-weight:bold" if f.dangerous else ""
-        rows.append(f'<tr><td style="vertical-align:top;padding-right:0.8em{style}">{esc(f.key)}</td>'
-                    f"<td>{_value_html(f)}</td></tr>")
-    return (f'<table class="kandev-inputs" style="border-collapse:collapse;margin-top:0.2em">'
-            f'<caption style="text-align:left;color:{_MUTED};font-size:85%">{esc(part.label)}</caption>'
-            + "".join(rows) + "</table>")
+        rows.append(
+            f'<tr><td style="vertical-align:top;padding-right:0.8em{style}">{esc(f.key)}</td>'
+            f"<td>{_value_html(f)}</td></tr>"
+        )
+    return (
+        f'<table class="kandev-inputs" style="border-collapse:collapse;margin-top:0.2em">'
+        f'<caption style="text-align:left;color:{_MUTED};font-size:85%">{esc(part.label)}</caption>'
+        + "".join(rows)
+        + "</table>"
+    )
 
 
 def _denial_html(decision: ev.PermissionDecided) -> str:
-    why = (f'<div class="kandev-denial-reason" style="margin-top:0.2em">reason: {esc(decision.message)}</div>'
-           if decision.message else "")
+    why = (
+        f'<div class="kandev-denial-reason" style="margin-top:0.2em">reason: {esc(decision.message)}</div>'
+        if decision.message
+        else ""
+    )
     waited = f" after {fmt_ms(decision.waited_ms)}" if decision.waited_ms else ""
-    return (f'<div class="kandev-denial kandev-denied-by-{esc(decision.decided_by)}" style="border-left:3px solid '
-            f'{th.WARN};padding:0.2em 0.6em;margin:0.3em 0"><b>Not run</b>: denied by '
-            f"<b>{esc(decided_by_text(decision))}</b>{waited}{why}</div>")
+    return (
+        f'<div class="kandev-denial kandev-denied-by-{esc(decision.decided_by)}" style="border-left:3px solid '
+        f'{th.WARN};padding:0.2em 0.6em;margin:0.3em 0"><b>Not run</b>: denied by '
+        f"<b>{esc(decided_by_text(decision))}</b>{waited}{why}</div>"
+    )
 
 
 def verdict_html(decision: ev.PermissionDecided) -> str:
@@ -198,8 +242,10 @@ def verdict_html(decision: ev.PermissionDecided) -> str:
     note = f'<div class="kandev-decision-note">{esc(decision.note)}</div>' if decision.note else ""
     if denied(decision):
         return _denial_html(decision) + note
-    return (f'<div class="kandev-decision" style="color:{th.OK}">allowed by {esc(decided_by_text(decision))} '
-            f"after {fmt_ms(decision.waited_ms)}</div>{note}")
+    return (
+        f'<div class="kandev-decision" style="color:{th.OK}">allowed by {esc(decided_by_text(decision))} '
+        f"after {fmt_ms(decision.waited_ms)}</div>{note}"
+    )
 
 
 def _preview(text: str, full: bool, limits: tuple[int, int] | None = None) -> Preview:
@@ -269,8 +315,9 @@ def saved_card_html(view: cv.CardView, nested: str = "") -> str:
     kandev-status-<status>``, folded as :meth:`CardView.open_by_default` says for saved
     copies, cut diffs with a whole-diff ``<details>``, `nested` (subagent cards) at the end."""
     cls = f"kandev-tool-card kandev-kind-{view.kind} kandev-status-{view.status}"
-    return details_html(summary_html(view), body_html(view, saved=True) + nested, cls=cls,
-                        open_=view.open_by_default(live=False))
+    return details_html(
+        summary_html(view), body_html(view, saved=True) + nested, cls=cls, open_=view.open_by_default(live=False)
+    )
 
 
 def diff_is_cut(view: cv.CardView | t.NormalizedPayload) -> bool:
@@ -295,17 +342,32 @@ def is_cut(view: cv.CardView) -> bool:
     return diff_is_cut(view)
 
 
-def card_summary_html(tool_name: str, title: str, status: str, payload: t.NormalizedPayload,
-                      duration_ms: int | None = None, decision: ev.PermissionDecided | None = None) -> str:
+def card_summary_html(
+    tool_name: str,
+    title: str,
+    status: str,
+    payload: t.NormalizedPayload,
+    duration_ms: int | None = None,
+    decision: ev.PermissionDecided | None = None,
+) -> str:
     """:func:`summary_html` of the :func:`~kandev_nb.render.card_view.card_view` of these values
     (`tool_use.name`, title, status, payload, duration in ms, the approval decision)."""
-    return summary_html(cv.card_view(tool_name, title, payload, status=status, duration_ms=duration_ms,
-                                     decision=decision))
+    return summary_html(
+        cv.card_view(tool_name, title, payload, status=status, duration_ms=duration_ms, decision=decision)
+    )
 
 
-def card_body_html(payload: t.NormalizedPayload, output: str = "", *, status: str = "complete", full: bool = False,
-                   where: str = "", decision: ev.PermissionDecided | None = None, saved: bool = False,
-                   images: tuple[str, ...] = ()) -> str:
+def card_body_html(
+    payload: t.NormalizedPayload,
+    output: str = "",
+    *,
+    status: str = "complete",
+    full: bool = False,
+    where: str = "",
+    decision: ev.PermissionDecided | None = None,
+    saved: bool = False,
+    images: tuple[str, ...] = (),
+) -> str:
     """The body of the :func:`~kandev_nb.render.card_view.card_view` of `payload` and `output`
     (:func:`parts_html` with `where`, `full`, `saved`); the decision and images as there."""
     view = cv.card_view("", "", payload, output, status=status, decision=decision, images=images)

@@ -61,8 +61,12 @@ def _preview(text: str, limits: tuple[int, int] | None = None) -> r.Preview:
 def todos_markdown(items: Iterable[t.TodoItem]) -> str:
     """The agent's task list as a Markdown checklist (``- [x]`` done, ``- [ ] ◐`` in progress)."""
     mark = {"pending": "[ ]", "in_progress": "[ ] ◐", "completed": "[x]"}
-    return "".join(f"- {mark[i.status]} {ms.plain(i.active_form if i.status == 'in_progress' and i.active_form else i.description)}\n"
-                   for i in items)
+    return "".join(f"- {mark[i.status]} {ms.plain(_todo_text(i))}\n" for i in items)
+
+
+def _todo_text(item: t.TodoItem) -> str:
+    """What a task says: its active form while in progress (when it has one), else its description."""
+    return item.active_form if item.status == "in_progress" and item.active_form else item.description
 
 
 def _badge(badge: cv.Badge | cv.DiffStat) -> str:
@@ -97,9 +101,13 @@ def _diff(part: cv.Diff) -> str:
         return fence(part.diff, "diff")
     lines = part.diff.split("\n")
     where = f"\n*the diff text is in* {ms.code_span(part.where)}\n" if part.where else ""
-    return (fence("\n".join(lines[:diffs.DIFF_PREVIEW_ROWS]), "diff")
-            + f"\n<details><summary>Show the whole diff ({view.total_rows:,} lines)</summary>\n\n"
-            + fence(part.diff, "diff") + "\n</details>\n" + where)
+    return (
+        fence("\n".join(lines[: diffs.DIFF_PREVIEW_ROWS]), "diff")
+        + f"\n<details><summary>Show the whole diff ({view.total_rows:,} lines)</summary>\n\n"
+        + fence(part.diff, "diff")
+        + "\n</details>\n"
+        + where
+    )
 
 
 def _questions(part: cv.Questions) -> str:
@@ -111,9 +119,13 @@ def _questions(part: cv.Questions) -> str:
         text = str(q.get("question", ""))
         chip = f"{ms.code_span(str(q['header']))} " if q.get("header") else ""
         lines = [f"{chip}**{ms.plain(text)}**\n"]
-        lines += [f"- **{ms.plain(str(o.get('label', '')))}**"
-                  + (f" — {ms.plain(str(o['description']))}" if o.get("description") else "") + "\n"
-                  for o in q.get("options") or [] if isinstance(o, dict)]
+        lines += [
+            f"- **{ms.plain(str(o.get('label', '')))}**"
+            + (f" — {ms.plain(str(o['description']))}" if o.get("description") else "")
+            + "\n"
+            for o in q.get("options") or []
+            if isinstance(o, dict)
+        ]
         if text in answered:
             lines.append(f"\nAnswer: **{ms.plain(answered[text])}**\n")
         out.append("".join(lines))

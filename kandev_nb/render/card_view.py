@@ -33,9 +33,30 @@ from kandev_nb.agent.cells import NotebookCell
 from kandev_nb.render.html import fmt_ms, fmt_tokens
 
 __all__ = [
-    "Badge", "Block", "CardView", "Code", "Diff", "DiffStat", "Field", "Fields", "Images", "Inputs", "Markdown",
-    "Part", "Questions", "Text", "Todos", "Verdict", "card_view", "decided_by_text", "denied", "proposal_inputs", "proposal_view",
-    "read_range", "tool_label", "where_expr",
+    "Badge",
+    "Block",
+    "CardView",
+    "Code",
+    "Diff",
+    "DiffStat",
+    "Field",
+    "Fields",
+    "Images",
+    "Inputs",
+    "Markdown",
+    "Part",
+    "Questions",
+    "Text",
+    "Todos",
+    "Verdict",
+    "card_view",
+    "decided_by_text",
+    "denied",
+    "proposal_inputs",
+    "proposal_view",
+    "read_range",
+    "tool_label",
+    "where_expr",
 ]
 
 Tone = Literal["", "code", "bold", "muted", "link", "ok", "error", "pre"]
@@ -225,8 +246,14 @@ def where_expr(tool_use_id: str, attr: str = "update.output") -> str:
     return f"kandev_nb.tool_call({tool_use_id!r}).{attr}"
 
 
-_BY = {"person": "you", "policy": "policy", "timeout": "the approval timeout",
-       "hook": "a hook", "settings": "Claude Code's permission settings", "cancelled": "Claude Code"}
+_BY = {
+    "person": "you",
+    "policy": "policy",
+    "timeout": "the approval timeout",
+    "hook": "a hook",
+    "settings": "Claude Code's permission settings",
+    "cancelled": "Claude Code",
+}
 
 
 def decided_by_text(decision: ev.PermissionDecided) -> str:
@@ -286,8 +313,9 @@ def _cell_language(p: NotebookCell) -> str:
     return "markdown" if p.cell_type == "markdown" else "python"
 
 
-def _body(payload: t.NormalizedPayload, output: str, status: str, where: str,
-          proposal: bool) -> tuple[list[Part], list[Badge | DiffStat], tuple[str, ...]]:
+def _body(
+    payload: t.NormalizedPayload, output: str, status: str, where: str, proposal: bool
+) -> tuple[list[Part], list[Badge | DiffStat], tuple[str, ...]]:
     """The one switch over the NormalizedPayload kinds: (body parts, title badges, the input
     fields the body shows). `proposal`: what an approval card shows before the call runs."""
     parts: list[Part] = []
@@ -300,7 +328,9 @@ def _body(payload: t.NormalizedPayload, output: str, status: str, where: str,
             base = where.removesuffix(".output") + ".normalized" if where.endswith(".output") else where
             if proposal:
                 parts.append(Fields((Field(payload.file_path, tone="code"),), cls="kandev-path"))
-            parts += [Diff(m.diff, f"{base}.mutations[{i}].diff" if base else "") for i, m in enumerate(payload.mutations)]
+            parts += [
+                Diff(m.diff, f"{base}.mutations[{i}].diff" if base else "") for i, m in enumerate(payload.mutations)
+            ]
             if error and (payload.result or output):
                 parts.append(Block("error", payload.result or output, "kandev-stderr", "error"))
             shown = ("file_path", "content", "old_string", "new_string", "edits", "notebook_path", "new_source")
@@ -316,7 +346,10 @@ def _body(payload: t.NormalizedPayload, output: str, status: str, where: str,
                 parts.append(Text(payload.description, muted=True))
             parts.append(Code(payload.command, "bash", cls="kandev-command"))
             if out is not None:
-                parts += [Block("stdout", out.stdout, "kandev-stdout"), Block("stderr", out.stderr, "kandev-stderr", "error")]
+                parts += [
+                    Block("stdout", out.stdout, "kandev-stdout"),
+                    Block("stderr", out.stderr, "kandev-stderr", "error"),
+                ]
                 figs = [Field(str(out.exit_code), "exit code", "bold")] if out.exit_code is not None else []
                 figs += [Field("interrupted", tone="bold")] if out.interrupted else []
                 figs += [Field("background")] if payload.background else []
@@ -362,11 +395,18 @@ def _body(payload: t.NormalizedPayload, output: str, status: str, where: str,
                 parts.append(Fields((Field(payload.subagent_type, "agent"),)))
             if payload.prompt:
                 parts.append(Markdown(payload.prompt, fold="prompt"))
-            totals = [Field(v, k) for k, v in (
-                ("duration", fmt_ms(payload.total_duration_ms) if payload.total_duration_ms is not None else None),
-                ("tokens", fmt_tokens(payload.total_tokens) if payload.total_tokens is not None else None),
-                ("tool uses", str(payload.total_tool_use_count) if payload.total_tool_use_count is not None else None))
-                if v is not None]
+            totals = [
+                Field(v, k)
+                for k, v in (
+                    ("duration", fmt_ms(payload.total_duration_ms) if payload.total_duration_ms is not None else None),
+                    ("tokens", fmt_tokens(payload.total_tokens) if payload.total_tokens is not None else None),
+                    (
+                        "tool uses",
+                        str(payload.total_tool_use_count) if payload.total_tool_use_count is not None else None,
+                    ),
+                )
+                if v is not None
+            ]
             if totals:
                 parts.append(Fields(tuple(totals), cls="kandev-totals"))
             if payload.result:
@@ -379,8 +419,13 @@ def _body(payload: t.NormalizedPayload, output: str, status: str, where: str,
                 parts.append(Block("", payload.result, "kandev-output"))
             shown = ("todos",)
         case t.CreateTask():
-            parts.append(Fields((Field(payload.title, tone="bold"),)
-                                + ((Field(f"#{payload.task_id}", tone="muted"),) if payload.task_id else ()), sep=" "))
+            parts.append(
+                Fields(
+                    (Field(payload.title, tone="bold"),)
+                    + ((Field(f"#{payload.task_id}", tone="muted"),) if payload.task_id else ()),
+                    sep=" ",
+                )
+            )
             if payload.description:
                 parts.append(Text(payload.description))
             shown = ("subject", "title", "description")
@@ -401,7 +446,9 @@ def _body(payload: t.NormalizedPayload, output: str, status: str, where: str,
                 parts.append(Text("(source not read yet)", muted=True))
             answer = p.output if p.output is not None else output
             if answer and not proposal:
-                parts.append(Block("error" if error else "answer", answer, "kandev-output", "error_text" if error else ""))
+                parts.append(
+                    Block("error" if error else "answer", answer, "kandev-output", "error_text" if error else "")
+                )
             shown = ("source",)
         case t.Generic(name="AskUserQuestion"):  # issue 19: the questions and the answers given
             parts.append(Questions(payload.input, payload.output or output))
@@ -417,9 +464,18 @@ def _body(payload: t.NormalizedPayload, output: str, status: str, where: str,
     return parts, badges, shown
 
 
-def card_view(tool_name: str, title: str, payload: t.NormalizedPayload, output: str = "", *,
-              status: str = "running", tool_use_id: str = "", duration_ms: int | None = None,
-              decision: ev.PermissionDecided | None = None, images: tuple[str, ...] = ()) -> CardView:
+def card_view(
+    tool_name: str,
+    title: str,
+    payload: t.NormalizedPayload,
+    output: str = "",
+    *,
+    status: str = "running",
+    tool_use_id: str = "",
+    duration_ms: int | None = None,
+    decision: ev.PermissionDecided | None = None,
+    images: tuple[str, ...] = (),
+) -> CardView:
     """The view of one tool card.
 
     Args:
@@ -458,8 +514,9 @@ def card_view(tool_name: str, title: str, payload: t.NormalizedPayload, output: 
 _RISKY_FIELDS = frozenset({"dangerouslyDisableSandbox", "run_in_background"})
 
 
-def proposal_view(payload: t.NormalizedPayload, tool_input: Mapping[str, Any], *,
-                  skip_text: str = "") -> tuple[Part, ...]:
+def proposal_view(
+    payload: t.NormalizedPayload, tool_input: Mapping[str, Any], *, skip_text: str = ""
+) -> tuple[Part, ...]:
     """What an approval card shows before the call runs: the main parts of `payload`'s kind
     (the command, the diff, the path, the plan, an MCP tool's `code`), then every other field
     of the can_use_tool `input` (:class:`Inputs`; ``dangerouslyDisableSandbox`` and
@@ -484,10 +541,16 @@ def proposal_inputs(tool_input: Mapping[str, Any], skip: tuple[str, ...] = ()) -
     """The fields of a can_use_tool `input` except `skip`, as :class:`Field` rows: a short
     one-line string as code, anything else as a ``pre`` block (JSON for non-strings);
     ``dangerouslyDisableSandbox`` / ``run_in_background`` flagged `dangerous` when set."""
-    return tuple(Field(v if isinstance(v, str) else _json(v), k,
-                       "code" if isinstance(v, str) and "\n" not in v and len(v) <= 200 else "pre",
-                       dangerous=k in _RISKY_FIELDS and bool(v))
-                 for k, v in tool_input.items() if k not in skip)
+    return tuple(
+        Field(
+            v if isinstance(v, str) else _json(v),
+            k,
+            "code" if isinstance(v, str) and "\n" not in v and len(v) <= 200 else "pre",
+            dangerous=k in _RISKY_FIELDS and bool(v),
+        )
+        for k, v in tool_input.items()
+        if k not in skip
+    )
 
 
 def _repeats(part: Part, text: str) -> bool:

@@ -14,8 +14,9 @@ from kandev_nb.render.card_view import card_view
 __all__ = ["notebook_cell_html", "notebook_cell_markdown"]
 
 
-def notebook_cell_html(p: NotebookCell, output: str = "", *, status: str = "complete", full: bool = False,
-                       where: str = "") -> str:
+def notebook_cell_html(
+    p: NotebookCell, output: str = "", *, status: str = "complete", full: bool = False, where: str = ""
+) -> str:
     """HTML for one notebook tool call: what it does to which cell, then its answer.
 
     Args:

@@ -71,8 +71,7 @@ def _flush(dels: list[tuple[int, str]], adds: list[tuple[int, str]], rows: list[
     for i in range(max(len(dels), len(adds))):
         d = dels[i] if i < len(dels) else None
         a = adds[i] if i < len(adds) else None
-        words = (_word_parts(d[1], a[1]) if d is not None and a is not None and len(rows) < word_rows
-                 else None)
+        words = _word_parts(d[1], a[1]) if d is not None and a is not None and len(rows) < word_rows else None
         if d is not None:
             rows.append(Row("del", d[0], None, words[0] if words else ((d[1], False),)))
         if a is not None:
@@ -139,15 +138,21 @@ _WORD_BG = {"del": th.DEL_WORD_BG, "add": th.ADD_WORD_BG}
 def _row_html(row: Row) -> str:
     esc = html.escape
     if row.kind == "hunk":
-        return (f'<span class="kandev-diff-hunk" style="display:block;color:{th.MUTED};'
-                f'background:{th.GAUGE_BG}">{esc(row.parts[0][0])}</span>')
+        return (
+            f'<span class="kandev-diff-hunk" style="display:block;color:{th.MUTED};'
+            f'background:{th.GAUGE_BG}">{esc(row.parts[0][0])}</span>'
+        )
     if row.kind == "note":
         return f'<span style="display:block;color:{th.MUTED};font-style:italic">{esc(row.parts[0][0])}</span>'
-    nums = (f'<span class="kandev-diff-no" style="color:{th.MUTED};user-select:none">'
-            f"{'' if row.old_no is None else row.old_no:>5} {'' if row.new_no is None else row.new_no:>5} </span>")
+    nums = (
+        f'<span class="kandev-diff-no" style="color:{th.MUTED};user-select:none">'
+        f"{'' if row.old_no is None else row.old_no:>5} {'' if row.new_no is None else row.new_no:>5} </span>"
+    )
     word_bg = _WORD_BG.get(row.kind)
-    text = "".join(f'<span style="background:{word_bg};border-radius:2px">{esc(s)}</span>' if changed and word_bg
-                   else esc(s) for s, changed in row.parts)
+    text = "".join(
+        f'<span style="background:{word_bg};border-radius:2px">{esc(s)}</span>' if changed and word_bg else esc(s)
+        for s, changed in row.parts
+    )
     bg = _BG.get(row.kind)
     style = "display:block" + (f";background:{bg}" if bg else "")
     return f'<span class="kandev-diff-{row.kind}" style="{style}">{nums}{_SIGN[row.kind]} {text}</span>'
@@ -178,7 +183,9 @@ def diff_view(diff: str, *, full: bool = False, max_rows: int = DIFF_PREVIEW_ROW
     limit = DIFF_FULL_MAX_ROWS if full else max_rows
     rows = diff_rows(diff, word_rows=limit)
     shown = rows[:limit]
-    style = (f"margin:0.2em 0;padding:0.3em 0;overflow-x:auto;background:{th.CODE_BG};color:{th.CODE_FG};"
-             "border-radius:4px;font-size:85%;line-height:1.35;white-space:pre")
+    style = (
+        f"margin:0.2em 0;padding:0.3em 0;overflow-x:auto;background:{th.CODE_BG};color:{th.CODE_FG};"
+        "border-radius:4px;font-size:85%;line-height:1.35;white-space:pre"
+    )
     body = "".join(_row_html(row) for row in shown)
     return DiffView(f'<pre class="kandev-diff" style="{style}">{body}</pre>', len(shown), len(rows))

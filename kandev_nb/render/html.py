@@ -62,7 +62,6 @@ PREVIEW_CHARS = 6000
 """Characters of a long output shown before "show all" (whichever limit is hit first)."""
 
 
-
 def esc(value: object) -> str:
     """HTML-escape ``str(value)`` (quotes included)."""
     return html.escape(str(value), quote=True)
@@ -134,7 +133,8 @@ def _more_note(p: Preview, where: str = "") -> str:
     size = len(p.shown), p.total_chars
     hint = f"; full text in {esc(where)}" if where else ""
     return (
-        f'<div class="kandev-more" style="color:var(--jp-content-font-color2,#57606a);font-size:90%">… {p.hidden_lines:,} more lines '
+        f'<div class="kandev-more" style="color:var(--jp-content-font-color2,#57606a);font-size:90%">'
+        f"… {p.hidden_lines:,} more lines "
         f"({size[0]:,} of {size[1]:,} characters shown{hint})</div>"
     )
 
@@ -149,7 +149,8 @@ def _formatter() -> HtmlFormatter:
 
 def _pre(inner: str, cls: str = "kandev-code", extra_style: str = "") -> str:
     style = (
-        "margin:0.2em 0;padding:0.4em 0.6em;overflow-x:auto;background:var(--jp-cell-editor-background,#f6f8fa);color:var(--jp-content-font-color1,#24292f);"
+        "margin:0.2em 0;padding:0.4em 0.6em;overflow-x:auto;background:var(--jp-cell-editor-background,#f6f8fa);"
+        "color:var(--jp-content-font-color1,#24292f);"
         "border-radius:4px;font-size:85%;line-height:1.35;white-space:pre" + extra_style
     )
     return f'<pre class="{cls}" style="{style}">{inner}</pre>'
@@ -251,7 +252,7 @@ class CodeWarmer:
                         if not (fence[0] == "`" and "`" in m.group(2)):
                             self._open = (pos, fence[0], len(fence))
                     elif fence[0] == self._open[1] and len(fence) >= self._open[2] and not m.group(2).strip():
-                        markdown_html(text[self._open[0]:nl + 1])
+                        markdown_html(text[self._open[0] : nl + 1])
                         self._open = None
                         self.warmed += 1
             pos = nl + 1
@@ -267,8 +268,10 @@ def _image_as_link(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> 
     alt = self.renderInlineAsText(token.children or [], options, env)
     if src.lower().startswith("data:image/"):
         return f'<img src="{esc(src)}" alt="{esc(alt)}">'
-    return (f'<a class="kandev-image-link" href="{esc(src)}" target="_blank" rel="noopener noreferrer" '
-            f'title="image not loaded: click to open it">🖼 {esc(alt or "image")} ({esc(src[:120])})</a>')
+    return (
+        f'<a class="kandev-image-link" href="{esc(src)}" target="_blank" rel="noopener noreferrer" '
+        f'title="image not loaded: click to open it">🖼 {esc(alt or "image")} ({esc(src[:120])})</a>'
+    )
 
 
 _ALIGN_STYLE = {f"text-align:{a}": f"kandev-al-{a}" for a in th.TABLE_ALIGN}
@@ -327,7 +330,7 @@ def markdown_html(text: str) -> str:
             continue
         end_line = _end_line(tokens, i)
         if end_line - first_line >= PART_LINES or i == len(tokens) - 1:
-            out.append(_part(md.renderer.render(tokens[start:i + 1], md.options, env), height))
+            out.append(_part(md.renderer.render(tokens[start : i + 1], md.options, env), height))
             start, first_line, height = i + 1, end_line, 0.0
     if start < len(tokens):
         out.append(_part(md.renderer.render(tokens[start:], md.options, env), height))
@@ -363,8 +366,10 @@ def _part(html: str, height_em: float) -> str:
 
 # -- tool cards -------------------------------------------------------------------------
 
+
 def _kv(label: str, value: str) -> str:
-    return f'<span class="kandev-kv"><span style="color:var(--jp-content-font-color2,#57606a)">{esc(label)}</span> {value}</span>'
+    muted = "color:var(--jp-content-font-color2,#57606a)"
+    return f'<span class="kandev-kv"><span style="{muted}">{esc(label)}</span> {value}</span>'
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
@@ -384,13 +389,15 @@ def _block(label: str, text: str, *, full: bool, where: str, cls: str, style: st
     return head + _pre(esc(p.shown), cls, style) + _more_note(p, where)
 
 
-
 def details_html(summary: str, body: str, *, open_: bool = False, cls: str = "", inner_style: str = "") -> str:
     """A ``<details>`` element with an HTML `summary` and `body`."""
     attr = " open" if open_ else ""
-    return (f'<details class="{esc(cls)}"{attr} style="margin:0.3em 0;border:1px solid var(--jp-border-color2,#d0d7de);border-radius:6px;'
-            f'padding:0.2em 0.6em"><summary style="cursor:pointer">{summary}</summary>'
-            f'<div style="{inner_style}">{body}</div></details>')
+    return (
+        f'<details class="{esc(cls)}"{attr} style="margin:0.3em 0;'
+        f"border:1px solid var(--jp-border-color2,#d0d7de);border-radius:6px;"
+        f'padding:0.2em 0.6em"><summary style="cursor:pointer">{summary}</summary>'
+        f'<div style="{inner_style}">{body}</div></details>'
+    )
 
 
 # -- footer and gauges ------------------------------------------------------------------
@@ -401,10 +408,17 @@ def context_html(ctx: ev.ContextWindow | None) -> str:
     if ctx is None or not ctx.size:
         return ""
     frac = min(ctx.used / ctx.size, 1.0)
-    color = "var(--jp-success-color1,#1a7f37)" if frac < 0.6 else "var(--jp-warn-color1,#9a6700)" if frac < 0.85 else "var(--jp-error-color1,#cf222e)"
+    color = (
+        "var(--jp-success-color1,#1a7f37)"
+        if frac < 0.6
+        else "var(--jp-warn-color1,#9a6700)"
+        if frac < 0.85
+        else "var(--jp-error-color1,#cf222e)"
+    )
     return (
         f'<span class="kandev-context" title="context window">'
-        f'<span style="display:inline-block;width:80px;height:8px;background:var(--jp-layout-color3,#eaeef2);border-radius:4px;'
+        f'<span style="display:inline-block;width:80px;height:8px;'
+        f"background:var(--jp-layout-color3,#eaeef2);border-radius:4px;"
         f'vertical-align:middle;overflow:hidden"><span style="display:block;height:8px;width:{frac * 100:.1f}%;'
         f'background:{color}"></span></span> context {fmt_tokens(ctx.used)} / {fmt_tokens(ctx.size)} '
         f"({frac:.0%})</span>"
@@ -416,9 +430,12 @@ def stats_html(stats: ev.TurnStats, ctx: ev.ContextWindow | None = None, *, inte
     (ms from `result.duration_ms` / `duration_api_ms`), API turns (`num_turns`), context gauge."""
     items = [
         _kv("cost", f"<b>{fmt_usd(stats.cost_usd)}</b>"),
-        _kv("tokens", f"in {fmt_tokens(stats.input_tokens)} · out {fmt_tokens(stats.output_tokens)} · "
-                      f"cache read {fmt_tokens(stats.cache_read_input_tokens)} · "
-                      f"cache write {fmt_tokens(stats.cache_creation_input_tokens)}"),
+        _kv(
+            "tokens",
+            f"in {fmt_tokens(stats.input_tokens)} · out {fmt_tokens(stats.output_tokens)} · "
+            f"cache read {fmt_tokens(stats.cache_read_input_tokens)} · "
+            f"cache write {fmt_tokens(stats.cache_creation_input_tokens)}",
+        ),
         _kv("time", f"{fmt_ms(stats.duration_ms)} (API {fmt_ms(stats.duration_api_ms)})"),
         _kv("API turns", str(stats.num_turns)),
     ]
@@ -432,15 +449,22 @@ def stats_html(stats: ev.TurnStats, ctx: ev.ContextWindow | None = None, *, inte
         state = '<b class="kandev-stopped" style="color:var(--jp-warn-color1,#9a6700)">■ stopped by you</b> · '
     elif stats.is_error:
         state = f'<b style="color:var(--jp-error-color1,#cf222e)">{esc(stats.result_subtype)}</b> · '
-    return (f'<div class="kandev-footer" style="color:var(--jp-content-font-color2,#57606a);font-size:90%;border-top:1px solid var(--jp-border-color2,#d0d7de);'
-            f'padding-top:0.3em;margin-top:0.3em">{state}{" · ".join(items)}</div>')
+    return (
+        f'<div class="kandev-footer" style="color:var(--jp-content-font-color2,#57606a);font-size:90%;'
+        f"border-top:1px solid var(--jp-border-color2,#d0d7de);"
+        f'padding-top:0.3em;margin-top:0.3em">{state}{" · ".join(items)}</div>'
+    )
 
 
 def budget_html(spent_usd: float, budget_usd: float, scope: str | None = None) -> str:
     """One line: the spend (USD, this turn included) against the budget (USD) of `scope` ("user ana, today")."""
     whose = f" of {esc(scope)}" if scope else ""  # MathJax (3: mathjax_ignore, 2: tex2jax_ignore) would typeset "$..$"
-    return (f'<div class="kandev-budget tex2jax_ignore mathjax_ignore" style="color:var(--jp-content-font-color2,#57606a);font-size:85%">spent {fmt_usd(spent_usd)} of the '
-            f"{fmt_usd(budget_usd)} budget{whose} ({spent_usd / budget_usd:.1%})</div>")
+    return (
+        '<div class="kandev-budget tex2jax_ignore mathjax_ignore" '
+        'style="color:var(--jp-content-font-color2,#57606a);font-size:85%">'
+        f"spent {fmt_usd(spent_usd)} of the "
+        f"{fmt_usd(budget_usd)} budget{whose} ({spent_usd / budget_usd:.1%})</div>"
+    )
 
 
 def json_html(value: Any, *, full: bool = True) -> str:
@@ -449,9 +473,21 @@ def json_html(value: Any, *, full: bool = True) -> str:
     return code_html(text if full else cut(text).shown, "json")
 
 
-_CARD_NAMES = frozenset({"approval_note_html", "card_body_html", "card_summary_html", "decided_by_text",
-                         "diff_is_cut", "is_cut", "modify_file_html", "status_icon", "todos_html",
-                         "tool_label", "where_expr"})
+_CARD_NAMES = frozenset(
+    {
+        "approval_note_html",
+        "card_body_html",
+        "card_summary_html",
+        "decided_by_text",
+        "diff_is_cut",
+        "is_cut",
+        "modify_file_html",
+        "status_icon",
+        "todos_html",
+        "tool_label",
+        "where_expr",
+    }
+)
 
 
 def __getattr__(name: str) -> Any:

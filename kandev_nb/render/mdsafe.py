@@ -51,7 +51,7 @@ def _line(line: str) -> str:
     out: list[str] = []
     pos = 0
     for m in _CODE_SPAN.finditer(line):
-        out.append(_prose(line[pos:m.start()]))
+        out.append(_prose(line[pos : m.start()]))
         out.append(m.group(0))
         pos = m.end()
     out.append(_prose(line[pos:]))

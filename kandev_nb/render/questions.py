@@ -20,8 +20,9 @@ _MUTED = "var(--jp-ui-font-color2, #57606a)"
 
 def answers_html(pairs: Iterable[tuple[str, str]]) -> str:
     """A table of (question, answer) pairs (class ``kandev-answers``); "" for none."""
-    rows = "".join(f'<tr><td style="padding-right:1em;color:{_MUTED}">{esc(q)}</td><td><b>{esc(a)}</b></td></tr>'
-                   for q, a in pairs)
+    rows = "".join(
+        f'<tr><td style="padding-right:1em;color:{_MUTED}">{esc(q)}</td><td><b>{esc(a)}</b></td></tr>' for q, a in pairs
+    )
     return f'<table class="kandev-answers" style="border-collapse:collapse">{rows}</table>' if rows else ""
 
 
@@ -39,17 +40,29 @@ def questions_html(tool_input: Mapping[str, Any], output: str = "") -> str:
         if not isinstance(q, dict):
             continue
         text = str(q.get("question", ""))
-        chip = (f'<span class="kandev-question-chip" style="border:1px solid {_MUTED};border-radius:0.8em;'
-                f'padding:0 0.4em;font-size:85%">{esc(q.get("header", ""))}</span> ' if q.get("header") else "")
+        chip = (
+            f'<span class="kandev-question-chip" style="border:1px solid {_MUTED};border-radius:0.8em;'
+            f'padding:0 0.4em;font-size:85%">{esc(q.get("header", ""))}</span> '
+            if q.get("header")
+            else ""
+        )
         options = "".join(
             f"<li><b>{esc(o.get('label', ''))}</b>"
-            + (f' <span style="color:{_MUTED}">— {esc(o.get("description", ""))}</span>' if o.get("description") else "")
+            + (
+                f' <span style="color:{_MUTED}">— {esc(o.get("description", ""))}</span>'
+                if o.get("description")
+                else ""
+            )
             + "</li>"
-            for o in q.get("options") or [] if isinstance(o, dict))
+            for o in q.get("options") or []
+            if isinstance(o, dict)
+        )
         answer = answered.get(text)
-        given = (f'<div class="kandev-answer">Answer: <b>{esc(answer)}</b></div>' if answer is not None else "")
-        parts.append(f'<div class="kandev-question">{chip}<b>{esc(text)}</b>'
-                     f'<ul style="margin:0.2em 0">{options}</ul>{given}</div>')
+        given = f'<div class="kandev-answer">Answer: <b>{esc(answer)}</b></div>' if answer is not None else ""
+        parts.append(
+            f'<div class="kandev-question">{chip}<b>{esc(text)}</b>'
+            f'<ul style="margin:0.2em 0">{options}</ul>{given}</div>'
+        )
     if output and not answered:
         parts.append(f'<div class="kandev-answer" style="color:{_MUTED}">{esc(output)}</div>')
     return "".join(parts)

@@ -10,7 +10,8 @@ reload, nbconvert and kernel-less renderers show.
 
 Long outputs are cut to a preview (:func:`~kandev_nb.render.html.cut`); the note under
 each preview names the Python expression that holds the full text
-(``kandev_nb.tool_call('toolu_...').update.output``), so nothing is lost, and a 5 MB shell output does not end up in the notebook file.
+(``kandev_nb.tool_call('toolu_...').update.output``), so nothing is lost, and a 5 MB shell
+output does not end up in the notebook file.
 
 Importable without a kernel: no ipywidgets here.
 """
@@ -77,14 +78,23 @@ def _outline(events: Iterable[ev.AgentEvent], tools: dict[str, ToolRecord]) -> l
                 else:
                     items.append(_Item("todos", todos=e.items))
             case ev.ApiRetry():
-                where(e).append(_Item("note", f"API retry {e.attempt or '?'}/{e.max_retries or '?'}"
-                                      + (f" after HTTP {e.status}" if e.status else "")
-                                      + (f": {e.error}" if e.error else "")))
+                where(e).append(
+                    _Item(
+                        "note",
+                        f"API retry {e.attempt or '?'}/{e.max_retries or '?'}"
+                        + (f" after HTTP {e.status}" if e.status else "")
+                        + (f": {e.error}" if e.error else ""),
+                    )
+                )
             case ev.RateLimit():
                 where(e).append(_Item("note", f"rate limit: {e.message or e.info}"))
             case ev.CompactBoundary():
-                where(e).append(_Item("note", "conversation compacted"
-                                      + (f" ({e.pre_tokens:,} tokens before)" if e.pre_tokens else "")))
+                where(e).append(
+                    _Item(
+                        "note",
+                        "conversation compacted" + (f" ({e.pre_tokens:,} tokens before)" if e.pre_tokens else ""),
+                    )
+                )
             case ev.Error(interrupted=True) if not failed:
                 pass  # the answer to the user's stop: the footer says "stopped by you"
             case ev.Error():
@@ -109,16 +119,25 @@ def card_of(rec: ToolRecord) -> CardView:
     """The :class:`~kandev_nb.render.card_view.CardView` of one recorded tool call: its latest
     payload and `output` (the ToolUpdate's, else the ToolCall's), status, duration (ms),
     approval decision and pictures. The live ToolCard builds the same view from the same events."""
-    return card_view(rec.call.tool_name, rec.call.title, rec.update.normalized if rec.update else rec.call.normalized,
-                     rec.update.output if rec.update else "", status=rec.status, tool_use_id=rec.call.tool_call_id,
-                     duration_ms=rec.duration_ms, decision=rec.decision,
-                     images=rec.update.images if rec.update else ())
+    return card_view(
+        rec.call.tool_name,
+        rec.call.title,
+        rec.update.normalized if rec.update else rec.call.normalized,
+        rec.update.output if rec.update else "",
+        status=rec.status,
+        tool_use_id=rec.call.tool_call_id,
+        duration_ms=rec.duration_ms,
+        decision=rec.decision,
+        images=rec.update.images if rec.update else (),
+    )
 
 
 # -- HTML -------------------------------------------------------------------------------
 
-_WRAP = ('<div class="kandev-turn kandev-static" style="font-family:var(--jp-content-font-family,'
-         'system-ui,sans-serif);line-height:1.45">')
+_WRAP = (
+    '<div class="kandev-turn kandev-static" style="font-family:var(--jp-content-font-family,'
+    'system-ui,sans-serif);line-height:1.45">'
+)
 
 
 def _html_items(items: list[_Item], turn: Turn) -> str:
@@ -128,12 +147,21 @@ def _html_items(items: list[_Item], turn: Turn) -> str:
             case "text":
                 out.append(f'<div class="kandev-text">{r.markdown_html(item.text)}</div>')
             case "thinking":
-                out.append(r.details_html('<i style="color:var(--jp-content-font-color2,#57606a)">Thinking</i>', r.markdown_html(item.text),
-                                          cls="kandev-thinking", inner_style="color:var(--jp-content-font-color2,#57606a)"))
+                out.append(
+                    r.details_html(
+                        '<i style="color:var(--jp-content-font-color2,#57606a)">Thinking</i>',
+                        r.markdown_html(item.text),
+                        cls="kandev-thinking",
+                        inner_style="color:var(--jp-content-font-color2,#57606a)",
+                    )
+                )
             case "todos":
                 out.append(f'<div class="kandev-todo-card">{ch.todos_html(item.todos)}</div>')
             case "note":
-                out.append(f'<div class="kandev-note" style="color:var(--jp-warn-color1,#9a6700);font-size:90%">⚠ {r.esc(item.text)}</div>')
+                out.append(
+                    f'<div class="kandev-note" style="color:var(--jp-warn-color1,#9a6700);font-size:90%">'
+                    f"⚠ {r.esc(item.text)}</div>"
+                )
             case "tool":
                 rec = turn.tools.get(item.tool_id)
                 if rec is not None:
@@ -142,8 +170,15 @@ def _html_items(items: list[_Item], turn: Turn) -> str:
 
 
 def _html_tool(rec: ToolRecord, item: _Item, turn: Turn) -> str:
-    nested = (f'<div class="kandev-nested" style="margin-left:0.8em;border-left:2px solid var(--jp-border-color2,#d0d7de);'
-              f'padding-left:0.5em">{_html_items(item.children, turn)}</div>') if item.children else ""
+    nested = (
+        (
+            f'<div class="kandev-nested" style="margin-left:0.8em;'
+            f"border-left:2px solid var(--jp-border-color2,#d0d7de);"
+            f'padding-left:0.5em">{_html_items(item.children, turn)}</div>'
+        )
+        if item.children
+        else ""
+    )
     return ch.saved_card_html(card_of(rec), nested)
 
 
@@ -151,15 +186,18 @@ def run_info_html(session_name: str, mode: str | None, model: str | None) -> str
     """The turn header's run line: ``claude · <session> · <mode> · <model>`` (mode as in
     :data:`kandev_nb.agent.permissions.MODES`, model from `system/init.model`; unknown ones left out)."""
     bits = ["claude", session_name, *(b for b in (mode, model) if b)]
-    return f'<span class="kandev-run-info" style="color:var(--jp-content-font-color2,#57606a);font-size:85%">{r.esc(" · ".join(bits))}</span>'
+    style = "color:var(--jp-content-font-color2,#57606a);font-size:85%"
+    return f'<span class="kandev-run-info" style="{style}">{r.esc(" · ".join(bits))}</span>'
 
 
 def _header_html(turn: Turn) -> str:
     prompt = turn.prompt.strip().splitlines()[0] if turn.prompt.strip() else ""
     more = " …" if len(turn.prompt.strip()) > len(prompt) or len(prompt) > 160 else ""
     info = run_info_html(turn.session_name, turn.mode, turn.model)
-    return (f'<div class="kandev-header" style="color:var(--jp-content-font-color2,#57606a);font-size:85%">{info} · '
-            f"<i>{r.esc(prompt[:160])}{more}</i></div>")
+    return (
+        f'<div class="kandev-header" style="color:var(--jp-content-font-color2,#57606a);font-size:85%">{info} · '
+        f"<i>{r.esc(prompt[:160])}{more}</i></div>"
+    )
 
 
 def render_html(turn: Turn) -> str:
@@ -180,8 +218,11 @@ def _render_html(turn: Turn, outline: list[_Item]) -> str:
     if turn.stats is not None:
         parts.append(r.stats_html(turn.stats, turn.context, interrupted=turn.stopped))
         if turn.meta.get("budget_usd"):
-            parts.append(r.budget_html(float(turn.meta["spent_usd"]), float(turn.meta["budget_usd"]),
-                                        turn.meta.get("budget_scope")))
+            parts.append(
+                r.budget_html(
+                    float(turn.meta["spent_usd"]), float(turn.meta["budget_usd"]), turn.meta.get("budget_scope")
+                )
+            )
     elif turn.context is not None:
         parts.append(f'<div class="kandev-footer">{r.context_html(turn.context)}</div>')
     parts.append("</div>")
@@ -191,6 +232,7 @@ def _render_html(turn: Turn, outline: list[_Item]) -> str:
 
 # -- Markdown ---------------------------------------------------------------------------
 
+
 def _md_items(items: list[_Item], turn: Turn) -> list[str]:
     out: list[str] = []
     for item in items:
@@ -198,7 +240,9 @@ def _md_items(items: list[_Item], turn: Turn) -> list[str]:
             case "text":
                 out.append(ms.safe_markdown(item.text.rstrip("\n")) + "\n")
             case "thinking":
-                out.append(f"<details><summary>Thinking</summary>\n\n{ms.safe_markdown(item.text.strip())}\n\n</details>\n")
+                out.append(
+                    f"<details><summary>Thinking</summary>\n\n{ms.safe_markdown(item.text.strip())}\n\n</details>\n"
+                )
             case "todos":
                 out.append(cm.todos_markdown(item.todos))
             case "note":
@@ -216,12 +260,16 @@ def _md_footer(turn: Turn) -> str:
     s = turn.stats
     if s is None:
         return ""
-    bits = [f"**{r.fmt_usd(s.cost_usd)}**",
-            (f"tokens in {r.fmt_tokens(s.input_tokens)} / out {r.fmt_tokens(s.output_tokens)} / "
-             f"cache read {r.fmt_tokens(s.cache_read_input_tokens)} / "
-             f"cache write {r.fmt_tokens(s.cache_creation_input_tokens)}"),
-            f"{r.fmt_ms(s.duration_ms)} (API {r.fmt_ms(s.duration_api_ms)})",
-            f"{s.num_turns} API turns"]
+    bits = [
+        f"**{r.fmt_usd(s.cost_usd)}**",
+        (
+            f"tokens in {r.fmt_tokens(s.input_tokens)} / out {r.fmt_tokens(s.output_tokens)} / "
+            f"cache read {r.fmt_tokens(s.cache_read_input_tokens)} / "
+            f"cache write {r.fmt_tokens(s.cache_creation_input_tokens)}"
+        ),
+        f"{r.fmt_ms(s.duration_ms)} (API {r.fmt_ms(s.duration_api_ms)})",
+        f"{s.num_turns} API turns",
+    ]
     if turn.context is not None and turn.context.size:
         c = turn.context
         bits.append(f"context {r.fmt_tokens(c.used)} / {r.fmt_tokens(c.size)} ({c.used / c.size:.0%})")
@@ -250,5 +298,8 @@ def render_text(turn: Turn) -> str:
 def mime_bundle(turn: Turn) -> dict[str, Any]:
     """``{"text/html", "text/markdown", "text/plain"}`` for ``display``/``update_display``."""
     outline = _outline(turn.events, turn.tools)  # once for both renderings
-    return {"text/html": _render_html(turn, outline), "text/markdown": _render_markdown(turn, outline),
-            "text/plain": render_text(turn)}
+    return {
+        "text/html": _render_html(turn, outline),
+        "text/markdown": _render_markdown(turn, outline),
+        "text/plain": render_text(turn),
+    }

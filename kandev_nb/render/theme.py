@@ -27,9 +27,24 @@ from pygments import token as tk
 from pygments.token import STANDARD_TYPES
 
 __all__ = [
-    "ADD_BG", "ADD_WORD_BG", "BORDER", "CODE_BG", "CODE_FG", "DEL_BG", "DEL_WORD_BG", "ERROR",
-    "ERROR_BG", "FG", "GAUGE_BG", "MUTED", "OK", "WARN", "pygments_classes", "pygments_inline",
-    "style_block", "stylesheet",
+    "ADD_BG",
+    "ADD_WORD_BG",
+    "BORDER",
+    "CODE_BG",
+    "CODE_FG",
+    "DEL_BG",
+    "DEL_WORD_BG",
+    "ERROR",
+    "ERROR_BG",
+    "FG",
+    "GAUGE_BG",
+    "MUTED",
+    "OK",
+    "WARN",
+    "pygments_classes",
+    "pygments_inline",
+    "style_block",
+    "stylesheet",
 ]
 
 FG = "var(--jp-content-font-color1,#24292f)"
@@ -88,8 +103,9 @@ def _class_colours() -> dict[str, tuple[str, str]]:
 
 @lru_cache(maxsize=1)
 def _class_styles() -> dict[str, str]:
-    return {short: f"color:var(--jp-mirror-editor-{var}-color,{light})"
-            for short, (var, light) in _class_colours().items()}
+    return {
+        short: f"color:var(--jp-mirror-editor-{var}-color,{light})" for short, (var, light) in _class_colours().items()
+    }
 
 
 @lru_cache(maxsize=1)
@@ -114,9 +130,13 @@ TABLE_ALIGN = ("left", "center", "right")
 @lru_cache(maxsize=1)
 def _rules() -> dict[str, str]:
     """Our class -> its CSS rule (see :func:`stylesheet`)."""
-    rules = {cls: f".{cls}{{color:var(--jp-mirror-editor-{var}-color,{light})}}"
-             for (var, light), cls in _colour_classes().items()}
-    rules.update({f"kandev-al-{a}": f".kandev-al-{a}.kandev-al-{a}.kandev-al-{a}{{text-align:{a}}}" for a in TABLE_ALIGN})
+    rules = {
+        cls: f".{cls}{{color:var(--jp-mirror-editor-{var}-color,{light})}}"
+        for (var, light), cls in _colour_classes().items()
+    }
+    rules.update(
+        {f"kandev-al-{a}": f".kandev-al-{a}.kandev-al-{a}.kandev-al-{a}{{text-align:{a}}}" for a in TABLE_ALIGN}
+    )
     return rules
 
 

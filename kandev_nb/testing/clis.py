@@ -121,8 +121,7 @@ def cli_version(binary: Path) -> str | None:
             capture_output=True,
             text=True,
             timeout=_VERSION_TIMEOUT,
-            env=os.environ
-            | {"DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"},
+            env=os.environ | {"DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"},
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
@@ -149,8 +148,7 @@ def pinned_cli(version: str = NEWEST_PINNED) -> Path:
         where = f"in the installed claude_agent_sdk package (pip install {BUNDLED_SDK})"
     if found is None:
         raise FileNotFoundError(
-            f"Claude Code CLI {version} is not installed {where}. "
-            f"Install it with: {_install_command(version)}"
+            f"Claude Code CLI {version} is not installed {where}. Install it with: {_install_command(version)}"
         )
     return found
 
@@ -183,15 +181,11 @@ def _install_one(version: str) -> Path:
             _npm_install(version)
             binary = _npm_binary(version)
         if binary is None:
-            raise CLIInstallError(
-                version, f"npm installed no native binary under {cli_dir() / version}"
-            )
+            raise CLIInstallError(version, f"npm installed no native binary under {cli_dir() / version}")
     else:
         binary = _bundled_binary()
         if binary is None:
-            raise CLIInstallError(
-                version, f"claude_agent_sdk is not installed: pip install {BUNDLED_SDK}"
-            )
+            raise CLIInstallError(version, f"claude_agent_sdk is not installed: pip install {BUNDLED_SDK}")
     reported = cli_version(binary)
     if reported != version:
         raise CLIInstallError(version, f"{binary} --version reports {reported!r}")
@@ -215,10 +209,7 @@ def install_pinned_clis(versions: Iterable[str] | None = None) -> dict[str, Path
         ValueError: a version is not pinned.
         CLIInstallError: npm failed, or a binary reports another version.
     """
-    return {
-        v: _install_one(v)
-        for v in (list(versions) if versions is not None else PINNED_CLI_VERSIONS)
-    }
+    return {v: _install_one(v) for v in (list(versions) if versions is not None else PINNED_CLI_VERSIONS)}
 
 
 def scripted_env(server: ScriptedModelServer | str, home: str | os.PathLike[str]) -> dict[str, str]:

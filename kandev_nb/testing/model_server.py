@@ -260,13 +260,9 @@ class ScriptedModelServer:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", 0))
         self._port = sock.getsockname()[1]
-        config = uvicorn.Config(
-            self._app(), log_level="warning", lifespan="off", timeout_graceful_shutdown=1
-        )
+        config = uvicorn.Config(self._app(), log_level="warning", lifespan="off", timeout_graceful_shutdown=1)
         server = self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(
-            target=server.run, args=([sock],), name="scripted-model-server", daemon=True
-        )
+        self._thread = threading.Thread(target=server.run, args=([sock],), name="scripted-model-server", daemon=True)
         self._thread.start()
         deadline = time.monotonic() + timeout
         while not server.started:
@@ -397,9 +393,7 @@ class ScriptedModelServer:
         requested = body.get("model") if isinstance(body, dict) else None
         with self._lock:
             tool_ids = tuple(
-                (b.id or f"toolu_{next(self._tool_ids):04d}")
-                if isinstance(b, ToolUseBlock)
-                else None
+                (b.id or f"toolu_{next(self._tool_ids):04d}") if isinstance(b, ToolUseBlock) else None
                 for b in reply.blocks
             )
             message_id = f"msg_scripted_{next(self._message_ids):04d}"
@@ -407,9 +401,7 @@ class ScriptedModelServer:
         rendered = _Rendered(reply, message_id, model, tool_ids)
         if isinstance(body, dict) and body.get("stream"):
             headers = {"cache-control": "no-cache", "request-id": f"req_{message_id}"}
-            return StreamingResponse(
-                rendered.events(self._closing), media_type="text/event-stream", headers=headers
-            )
+            return StreamingResponse(rendered.events(self._closing), media_type="text/event-stream", headers=headers)
         return JSONResponse(rendered.message())
 
     def _side_response(self, request: RecordedRequest) -> Response:

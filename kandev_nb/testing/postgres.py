@@ -46,15 +46,18 @@ def find_bin_dir() -> Path:
     Raises:
         PostgresNotInstalled: none found; the message names the install command.
     """
-    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"),
-                   key=lambda p: int(p.parent.parent.name) if p.parent.parent.name.isdigit() else 0)
+    found = sorted(
+        Path("/usr/lib/postgresql").glob("*/bin/initdb"),
+        key=lambda p: int(p.parent.parent.name) if p.parent.parent.name.isdigit() else 0,
+    )
     if found:
         return found[-1].parent
     on_path = shutil.which("initdb")
     if on_path:
         return Path(on_path).parent
-    raise PostgresNotInstalled("PostgreSQL's server is not installed (no initdb); "
-                               "run: python -m kandev_nb.testing.install")
+    raise PostgresNotInstalled(
+        "PostgreSQL's server is not installed (no initdb); run: python -m kandev_nb.testing.install"
+    )
 
 
 def free_port() -> int:
@@ -95,8 +98,15 @@ class PostgresCluster:
 
     def _run(self, *argv: str) -> subprocess.CompletedProcess[str]:
         user = SERVER_USER if self._as_server_user else None
-        done = subprocess.run([str(self.bin_dir / argv[0]), *argv[1:]], user=user, cwd=self.root,
-                              capture_output=True, text=True, check=False, timeout=120)
+        done = subprocess.run(
+            [str(self.bin_dir / argv[0]), *argv[1:]],
+            user=user,
+            cwd=self.root,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=120,
+        )
         if done.returncode != 0:
             log = self.log.read_text(errors="replace")[-2000:] if self.log.exists() else ""
             raise RuntimeError(f"{argv[0]} failed ({done.returncode}): {done.stderr.strip()}\n{log}")
@@ -110,8 +120,19 @@ class PostgresCluster:
             os.chown(pwfile, entry.pw_uid, entry.pw_gid)
         pwfile.chmod(0o600)
         try:
-            self._run("initdb", "-D", str(self.data), "-U", SUPERUSER, f"--pwfile={pwfile}",
-                      "--auth-host=scram-sha-256", "--auth-local=trust", "-E", "UTF8", "--no-sync")
+            self._run(
+                "initdb",
+                "-D",
+                str(self.data),
+                "-U",
+                SUPERUSER,
+                f"--pwfile={pwfile}",
+                "--auth-host=scram-sha-256",
+                "--auth-local=trust",
+                "-E",
+                "UTF8",
+                "--no-sync",
+            )
         finally:
             pwfile.unlink(missing_ok=True)
 
@@ -134,16 +155,39 @@ class PostgresCluster:
     def running(self) -> bool:
         """Whether the server process is up (``pg_ctl status``)."""
         user = SERVER_USER if self._as_server_user else None
-        return subprocess.run([str(self.bin_dir / "pg_ctl"), "-D", str(self.data), "status"], user=user,
-                              cwd=self.root, capture_output=True, check=False).returncode == 0
+        return (
+            subprocess.run(
+                [str(self.bin_dir / "pg_ctl"), "-D", str(self.data), "status"],
+                user=user,
+                cwd=self.root,
+                capture_output=True,
+                check=False,
+            ).returncode
+            == 0
+        )
 
     def url(self, database: str = "postgres", *, driver: str = "psycopg") -> str:
         """The SQLAlchemy URL of `database`, with the password (keep it out of logs)."""
         return f"postgresql+{driver}://{SUPERUSER}:{self.password}@127.0.0.1:{self.port}/{database}"
 
     def _admin(self, sql: str) -> None:
-        self._run("psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", str(self.root), "-p", str(self.port),
-                  "-U", SUPERUSER, "-d", "postgres", "-c", sql)
+        self._run(
+            "psql",
+            "-X",
+            "-q",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-h",
+            str(self.root),
+            "-p",
+            str(self.port),
+            "-U",
+            SUPERUSER,
+            "-d",
+            "postgres",
+            "-c",
+            sql,
+        )
 
     def create_database(self, name: str) -> str:
         """Create the empty database `name` (letters, digits, _) and return its URL."""

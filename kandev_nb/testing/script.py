@@ -132,10 +132,7 @@ class ToolUseBlock:
 
     def deltas(self) -> list[dict[str, Any]]:
         payload = json.dumps(dict(self.input), separators=(",", ":"))
-        return [
-            {"type": "input_json_delta", "partial_json": c}
-            for c in _chunks(payload, self.chunk_size)
-        ]
+        return [{"type": "input_json_delta", "partial_json": c} for c in _chunks(payload, self.chunk_size)]
 
 
 Block: TypeAlias = TextBlock | ThinkingBlock | ToolUseBlock
@@ -151,9 +148,7 @@ def thinking(s: str, *, chunk_size: int = 12, delay: float = 0.0) -> ThinkingBlo
     return ThinkingBlock(s, chunk_size=chunk_size, delay=delay)
 
 
-def tool_use(
-    name: str, input: Mapping[str, Any], *, id: str | None = None, chunk_size: int = 16
-) -> ToolUseBlock:
+def tool_use(name: str, input: Mapping[str, Any], *, id: str | None = None, chunk_size: int = 16) -> ToolUseBlock:
     """A ``tool_use`` block: the model calls tool ``name`` with ``input``.
 
     Args:

@@ -14,12 +14,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from types import MappingProxyType
+from typing import Final
 
 from kandev_nb.errors import CLINotFoundError
 
 __all__ = [
     "CLI_PERMISSION_MODES",
     "ENV_CLI_PATH",
+    "SDK_URL_REFUSED_FROM",
     "CLINotFoundError",
     "LaunchOptions",
     "build_argv",
@@ -28,6 +30,7 @@ __all__ = [
     "cli_version",
     "find_cli",
     "process_env",
+    "sdk_url_supported",
 ]
 
 ENV_CLI_PATH = "KANDEV_CLAUDE_CLI"
@@ -177,12 +180,14 @@ class LaunchOptions:
             if value is not None and not isinstance(value, str):
                 raise TypeError(f"{name} must be a string or None, not {value!r}")
         if not isinstance(self.env, Mapping) or not all(
-                isinstance(k, str) and isinstance(v, str) for k, v in self.env.items()):
+            isinstance(k, str) and isinstance(v, str) for k, v in self.env.items()
+        ):
             raise TypeError(f"env must be a mapping of strings to strings, not {self.env!r}")
         object.__setattr__(self, "env", MappingProxyType(dict(self.env)))
         if self.permission_mode not in CLI_PERMISSION_MODES:
-            raise ValueError(f"permission_mode must be one of {', '.join(CLI_PERMISSION_MODES)}, "
-                             f"not {self.permission_mode!r}")
+            raise ValueError(
+                f"permission_mode must be one of {', '.join(CLI_PERMISSION_MODES)}, not {self.permission_mode!r}"
+            )
         if self.max_turns is not None:
             if isinstance(self.max_turns, bool) or not isinstance(self.max_turns, int):
                 raise TypeError(f"max_turns must be an int or None, not {self.max_turns!r}")
@@ -196,8 +201,11 @@ class LaunchOptions:
                 raise ValueError(f"max_budget_usd must be a non-negative number of USD, not {budget!r}")
         for name in ("allowed_tools", "disallowed_tools"):
             value = getattr(self, name)
-            if isinstance(value, str) or not isinstance(value, tuple | list) or not all(
-                    isinstance(t, str) for t in value):
+            if (
+                isinstance(value, str)
+                or not isinstance(value, tuple | list)
+                or not all(isinstance(t, str) for t in value)
+            ):
                 raise TypeError(f"{name} must be a tuple of tool rules like ('Read', 'Bash(git *)'), not {value!r}")
             object.__setattr__(self, name, tuple(value))
         for name in ("fork_session", "include_partial_messages", "is_sandbox"):
@@ -205,17 +213,23 @@ class LaunchOptions:
                 raise TypeError(f"{name} must be True or False, not {getattr(self, name)!r}")
 
     def __hash__(self) -> int:
-        return hash(tuple(sorted(self.env.items())) if f.name == "env" else getattr(self, f.name)
-                    for f in fields(self))
+        return hash(tuple(sorted(self.env.items())) if f.name == "env" else getattr(self, f.name) for f in fields(self))
 
     def same_process(self, other: LaunchOptions) -> bool:
         """Whether a process started with `other` serves these options as well: equal but for
         the conversation it resumes (`resume`, `resume_session_at`, `fork_session`), its
         `permission_mode` and `is_sandbox` (a live process changes mode by the
         ``set_permission_mode`` control request; the Session restarts it for autonomous)."""
+
         def key(options: LaunchOptions) -> LaunchOptions:
-            return replace(options, resume=None, resume_session_at=None, fork_session=False, permission_mode="default",
-                           is_sandbox=False)
+            return replace(
+                options,
+                resume=None,
+                resume_session_at=None,
+                fork_session=False,
+                permission_mode="default",
+                is_sandbox=False,
+            )
 
         return key(self) == key(other)
 
@@ -298,3 +312,17 @@ def process_env(options: LaunchOptions, base: dict[str, str] | None = None) -> d
     if not options.is_sandbox and "IS_SANDBOX" not in options.env:
         env.pop("IS_SANDBOX", None)
     return env
+
+
+SDK_URL_REFUSED_FROM: Final = (2, 1, 121)
+"""The first CLI version that refuses ``--sdk-url`` to hosts other than Anthropic's."""
+
+
+def sdk_url_supported(version: str) -> bool:
+    """Whether CLI `version` ("2.1.118") still accepts ``--sdk-url`` to our own host.
+
+    Raises:
+        ValueError: `version` is not dotted integers.
+    """
+    parts = tuple(int(p) for p in version.split("."))
+    return parts < SDK_URL_REFUSED_FROM

@@ -26,8 +26,16 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["DELTA_PREFIX", "ENV_JSON", "JSON_DECODER", "Delta", "StreamDelta", "decode_json", "delta_decoder",
-           "fast_loads"]
+__all__ = [
+    "DELTA_PREFIX",
+    "ENV_JSON",
+    "JSON_DECODER",
+    "Delta",
+    "StreamDelta",
+    "decode_json",
+    "delta_decoder",
+    "fast_loads",
+]
 
 ENV_JSON = "KANDEV_NB_JSON"
 """Set to "stdlib" to decode with the standard library only."""

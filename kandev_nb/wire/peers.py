@@ -30,7 +30,8 @@ def socket_owner(peer_port: int, server_port: int | None) -> tuple[int, int] | N
                 continue
             local, remote = fields[1], fields[2]
             if int(local.rsplit(":", 1)[1], 16) == peer_port and (
-                    server_port is None or int(remote.rsplit(":", 1)[1], 16) == server_port):
+                server_port is None or int(remote.rsplit(":", 1)[1], 16) == server_port
+            ):
                 return int(fields[7]), int(fields[9])
     return None
 

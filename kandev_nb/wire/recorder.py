@@ -221,9 +221,7 @@ def recording_factory(
         nonlocal started
         transport = inner(argv, env, cwd) if inner else StdioTransport(argv, env, cwd)
         started += 1
-        return RecordingTransport(
-            transport, path, rewrite=rewrite, append=append or started > 1, meta={"cwd": cwd}
-        )
+        return RecordingTransport(transport, path, rewrite=rewrite, append=append or started > 1, meta={"cwd": cwd})
 
     return factory
 
@@ -360,4 +358,3 @@ class ReplayTransport(Transport):
                 released.add(later)
                 out.append(_line_of(live))
         return out
-

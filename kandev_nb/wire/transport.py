@@ -253,7 +253,9 @@ class StdioTransport(Transport):
             self._note_stderr(line)
 
     def _note_stderr(self, line: bytes | LineTooLong) -> None:
-        text = f"[stderr line of {line.size} bytes]" if isinstance(line, LineTooLong) else line.decode("utf-8", "replace")
+        text = (
+            f"[stderr line of {line.size} bytes]" if isinstance(line, LineTooLong) else line.decode("utf-8", "replace")
+        )
         self._stderr.append(text)
         if self.on_stderr:
             with contextlib.suppress(Exception):

@@ -68,7 +68,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 from websockets.protocol import State
 
-from kandev_nb.wire.cli import cli_version
+from kandev_nb.wire.cli import SDK_URL_REFUSED_FROM, cli_version, sdk_url_supported
 from kandev_nb.wire.peers import dial_host, socket_owner, sockets_of
 from kandev_nb.wire.transport import (
     DEFAULT_MAX_LINE_BYTES,
@@ -94,9 +94,6 @@ log = logging.getLogger("kandev_nb")
 
 TransportFactory = Callable[[list[str], dict[str, str], str], Transport]
 """``(argv, env, cwd) -> Transport``, what :class:`kandev_nb.agent.session.Session` accepts."""
-
-SDK_URL_REFUSED_FROM: Final = (2, 1, 121)
-"""The first CLI version that refuses ``--sdk-url`` to hosts other than Anthropic's."""
 
 DEFAULT_CONNECT_TIMEOUT: Final = 60.0
 """Seconds the CLI has to open its socket after launch (the seed asks for 30 s or more)."""
@@ -135,16 +132,6 @@ class SdkUrlUnsupportedError(CLIProcessError):
             stderr,
         )
         self.version = version
-
-
-def sdk_url_supported(version: str) -> bool:
-    """Whether CLI `version` ("2.1.118") still accepts ``--sdk-url`` to our own host.
-
-    Raises:
-        ValueError: `version` is not dotted integers.
-    """
-    parts = tuple(int(p) for p in version.split("."))
-    return parts < SDK_URL_REFUSED_FROM
 
 
 class CLIWebSocketServer:
@@ -399,12 +386,14 @@ class WebSocketTransport(Transport):
         if exited.done():
             raise CLIProcessError(
                 f"Claude Code exited (code {code}) before connecting to the kernel's WebSocket: {stderr}",
-                code, stderr,
+                code,
+                stderr,
             )
         raise CLIProcessError(
             f"Claude Code did not connect to the kernel's WebSocket within {self.connect_timeout:g} s "
             f"and was stopped: {stderr}",
-            code, stderr,
+            code,
+            stderr,
         )
 
     async def _watch_process(self, process: StdioTransport) -> None:
@@ -590,8 +579,14 @@ def websocket_transport_factory(
 
     def factory(argv: list[str], env: dict[str, str], cwd: str) -> Transport:
         return WebSocketTransport(
-            argv, env, cwd, server=server, connect_timeout=connect_timeout,
-            keepalive_interval=keepalive_interval, check_version=check_version, on_stderr=on_stderr,
+            argv,
+            env,
+            cwd,
+            server=server,
+            connect_timeout=connect_timeout,
+            keepalive_interval=keepalive_interval,
+            check_version=check_version,
+            on_stderr=on_stderr,
         )
 
     return factory

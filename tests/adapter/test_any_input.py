@@ -44,8 +44,15 @@ ANSWER = "Hello! Here is a **markdown** answer with a list:\n\n- one\n- two\n\nD
 
 
 def test_a_64_mib_line_is_one_event_and_the_rest_goes_on() -> None:
-    big = json.dumps({"type": "user", "message": {"role": "user", "content": [
-        {"type": "tool_result", "tool_use_id": "toolu_big", "content": "x" * (64 << 20)}]}}).encode()
+    big = json.dumps(
+        {
+            "type": "user",
+            "message": {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "toolu_big", "content": "x" * (64 << 20)}],
+            },
+        }
+    ).encode()
     lines = list(out_lines(TEXT))
     events = run(lines[:-1] + [big] + lines[-1:])
     update = next(e for e in events if isinstance(e, ev.ToolUpdate))
@@ -61,31 +68,45 @@ def test_non_json_lines_before_between_and_after() -> None:
 
 
 def test_a_utf8_character_split_across_reads() -> None:
-    line = json.dumps({"type": "stream_event", "event": {"type": "content_block_delta", "index": 0,
-                       "delta": {"type": "text_delta", "text": "héllo → 🙂"}}}, ensure_ascii=False).encode()
+    line = json.dumps(
+        {
+            "type": "stream_event",
+            "event": {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "héllo → 🙂"}},
+        },
+        ensure_ascii=False,
+    ).encode()
     data = line + b"\n"
     cut = data.index("🙂".encode()) + 2
     assert text_of(run([], chunks=[data[:cut], data[cut:]])) == "héllo → 🙂"
 
 
 def test_u2028_inside_a_json_string_does_not_split_the_line() -> None:
-    line = ('{"type":"stream_event","event":{"type":"content_block_delta","delta":'
-            '{"type":"text_delta","text":"a\u2028b\u2029c"}}}').encode()
+    line = (
+        '{"type":"stream_event","event":{"type":"content_block_delta","delta":'
+        '{"type":"text_delta","text":"a\u2028b\u2029c"}}}'
+    ).encode()
     assert text_of(run([line])) == "a\u2028b\u2029c"
 
 
 def test_unknown_type_subtype_and_content_block_are_kept_unchanged() -> None:
-    odd = [{"type": "brand_new", "x": 1}, {"type": "system", "subtype": "brand_new_subtype", "y": 2},
-           {"type": "assistant", "message": {"id": "m", "content": [{"type": "hologram", "z": 3}]}}]
+    odd = [
+        {"type": "brand_new", "x": 1},
+        {"type": "system", "subtype": "brand_new_subtype", "y": 2},
+        {"type": "assistant", "message": {"id": "m", "content": [{"type": "hologram", "z": 3}]}},
+    ]
     events = run([json.dumps(o).encode() for o in odd] + list(out_lines(TEXT)))
     unknown = [e for e in events if isinstance(e, ev.Unknown)]
     assert [u.raw for u in unknown] == odd and text_of(events) == ANSWER
 
 
 def test_missing_optional_fields_and_result_without_result() -> None:
-    minimal = [{"type": "system"}, {"type": "assistant", "message": {}}, {"type": "user", "message": {}},
-               {"type": "assistant", "message": {"content": [{"type": "text", "text": "hi"}, {"type": "tool_use"}]}},
-               {"type": "result"}]
+    minimal = [
+        {"type": "system"},
+        {"type": "assistant", "message": {}},
+        {"type": "user", "message": {}},
+        {"type": "assistant", "message": {"content": [{"type": "text", "text": "hi"}, {"type": "tool_use"}]}},
+        {"type": "result"},
+    ]
     events = run([json.dumps(o).encode() for o in minimal])
     assert text_of(events) == "hi"
     assert isinstance(events[-1], ev.Complete) and events[-1].stats.result_text is None
@@ -96,27 +117,58 @@ def test_a_required_field_of_the_wrong_type_is_unknown() -> None:
     assert isinstance(parse_line(b'{"type":"stream_event","event":[1]}'), UnknownMessage)
     assert isinstance(parse_line(b'{"type":"control_request","request":{}}'), UnknownMessage)
     assert isinstance(parse_line(b'"just a string"'), InvalidLine)
-    events = run([b'{"type":"stream_event","event":{"type":"content_block_delta","delta":{"type":"text_delta","text":7}}}'])
+    events = run(
+        [b'{"type":"stream_event","event":{"type":"content_block_delta","delta":{"type":"text_delta","text":7}}}']
+    )
     assert len(events) == 1 and isinstance(events[0], ev.Unknown) and "adapter error" in events[0].reason
 
 
 def test_tool_result_content_as_text_and_image_blocks() -> None:
-    call = {"type": "assistant", "message": {"id": "m1", "content": [
-        {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "/p/img.png"}}]}}
-    result = {"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
-              "content": [{"type": "text", "text": "an image:"},
-                          {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}}]}]}}
+    call = {
+        "type": "assistant",
+        "message": {
+            "id": "m1",
+            "content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "/p/img.png"}}],
+        },
+    }
+    result = {
+        "type": "user",
+        "message": {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "t1",
+                    "content": [
+                        {"type": "text", "text": "an image:"},
+                        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}},
+                    ],
+                }
+            ],
+        },
+    }
     events = run([json.dumps(call).encode(), json.dumps(result).encode()])
     update = next(e for e in events if isinstance(e, ev.ToolUpdate))
     assert update.status == "complete" and update.output == "an image:\n[image: image/png]"
 
 
 def test_a_duplicate_tool_result_wins_over_the_first() -> None:
-    call = {"type": "assistant", "message": {"id": "m1", "content": [
-        {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}}]}}
-    first = {"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": "t1", "content": "partial"}]}}
-    second = {"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": "t1", "content": "a\nb"}]},
-              "tool_use_result": {"stdout": "a\nb", "stderr": "", "interrupted": False}}
+    call = {
+        "type": "assistant",
+        "message": {
+            "id": "m1",
+            "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}}],
+        },
+    }
+    first = {
+        "type": "user",
+        "message": {"content": [{"type": "tool_result", "tool_use_id": "t1", "content": "partial"}]},
+    }
+    second = {
+        "type": "user",
+        "message": {"content": [{"type": "tool_result", "tool_use_id": "t1", "content": "a\nb"}]},
+        "tool_use_result": {"stdout": "a\nb", "stderr": "", "interrupted": False},
+    }
     events = run([json.dumps(m).encode() for m in (call, first, second)])
     updates = [e for e in events if isinstance(e, ev.ToolUpdate)]
     assert [u.output for u in updates] == ["partial", "a\nb"]
@@ -126,13 +178,25 @@ def test_a_duplicate_tool_result_wins_over_the_first() -> None:
 def test_todowrite_replaces_the_whole_list_idempotently() -> None:
     def todo_call(tool_id: str, statuses: list[str]) -> list[bytes]:
         todos = [{"content": f"task {i}", "status": s, "activeForm": f"doing {i}"} for i, s in enumerate(statuses)]
-        call = {"type": "assistant", "session_id": "S", "message": {"id": tool_id, "content": [
-            {"type": "tool_use", "id": tool_id, "name": "TodoWrite", "input": {"todos": todos}}]}}
-        done = {"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": tool_id, "content": "ok"}]}}
+        call = {
+            "type": "assistant",
+            "session_id": "S",
+            "message": {
+                "id": tool_id,
+                "content": [{"type": "tool_use", "id": tool_id, "name": "TodoWrite", "input": {"todos": todos}}],
+            },
+        }
+        done = {
+            "type": "user",
+            "message": {"content": [{"type": "tool_result", "tool_use_id": tool_id, "content": "ok"}]},
+        }
         return [json.dumps(call).encode(), json.dumps(done).encode()]
 
-    events = run(todo_call("a", ["in_progress", "pending"]) + todo_call("b", ["completed", "weird"])
-                 + todo_call("c", ["completed", "weird"]))
+    events = run(
+        todo_call("a", ["in_progress", "pending"])
+        + todo_call("b", ["completed", "weird"])
+        + todo_call("c", ["completed", "weird"])
+    )
     lists = [[(i.id, i.status) for i in e.items] for e in events if isinstance(e, ev.Todos)]
     assert lists[1] == [("sdk-S-0", "completed"), ("sdk-S-1", "pending")] and lists[2] == lists[1]
 
@@ -164,13 +228,31 @@ def test_shuffled_and_corrupted_transcripts_never_stop_the_adapter(index: int, r
             line = line[: rng.randrange(len(line) + 1)]
         elif how == "flip" and line:
             at = rng.randrange(len(line))
-            line = line[:at] + bytes([line[at] ^ 0x5A]) + line[at + 1:]
+            line = line[:at] + bytes([line[at] ^ 0x5A]) + line[at + 1 :]
         if how != "drop":
             damaged.append(line.replace(b"\n", b" "))
     events = run(damaged)
-    assert all(isinstance(e, ev.Unknown | ev.MessageChunk | ev.Reasoning | ev.ToolCall | ev.ToolUpdate | ev.ContextWindow
-                          | ev.Complete | ev.Error | ev.SessionStatus | ev.SessionMode | ev.ApiRetry | ev.Todos
-                          | ev.SubagentTask | ev.CompactBoundary | ev.RateLimit) for e in events)
+    assert all(
+        isinstance(
+            e,
+            ev.Unknown
+            | ev.MessageChunk
+            | ev.Reasoning
+            | ev.ToolCall
+            | ev.ToolUpdate
+            | ev.ContextWindow
+            | ev.Complete
+            | ev.Error
+            | ev.SessionStatus
+            | ev.SessionMode
+            | ev.ApiRetry
+            | ev.Todos
+            | ev.SubagentTask
+            | ev.CompactBoundary
+            | ev.RateLimit,
+        )
+        for e in events
+    )
     results = sum(1 for line in damaged if isinstance(parse_line(line), type(parse_line(b'{"type":"result"}'))))
     assert sum(isinstance(e, ev.Complete) for e in events) == results
 
@@ -180,8 +262,10 @@ def test_shuffled_and_corrupted_transcripts_never_stop_the_adapter(index: int, r
 
 async def test_cli_exiting_before_initialize_shows_its_stderr(tmp_path: Path) -> None:
     fake = tmp_path / "claude"
-    fake.write_text("#!/bin/sh\nif [ \"$1\" = --version ]; then echo '2.1.332 (Claude Code)'; exit 0; fi\n"
-                    "echo 'Error: something is badly wrong' >&2\nexit 7\n")
+    fake.write_text(
+        "#!/bin/sh\nif [ \"$1\" = --version ]; then echo '2.1.332 (Claude Code)'; exit 0; fi\n"
+        "echo 'Error: something is badly wrong' >&2\nexit 7\n"
+    )
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
     session = Session(cwd=tmp_path, cli_path=fake, initialize_timeout=30)
     with pytest.raises(CLIProcessError) as info:
@@ -211,8 +295,12 @@ async def test_cli_killed_mid_turn_ends_the_turn_with_an_error(version: str, tmp
 @pytest.mark.parametrize("version", ["2.1.197", "2.1.332"])
 async def test_resuming_a_session_that_does_not_exist(version: str, tmp_path: Path) -> None:
     with ScriptedModelServer([Reply(text("unused"))]) as server:
-        session = Session(cwd=tmp_path, env=scripted_env(server, tmp_path / "home"), cli_path=pinned_cli(version),
-                          resume="00000000-0000-4000-8000-000000000000")
+        session = Session(
+            cwd=tmp_path,
+            env=scripted_env(server, tmp_path / "home"),
+            cli_path=pinned_cli(version),
+            resume="00000000-0000-4000-8000-000000000000",
+        )
         try:
             turn = await asyncio.wait_for(session.run("hello"), 120)
         except CLIProcessError as exc:  # the CLI may refuse before it answers initialize

@@ -94,8 +94,9 @@ def test_trusted_events_equal_validated_ones(path: Path, monkeypatch: pytest.Mon
             adapter = Adapter()
             adapter.observer = None
             found = [e for _, evs in adapter.feed(lines) for e in evs]
-        return [(type(e).__name__, list(e.__dict__.items()), sorted(e.model_fields_set), e.model_dump_json())
-                for e in found]
+        return [
+            (type(e).__name__, list(e.__dict__.items()), sorted(e.model_fields_set), e.model_dump_json()) for e in found
+        ]
 
     built, validated = events(False), events(True)
     assert built and built == validated
@@ -103,8 +104,12 @@ def test_trusted_events_equal_validated_ones(path: Path, monkeypatch: pytest.Mon
 
 def _delta(**fields: Any) -> bytes:
     delta = {"type": "text_delta", "text": "hi"}
-    line: dict[str, Any] = {"type": "stream_event", "session_id": "s", "parent_tool_use_id": None,
-                            "event": {"type": "content_block_delta", "index": 0, "delta": delta}}
+    line: dict[str, Any] = {
+        "type": "stream_event",
+        "session_id": "s",
+        "parent_tool_use_id": None,
+        "event": {"type": "content_block_delta", "index": 0, "delta": delta},
+    }
     for key, value in fields.items():
         (delta if key == "text" else line)[key] = value
     return json.dumps(line).encode()
@@ -123,11 +128,14 @@ def test_usual_deltas_and_silent_events() -> None:
     adapter = Adapter()
     assert adapter.handle(parse_line(_delta(text=""))) == []
     assert adapter.handle(parse_line(_delta(parent_tool_use_id="toolu_9"))) == [
-        ev.MessageChunk(text="hi", session_id="s", parent_tool_use_id="toolu_9")]
+        ev.MessageChunk(text="hi", session_id="s", parent_tool_use_id="toolu_9")
+    ]
     stop = {"type": "stream_event", "session_id": "later", "event": {"type": "message_stop"}}
     assert adapter.handle(parse_line(json.dumps(stop))) == [] and adapter.session_id == "later"
-    thinking = {"type": "stream_event", "event": {"type": "content_block_delta",
-                                                  "delta": {"type": "thinking_delta", "thinking": "hmm"}}}
+    thinking = {
+        "type": "stream_event",
+        "event": {"type": "content_block_delta", "delta": {"type": "thinking_delta", "thinking": "hmm"}},
+    }
     assert adapter.handle(parse_line(json.dumps(thinking))) == [ev.Reasoning(text="hmm", session_id="later")]
 
 
@@ -167,8 +175,10 @@ class _ReferenceFramer:
         return out
 
 
-@given(st.lists(st.binary(max_size=40).map(lambda b: b.replace(b"\r", b"\n")), max_size=30),
-       st.integers(min_value=1, max_value=50))
+@given(
+    st.lists(st.binary(max_size=40).map(lambda b: b.replace(b"\r", b"\n")), max_size=30),
+    st.integers(min_value=1, max_value=50),
+)
 def test_the_framer_splits_as_before(chunks: list[bytes], limit: int) -> None:
     from kandev_nb.wire.transport import LineFramer
 
@@ -223,15 +233,23 @@ def test_feed_gives_what_handle_gives_for_any_reads(path: Path, cuts: list[int])
     events, routed = _fed(data, [c % (len(data) + 1) for c in cuts])
     assert _merged(events) == _merged(expected)
     controls = [parse_line(line) for line in lines]
-    assert routed == [m.raw.get("request_id") or m.raw.get("response", {}).get("request_id", "")
-                      for m in controls if m.type.startswith("control")]
+    assert routed == [
+        m.raw.get("request_id") or m.raw.get("response", {}).get("request_id", "")
+        for m in controls
+        if m.type.startswith("control")
+    ]
 
 
 def _compact_delta(text: Any, **fields: Any) -> bytes:
     """A text delta line as the CLI writes it: compact JSON, `type` first."""
-    line = {"type": "stream_event", "event": {"type": "content_block_delta", "index": 0,
-                                              "delta": {"type": "text_delta", "text": text}},
-            "session_id": "s", "parent_tool_use_id": None, "uuid": "u", **fields}
+    line = {
+        "type": "stream_event",
+        "event": {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}},
+        "session_id": "s",
+        "parent_tool_use_id": None,
+        "uuid": "u",
+        **fields,
+    }
     return json.dumps(line, separators=(",", ":"), ensure_ascii=False).encode()
 
 
@@ -267,7 +285,16 @@ def test_feed_reports_a_compact_delta_with_an_unusual_field_and_goes_on(fields: 
 def test_feed_keeps_a_malformed_line_and_an_unknown_message_in_order() -> None:
     adapter = Adapter()
     adapter.observer = None
-    out = adapter.feed([b'{"type": "nope", "x": 1}', b"{not json", b'{"type": "stream_event", "event": {"type": "content_block_delta", "delta": {"type": "text_delta", "text": 5}}}'])
+    out = adapter.feed(
+        [
+            b'{"type": "nope", "x": 1}',
+            b"{not json",
+            (
+                b'{"type": "stream_event", "event": {"type": "content_block_delta", '
+                b'"delta": {"type": "text_delta", "text": 5}}}'
+            ),
+        ]
+    )
     kinds = [[type(e).__name__ for e in evs] for _, evs in out]
     assert kinds == [["Unknown"], ["Unknown"], ["Unknown"]]
     assert "unknown type 'nope'" in out[0][1][0].reason  # type: ignore[attr-defined]
@@ -282,4 +309,7 @@ def test_feed_keeps_text_before_a_line_over_the_limit_in_order() -> None:
     out = adapter.feed([_compact_delta("before"), LineTooLong(10_000_000), _compact_delta("after")])
     events = [e for _, evs in out for e in evs]
     assert [(type(e).__name__, getattr(e, "text", None)) for e in events] == [
-        ("MessageChunk", "before"), ("Unknown", None), ("MessageChunk", "after")]
+        ("MessageChunk", "before"),
+        ("Unknown", None),
+        ("MessageChunk", "after"),
+    ]

@@ -37,14 +37,20 @@ async def test_live_turn_with_approvals_then_replay(version: str, tmp_path: Path
         Reply(text("One written, one refused.")),
     ]
     with ScriptedModelServer(script) as server:
-        session = Session(cwd=work, env=scripted_env(server, home), cli_path=pinned_cli(version),
-                          transport_factory=recording_factory(record))
+        session = Session(
+            cwd=work,
+            env=scripted_env(server, home),
+            cli_path=pinned_cli(version),
+            transport_factory=recording_factory(record),
+        )
         turn = await asyncio.wait_for(session.run("write them", consumers=[decide]), 120)
         await session.close()
     assert (work / "yes.txt").read_text() == "yes\n" and not (work / "no.txt").exists()
     assert turn.text == "Writing two files.\n\nOne written, one refused." and turn.error is None
     assert [(r.status, r.decision.behavior if r.decision else None) for r in turn.tools.values()] == [
-        ("complete", "allow"), ("error", "deny")]
+        ("complete", "allow"),
+        ("error", "deny"),
+    ]
     assert turn.stats is not None and turn.stats.cost_usd > 0 and turn.last_message_uuid
 
     replay = ReplayTransport(record)
@@ -73,8 +79,11 @@ def test_debug_logs_raw_and_normalised(tmp_path: Path) -> None:
     observer = from_env({"KANDEV_DEBUG_AGENT_MESSAGES": "true", "KANDEV_DEBUG_DIR": str(tmp_path)})
     assert isinstance(observer, DebugObserver)
     adapter = Adapter(observer=observer)
-    lines = [json.dumps(e["msg"]).encode() for e in load_transcript(ROOT / "2.1.332" / "text.jsonl")
-             if e["dir"] == "out" and e["msg"].get("type") not in ("control_response",)]
+    lines = [
+        json.dumps(e["msg"]).encode()
+        for e in load_transcript(ROOT / "2.1.332" / "text.jsonl")
+        if e["dir"] == "out" and e["msg"].get("type") not in ("control_response",)
+    ]
     produced = [event for line in lines for event in adapter.handle(parse_line(line))]
     observer.close()
     raw = [json.loads(x) for x in observer.raw_path.read_text().splitlines()]

@@ -63,15 +63,22 @@ def test_text_appears_exactly_once_with_and_without_partial_messages(version: st
 @pytest.mark.parametrize("version", ["2.1.197", "2.1.332"])
 def test_reasoning_once(version: str) -> None:
     events = _load(version, "thinking")
-    assert "".join(e.text for e in events if isinstance(e, ev.Reasoning)) == "Let me think about this step by step. First, ..."
+    assert (
+        "".join(e.text for e in events if isinstance(e, ev.Reasoning))
+        == "Let me think about this step by step. First, ..."
+    )
     nopartial = _load(version, "text_no_partial")
     assert [e.text for e in nopartial if isinstance(e, ev.Reasoning)] == ["The user wants a greeting."]
 
 
 @pytest.mark.parametrize("version", ["2.1.197", "2.1.332"])
 def test_tool_kinds_and_results(version: str) -> None:
-    updates = {e.tool_name + ":" + e.tool_call_id: e for name in ("files", "shell", "search", "web", "plan")
-               for e in _load(version, name) if isinstance(e, ev.ToolUpdate)}
+    updates = {
+        e.tool_name + ":" + e.tool_call_id: e
+        for name in ("files", "shell", "search", "web", "plan")
+        for e in _load(version, name)
+        if isinstance(e, ev.ToolUpdate)
+    }
     by_name: dict[str, list[ev.ToolUpdate]] = {}
     for key, update in updates.items():
         by_name.setdefault(key.split(":")[0], []).append(update)
@@ -143,7 +150,9 @@ def test_api_retry_and_auth_retry(version: str) -> None:
 @pytest.mark.parametrize("version", ["2.1.197", "2.1.332"])
 def test_per_turn_cost_from_cumulative_totals(version: str) -> None:
     entries = load_transcript(ROOT / version / "multi_turn.jsonl")
-    totals = [e["msg"]["total_cost_usd"] for e in entries if isinstance(e["msg"], dict) and e["msg"].get("type") == "result"]
+    totals = [
+        e["msg"]["total_cost_usd"] for e in entries if isinstance(e["msg"], dict) and e["msg"].get("type") == "result"
+    ]
     stats = [e.stats for e in _load(version, "multi_turn") if isinstance(e, ev.Complete)]
     assert [s.total_cost_usd for s in stats] == totals
     assert sum(s.cost_usd for s in stats) == pytest.approx(totals[-1])

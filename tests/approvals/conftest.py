@@ -26,8 +26,11 @@ class RecordingTransport(StdioTransport):
 
     def answers_to(self, request_id: str) -> list[dict[str, Any]]:
         """The control_responses we sent for the CLI's request `request_id`."""
-        return [m for m in self.sent if m.get("type") == "control_response"
-                and m["response"].get("request_id") == request_id]
+        return [
+            m
+            for m in self.sent
+            if m.get("type") == "control_response" and m["response"].get("request_id") == request_id
+        ]
 
 
 SessionMaker = Callable[..., Session]
@@ -44,8 +47,9 @@ async def make_session(
     made: list[Session] = []
 
     def make(**overrides: Any) -> Session:
-        config = SessionConfig(cwd=claude_workdir, cli_path=claude_cli, env=dict(claude_env),
-                               approval_timeout=60, inactivity_timeout=120)
+        config = SessionConfig(
+            cwd=claude_workdir, cli_path=claude_cli, env=dict(claude_env), approval_timeout=60, inactivity_timeout=120
+        )
         overrides.setdefault("transport_factory", RecordingTransport)
         session = Session(config, **overrides)
         made.append(session)

@@ -42,8 +42,15 @@ async def test_each_request_is_answered_once_whatever_is_clicked(
 
     def clicks(event: ev.AgentEvent) -> None:
         if isinstance(event, ev.PermissionRequest):
-            outcomes.extend([event.approval.allow(), event.approval.allow(), event.approval.deny("no"),
-                             event.approval.allow(always=True), event.approval.cancel()])
+            outcomes.extend(
+                [
+                    event.approval.allow(),
+                    event.approval.allow(),
+                    event.approval.deny("no"),
+                    event.approval.allow(always=True),
+                    event.approval.cancel(),
+                ]
+            )
 
     session = make_session()
     turn = await session.run("go", consumers=[clicks])
@@ -60,8 +67,10 @@ async def test_allow_for_the_session_stops_the_cli_asking_for_that_tool(
 ) -> None:
     scripted_model.push(
         Reply(tool_use("Bash", {"command": "mkdir one", "description": "1"})),
-        Reply(tool_use("Bash", {"command": "python3 -c 'print(2)'", "description": "2"})), Reply(text("ok")),
-        Reply(tool_use("Bash", {"command": "mkdir three", "description": "3"})), Reply(text("ok")),
+        Reply(tool_use("Bash", {"command": "python3 -c 'print(2)'", "description": "2"})),
+        Reply(text("ok")),
+        Reply(tool_use("Bash", {"command": "mkdir three", "description": "3"})),
+        Reply(text("ok")),
     )
     asked: list[str] = []
 
@@ -82,8 +91,9 @@ async def test_allow_for_the_session_stops_the_cli_asking_for_that_tool(
 async def test_deny_reason_reaches_the_agent(
     make_session: SessionMaker, scripted_model: ScriptedModelServer, claude_workdir: Path
 ) -> None:
-    scripted_model.push(Reply(tool_use("Bash", {"command": "rm -rf build", "description": "clean"})),
-                        Reply(text("I will not.")))
+    scripted_model.push(
+        Reply(tool_use("Bash", {"command": "rm -rf build", "description": "clean"})), Reply(text("I will not."))
+    )
 
     def deny(event: ev.AgentEvent) -> None:
         if isinstance(event, ev.PermissionRequest):
@@ -101,8 +111,9 @@ async def test_edit_then_allow_runs_the_edited_input(
     make_session: SessionMaker, scripted_model: ScriptedModelServer, claude_workdir: Path
 ) -> None:
     target = claude_workdir / "w.txt"
-    scripted_model.push(Reply(tool_use("Write", {"file_path": str(target), "content": "proposed\n"})),
-                        Reply(text("ok")))
+    scripted_model.push(
+        Reply(tool_use("Write", {"file_path": str(target), "content": "proposed\n"})), Reply(text("ok"))
+    )
 
     def edit(event: ev.AgentEvent) -> None:
         if isinstance(event, ev.PermissionRequest):
@@ -171,8 +182,9 @@ async def test_interrupt_while_an_approval_waits_makes_the_cli_withdraw_it(
     make_session: SessionMaker, scripted_model: ScriptedModelServer, claude_workdir: Path
 ) -> None:
     target = claude_workdir / "w.txt"
-    scripted_model.push(Reply(tool_use("Write", {"file_path": str(target), "content": "w\n"})),
-                        Reply(text("after the interrupt")))
+    scripted_model.push(
+        Reply(tool_use("Write", {"file_path": str(target), "content": "w\n"})), Reply(text("after the interrupt"))
+    )
     session = make_session()
     waiting: asyncio.Queue[ev.PermissionRequest] = asyncio.Queue()
     seen: list[ev.AgentEvent] = []

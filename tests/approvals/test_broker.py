@@ -168,8 +168,9 @@ async def test_read_only_and_allowed_tools_never_ask() -> None:
 
 
 def _ran(tool_use_id: str, name: str = "Bash") -> ev.ToolUpdate:
-    return ev.ToolUpdate(tool_call_id=tool_use_id, tool_name=name, status="complete",
-                         normalized=normalize(name, {"command": "ls"}))
+    return ev.ToolUpdate(
+        tool_call_id=tool_use_id, tool_name=name, status="complete", normalized=normalize(name, {"command": "ls"})
+    )
 
 
 async def test_a_tool_the_cli_ran_without_asking_is_marked_as_decided_by_its_settings() -> None:

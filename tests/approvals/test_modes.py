@@ -31,8 +31,7 @@ def allow_all(event: ev.AgentEvent) -> None:
 async def test_supervised_asks_for_changes_but_not_for_reads_or_what_settings_allow(
     make_session: SessionMaker, scripted_model: ScriptedModelServer, claude_workdir: Path, claude_home: Path
 ) -> None:
-    (claude_home / ".claude" / "settings.json").write_text(
-        json.dumps({"permissions": {"allow": ["Bash(git init*)"]}}))
+    (claude_home / ".claude" / "settings.json").write_text(json.dumps({"permissions": {"allow": ["Bash(git init*)"]}}))
     (claude_workdir / "notes.txt").write_text("notes\n")
     scripted_model.push(
         Reply(tool_use("Read", {"file_path": str(claude_workdir / "notes.txt")})),
@@ -44,10 +43,14 @@ async def test_supervised_asks_for_changes_but_not_for_reads_or_what_settings_al
     session = make_session()
     turn = await session.run("go", consumers=[allow_all])
     assert [(r.tool_name, r.input.get("command")) for r in requests(turn.events)] == [
-        ("Bash", "mkdir made"), ("Write", None)]
+        ("Bash", "mkdir made"),
+        ("Write", None),
+    ]
     assert (claude_workdir / ".git").is_dir() and (claude_workdir / "made").is_dir()
-    decided = {r.call.input.get("command", r.call.tool_name): (r.decision.decided_by if r.decision else None)
-               for r in turn.tools.values()}
+    decided = {
+        r.call.input.get("command", r.call.tool_name): (r.decision.decided_by if r.decision else None)
+        for r in turn.tools.values()
+    }
     # The settings rule decided git init, visibly; Read needs nobody; the person decided the rest.
     assert decided == {"Read": None, "git init -q": "settings", "mkdir made": "person", "Write": "person"}
 
@@ -96,7 +99,7 @@ async def test_autonomous_as_root_needs_an_explicit_opt_in(
     with pytest.raises(RootBypassError, match="--i-am-sandboxed"):
         make_session(mode="autonomous")
     scripted_model.push(
-        Reply(tool_use("Bash", {"command": "python3 -c 'open(\"a.txt\",\"w\").write(\"a\")'", "description": "a"})),
+        Reply(tool_use("Bash", {"command": 'python3 -c \'open("a.txt","w").write("a")\'', "description": "a"})),
         Reply(text("done")),
     )
     session = make_session(mode="autonomous", allow_root_bypass=True)
@@ -122,8 +125,10 @@ async def test_set_mode_between_turns_keeps_the_process(
     make_session: SessionMaker, scripted_model: ScriptedModelServer, claude_workdir: Path
 ) -> None:
     scripted_model.push(
-        Reply(tool_use("Write", {"file_path": str(claude_workdir / "one.txt"), "content": "1\n"})), Reply(text("ok")),
-        Reply(tool_use("Write", {"file_path": str(claude_workdir / "two.txt"), "content": "2\n"})), Reply(text("ok")),
+        Reply(tool_use("Write", {"file_path": str(claude_workdir / "one.txt"), "content": "1\n"})),
+        Reply(text("ok")),
+        Reply(tool_use("Write", {"file_path": str(claude_workdir / "two.txt"), "content": "2\n"})),
+        Reply(text("ok")),
     )
     session = make_session()
     first = await session.run("one", consumers=[allow_all])
@@ -142,7 +147,8 @@ async def test_switching_to_autonomous_restarts_and_resumes(
 ) -> None:
     scripted_model.push(
         Reply(text("first answer")),
-        Reply(tool_use("Bash", {"command": "python3 -c 'print(1)'", "description": "p"})), Reply(text("ok")),
+        Reply(tool_use("Bash", {"command": "python3 -c 'print(1)'", "description": "p"})),
+        Reply(text("ok")),
     )
     session = make_session(allow_root_bypass=True)
     await session.run("first prompt")
@@ -160,10 +166,14 @@ async def test_back_from_autonomous_to_supervised_asks_again_in_the_same_process
     # What the magic does for a plain cell after a `--mode autonomous` cell: the process
     # launched with bypassPermissions takes set_permission_mode and asks again.
     def write(name: str) -> dict[str, str]:
-        return {"command": f"python3 -c 'open(\"{name}\",\"w\").write(\"x\")'", "description": name}
+        return {"command": f'python3 -c \'open("{name}","w").write("x")\'', "description": name}
 
-    scripted_model.push(Reply(tool_use("Bash", write("a.txt"))), Reply(text("ok")),
-                        Reply(tool_use("Bash", write("b.txt"))), Reply(text("not written")))
+    scripted_model.push(
+        Reply(tool_use("Bash", write("a.txt"))),
+        Reply(text("ok")),
+        Reply(tool_use("Bash", write("b.txt"))),
+        Reply(text("not written")),
+    )
     session = make_session(mode="autonomous", allow_root_bypass=True)
     first = await session.run("one", consumers=[allow_all])
     assert not requests(first.events) and (claude_workdir / "a.txt").exists()

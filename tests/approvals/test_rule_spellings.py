@@ -17,13 +17,32 @@ pytestmark = pytest.mark.timeout(180)
 BASH = Rules(allow=["Bash(*)"], deny=["Bash(rm *)"])
 
 
-@pytest.mark.parametrize("command", [
-    "rm\tvictim", "rm  victim", "/bin/rm victim", "\\rm victim", "'rm' victim", "command rm victim",
-    "builtin rm victim", "env rm victim", "env -i A=1 rm victim", "exec rm victim", "sudo rm victim",
-    "sudo -u bob -n rm victim", "nohup rm victim", "time rm victim", "timeout 5 rm victim", "A=1 rm victim",
-    "ls; /usr/bin/rm victim", "true && nice -n 3 rm victim", "bash -c 'rm victim'", "sh -lc 'echo; rm victim'",
-    "eval rm victim",
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "rm\tvictim",
+        "rm  victim",
+        "/bin/rm victim",
+        "\\rm victim",
+        "'rm' victim",
+        "command rm victim",
+        "builtin rm victim",
+        "env rm victim",
+        "env -i A=1 rm victim",
+        "exec rm victim",
+        "sudo rm victim",
+        "sudo -u bob -n rm victim",
+        "nohup rm victim",
+        "time rm victim",
+        "timeout 5 rm victim",
+        "A=1 rm victim",
+        "ls; /usr/bin/rm victim",
+        "true && nice -n 3 rm victim",
+        "bash -c 'rm victim'",
+        "sh -lc 'echo; rm victim'",
+        "eval rm victim",
+    ],
+)
 def test_a_deny_rule_sees_other_spellings_of_the_command(command: str) -> None:
     assert BASH("Bash", {"command": command}) == "deny"
 
@@ -39,8 +58,16 @@ def test_allow_rules_do_not_see_through_wrappers() -> None:
     assert rules("Bash", {"command": "sudo git status"}) is None
 
 
-@pytest.mark.parametrize("url", ["https://evil.com/x", "HTTPS://EVIL.COM/", "https://evil.com./a",
-                                 "https://Evil.Com:443/a", "https://me@evil.com/a"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://evil.com/x",
+        "HTTPS://EVIL.COM/",
+        "https://evil.com./a",
+        "https://Evil.Com:443/a",
+        "https://me@evil.com/a",
+    ],
+)
 def test_a_url_deny_compares_scheme_and_host_normalised(url: str) -> None:
     rules = Rules(allow=["WebFetch"], deny=["WebFetch(https://evil.com/*)"])
     assert rules("WebFetch", {"url": url, "prompt": "p"}) == "deny"
@@ -55,22 +82,46 @@ def test_a_path_deny_ignores_case_and_sees_the_resolved_path(tmp_path: Path) -> 
     assert rules("Read", {"file_path": str(tmp_path / "notes.txt")}) == "allow"
 
 
-@pytest.mark.parametrize(("command", "interpreter"), [
-    ("python3 -c 'import os; os.remove(\"victim\")'", "python3"), ("bash -c 'ls -la'", "bash"),
-    ("sh x.sh", "sh"), ("node -e 1", "node"), ("perl -e 1", "perl"), ("env python script.py", "python"),
-    ("ls && /usr/bin/python3.12 a.py", "python3.12"),
-])
+@pytest.mark.parametrize(
+    ("command", "interpreter"),
+    [
+        ("python3 -c 'import os; os.remove(\"victim\")'", "python3"),
+        ("bash -c 'ls -la'", "bash"),
+        ("sh x.sh", "sh"),
+        ("node -e 1", "node"),
+        ("perl -e 1", "perl"),
+        ("env python script.py", "python"),
+        ("ls && /usr/bin/python3.12 a.py", "python3.12"),
+    ],
+)
 def test_an_allowed_interpreter_is_marked(command: str, interpreter: str) -> None:
     assert BASH("Bash", {"command": command}) == "allow"  # a deny rule cannot see inside it
     assert f"interpreter ({interpreter})" in BASH.note("Bash", {"command": command})
     assert BASH.note("Bash", {"command": "ls -la"}) == ""
 
 
-@pytest.mark.parametrize("relative", [
-    ".git/config", ".git/hooks/pre-commit", ".claude/settings.json", ".claude/settings.local.json", ".env",
-    ".env.production", ".bashrc", ".zshrc", ".profile", ".bash_profile", ".gitconfig", ".gitmodules", ".mcp.json",
-    ".husky/pre-commit", ".vscode/tasks.json", "sub/.GIT/config", ".ipython/profile_default/startup/a.py",
-])
+@pytest.mark.parametrize(
+    "relative",
+    [
+        ".git/config",
+        ".git/hooks/pre-commit",
+        ".claude/settings.json",
+        ".claude/settings.local.json",
+        ".env",
+        ".env.production",
+        ".bashrc",
+        ".zshrc",
+        ".profile",
+        ".bash_profile",
+        ".gitconfig",
+        ".gitmodules",
+        ".mcp.json",
+        ".husky/pre-commit",
+        ".vscode/tasks.json",
+        "sub/.GIT/config",
+        ".ipython/profile_default/startup/a.py",
+    ],
+)
 def test_allow_edits_under_never_covers_sensitive_files(tmp_path: Path, relative: str) -> None:
     rules = Rules(allow_edits_under=[tmp_path])
     assert rules("Write", {"file_path": str(tmp_path / relative), "content": "x"}) is None

@@ -46,8 +46,9 @@ async def test_any_message_resets_the_turn_timer(
 async def test_the_turn_timer_is_paused_while_an_approval_waits(
     make_session: SessionMaker, scripted_model: ScriptedModelServer, claude_workdir: Path
 ) -> None:
-    scripted_model.push(Reply(tool_use("Write", {"file_path": str(claude_workdir / "w.txt"), "content": "w"})),
-                        Reply(text("ok")))
+    scripted_model.push(
+        Reply(tool_use("Write", {"file_path": str(claude_workdir / "w.txt"), "content": "w"})), Reply(text("ok"))
+    )
 
     def slow_person(event: ev.AgentEvent) -> None:
         if isinstance(event, ev.PermissionRequest):
@@ -65,8 +66,9 @@ async def test_stop_ends_the_turn_with_the_interrupted_result_and_keeps_the_proc
     scripted_model.push(Reply(text("a" * 200, chunk_size=1, delay=0.2)), Reply(text("still here")))
     session = make_session()
     started: asyncio.Event = asyncio.Event()
-    run = asyncio.create_task(session.run("go", consumers=[lambda e: started.set()
-                                                            if isinstance(e, ev.MessageChunk) else None]))
+    run = asyncio.create_task(
+        session.run("go", consumers=[lambda e: started.set() if isinstance(e, ev.MessageChunk) else None])
+    )
     await asyncio.wait_for(started.wait(), 60)
     pid = session.pid
     await session.interrupt()
@@ -84,8 +86,9 @@ async def test_a_cancelled_await_is_an_interrupt_not_a_lost_session(
     scripted_model.push(Reply(text("b" * 200, chunk_size=1, delay=0.2)), Reply(text("next")))
     session = make_session()
     started: asyncio.Event = asyncio.Event()
-    run = asyncio.create_task(session.run("go", consumers=[lambda e: started.set()
-                                                            if isinstance(e, ev.MessageChunk) else None]))
+    run = asyncio.create_task(
+        session.run("go", consumers=[lambda e: started.set() if isinstance(e, ev.MessageChunk) else None])
+    )
     await asyncio.wait_for(started.wait(), 60)
     pid = session.pid
     run.cancel()
@@ -98,8 +101,9 @@ async def test_a_cancelled_await_is_an_interrupt_not_a_lost_session(
 async def test_a_cli_that_dies_mid_turn_ends_the_turn_and_the_next_one_resumes(
     make_session: SessionMaker, scripted_model: ScriptedModelServer
 ) -> None:
-    scripted_model.push(Reply(text("remember: kiwi")), Reply(text("never sent"), delay_first_byte=30),
-                        Reply(text("you said kiwi")))
+    scripted_model.push(
+        Reply(text("remember: kiwi")), Reply(text("never sent"), delay_first_byte=30), Reply(text("you said kiwi"))
+    )
     session = make_session()
     await session.run("first")
     first_pid, session_id = session.pid, session.session_id

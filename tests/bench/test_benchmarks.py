@@ -16,15 +16,22 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?(?![\d.,])|(?:nan|inf)(?![a-wyz]))",
-                    re.IGNORECASE)  # "1,234.5", "0.99x", "12 ms", "nan"; not "2.1.332" nor "information"
+NUMBER = re.compile(
+    r"(?<![\w.])[-+]?(?:\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?(?![\d.,])|(?:nan|inf)(?![a-wyz]))", re.IGNORECASE
+)  # "1,234.5", "0.99x", "12 ms", "nan"; not "2.1.332" nor "information"
 HEADLINE = re.compile(r"^headline: (?P<label>.+): (?P<ratio>\S+)x (?P<baseline>.+)$")
 
 
 def run(name: str, *args: str) -> list[str]:
     """stdout lines of ``python benchmarks/<name>.py --quick <args>`` run from the clone."""
-    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / f"{name}.py"), "--quick", *args],
-                          capture_output=True, text=True, timeout=900, check=False, cwd=ROOT)
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / f"{name}.py"), "--quick", *args],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+        cwd=ROOT,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout.splitlines()
 
@@ -45,7 +52,7 @@ def assert_positive(text: str, context: str) -> list[float]:
 def headlines(lines: list[str]) -> list[float]:
     """The headline ratios: the last lines, each a finite positive number."""
     tail = [line for line in lines if line.startswith("headline: ")]
-    assert tail and lines[-len(tail):] == tail, "the headline ratios must be printed last"
+    assert tail and lines[-len(tail) :] == tail, "the headline ratios must be printed last"
     ratios = []
     for line in tail:
         match = HEADLINE.match(line)
@@ -67,7 +74,7 @@ def test_the_checks_reject_a_figure_that_is_not_finite_and_positive() -> None:
 def test_bench_adapter_prints_rates_and_its_ratio_to_json_loads() -> None:
     lines = run("bench_adapter")
     header = next(i for i, line in enumerate(lines) if line.startswith("pipeline"))
-    rows = [line for line in lines[header + 2:] if line.strip() and not line.startswith("headline")]
+    rows = [line for line in lines[header + 2 :] if line.strip() and not line.startswith("headline")]
     pipelines = [row for row in rows if ":" in row[:48] or "json.loads" in row[:48]]
     assert any(row.startswith("json.loads only") for row in pipelines)
     assert any(row.startswith("kandev_nb") for row in pipelines)
@@ -119,7 +126,7 @@ def ui_summary(lines: list[str]) -> dict[str, str]:
     start = lines.index("Issue 8: every figure")
     header = lines[start + 1]
     left, right = header.index("measured"), header.index("result")
-    rows = [line for line in lines[start + 2:] if line and not line.startswith("headline")]
+    rows = [line for line in lines[start + 2 :] if line and not line.startswith("headline")]
     return {row[:left].strip(): row[left:right].strip() for row in rows}
 
 
@@ -145,8 +152,11 @@ def test_bench_ui_quick_with_the_real_cli(cli_binary: object) -> None:
 
 def test_bench_ui_without_the_cli_still_has_the_offline_rows() -> None:
     lines = run("bench_ui", "--no-real", "--turns", "10")
-    offline = tuple(row for row in UI_ROWS if "real CLI" not in row and "raw" not in row and "%%claude" not in row
-                    and "first token" not in row)
+    offline = tuple(
+        row
+        for row in UI_ROWS
+        if "real CLI" not in row and "raw" not in row and "%%claude" not in row and "first token" not in row
+    )
     assert len(offline) == 8
     check_ui(lines, (*offline, "finished TurnViews (no CLI): Python heap growth"))
 
@@ -161,15 +171,24 @@ def cli_binary() -> object:
         pytest.skip("no Claude Code CLI here")
 
 
-BROWSER_COLUMNS = ("long", "TBT ms", "worst ms", "swap worst", "main ms", "upd med", "upd max", "slope/100KB",
-                   "1st token")
+BROWSER_COLUMNS = (
+    "long",
+    "TBT ms",
+    "worst ms",
+    "swap worst",
+    "main ms",
+    "upd med",
+    "upd max",
+    "slope/100KB",
+    "1st token",
+)
 
 
 def test_bench_browser_quick_prints_page_figures_and_ratios(cli_binary: object) -> None:
     lines = run("bench_browser")
     start = next(i for i, line in enumerate(lines) if line.startswith("run "))
     assert all(c in lines[start] for c in BROWSER_COLUMNS)
-    rows = lines[start + 1:lines.index("", start)]
+    rows = lines[start + 1 : lines.index("", start)]
     names = [row[:28].strip() for row in rows]
     assert any(n.startswith("mix: %%claude") for n in names) and any(n.startswith("mix: plain <pre>") for n in names)
     assert any(n.startswith("again: %%claude") for n in names)

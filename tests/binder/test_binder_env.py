@@ -47,6 +47,15 @@ def test_binder_environment_runs_every_notebook(tmp_path: Path) -> None:
     run("bash", "binder/postBuild")
     for notebook in NOTEBOOKS:
         out = tmp_path / notebook.name
-        run(str(bin_dir / "jupyter"), "nbconvert", "--to", "notebook", "--execute",
-            "--ExecutePreprocessor.timeout=300", "--output", str(out), str(notebook))
+        run(
+            str(bin_dir / "jupyter"),
+            "nbconvert",
+            "--to",
+            "notebook",
+            "--execute",
+            "--ExecutePreprocessor.timeout=300",
+            "--output",
+            str(out),
+            str(notebook),
+        )
         assert out.exists()

@@ -11,7 +11,7 @@ import pytest
 
 from kandev_nb.notebook.state import NotebookState
 
-FAKE = textwrap.dedent('''\
+FAKE = textwrap.dedent("""\
     #!{python}
     import json, os, sys
     if "--version" in sys.argv:
@@ -41,13 +41,16 @@ FAKE = textwrap.dedent('''\
                  "tool_name": "Write", "input": {{"file_path": "x", "content": "y"}}, "tool_use_id": "toolu_1"}}}})
             continue  # the answer (a control_response) ends the turn below
         if scenario == "infinite_tokens":
-            out('{{"type": "result", "subtype": "success", "session_id": "%s", "usage": {{"input_tokens": Infinity}}}}' % SID)
+            out(
+                '{{"type": "result", "subtype": "success", "session_id": "%s", '
+                '"usage": {{"input_tokens": Infinity}}}}' % SID
+            )
             continue
         out({{"type": "assistant", "message": {{"id": "msg_1", "role": "assistant", "model": "m",
              "content": [{{"type": "text", "text": "ok"}}]}}, "session_id": SID, "parent_tool_use_id": None}})
         out({{"type": "result", "subtype": "success", "is_error": False, "session_id": SID,
              "total_cost_usd": 0.001, "usage": {{"input_tokens": 1, "output_tokens": 1}}}})
-''')
+""")
 
 
 @pytest.fixture

@@ -100,8 +100,9 @@ async def test_unusable_cli_binary_raises_raw_error_and_leaves_view_ticking(magi
     assert not tickers, "the failed cell's view still ticks"
 
 
-async def test_string_approval_timeout_hangs_the_turn(fake_cli: Path, tmp_path: Path,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_string_approval_timeout_hangs_the_turn(
+    fake_cli: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("FAKE_SCENARIO", "approval")
     try:
         session = Session(cli_path=fake_cli, cwd=tmp_path, approval_timeout="1")  # type: ignore[arg-type]
@@ -121,8 +122,9 @@ async def test_string_approval_timeout_hangs_the_turn(fake_cli: Path, tmp_path: 
         await session.close()
 
 
-async def test_result_the_adapter_chokes_on_hangs_the_turn(fake_cli: Path, tmp_path: Path,
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_result_the_adapter_chokes_on_hangs_the_turn(
+    fake_cli: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("FAKE_SCENARIO", "infinite_tokens")
     session = Session(cli_path=fake_cli, cwd=tmp_path)
     try:
@@ -134,8 +136,9 @@ async def test_result_the_adapter_chokes_on_hangs_the_turn(fake_cli: Path, tmp_p
         await session.close()
 
 
-async def test_missing_attribute_in_prompt_is_a_raw_traceback(magic_state: None,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_missing_attribute_in_prompt_is_a_raw_traceback(
+    magic_state: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import types
 
     import IPython.core.getipython

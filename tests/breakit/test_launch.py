@@ -96,8 +96,7 @@ async def test_a_bad_launch_value_is_one_line_and_sends_nothing(magic_state: Non
     assert not (fake_cli.parent / "fake.log").exists() or not _launches(fake_cli)
 
 
-def test_the_notebook_state_is_fresh_per_test_and_the_spend_does_not_carry_over(
-        notebook_state: NotebookState) -> None:
+def test_the_notebook_state_is_fresh_per_test_and_the_spend_does_not_carry_over(notebook_state: NotebookState) -> None:
     assert kandev_nb.settings is notebook_state.settings and kandev_nb.sessions is notebook_state.sessions
     assert notebook_state.spent() == 0 and kandev_nb.last_turn() is None
     turn = Turn(prompt="p")

@@ -190,7 +190,9 @@ def start_lab(tmp: Path, ledger: Path, extra_env: dict[str, str] | None = None) 
     log = tmp / "jupyter-lab.log"
     env = _lab_env(tmp, ledger) | (extra_env or {})
     argv = [
-        sys.executable, "-m", "jupyterlab",
+        sys.executable,
+        "-m",
+        "jupyterlab",
         "--no-browser",
         "--ServerApp.ip=127.0.0.1",
         f"--ServerApp.port={port}",

@@ -55,9 +55,7 @@ def wait_kernel_idle(page: Any, timeout_ms: float = 120_000) -> None:
 def command(page: Any, name: str, args: dict[str, Any] | None = None) -> None:
     """Start a JupyterLab command (``notebook:run-all-cells``, ...); does not wait for it to end
     (run-all's promise only settles when every cell has run)."""
-    page.evaluate(
-        "([name, args]) => { window.jupyterapp.commands.execute(name, args); }", [name, args or {}]
-    )
+    page.evaluate("([name, args]) => { window.jupyterapp.commands.execute(name, args); }", [name, args or {}])
 
 
 def cell(page: Any, index: int) -> Any:
@@ -73,9 +71,7 @@ def prompt_text(page: Any, index: int) -> str:
 def wait_cell_done(page: Any, index: int, timeout_ms: float = 180_000) -> int:
     """Wait until code cell ``index`` shows an execution count; returns it."""
     handle = cell(page, index).locator(".jp-InputPrompt").element_handle()
-    page.wait_for_function(
-        "el => /\\[\\d+\\]/.test(el.textContent)", arg=handle, timeout=timeout_ms
-    )
+    page.wait_for_function("el => /\\[\\d+\\]/.test(el.textContent)", arg=handle, timeout=timeout_ms)
     match = _PROMPT.search(prompt_text(page, index))
     assert match is not None
     return int(match.group(1))

@@ -54,19 +54,29 @@ def start_notebook7(tmp: Path, ledger: Path) -> LabServer:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(json.dumps(values))
     port, token, log = free_port(), secrets.token_hex(16), tmp / "notebook7.log"
-    argv = [sys.executable, "-m", "notebook", "--no-browser", "--ServerApp.ip=127.0.0.1",
-            f"--ServerApp.port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
-            f"--ServerApp.root_dir={root}", "--ServerApp.terminals_enabled=False",
-            f"--JupyterNotebookApp.user_settings_dir={settings}",
-            f"--JupyterNotebookApp.workspaces_dir={tmp / 'workspaces'}",
-            "--JupyterNotebookApp.expose_app_in_browser=True"]
+    argv = [
+        sys.executable,
+        "-m",
+        "notebook",
+        "--no-browser",
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={root}",
+        "--ServerApp.terminals_enabled=False",
+        f"--JupyterNotebookApp.user_settings_dir={settings}",
+        f"--JupyterNotebookApp.workspaces_dir={tmp / 'workspaces'}",
+        "--JupyterNotebookApp.expose_app_in_browser=True",
+    ]
     if SITE:
         argv.append(f"--JupyterNotebookApp.schemas_dir={Path(SITE) / 'share' / 'jupyter' / 'lab' / 'schemas'}")
     if os.geteuid() == 0:
         argv.append("--ServerApp.allow_root=True")
     with log.open("wb") as out:
-        process = subprocess.Popen(argv, cwd=root, env=_lab_env(tmp, ledger) | notebook7_env(),
-                                   stdout=out, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(
+            argv, cwd=root, env=_lab_env(tmp, ledger) | notebook7_env(), stdout=out, stderr=subprocess.STDOUT
+        )
     server = LabServer(f"http://127.0.0.1:{port}", token, root, process, log)
     try:
         server.wait_ready()

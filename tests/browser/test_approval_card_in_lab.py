@@ -49,16 +49,22 @@ def _sent_to_model(scripted_model: ScriptedModelServer) -> str:
 
 
 def test_a_typed_reason_arrives_whole_and_the_action_shows_once(
-    jupyter_lab: LabServer, page: Any, scripted_model: ScriptedModelServer, claude_env: dict[str, str],
-    claude_workdir: Path, lab_ledger: Path, screenshots: Path,
+    jupyter_lab: LabServer,
+    page: Any,
+    scripted_model: ScriptedModelServer,
+    claude_env: dict[str, str],
+    claude_workdir: Path,
+    lab_ledger: Path,
+    screenshots: Path,
 ) -> None:
     data = claude_workdir.parent / "data"
     data.mkdir()
     (data / "raw.csv").write_text("a,b\n1,2\n")
     target = claude_workdir / "notes.txt"
     scripted_model.push(
-        Reply(tool_use("Bash", {"command": f"rm -rf {data}", "description": "Delete raw data",
-                                "run_in_background": True})),
+        Reply(
+            tool_use("Bash", {"command": f"rm -rf {data}", "description": "Delete raw data", "run_in_background": True})
+        ),
         Reply(tool_use("Write", {"file_path": str(target), "content": "proposed\n"})),
         Reply(text("Understood: I left the data alone and wrote the notes.")),
     )
@@ -119,16 +125,29 @@ def test_a_typed_reason_arrives_whole_and_the_action_shows_once(
 
 
 def test_a_later_approval_comes_into_view_with_its_countdown(
-    jupyter_lab: LabServer, page: Any, scripted_model: ScriptedModelServer, claude_env: dict[str, str],
-    claude_workdir: Path, screenshots: Path,
+    jupyter_lab: LabServer,
+    page: Any,
+    scripted_model: ScriptedModelServer,
+    claude_env: dict[str, str],
+    claude_workdir: Path,
+    screenshots: Path,
 ) -> None:
     long_file = "".join(f"line {i}\n" for i in range(60))
     scripted_model.push(
-        Reply(tool_use("Bash", {"command": "python3 -c 'for i in range(40): print(\"output line\", i)'",
-                                "description": "Print 40 lines"})),
+        Reply(
+            tool_use(
+                "Bash",
+                {
+                    "command": "python3 -c 'for i in range(40): print(\"output line\", i)'",
+                    "description": "Print 40 lines",
+                },
+            )
+        ),
         Reply(tool_use("Write", {"file_path": str(claude_workdir / "long.txt"), "content": long_file})),
-        Reply(tool_use("Write", {"file_path": str(claude_workdir / "third.txt"), "content": "third\n"}),
-              delay_first_byte=4),  # time to go back to the top and type in a cell
+        Reply(
+            tool_use("Write", {"file_path": str(claude_workdir / "third.txt"), "content": "third\n"}),
+            delay_first_byte=4,
+        ),  # time to go back to the top and type in a cell
         Reply(text("All three done.")),
     )
     lab_page.write_notebook(
@@ -140,22 +159,24 @@ def test_a_later_approval_comes_into_view_with_its_countdown(
     lab_page.open_notebook(page, jupyter_lab.notebook_url("later.ipynb"))
     lab_page.command(page, "notebook:run-all-cells")
     claude_cell = lab_page.cell(page, 2)
-    for what in ("print(\"output line\"", "long.txt"):
+    for what in ('print("output line"', "long.txt"):
         allow = claude_cell.locator(f"{PENDING} button.kandev-allow")
         allow.wait_for(state="visible", timeout=120_000)
         expect(claude_cell.locator(PENDING)).to_contain_text(what)
         allow.click()
 
     # The person goes back to the top and types in the first cell while Claude works.
-    page.evaluate("() => document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-outer')"
-                  ".scrollTo(0, 0)")
+    page.evaluate(
+        "() => document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-outer').scrollTo(0, 0)"
+    )
     first_editor = lab_page.cell(page, 0).locator(".cm-content")
     first_editor.click()
     page.keyboard.press("Control+End")
     claude_cell.locator(PENDING).wait_for(state="attached", timeout=120_000)
     page.keyboard.type("\n# typed while the approval waits", delay=20)
-    assert page.evaluate("() => !!document.activeElement.closest('.jp-Cell') &&"
-                         " document.activeElement.closest('.cm-content') !== null")
+    assert page.evaluate(
+        "() => !!document.activeElement.closest('.jp-Cell') && document.activeElement.closest('.cm-content') !== null"
+    )
     expect(lab_page.cell(page, 0).locator(".cm-content")).to_contain_text("typed while the approval waits")
     assert not page.evaluate(_IN_VIEW, f"{PENDING} button.kandev-allow")  # the view was left where the typing is
 

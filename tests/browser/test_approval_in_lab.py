@@ -23,14 +23,21 @@ pytestmark = pytest.mark.timeout(300)
 
 
 def test_allow_clicked_in_jupyterlab_runs_the_write_and_shows_the_footer(
-    jupyter_lab: LabServer, page: Any, scripted_model: ScriptedModelServer, claude_env: dict[str, str],
-    claude_workdir: Path, lab_ledger: Path, screenshots: Path,
+    jupyter_lab: LabServer,
+    page: Any,
+    scripted_model: ScriptedModelServer,
+    claude_env: dict[str, str],
+    claude_workdir: Path,
+    lab_ledger: Path,
+    screenshots: Path,
 ) -> None:
     target = claude_workdir / "hello.txt"
     scripted_model.push(
-        Reply(text("I will create hello.txt."),
-              tool_use("Write", {"file_path": str(target), "content": "written after a click in the browser\n"}),
-              usage=Usage(input_tokens=320, output_tokens=41)),
+        Reply(
+            text("I will create hello.txt."),
+            tool_use("Write", {"file_path": str(target), "content": "written after a click in the browser\n"}),
+            usage=Usage(input_tokens=320, output_tokens=41),
+        ),
         Reply(text("Created **hello.txt**."), usage=Usage(input_tokens=380, output_tokens=9)),
     )
     lab_page.write_notebook(

@@ -52,22 +52,34 @@ def _readable(page: Any, locator: Any, dark: bool) -> None:
 
 
 def test_diff_denial_and_both_themes_in_jupyterlab(
-    jupyter_lab: LabServer, page: Any, scripted_model: ScriptedModelServer, claude_env: dict[str, str],
-    claude_workdir: Path, screenshots: Path,
+    jupyter_lab: LabServer,
+    page: Any,
+    scripted_model: ScriptedModelServer,
+    claude_env: dict[str, str],
+    claude_workdir: Path,
+    screenshots: Path,
 ) -> None:
     target = claude_workdir / "calc.py"
     target.write_text("def totals(values):\n" + OLD)
     scripted_model.push(
-        Reply(text("I'll change the scale."),
-              tool_use("Edit", {"file_path": str(target), "old_string": OLD, "new_string": NEW})),
-        Reply(tool_use("Bash", {"command": "echo checked; echo 'warning: slow' >&2; exit 3",
-                                "description": "Check it"})),
+        Reply(
+            text("I'll change the scale."),
+            tool_use("Edit", {"file_path": str(target), "old_string": OLD, "new_string": NEW}),
+        ),
+        Reply(
+            tool_use("Bash", {"command": "echo checked; echo 'warning: slow' >&2; exit 3", "description": "Check it"})
+        ),
         Reply(tool_use("Bash", {"command": f"rm -rf {claude_workdir / 'data'}", "description": "Delete raw data"})),
-        Reply(text("Done. The scale is now 2.5:\n\n```python\ntotal = compute(values, scale=2.5)\n```\n\n"
-                   "![chart](http://127.0.0.1:9/leak?k=SECRET)\n")),
+        Reply(
+            text(
+                "Done. The scale is now 2.5:\n\n```python\ntotal = compute(values, scale=2.5)\n```\n\n"
+                "![chart](http://127.0.0.1:9/leak?k=SECRET)\n"
+            )
+        ),
     )
-    lab_page.write_notebook(jupyter_lab.root / "cards.ipynb", setup_code(claude_env, claude_workdir),
-                            "%%claude\nScale the totals by 2.5")
+    lab_page.write_notebook(
+        jupyter_lab.root / "cards.ipynb", setup_code(claude_env, claude_workdir), "%%claude\nScale the totals by 2.5"
+    )
     lab_page.open_notebook(page, jupyter_lab.notebook_url("cards.ipynb"))
     _theme(page, "JupyterLab Dark")
     lab_page.command(page, "notebook:run-all-cells")

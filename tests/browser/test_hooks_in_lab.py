@@ -33,19 +33,32 @@ guard = {"PreToolUse": [kandev_nb.HookMatcher(matcher="Bash", hooks=[no_rm])]}""
 
 
 def test_hook_denial_on_the_card_and_a_frame_in_jupyterlab(
-    jupyter_lab: LabServer, page: Any, scripted_model: ScriptedModelServer, claude_env: dict[str, str],
-    claude_workdir: Path, screenshots: Path,
+    jupyter_lab: LabServer,
+    page: Any,
+    scripted_model: ScriptedModelServer,
+    claude_env: dict[str, str],
+    claude_workdir: Path,
+    screenshots: Path,
 ) -> None:
     (claude_workdir / "data").mkdir()
     scripted_model.push(
         Reply(tool_use("Bash", {"command": "rm -rf data", "description": "Delete raw data"})),
         Reply(text("The hook refused; I left `data/` alone.")),
-        Reply(tool_use("StructuredOutput", {"items": [{"name": "Lyon", "population": 520000},
-                                                      {"name": "Nice", "population": 340000}]})),
+        Reply(
+            tool_use(
+                "StructuredOutput",
+                {"items": [{"name": "Lyon", "population": 520000}, {"name": "Nice", "population": 340000}]},
+            )
+        ),
     )
-    lab_page.write_notebook(jupyter_lab.root / "hooks.ipynb", setup_code(claude_env, claude_workdir), HOOKS,
-                            "%%claude --hooks guard\nClean up data/", "%%claude --schema City --frame -o cities\n"
-                            "Two French cities", "cities")
+    lab_page.write_notebook(
+        jupyter_lab.root / "hooks.ipynb",
+        setup_code(claude_env, claude_workdir),
+        HOOKS,
+        "%%claude --hooks guard\nClean up data/",
+        "%%claude --schema City --frame -o cities\nTwo French cities",
+        "cities",
+    )
     lab_page.open_notebook(page, jupyter_lab.notebook_url("hooks.ipynb"))
     lab_page.command(page, "notebook:run-all-cells")
     lab_page.wait_cell_done(page, 4)

@@ -30,7 +30,8 @@ CELLS = ".jp-NotebookPanel:visible .jp-Notebook .jp-Cell"
 PROBE = """import asyncio, kandev_nb.notebook.bridge as nbb
 while len(nbb.bridge().views) < 2:  # the second tab's hello arrives once it restored the widgets
     await asyncio.sleep(0.1)
-print('views:', len(nbb.bridge().views), 'latest is the other tab:', nbb.bridge().current_view != list(nbb.bridge().views)[0])"""
+views = nbb.bridge().views
+print('views:', len(views), 'latest is the other tab:', nbb.bridge().current_view != list(views)[0])"""
 
 
 def _last_result(request: RecordedRequest) -> str:
@@ -44,8 +45,12 @@ def _run_cell(page: Any, index: int) -> None:
 
 
 def test_a_user_edit_after_the_read_refuses_the_edit_and_a_denied_insert_changes_nothing(
-    jupyter_lab: LabServer, page: Any, scripted_model: ScriptedModelServer, claude_env: dict[str, str],
-    claude_workdir: Path, screenshots: Path,
+    jupyter_lab: LabServer,
+    page: Any,
+    scripted_model: ScriptedModelServer,
+    claude_env: dict[str, str],
+    claude_workdir: Path,
+    screenshots: Path,
 ) -> None:
     read_done, user_edited = threading.Event(), threading.Event()
     seen: dict[str, str] = {}
@@ -62,7 +67,9 @@ def test_a_user_edit_after_the_read_refuses_the_edit_and_a_denied_insert_changes
 
     def delete_after_insert(request: RecordedRequest) -> Reply:
         seen["insert"] = _last_result(request)
-        return Reply(tool_use("mcp__kernel__read_notebook", {}), tool_use("mcp__kernel__delete_cell", {"cell_id": "data"}))
+        return Reply(
+            tool_use("mcp__kernel__read_notebook", {}), tool_use("mcp__kernel__delete_cell", {"cell_id": "data"})
+        )
 
     def run_after_delete(request: RecordedRequest) -> Reply:
         seen["delete"] = _last_result(request)
@@ -76,14 +83,23 @@ def test_a_user_edit_after_the_read_refuses_the_edit_and_a_denied_insert_changes
         seen["edit again"] = _last_result(request)
         return Reply(text("Understood, I leave your cell as it is."))
 
-    scripted_model.push(Reply(tool_use("mcp__kernel__read_notebook", {})), edit_once_the_user_typed,
-                        insert_after_refusal, delete_after_insert, run_after_delete, edit_after_run, finish)
+    scripted_model.push(
+        Reply(tool_use("mcp__kernel__read_notebook", {})),
+        edit_once_the_user_typed,
+        insert_after_refusal,
+        delete_after_insert,
+        run_after_delete,
+        edit_after_run,
+        finish,
+    )
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = dict(lab_page.KERNELSPEC)
-    nb.cells = [nbformat.v4.new_code_cell(setup_code(claude_env, claude_workdir), id="setup"),
-                nbformat.v4.new_code_cell("x = 41", id="data"),
-                nbformat.v4.new_code_cell("%%claude\nSet x to zero", id="claude"),
-                nbformat.v4.new_code_cell(PROBE, id="probe")]
+    nb.cells = [
+        nbformat.v4.new_code_cell(setup_code(claude_env, claude_workdir), id="setup"),
+        nbformat.v4.new_code_cell("x = 41", id="data"),
+        nbformat.v4.new_code_cell("%%claude\nSet x to zero", id="claude"),
+        nbformat.v4.new_code_cell(PROBE, id="probe"),
+    ]
     nbformat.write(nb, jupyter_lab.root / "guards.ipynb")
 
     lab_page.open_notebook(page, jupyter_lab.notebook_url("guards.ipynb"))
@@ -126,16 +142,23 @@ def test_a_user_edit_after_the_read_refuses_the_edit_and_a_denied_insert_changes
 
 
 def test_a_reload_during_an_approval_gets_the_running_turn_back(
-    jupyter_lab: LabServer, page: Any, scripted_model: ScriptedModelServer, claude_env: dict[str, str],
-    claude_workdir: Path, screenshots: Path,
+    jupyter_lab: LabServer,
+    page: Any,
+    scripted_model: ScriptedModelServer,
+    claude_env: dict[str, str],
+    claude_workdir: Path,
+    screenshots: Path,
 ) -> None:
     """Reload the page (unsaved) while the insert's card waits: the live view comes back into the
     cell, Allow clicked after the reload inserts the cell, the turn's text shows, and after
     saving the file holds the static rendering, not a dead widget reference."""
-    scripted_model.push(Reply(text("One cell coming."), tool_use("mcp__kernel__insert_cell", {"source": "z = 1"})),
-                        Reply(text("Inserted after your reload.")))
-    lab_page.write_notebook(jupyter_lab.root / "reload.ipynb", setup_code(claude_env, claude_workdir),
-                            "%%claude\nAdd a cell")
+    scripted_model.push(
+        Reply(text("One cell coming."), tool_use("mcp__kernel__insert_cell", {"source": "z = 1"})),
+        Reply(text("Inserted after your reload.")),
+    )
+    lab_page.write_notebook(
+        jupyter_lab.root / "reload.ipynb", setup_code(claude_env, claude_workdir), "%%claude\nAdd a cell"
+    )
     lab_page.open_notebook(page, jupyter_lab.notebook_url("reload.ipynb"))
     _run_cell(page, 0)
     lab_page.wait_cell_done(page, 0)
@@ -163,16 +186,22 @@ def test_a_reload_during_an_approval_gets_the_running_turn_back(
 
 
 def test_a_tab_opened_while_the_turn_runs_gets_the_live_view_and_can_allow(
-    jupyter_lab: LabServer, page: Any, scripted_model: ScriptedModelServer, claude_env: dict[str, str],
-    claude_workdir: Path, screenshots: Path,
+    jupyter_lab: LabServer,
+    page: Any,
+    scripted_model: ScriptedModelServer,
+    claude_env: dict[str, str],
+    claude_workdir: Path,
+    screenshots: Path,
 ) -> None:
     """A second tab opened on the notebook while the insert's card waits shows the live turn;
     Allow clicked there runs the insert (in the running cell's own tab), and both tabs see the
     turn end."""
-    scripted_model.push(Reply(tool_use("mcp__kernel__insert_cell", {"source": "w = 2"})),
-                        Reply(text("Allowed from the other tab.")))
-    lab_page.write_notebook(jupyter_lab.root / "late.ipynb", setup_code(claude_env, claude_workdir),
-                            "%%claude\nAdd a cell")
+    scripted_model.push(
+        Reply(tool_use("mcp__kernel__insert_cell", {"source": "w = 2"})), Reply(text("Allowed from the other tab."))
+    )
+    lab_page.write_notebook(
+        jupyter_lab.root / "late.ipynb", setup_code(claude_env, claude_workdir), "%%claude\nAdd a cell"
+    )
     lab_page.open_notebook(page, jupyter_lab.notebook_url("late.ipynb"))
     _run_cell(page, 0)
     lab_page.wait_cell_done(page, 0)
@@ -188,6 +217,7 @@ def test_a_tab_opened_while_the_turn_runs_gets_the_live_view_and_can_allow(
 
     expect(lab_page.cell(page, 2).locator(".jp-InputArea")).to_contain_text("w = 2", timeout=60_000)
     expect(lab_page.cell(page, 1).locator(".jp-OutputArea")).to_contain_text("Allowed from the other tab.")
-    expect(lab_page.cell(late, 1).locator(".jp-OutputArea")).to_contain_text("Allowed from the other tab.",
-                                                                             timeout=60_000)
+    expect(lab_page.cell(late, 1).locator(".jp-OutputArea")).to_contain_text(
+        "Allowed from the other tab.", timeout=60_000
+    )
     expect(late.locator(CELLS)).to_have_count(2)  # the insert went to the running cell's tab only

@@ -33,8 +33,9 @@ pytestmark = pytest.mark.timeout(300)
 
 INSERTED = "y = x + 1\nprint('y is', y)"
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAQAAAAECAIAAAAmkwkpAAAAEElEQVR4nGP4z8AARwzEcQCukw/x0F8jngAAAABJRU5ErkJggg=="
-WITH_IMAGE = (INSERTED + "\nfrom IPython.display import Image, display\nimport base64\n"
-              f"display(Image(base64.b64decode('{PNG}')))")
+WITH_IMAGE = (
+    INSERTED + f"\nfrom IPython.display import Image, display\nimport base64\ndisplay(Image(base64.b64decode('{PNG}')))"
+)
 EDITED = "x = 100\nprint('edited by Claude')"
 
 
@@ -44,13 +45,20 @@ def _notebook(path: Path, setup: str) -> None:
     nb.metadata["kernelspec"] = dict(lab_page.KERNELSPEC)
     setup_cell = nbformat.v4.new_code_cell(setup, id="setup")
     data = nbformat.v4.new_code_cell("x = 41\nprint('saved output')", id="data", execution_count=1)
-    data.outputs = [nbformat.v4.new_output("stream", name="stdout", text="saved output\n"),
-                    nbformat.v4.new_output("display_data", data={"image/png": PNG, "text/plain": "<Image>"})]
+    data.outputs = [
+        nbformat.v4.new_output("stream", name="stdout", text="saved output\n"),
+        nbformat.v4.new_output("display_data", data={"image/png": PNG, "text/plain": "<Image>"}),
+    ]
     broken = nbformat.v4.new_code_cell("1 / 0", id="broken", execution_count=2)
-    broken.outputs = [nbformat.v4.new_output("stream", name="stdout", text="".join(f"row {i}\n" for i in range(2000))),
-                      nbformat.v4.new_output(
-        "error", ename="ZeroDivisionError", evalue="division by zero",
-        traceback=["\x1b[0;31mZeroDivisionError\x1b[0m: division by zero"])]
+    broken.outputs = [
+        nbformat.v4.new_output("stream", name="stdout", text="".join(f"row {i}\n" for i in range(2000))),
+        nbformat.v4.new_output(
+            "error",
+            ename="ZeroDivisionError",
+            evalue="division by zero",
+            traceback=["\x1b[0;31mZeroDivisionError\x1b[0m: division by zero"],
+        ),
+    ]
     claude = nbformat.v4.new_code_cell("%%claude\nTidy up this notebook", id="claude")
     nb.cells = [setup_cell, data, broken, claude]
     nbformat.write(nb, path)
@@ -75,16 +83,34 @@ def _shot(page: Any, locator: Any, path: Path, docs: bool) -> None:
 
 
 def test_claude_reads_inserts_runs_edits_and_deletes_cells_in_the_open_tab(
-    jupyter_lab: LabServer, page: Any, scripted_model: ScriptedModelServer, claude_env: dict[str, str],
-    claude_workdir: Path, screenshots: Path,
+    jupyter_lab: LabServer,
+    page: Any,
+    scripted_model: ScriptedModelServer,
+    claude_env: dict[str, str],
+    claude_workdir: Path,
+    screenshots: Path,
 ) -> None:
-    _every_tool(jupyter_lab, jupyter_lab.notebook_url("tools.ipynb"), page, scripted_model, claude_env,
-                claude_workdir, screenshots, "")
+    _every_tool(
+        jupyter_lab,
+        jupyter_lab.notebook_url("tools.ipynb"),
+        page,
+        scripted_model,
+        claude_env,
+        claude_workdir,
+        screenshots,
+        "",
+    )
 
 
 def _every_tool(
-    server: LabServer, url: str, page: Any, scripted_model: ScriptedModelServer, claude_env: dict[str, str],
-    claude_workdir: Path, screenshots: Path, frontend: str,
+    server: LabServer,
+    url: str,
+    page: Any,
+    scripted_model: ScriptedModelServer,
+    claude_env: dict[str, str],
+    claude_workdir: Path,
+    screenshots: Path,
+    frontend: str,
 ) -> None:
     """The whole flow in one frontend (`frontend` prefixes the screenshots; "" is JupyterLab's,
     which also refresh ``docs/screenshots``)."""
@@ -126,12 +152,21 @@ def _every_tool(
         seen["Write"] = _last_result(request)
         return Reply(text("Done: one cell added and run, one edited, one deleted."))
 
-    scripted_model.push(Reply(tool_use("mcp__kernel__read_notebook", {})), insert_after_read, run_inserted,
-                        edit_after_run, delete_after_edit, read_file_after_delete, notebook_edit_after_read,
-                        write_after_notebook_edit,
-                        finish)
-    setup = (setup_code(claude_env, claude_workdir)
-             + "x = 41\nkandev_nb.configure(approve=kandev_nb.Rules(allow=['mcp__kernel__run_cell', 'Read']))\n")
+    scripted_model.push(
+        Reply(tool_use("mcp__kernel__read_notebook", {})),
+        insert_after_read,
+        run_inserted,
+        edit_after_run,
+        delete_after_edit,
+        read_file_after_delete,
+        notebook_edit_after_read,
+        write_after_notebook_edit,
+        finish,
+    )
+    setup = (
+        setup_code(claude_env, claude_workdir)
+        + "x = 41\nkandev_nb.configure(approve=kandev_nb.Rules(allow=['mcp__kernel__run_cell', 'Read']))\n"
+    )
     _notebook(server.root / "tools.ipynb", setup)
     lab_page.open_notebook(page, url)
     _run_cell(page, 0)
@@ -157,7 +192,9 @@ def _every_tool(
     expect(card.locator(".kandev-diff, .kandev-code").first).to_contain_text("x = 100")
     assert lab_page.is_running(page, 3), "the %%claude cell still runs while the edit waits"
     # The run's stdout went to its own cell only (the %%claude cell's tool card quotes the answer).
-    expect(claude_cell.locator('[data-mime-type="application/vnd.jupyter.stdout"]', has_text="y is 42")).to_have_count(0)
+    expect(claude_cell.locator('[data-mime-type="application/vnd.jupyter.stdout"]', has_text="y is 42")).to_have_count(
+        0
+    )
     _shot(page, card, screenshots / f"notebook-tools-{frontend}edit-card.png", not frontend)
     allow.last.click()
     expect(lab_page.cell(page, 1).locator(".jp-InputArea")).to_contain_text("edited by Claude", timeout=60_000)
@@ -192,8 +229,13 @@ def _every_tool(
 
 
 def test_every_tool_in_notebook_7(
-    tmp_path: Path, lab_ledger: Path, page: Any, scripted_model: ScriptedModelServer, claude_env: dict[str, str],
-    claude_workdir: Path, screenshots: Path,
+    tmp_path: Path,
+    lab_ledger: Path,
+    page: Any,
+    scripted_model: ScriptedModelServer,
+    claude_env: dict[str, str],
+    claude_workdir: Path,
+    screenshots: Path,
 ) -> None:
     """The same flow in Jupyter Notebook 7's page (the same bridge, the same cards)."""
     from tests.browser.notebook7 import notebook_url, require_notebook7, start_notebook7
@@ -201,15 +243,28 @@ def test_every_tool_in_notebook_7(
     require_notebook7()
     server = start_notebook7(tmp_path / "nb7", lab_ledger)
     try:
-        _every_tool(server, notebook_url(server, "tools.ipynb"), page, scripted_model, claude_env, claude_workdir,
-                    screenshots, "nb7-")
+        _every_tool(
+            server,
+            notebook_url(server, "tools.ipynb"),
+            page,
+            scripted_model,
+            claude_env,
+            claude_workdir,
+            screenshots,
+            "nb7-",
+        )
     finally:
         server.stop()
 
 
 def test_every_tool_with_real_time_collaboration_on(
-    tmp_path: Path, lab_ledger: Path, page: Any, scripted_model: ScriptedModelServer, claude_env: dict[str, str],
-    claude_workdir: Path, screenshots: Path,
+    tmp_path: Path,
+    lab_ledger: Path,
+    page: Any,
+    scripted_model: ScriptedModelServer,
+    claude_env: dict[str, str],
+    claude_workdir: Path,
+    screenshots: Path,
 ) -> None:
     """jupyter-collaboration installed: the tab's YNotebook is the shared document the server
     keeps; every tool's change reaches it and the saved file alike.
@@ -223,9 +278,11 @@ def test_every_tool_with_real_time_collaboration_on(
     site = os.environ.get("KANDEV_NB_RTC_SITE", "")
     extra: dict[str, str] = {}
     if site:
-        extra = {"PYTHONPATH": os.pathsep.join(p for p in (os.environ.get("PYTHONPATH", ""), site) if p),
-                 "JUPYTER_PATH": str(Path(site) / "share" / "jupyter"),
-                 "JUPYTER_CONFIG_PATH": str(Path(site) / "etc" / "jupyter")}
+        extra = {
+            "PYTHONPATH": os.pathsep.join(p for p in (os.environ.get("PYTHONPATH", ""), site) if p),
+            "JUPYTER_PATH": str(Path(site) / "share" / "jupyter"),
+            "JUPYTER_CONFIG_PATH": str(Path(site) / "etc" / "jupyter"),
+        }
     elif importlib.util.find_spec("jupyter_collaboration") is None:
         pytest.skip("jupyter-collaboration is not installed")
     from tests.browser.conftest import start_lab
@@ -234,7 +291,8 @@ def test_every_tool_with_real_time_collaboration_on(
     try:
         log = lab.log.read_text()
         assert "jupyter_server_ydoc | extension was successfully loaded" in log, log[-3000:]
-        _every_tool(lab, lab.notebook_url("tools.ipynb"), page, scripted_model, claude_env, claude_workdir,
-                    screenshots, "rtc-")
+        _every_tool(
+            lab, lab.notebook_url("tools.ipynb"), page, scripted_model, claude_env, claude_workdir, screenshots, "rtc-"
+        )
     finally:
         lab.stop()

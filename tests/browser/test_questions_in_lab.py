@@ -17,25 +17,49 @@ from tests.kernel.conftest import setup_code
 
 pytestmark = pytest.mark.timeout(400)
 
-QUESTIONS = {"questions": [
-    {"question": "Which colour?", "header": "Colour", "multiSelect": False,
-     "options": [{"label": "Red", "description": "warm"},
-                 {"label": "Blue", "description": "cool", "preview": "color: #0000ff"}]},
-    {"question": "Which sides?", "header": "Sides", "multiSelect": True,
-     "options": [{"label": "Fries", "description": "salted"}, {"label": "Salad", "description": "green"},
-                 {"label": "Soup", "description": "hot"}]},
-    {"question": "Anything else?", "header": "Notes", "multiSelect": False,
-     "options": [{"label": "No", "description": ""}, {"label": "Yes", "description": ""}]},
-]}
+QUESTIONS = {
+    "questions": [
+        {
+            "question": "Which colour?",
+            "header": "Colour",
+            "multiSelect": False,
+            "options": [
+                {"label": "Red", "description": "warm"},
+                {"label": "Blue", "description": "cool", "preview": "color: #0000ff"},
+            ],
+        },
+        {
+            "question": "Which sides?",
+            "header": "Sides",
+            "multiSelect": True,
+            "options": [
+                {"label": "Fries", "description": "salted"},
+                {"label": "Salad", "description": "green"},
+                {"label": "Soup", "description": "hot"},
+            ],
+        },
+        {
+            "question": "Anything else?",
+            "header": "Notes",
+            "multiSelect": False,
+            "options": [{"label": "No", "description": ""}, {"label": "Yes", "description": ""}],
+        },
+    ]
+}
 
 
 def test_the_question_card_is_answered_with_clicks_and_typed_text(
-    jupyter_lab: LabServer, page: Any, scripted_model: ScriptedModelServer, claude_env: dict[str, str],
-    claude_workdir: Path, screenshots: Path,
+    jupyter_lab: LabServer,
+    page: Any,
+    scripted_model: ScriptedModelServer,
+    claude_env: dict[str, str],
+    claude_workdir: Path,
+    screenshots: Path,
 ) -> None:
     scripted_model.push(Reply(tool_use("AskUserQuestion", QUESTIONS)), Reply(text("Blue it is, with fries and soup.")))
-    lab_page.write_notebook(jupyter_lab.root / "ask.ipynb", setup_code(claude_env, claude_workdir),
-                            "%%claude\nAsk me about lunch")
+    lab_page.write_notebook(
+        jupyter_lab.root / "ask.ipynb", setup_code(claude_env, claude_workdir), "%%claude\nAsk me about lunch"
+    )
     lab_page.open_notebook(page, jupyter_lab.notebook_url("ask.ipynb"))
     lab_page.command(page, "notebook:run-all-cells")
     cell = lab_page.cell(page, 1)
@@ -54,8 +78,10 @@ def test_the_question_card_is_answered_with_clicks_and_typed_text(
     card.locator(".kandev-question-submit").click()
     lab_page.wait_cell_done(page, 1)
     sent = json.dumps([r.messages for r in scripted_model.main_requests])
-    assert '\\"Which colour?\\"=\\"Blue\\", \\"Which sides?\\"=\\"Fries, Soup\\", ' \
-           '\\"Anything else?\\"=\\"Bring napkins\\"' in sent, sent[-1500:]
+    assert (
+        '\\"Which colour?\\"=\\"Blue\\", \\"Which sides?\\"=\\"Fries, Soup\\", '
+        '\\"Anything else?\\"=\\"Bring napkins\\"' in sent
+    ), sent[-1500:]
     output = cell.locator(".jp-OutputArea-output")
     expect(output).to_contain_text("Answer: Fries, Soup")
     expect(output).to_contain_text("Answer: Bring napkins")
@@ -63,13 +89,18 @@ def test_the_question_card_is_answered_with_clicks_and_typed_text(
 
 
 def test_a_permission_suggestion_button_saves_its_rule(
-    jupyter_lab: LabServer, page: Any, scripted_model: ScriptedModelServer, claude_env: dict[str, str],
-    claude_workdir: Path, screenshots: Path,
+    jupyter_lab: LabServer,
+    page: Any,
+    scripted_model: ScriptedModelServer,
+    claude_env: dict[str, str],
+    claude_workdir: Path,
+    screenshots: Path,
 ) -> None:
     npm = {"command": "npm test -- --watch=false", "description": "run the tests"}
     scripted_model.push(Reply(tool_use("Bash", npm)), Reply(text("Tests ran.")))
-    lab_page.write_notebook(jupyter_lab.root / "rule.ipynb", setup_code(claude_env, claude_workdir),
-                            "%%claude\nRun the tests")
+    lab_page.write_notebook(
+        jupyter_lab.root / "rule.ipynb", setup_code(claude_env, claude_workdir), "%%claude\nRun the tests"
+    )
     lab_page.open_notebook(page, jupyter_lab.notebook_url("rule.ipynb"))
     lab_page.command(page, "notebook:run-all-cells")
     cell = lab_page.cell(page, 1)
@@ -82,5 +113,6 @@ def test_a_permission_suggestion_button_saves_its_rule(
     local = json.loads((claude_workdir / ".claude" / "settings.local.json").read_text())
     assert "Bash(npm test *)" in local["permissions"]["allow"]
     expect(cell.locator(".jp-OutputArea-output")).to_contain_text(
-        "Saved by the CLI: Always allow Bash(npm test *) in this project")
+        "Saved by the CLI: Always allow Bash(npm test *) in this project"
+    )
     page.screenshot(path=str(screenshots / "approval-suggestion-saved.png"))

@@ -52,7 +52,9 @@ def _saved_notebook(path: Path, body: str) -> None:
 
 
 def test_a_saved_turn_reads_well_untrusted_and_is_coloured_once_trusted(
-    jupyter_lab: LabServer, page: Any, screenshots: Path,
+    jupyter_lab: LabServer,
+    page: Any,
+    screenshots: Path,
 ) -> None:
     body = answer("mix", 0.15)
     _saved_notebook(jupyter_lab.root / "saved.ipynb", body)

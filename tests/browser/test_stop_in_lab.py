@@ -20,12 +20,21 @@ pytestmark = pytest.mark.timeout(300)
 
 
 def test_stop_clicked_in_jupyterlab_says_stopped_by_you(
-    jupyter_lab: LabServer, page: Any, scripted_model: ScriptedModelServer, claude_env: dict[str, str],
-    claude_workdir: Path, lab_ledger: Path, screenshots: Path,
+    jupyter_lab: LabServer,
+    page: Any,
+    scripted_model: ScriptedModelServer,
+    claude_env: dict[str, str],
+    claude_workdir: Path,
+    lab_ledger: Path,
+    screenshots: Path,
 ) -> None:
     scripted_model.push(Reply(text("A long answer, word by word. " * 40, chunk_size=3, delay=0.05)))
-    lab_page.write_notebook(jupyter_lab.root / "stop.ipynb", setup_code(claude_env, claude_workdir),
-                            "%%claude --mode plan\nWrite a long answer", "%claude_stats")
+    lab_page.write_notebook(
+        jupyter_lab.root / "stop.ipynb",
+        setup_code(claude_env, claude_workdir),
+        "%%claude --mode plan\nWrite a long answer",
+        "%claude_stats",
+    )
     lab_page.open_notebook(page, jupyter_lab.notebook_url("stop.ipynb"))
     lab_page.command(page, "notebook:run-all-cells")
     claude_cell = lab_page.cell(page, 1)

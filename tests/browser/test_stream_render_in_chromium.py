@@ -43,7 +43,9 @@ function canon(node) {
     if (n.nodeType === 3) { if (pre || n.data.trim()) out.push(JSON.stringify(n.data)); return; }
     if (n.nodeType !== 1 && n.nodeType !== 11) return;
     const plainDiv = n.nodeType === 1 && n.tagName === "DIV" && !n.attributes.length;
-    if (n.nodeType === 1 && !plainDiv) out.push("<" + n.tagName + [...n.attributes].map((a) => ` ${a.name}="${a.value}"`).join("") + ">");
+    if (n.nodeType === 1 && !plainDiv) {
+      out.push("<" + n.tagName + [...n.attributes].map((a) => ` ${a.name}="${a.value}"`).join("") + ">");
+    }
     const inPre = pre || (n.nodeType === 1 && (n.tagName === "PRE" || n.tagName === "CODE"));
     // adjacent text nodes count as one (the renderer appends a code block line by line)
     let buf = null;
@@ -69,10 +71,14 @@ globalThis.compare = async ({ text, cuts }) => {
   let i = 0;
   for (const cut of [...cuts, text.length]) {
     const s = text.slice(prev, cut); prev = cut;
-    if (++i % 7 === 0) await new Promise((res) => requestIdleCallback(res, { timeout: 500 }));  // pieces get highlighted
+    // pieces get highlighted
+    if (++i % 7 === 0) await new Promise((res) => requestIdleCallback(res, { timeout: 500 }));
     const w0 = performance.now(); r.append(s); work += performance.now() - w0;
     ref.append(s);
-    if (norm(a.textContent) !== norm(b.textContent)) { textDiffers++; firstDiff ??= [norm(a.textContent).slice(-200), norm(b.textContent).slice(-200)]; }
+    if (norm(a.textContent) !== norm(b.textContent)) {
+      textDiffers++;
+      firstDiff ??= [norm(a.textContent).slice(-200), norm(b.textContent).slice(-200)];
+    }
   }
   await new Promise((res) => setTimeout(res, 50));
   await new Promise((res) => (globalThis.requestIdleCallback || setTimeout)(res, { timeout: 2000 }));
@@ -81,7 +87,8 @@ globalThis.compare = async ({ text, cuts }) => {
   let at = 0; const ca = canon(a), cb = canon(b);
   while (at < ca.length && ca[at] === cb[at]) at++;
   a.remove(); b.remove();
-  return { same, textDiffers, firstDiff, around: [ca.slice(at - 80, at + 120), cb.slice(at - 80, at + 120)], refRendered: ref.renders };
+  const around = [ca.slice(at - 80, at + 120), cb.slice(at - 80, at + 120)];
+  return { same, textDiffers, firstDiff, around, refRendered: ref.renders };
 };
 """
 
@@ -104,8 +111,10 @@ def _texts() -> dict[str, str]:
     )
     doc = "".join(f"line {i} of a docstring\n" + ("\n" if i % 9 == 0 else "") for i in range(90))
     body = "".join(f"def g{i}(x):\n    return x + {i}  # {i}\n\n" for i in range(40))
-    cases["long strings"] = (f'Code:\n\n```python\n{body}X = """\n{doc}"""\n{body}/* not C */\n```\n\n'
-                             f"```js\n{body.replace('def', 'function').replace('):', ') {')}/*\n{doc}*/\nx = 1;\n```\n\nend")
+    cases["long strings"] = (
+        f'Code:\n\n```python\n{body}X = """\n{doc}"""\n{body}/* not C */\n```\n\n'
+        f"```js\n{body.replace('def', 'function').replace('):', ') {')}/*\n{doc}*/\nx = 1;\n```\n\nend"
+    )
     return cases
 
 
@@ -165,7 +174,8 @@ async () => {
   const code = el.querySelector("pre.kandev-code code");
   out.highlighted = code ? code.querySelectorAll(".hljs-keyword").length : 0;
   out.text = code ? code.textContent : "";
-  out.sameAsWhole = code ? code.innerHTML === L.renderMarkdown("```python\n" + code.textContent + "\n```\n").match(/<code[^>]*>([\s\S]*)<\/code>/)[1] : false;
+  const whole = code ? L.renderMarkdown("```python\n" + code.textContent + "\n```\n") : "";
+  out.sameAsWhole = code ? code.innerHTML === whole.match(/<code[^>]*>([\s\S]*)<\/code>/)[1] : false;
   el.remove();
   return out;
 }

@@ -5,7 +5,8 @@ for the static rendering and after it.
 The text of the live view is recorded by a ``MutationObserver`` on every change of the
 cell's output while it is live; after the swap it is compared with the static rendering's
 text (whitespace between blocks aside). Both views lay out only what is near the screen
-(``content-visibility``: the live view's blocks, the saved rendering's parts). A screenshot of the streaming and of the finished
+(``content-visibility``: the live view's blocks, the saved rendering's parts). A screenshot
+of the streaming and of the finished
 turn goes to ``artifacts/screenshots/stream-*.png``.
 """
 
@@ -36,13 +37,18 @@ RECORD = """el => {
 
 
 def test_the_swap_to_the_static_rendering_keeps_the_text(
-    jupyter_lab: LabServer, page: Any, scripted_model: ScriptedModelServer, claude_env: dict[str, str],
-    claude_workdir: Path, screenshots: Path,
+    jupyter_lab: LabServer,
+    page: Any,
+    scripted_model: ScriptedModelServer,
+    claude_env: dict[str, str],
+    claude_workdir: Path,
+    screenshots: Path,
 ) -> None:
     body = answer("mix", 0.15)
     scripted_model.push(Reply(text(body, chunk_size=40, delay=0.004)))
-    lab_page.write_notebook(jupyter_lab.root / "swap.ipynb", setup_code(claude_env, claude_workdir),
-                            "%%claude\nA long answer, please")
+    lab_page.write_notebook(
+        jupyter_lab.root / "swap.ipynb", setup_code(claude_env, claude_workdir), "%%claude\nA long answer, please"
+    )
     lab_page.open_notebook(page, jupyter_lab.notebook_url("swap.ipynb"))
     cell = lab_page.cell(page, 1)
     cell.evaluate(RECORD)
@@ -65,5 +71,10 @@ def test_the_swap_to_the_static_rendering_keeps_the_text(
     parts = static.first.locator(".kandev-part")
     assert parts.count() > 1
     assert parts.first.evaluate("el => getComputedStyle(el).contentVisibility") == "auto"
-    for piece in ("(paragraph0).", "defstep_1(x,factor=1):", "namecountrationote", f"(paragraph{body.count('(paragraph') - 1})."):
+    for piece in (
+        "(paragraph0).",
+        "defstep_1(x,factor=1):",
+        "namecountrationote",
+        f"(paragraph{body.count('(paragraph') - 1}).",
+    ):
         assert piece in live, piece  # the whole answer: prose, code, table, the last paragraph

@@ -19,13 +19,16 @@ pytestmark = pytest.mark.timeout(300)
 
 
 def test_budget_footer_and_team_stats_in_jupyterlab(
-    jupyter_lab: LabServer, page: Any, scripted_model: ScriptedModelServer, claude_env: dict[str, str],
-    claude_workdir: Path, screenshots: Path,
+    jupyter_lab: LabServer,
+    page: Any,
+    scripted_model: ScriptedModelServer,
+    claude_env: dict[str, str],
+    claude_workdir: Path,
+    screenshots: Path,
 ) -> None:
     scripted_model.push(Reply(text("Within the budget.")))
     setup = setup_code(claude_env, claude_workdir, budget_usd=2.0, budget_scope="user", budget_period="day")
-    lab_page.write_notebook(jupyter_lab.root / "team.ipynb", setup, "%%claude\nsay something",
-                            "%claude_stats --team")
+    lab_page.write_notebook(jupyter_lab.root / "team.ipynb", setup, "%%claude\nsay something", "%claude_stats --team")
     lab_page.open_notebook(page, jupyter_lab.notebook_url("team.ipynb"))
     lab_page.command(page, "notebook:run-all-cells")
     lab_page.wait_cell_done(page, 1)

@@ -17,7 +17,9 @@ async def test_a_background_bash_keeps_its_turn_open_and_the_late_result_is_its_
 ) -> None:
     scripted_model.push(
         Reply(tool_use("Bash", {"command": "sleep 2; echo bg-done", "description": "bg", "run_in_background": True})),
-        Reply(text("Started it.")), Reply(text("The background job finished.")), Reply(text("next turn")),
+        Reply(text("Started it.")),
+        Reply(text("The background job finished.")),
+        Reply(text("next turn")),
     )
     session = make_session(mode="autonomous", allow_root_bypass=True)
     turn = await session.run("start a job")
@@ -37,7 +39,8 @@ async def test_stop_during_background_work_sends_stop_task(
 
     scripted_model.push(
         Reply(tool_use("Bash", {"command": "sleep 60", "description": "long", "run_in_background": True})),
-        Reply(text("Started it.")), Reply(text("It was stopped.")),
+        Reply(text("Started it.")),
+        Reply(text("It was stopped.")),
     )
     session = make_session(mode="autonomous", allow_root_bypass=True)
 

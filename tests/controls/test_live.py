@@ -37,8 +37,10 @@ async def test_set_model_keeps_the_process_and_the_next_request_uses_the_model(
     await session.set_max_thinking_tokens(2048)
     second = await session.run("again")
     assert session.pid == pid and "hello" in repr(scripted_model.main_requests[-1].body["messages"])
-    assert [r.body["model"] for r in scripted_model.main_requests] == [first.stats.model.removesuffix("[1m]"),
-                                                                       "claude-other-1"]
+    assert [r.body["model"] for r in scripted_model.main_requests] == [
+        first.stats.model.removesuffix("[1m]"),
+        "claude-other-1",
+    ]
     assert second.stats.model == "claude-other-1"  # the footer's model: from the result's modelUsage
     assert await session.mcp_status() == []
 

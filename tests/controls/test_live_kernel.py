@@ -33,7 +33,10 @@ def test_model_and_thinking_change_live_and_the_footer_names_the_model(
 
 
 def test_launch_flags_reach_the_argv_and_are_documented(
-    kernel: KernelHarness, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path,
+    kernel: KernelHarness,
+    scripted_model: ScriptedModelServer,
+    claude_env: dict[str, str],
+    claude_workdir: Path,
     tmp_path: Path,
 ) -> None:
     extra, plugin = tmp_path / "extra", tmp_path / "plugin"
@@ -42,13 +45,21 @@ def test_launch_flags_reach_the_argv_and_are_documented(
     scripted_model.push(Reply(text("one")), Reply(text("two")))
     kernel.execute(setup_code(claude_env, claude_workdir))
     kernel.execute("crew = {'reviewer': {'description': 'Reviews code', 'prompt': 'You review code.'}}")
-    kernel.execute(f"%%claude --add-dir {extra} --disallowed-tools WebFetch,WebSearch --agents crew "
-                   f"--setting-sources user,project --plugin-dir {plugin} --fallback-model claude-fallback-1 "
-                   "--effort low\nhello")
+    kernel.execute(
+        f"%%claude --add-dir {extra} --disallowed-tools WebFetch,WebSearch --agents crew "
+        f"--setting-sources user,project --plugin-dir {plugin} --fallback-model claude-fallback-1 "
+        "--effort low\nhello"
+    )
     argv = kernel.eval("kandev_nb.sessions['default'].transport.argv")
     joined = " ".join(argv)
-    for part in (f"--add-dir {extra}", "--disallowedTools WebFetch,WebSearch", "--setting-sources user,project",
-                 f"--plugin-dir {plugin}", "--fallback-model claude-fallback-1", "--effort low"):
+    for part in (
+        f"--add-dir {extra}",
+        "--disallowedTools WebFetch,WebSearch",
+        "--setting-sources user,project",
+        f"--plugin-dir {plugin}",
+        "--fallback-model claude-fallback-1",
+        "--effort low",
+    ):
         assert part in joined, joined
     agents = json.loads(argv[argv.index("--agents") + 1])
     assert agents == {"reviewer": {"description": "Reviews code", "prompt": "You review code."}}
@@ -59,11 +70,21 @@ def test_launch_flags_reach_the_argv_and_are_documented(
     assert "--effort high" in " ".join(argv2) and f"--add-dir {extra}" in " ".join(argv2) and "--resume" in argv2
     assert "hello" in repr(scripted_model.main_requests[-1].body["messages"])
     help_text = kernel.eval("kandev_nb.notebook.magic.claude_cell.__doc__")
-    for flag in ("--add-dir", "--disallowed-tools", "--agents", "--setting-sources", "--plugin-dir",
-                 "--fallback-model", "--effort", "--max-thinking-tokens"):
+    for flag in (
+        "--add-dir",
+        "--disallowed-tools",
+        "--agents",
+        "--setting-sources",
+        "--plugin-dir",
+        "--fallback-model",
+        "--effort",
+        "--max-thinking-tokens",
+    ):
         assert flag in help_text
-    for cell, message in (("%%claude --add-dir /no/such/dir\nhi", "no such directory"),
-                          ("%%claude --agents not_json_nor_var\nhi", "--agents 'not_json_nor_var'"),
-                          ("%%claude --setting-sources user,galaxy\nhi", "--setting-sources 'galaxy'")):
+    for cell, message in (
+        ("%%claude --add-dir /no/such/dir\nhi", "no such directory"),
+        ("%%claude --agents not_json_nor_var\nhi", "--agents 'not_json_nor_var'"),
+        ("%%claude --setting-sources user,galaxy\nhi", "--setting-sources 'galaxy'"),
+    ):
         run = kernel.wait(kernel.start(cell))
         assert run.status == "error" and message in repr(run.error) + run.stdout(), repr(run.error)

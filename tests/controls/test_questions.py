@@ -23,12 +23,25 @@ from tests.widgets.test_static import plain
 pytestmark = pytest.mark.timeout(180)
 BOTH = pytest.mark.parametrize("claude_cli", ["2.1.332", "2.1.197"], indirect=True)
 
-COLOR = {"question": "Which colour?", "header": "Colour", "multiSelect": False,
-         "options": [{"label": "Red", "description": "warm"}, {"label": "Blue", "description": "cool",
-                                                                "preview": "#0000ff"}]}
-SIDES = {"question": "Which sides?", "header": "Sides", "multiSelect": True,
-         "options": [{"label": "Fries", "description": ""}, {"label": "Salad", "description": ""},
-                     {"label": "Soup", "description": ""}]}
+COLOR = {
+    "question": "Which colour?",
+    "header": "Colour",
+    "multiSelect": False,
+    "options": [
+        {"label": "Red", "description": "warm"},
+        {"label": "Blue", "description": "cool", "preview": "#0000ff"},
+    ],
+}
+SIDES = {
+    "question": "Which sides?",
+    "header": "Sides",
+    "multiSelect": True,
+    "options": [
+        {"label": "Fries", "description": ""},
+        {"label": "Salad", "description": ""},
+        {"label": "Soup", "description": ""},
+    ],
+}
 
 
 def result_text(scripted_model: ScriptedModelServer) -> str:
@@ -49,13 +62,17 @@ async def test_the_question_card_answers_and_the_saved_rendering_shows_q_and_a(
             cards.append(card)
             assert not card.press("answer", answers={"Which colour?": "Blue"})  # Sides missing: nothing sent
             assert "no answer for 'Which sides?'" in card.controls.error
-            card._on_view_msg(card.controls, {"action": "answer", "answers": {
-                "Which colour?": "Blue", "Which sides?": ["Fries", "Soup"]}}, [])
+            card._on_view_msg(
+                card.controls,
+                {"action": "answer", "answers": {"Which colour?": "Blue", "Which sides?": ["Fries", "Soup"]}},
+                [],
+            )
 
     turn = await make_session().run("ask me", consumers=[view.handle, click])
     assert turn.error is None and isinstance(cards[0], QuestionCard)
     assert result_text(scripted_model).startswith(
-        'Your questions have been answered: "Which colour?"="Blue", "Which sides?"="Fries, Soup"')
+        'Your questions have been answered: "Which colour?"="Blue", "Which sides?"="Fries, Soup"'
+    )
     assert not cards[0].controls.pending and "Answered" in plain(cards[0].status.value)
     assert "Fries, Soup" in plain(cards[0].status.value)
     saved = plain(view.finish(turn)["text/html"])
@@ -72,8 +89,12 @@ async def test_a_headless_answer_policy_answers_and_none_leaves_it_to_a_person(
         seen.append([q.question for q in questions])
         return ["Red"] if len(seen) == 1 else None
 
-    scripted_model.push(Reply(tool_use("AskUserQuestion", {"questions": [COLOR]})), Reply(text("a")),
-                        Reply(tool_use("AskUserQuestion", {"questions": [COLOR]})), Reply(text("b")))
+    scripted_model.push(
+        Reply(tool_use("AskUserQuestion", {"questions": [COLOR]})),
+        Reply(text("a")),
+        Reply(tool_use("AskUserQuestion", {"questions": [COLOR]})),
+        Reply(text("b")),
+    )
     session = make_session(answer=answer)
     await session.run("one")
     assert result_text(scripted_model).startswith('Your questions have been answered: "Which colour?"="Red"')
@@ -105,8 +126,11 @@ async def test_zero_or_five_options_end_clearly_and_the_session_stays_usable(
     make_session: SessionMaker, scripted_model: ScriptedModelServer
 ) -> None:
     bad = [{**COLOR, "options": []}, {**COLOR, "options": [{"label": str(i)} for i in range(5)]}]
-    scripted_model.push(*(Reply(tool_use("AskUserQuestion", {"questions": [q]})) for q in bad), Reply(text("fine")),
-                        Reply(text("still here")))
+    scripted_model.push(
+        *(Reply(tool_use("AskUserQuestion", {"questions": [q]})) for q in bad),
+        Reply(text("fine")),
+        Reply(text("still here")),
+    )
     session = make_session()
     turn = await session.run("ask badly")  # the CLI refuses both itself: no can_use_tool, nothing waits
     errors = [e for e in turn.events if isinstance(e, ev.ToolUpdate)]
@@ -115,9 +139,12 @@ async def test_zero_or_five_options_end_clearly_and_the_session_stays_usable(
 
 
 async def test_unusable_inputs_from_a_peer_are_denied_with_the_reason() -> None:
-    for questions, reason in (([], "no questions"), ([COLOR] * 5, "5 questions"),
-                              ([{**COLOR, "options": []}], "has 0 options"),
-                              ([{**COLOR, "options": COLOR["options"] * 3}], "has 6 options")):
+    for questions, reason in (
+        ([], "no questions"),
+        ([COLOR] * 5, "5 questions"),
+        ([{**COLOR, "options": []}], "has 0 options"),
+        ([{**COLOR, "options": COLOR["options"] * 3}], "has 6 options"),
+    ):
         with pytest.raises(QuestionError, match=reason):
             parse_questions({"questions": questions})
         approval = Approval("r1", "AskUserQuestion", {"questions": questions})

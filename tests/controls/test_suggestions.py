@@ -20,8 +20,12 @@ from tests.widgets.test_static import plain
 
 pytestmark = pytest.mark.timeout(180)
 BOTH = pytest.mark.parametrize("claude_cli", ["2.1.332", "2.1.197"], indirect=True)
-NPM = {"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "npm test *"}], "behavior": "allow",
-       "destination": "localSettings"}
+NPM = {
+    "type": "addRules",
+    "rules": [{"toolName": "Bash", "ruleContent": "npm test *"}],
+    "behavior": "allow",
+    "destination": "localSettings",
+}
 
 
 @BOTH
@@ -29,8 +33,9 @@ async def test_the_suggestion_button_saves_exactly_that_rule_and_the_cli_stops_a
     make_session: SessionMaker, scripted_model: ScriptedModelServer, claude_workdir: Path, rec: Recorder
 ) -> None:
     npm = {"command": "npm test -- --watch=false", "description": "run the tests"}
-    scripted_model.push(Reply(tool_use("Bash", npm)), Reply(text("ran")), Reply(tool_use("Bash", npm)),
-                        Reply(text("ran again")))
+    scripted_model.push(
+        Reply(tool_use("Bash", npm)), Reply(text("ran")), Reply(tool_use("Bash", npm)), Reply(text("ran again"))
+    )
     view = TurnView("test", session_name="t")
     labels: list[str] = []
 
@@ -63,13 +68,19 @@ async def test_the_suggestion_button_saves_exactly_that_rule_and_the_cli_stops_a
 
 
 async def test_unknown_or_broken_suggestions_get_no_button_and_decide_nothing() -> None:
-    weird = [NPM, {"type": "grantEverything", "destination": "userSettings"}, {"type": "addRules", "rules": []},
-             {"type": "setMode", "mode": "acceptEdits", "destination": "session"}]
+    weird = [
+        NPM,
+        {"type": "grantEverything", "destination": "userSettings"},
+        {"type": "addRules", "rules": []},
+        {"type": "setMode", "mode": "acceptEdits", "destination": "session"},
+    ]
     buttons, problems = offered(weird)
     assert [i for i, _ in buttons] == [0, 3]
     assert buttons[1][1] == "Allow, and switch to acceptEdits mode for this session"
-    assert problems == ["kandev-nb does not know the permission suggestion type 'grantEverything'; not offered",
-                        "permission suggestion addRules has no rules; not offered"]
+    assert problems == [
+        "kandev-nb does not know the permission suggestion type 'grantEverything'; not offered",
+        "permission suggestion addRules has no rules; not offered",
+    ]
     approval = Approval("r1", "Bash", {"command": "x"}, suggestions=weird)
     with pytest.raises(ValueError, match="grantEverything"):
         approval.allow(suggestion=1)

@@ -20,8 +20,10 @@ def test_undo_restores_the_last_turns_files_and_says_which(
     keep, new = claude_workdir / "keep.txt", claude_workdir / "new.txt"
     keep.write_text("v1\n")
     scripted_model.push(
-        Reply(tool_use("Edit", {"file_path": str(keep), "old_string": "v1", "new_string": "v2"})), Reply(text("1")),
-        Reply(tool_use("Write", {"file_path": str(new), "content": "x\n"})), Reply(text("2")),
+        Reply(tool_use("Edit", {"file_path": str(keep), "old_string": "v1", "new_string": "v2"})),
+        Reply(text("1")),
+        Reply(tool_use("Write", {"file_path": str(new), "content": "x\n"})),
+        Reply(text("2")),
     )
     kernel.execute(setup_code(claude_env, claude_workdir))
     kernel.execute("%%claude --mode acceptEdits\nedit keep")
@@ -33,8 +35,11 @@ def test_undo_restores_the_last_turns_files_and_says_which(
     assert "Undid the file changes of the last turn" in repr(run.outputs) and str(new) in repr(run.outputs)
     run = kernel.wait(kernel.start("%claude_undo --turn 0"))
     assert run.status == "ok" and keep.read_text() == "v1\n"
-    for cell, message in (("%claude_undo --turn 9", "no turn 9"), ("%claude_undo --session nope", "no session 'nope'"),
-                          ("%claude_undo --bogus", "unknown arguments --bogus")):
+    for cell, message in (
+        ("%claude_undo --turn 9", "no turn 9"),
+        ("%claude_undo --session nope", "no session 'nope'"),
+        ("%claude_undo --bogus", "unknown arguments --bogus"),
+    ):
         run = kernel.wait(kernel.start(cell))
         assert run.status == "error" and message in repr(run.error) + run.stdout(), repr(run.error)
     table = kernel.eval("(await __import__('kandev_nb.notebook.commands').notebook.commands.mcp('')).to_dict('list')")
@@ -59,8 +64,12 @@ def test_undo_without_checkpoints_says_why_and_changes_nothing(
 def test_configure_answer_answers_questions_in_a_headless_kernel(
     kernel: KernelHarness, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path
 ) -> None:
-    question = {"question": "Which colour?", "header": "Colour", "multiSelect": False,
-                "options": [{"label": "Red", "description": ""}, {"label": "Blue", "description": ""}]}
+    question = {
+        "question": "Which colour?",
+        "header": "Colour",
+        "multiSelect": False,
+        "options": [{"label": "Red", "description": ""}, {"label": "Blue", "description": ""}],
+    }
     scripted_model.push(Reply(tool_use("AskUserQuestion", {"questions": [question]})), Reply(text("red then")))
     kernel.execute(setup_code(claude_env, claude_workdir))
     kernel.execute("kandev_nb.configure(answer=lambda questions: [q.options[0].label for q in questions])")

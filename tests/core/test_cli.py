@@ -25,16 +25,34 @@ def _fake_binary(path: Path) -> Path:
 
 def test_build_argv_has_the_seed_flags_and_omits_the_default_mode() -> None:
     argv = build_argv("/bin/claude", LaunchOptions(model="sonnet"))
-    assert argv[:8] == ["/bin/claude", "-p", "--output-format", "stream-json", "--input-format", "stream-json",
-                        "--verbose", "--permission-prompt-tool"]
+    assert argv[:8] == [
+        "/bin/claude",
+        "-p",
+        "--output-format",
+        "stream-json",
+        "--input-format",
+        "stream-json",
+        "--verbose",
+        "--permission-prompt-tool",
+    ]
     assert "--include-partial-messages" in argv
     assert argv[argv.index("--model") + 1] == "sonnet"
     assert "--permission-mode" not in argv
 
 
 def test_build_argv_resume_fork_and_limits() -> None:
-    argv = build_argv("c", LaunchOptions(permission_mode="plan", resume="s1", resume_session_at="u1", fork_session=True,
-                                      max_turns=3, max_budget_usd=0.5, allowed_tools=("Read", "Bash(git *)")))
+    argv = build_argv(
+        "c",
+        LaunchOptions(
+            permission_mode="plan",
+            resume="s1",
+            resume_session_at="u1",
+            fork_session=True,
+            max_turns=3,
+            max_budget_usd=0.5,
+            allowed_tools=("Read", "Bash(git *)"),
+        ),
+    )
     joined = " ".join(argv)
     assert "--permission-mode plan" in joined
     assert "--resume s1 --resume-session-at u1 --fork-session" in joined
@@ -85,8 +103,10 @@ def test_cli_version_parses(tmp_path: Path) -> None:
 
 
 def test_build_argv_disallowed_tools_and_nothing_extra() -> None:
-    argv = build_argv("c", LaunchOptions(disallowed_tools=("WebFetch", "Bash(rm *)"), cli_path="/x/claude",
-                                         cwd="/work", env={"A": "1"}))
+    argv = build_argv(
+        "c",
+        LaunchOptions(disallowed_tools=("WebFetch", "Bash(rm *)"), cli_path="/x/claude", cwd="/work", env={"A": "1"}),
+    )
     assert argv[argv.index("--disallowedTools") + 1] == "WebFetch,Bash(rm *)"
     assert "/x/claude" not in argv and "/work" not in argv and "A" not in argv  # not flags
     assert "--sdk-url" not in argv
@@ -100,20 +120,33 @@ def test_launch_options_are_frozen_hashable_and_checked_when_made() -> None:
         options.env["B"] = "2"  # type: ignore[index]  # read-only
     with pytest.raises(AttributeError):
         options.model = "opus"  # type: ignore[misc]
-    for bad, error in [({"permission_mode": "yolo"}, ValueError), ({"max_turns": 0}, ValueError),
-                       ({"max_turns": 1.5}, TypeError), ({"max_budget_usd": -1}, ValueError),
-                       ({"allowed_tools": "Read"}, TypeError), ({"env": {"A": 1}}, TypeError),
-                       ({"model": 3}, TypeError), ({"fork_session": "yes"}, TypeError)]:
+    for bad, error in [
+        ({"permission_mode": "yolo"}, ValueError),
+        ({"max_turns": 0}, ValueError),
+        ({"max_turns": 1.5}, TypeError),
+        ({"max_budget_usd": -1}, ValueError),
+        ({"allowed_tools": "Read"}, TypeError),
+        ({"env": {"A": 1}}, TypeError),
+        ({"model": 3}, TypeError),
+        ({"fork_session": "yes"}, TypeError),
+    ]:
         with pytest.raises(error):
             LaunchOptions(**bad)  # type: ignore[arg-type]
 
 
 def test_same_process_ignores_only_the_conversation_and_the_mode() -> None:
     base = LaunchOptions(model="sonnet")
-    assert base.same_process(replace(base, resume="s1", resume_session_at="u1", fork_session=True,
-                                     permission_mode="plan", is_sandbox=True))
-    for change in ({"model": "opus"}, {"max_budget_usd": 1.0}, {"cwd": "/elsewhere"}, {"env": {"X": "1"}},
-                   {"disallowed_tools": ("WebFetch",)}, {"cli_path": "/other/claude"}):
+    assert base.same_process(
+        replace(base, resume="s1", resume_session_at="u1", fork_session=True, permission_mode="plan", is_sandbox=True)
+    )
+    for change in (
+        {"model": "opus"},
+        {"max_budget_usd": 1.0},
+        {"cwd": "/elsewhere"},
+        {"env": {"X": "1"}},
+        {"disallowed_tools": ("WebFetch",)},
+        {"cli_path": "/other/claude"},
+    ):
         assert not base.same_process(replace(base, **change)), change
 
 

@@ -8,7 +8,9 @@ from kandev_nb.notebook.magic import PromptError, interpolate, parse_options, tr
 
 def test_transform_makes_a_top_level_await() -> None:
     out = transform_cell(["%%claude --mode plan\n", "Fix {thing}\n", "now\n"])
-    assert out == ["await __import__('kandev_nb.notebook.magic').notebook.magic.run_cell('--mode plan', 'Fix {thing}\\nnow\\n');\n"]
+    assert out == [
+        "await __import__('kandev_nb.notebook.magic').notebook.magic.run_cell('--mode plan', 'Fix {thing}\\nnow\\n');\n"
+    ]
 
 
 def test_transform_leaves_other_cells_and_help_alone() -> None:

@@ -76,5 +76,3 @@ def test_autonomous_as_root_needs_the_opt_in(monkeypatch: pytest.MonkeyPatch) ->
     with pytest.raises(RootBypassError, match="--i-am-sandboxed"):
         cli_permission_mode("autonomous")
     assert cli_permission_mode("autonomous", allow_root_bypass=True) == "bypassPermissions"
-
-

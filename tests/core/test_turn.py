@@ -12,14 +12,22 @@ def _call(tool_id: str) -> ev.ToolCall:
 
 def test_compact_merges_text_runs_per_thread_only() -> None:
     events: list[ev.AgentEvent] = [
-        ev.MessageChunk(text="Hel"), ev.MessageChunk(text="lo"), ev.Reasoning(text="hm"), ev.Reasoning(text="m"),
-        _call("t1"), ev.MessageChunk(text="sub", parent_tool_use_id="t1"), ev.MessageChunk(text="!"),
+        ev.MessageChunk(text="Hel"),
+        ev.MessageChunk(text="lo"),
+        ev.Reasoning(text="hm"),
+        ev.Reasoning(text="m"),
+        _call("t1"),
+        ev.MessageChunk(text="sub", parent_tool_use_id="t1"),
+        ev.MessageChunk(text="!"),
         ev.MessageChunk(text="?"),
     ]
     out = compact_events(events)
     assert [(type(e).__name__, getattr(e, "text", None)) for e in out] == [
-        ("MessageChunk", "Hello"), ("Reasoning", "hmm"), ("ToolCall", None),
-        ("MessageChunk", "sub"), ("MessageChunk", "!?"),
+        ("MessageChunk", "Hello"),
+        ("Reasoning", "hmm"),
+        ("ToolCall", None),
+        ("MessageChunk", "sub"),
+        ("MessageChunk", "!?"),
     ]
 
 

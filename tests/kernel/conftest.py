@@ -30,8 +30,4 @@ def kernel(claude_workdir: Path, ledger_path: Path) -> Iterator[KernelHarness]:
 def setup_code(claude_env: dict[str, str], cwd: Path, **settings: object) -> str:
     """The cell a notebook runs first: load the extension, point it at the scripted model."""
     extra = "".join(f", {k}={v!r}" for k, v in settings.items())
-    return (
-        "%load_ext kandev_nb\n"
-        "import kandev_nb\n"
-        f"kandev_nb.configure(env={claude_env!r}, cwd={str(cwd)!r}{extra})\n"
-    )
+    return f"%load_ext kandev_nb\nimport kandev_nb\nkandev_nb.configure(env={claude_env!r}, cwd={str(cwd)!r}{extra})\n"

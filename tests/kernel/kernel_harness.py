@@ -51,7 +51,7 @@ class WidgetModel:
             if at == len(have):
                 self.live_text = have + new
             elif at < len(have):  # overlaps what the view has: only the new part counts
-                self.live_text = have + new[len(have) - at:]
+                self.live_text = have + new[len(have) - at :]
             else:
                 self.gaps.append(at)
                 self.live_text = have
@@ -168,8 +168,7 @@ class KernelHarness:
         import json
 
         run = self.execute(
-            "import json as _j\n"
-            f"print(_j.dumps({expr}, default=lambda o: o.item() if hasattr(o, 'item') else str(o)))"
+            f"import json as _j\nprint(_j.dumps({expr}, default=lambda o: o.item() if hasattr(o, 'item') else str(o)))"
         )
         return json.loads(run.stdout().strip().splitlines()[-1])
 
@@ -177,9 +176,12 @@ class KernelHarness:
 
     def find_buttons(self, description: str) -> list[WidgetModel]:
         return [
-            w for w in self.widgets.values()
-            if w.state.get("_model_name") == "ButtonModel" and w.state.get("description") == description
-            and not w.closed and not w.state.get("disabled")
+            w
+            for w in self.widgets.values()
+            if w.state.get("_model_name") == "ButtonModel"
+            and w.state.get("description") == description
+            and not w.closed
+            and not w.state.get("disabled")
         ]
 
     def wait_for_button(self, description: str, timeout: float = 60) -> WidgetModel:
@@ -194,9 +196,9 @@ class KernelHarness:
     def pending_approvals(self) -> list[WidgetModel]:
         """The approval controls (``kandev-approval-controls``) still waiting for an answer."""
         return [
-            w for w in self.widgets.values()
-            if "kandev-approval-controls" in w.state.get("_dom_classes", ()) and w.state.get("pending")
-            and not w.closed
+            w
+            for w in self.widgets.values()
+            if "kandev-approval-controls" in w.state.get("_dom_classes", ()) and w.state.get("pending") and not w.closed
         ]
 
     def wait_for_approval(self, timeout: float = 60) -> WidgetModel:
@@ -220,7 +222,9 @@ class KernelHarness:
 
     def send_custom(self, widget: WidgetModel, content: dict[str, Any]) -> None:
         """Send a custom comm_msg from the "frontend" to `widget`'s model in the kernel."""
-        msg = self.kc.session.msg("comm_msg", {"comm_id": widget.comm_id, "data": {"method": "custom", "content": content}})
+        msg = self.kc.session.msg(
+            "comm_msg", {"comm_id": widget.comm_id, "data": {"method": "custom", "content": content}}
+        )
         self.kc.shell_channel.send(msg)
 
     def live_texts(self) -> list[str]:

@@ -109,8 +109,12 @@ def test_the_card_answers_once_for_the_session_edited_or_denied_with_a_reason(
     while not controls.state.get("input_json") and time.monotonic() < end:
         kernel.pump_for(0.1)
     assert json.loads(controls.state["input_json"])["content"] == "proposed\n"
-    answer(kernel, edit_card, "allow_edited",
-           input=json.dumps({"file_path": str(claude_workdir / "w.txt"), "content": "edited\n"}))
+    answer(
+        kernel,
+        edit_card,
+        "allow_edited",
+        input=json.dumps({"file_path": str(claude_workdir / "w.txt"), "content": "edited\n"}),
+    )
     assert "edited input" in wait_until_decided(kernel, edit_card)
 
     deny_card = wait_for_card(kernel, 3)
@@ -126,12 +130,19 @@ def test_the_card_answers_once_for_the_session_edited_or_denied_with_a_reason(
     assert not (claude_workdir / "x.txt").exists()
     assert "x.txt belongs to someone else" in last_tool_result(scripted_model)
     assert kernel.eval("[r.decision.message for r in kandev_nb.last_turn().tools.values() if r.decision][-1]") == (
-        "x.txt belongs to someone else")
+        "x.txt belongs to someone else"
+    )
     assert len(with_class(kernel, "kandev-approval")) == 3
-    decisions = kernel.eval("[(r.call.tool_name, r.decision and (r.decision.behavior, r.decision.decided_by))"
-                            " for r in kandev_nb.last_turn().tools.values()]")
-    assert decisions == [["Bash", ["allow", "person"]], ["Bash", ["allow", "settings"]], ["Write", ["allow", "person"]],
-                         ["Write", ["deny", "person"]]]  # (kernel.eval goes through JSON: lists)
+    decisions = kernel.eval(
+        "[(r.call.tool_name, r.decision and (r.decision.behavior, r.decision.decided_by))"
+        " for r in kandev_nb.last_turn().tools.values()]"
+    )
+    assert decisions == [
+        ["Bash", ["allow", "person"]],
+        ["Bash", ["allow", "settings"]],
+        ["Write", ["allow", "person"]],
+        ["Write", ["deny", "person"]],
+    ]  # (kernel.eval goes through JSON: lists)
 
 
 def test_policies_per_notebook_and_per_cell_show_on_the_card(
@@ -139,8 +150,10 @@ def test_policies_per_notebook_and_per_cell_show_on_the_card(
 ) -> None:
     src = claude_workdir / "src"
     scripted_model.push(
-        Reply(tool_use("Bash", {"command": "mkdir src", "description": "dir"})), Reply(text("ok")),
-        Reply(tool_use("Write", {"file_path": str(src / "a.py"), "content": "a = 1\n"})), Reply(text("ok")),
+        Reply(tool_use("Bash", {"command": "mkdir src", "description": "dir"})),
+        Reply(text("ok")),
+        Reply(tool_use("Write", {"file_path": str(src / "a.py"), "content": "a = 1\n"})),
+        Reply(text("ok")),
     )
     kernel.execute(setup_code(claude_env, claude_workdir))
     kernel.execute("kandev_nb.configure(approve=kandev_nb.Rules(allow=['Bash(mkdir *)']))")
@@ -179,14 +192,18 @@ def test_kernel_interrupt_while_a_card_waits_withdraws_it_and_keeps_the_session(
     assert not target.exists()
     history = repr(scripted_model.main_requests[-1].messages)
     assert "The code word is heron." in history and "Request interrupted by user" in history
-    assert kernel.eval("[type(e).__name__ for e in kandev_nb.notebook.magic._turns[-2].events"
-                       " if type(e).__name__.startswith('Permission')]") == [
-        "PermissionRequest", "PermissionCancelled"]
+    assert kernel.eval(
+        "[type(e).__name__ for e in kandev_nb.notebook.magic._turns[-2].events"
+        " if type(e).__name__.startswith('Permission')]"
+    ) == ["PermissionRequest", "PermissionCancelled"]
 
 
 @pytest.mark.parametrize("how", ["stop_button", "kernel_interrupt"])
 def test_stopping_a_streaming_turn_keeps_the_process_and_the_conversation(
-    how: str, kernel: KernelHarness, scripted_model: ScriptedModelServer, claude_env: dict[str, str],
+    how: str,
+    kernel: KernelHarness,
+    scripted_model: ScriptedModelServer,
+    claude_env: dict[str, str],
     claude_workdir: Path,
 ) -> None:
     scripted_model.push(Reply(text("z" * 300, chunk_size=1, delay=0.2)), Reply(text("Back again.")))
@@ -202,12 +219,16 @@ def test_stopping_a_streaming_turn_keeps_the_process_and_the_conversation(
         kernel.km.interrupt_kernel()
     kernel.wait(run, timeout=60)
     assert run.status == "ok", run.error
-    interrupted = kernel.eval("(kandev_nb.last_turn().interrupted, kandev_nb.last_turn().stats.result_subtype,"
-                              " len(kandev_nb.last_turn().text), kandev_nb.sessions['default'].pid)")
+    interrupted = kernel.eval(
+        "(kandev_nb.last_turn().interrupted, kandev_nb.last_turn().stats.result_subtype,"
+        " len(kandev_nb.last_turn().text), kandev_nb.sessions['default'].pid)"
+    )
     assert interrupted[:2] == [True, "error_during_execution"] and interrupted[2] < 300
     kernel.execute("%%claude\nAre you still there?")
     assert kernel.eval("(kandev_nb.last_turn().text, kandev_nb.sessions['default'].pid)") == [
-        "Back again.", interrupted[3]]
+        "Back again.",
+        interrupted[3],
+    ]
     assert "Write a long answer" in repr(scripted_model.main_requests[-1].messages)
 
 
@@ -230,18 +251,20 @@ def test_modes_plan_then_accept_edits_in_one_live_process(
     answer(kernel, plan_card, "allow")
     answer(kernel, wait_for_card(kernel, 2), "allow")
     kernel.wait(run)
-    assert kernel.eval("(kandev_nb.sessions['default'].config.mode,"
-                       " [e.mode for e in kandev_nb.last_turn().events if e.type == 'session_mode'])") == [
-        "supervised", ["default"]]
+    assert kernel.eval(
+        "(kandev_nb.sessions['default'].config.mode,"
+        " [e.mode for e in kandev_nb.last_turn().events if e.type == 'session_mode'])"
+    ) == ["supervised", ["default"]]
     pid = kernel.eval("kandev_nb.sessions['default'].pid")
     kernel.execute("%%claude --mode acceptEdits\nWrite edit.txt")
     assert (claude_workdir / "edit.txt").read_text() == "e\n"
     assert len(with_class(kernel, "kandev-approval")) == 2  # no card in acceptEdits
     write_card = with_class(kernel, "kandev-tool-card")[-1]
     assert "allowed by Claude Code" in "".join(str(w.state.get("value", "")) for w in descendants(kernel, write_card))
-    assert kernel.eval("(kandev_nb.sessions['default'].pid, kandev_nb.sessions['default'].config.mode,"
-                       " [r.decision.decided_by for r in kandev_nb.last_turn().tools.values()])") == [
-        pid, "acceptEdits", ["settings"]]
+    assert kernel.eval(
+        "(kandev_nb.sessions['default'].pid, kandev_nb.sessions['default'].config.mode,"
+        " [r.decision.decided_by for r in kandev_nb.last_turn().tools.values()])"
+    ) == [pid, "acceptEdits", ["settings"]]
 
 
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="the refusal is for root only")
@@ -249,7 +272,7 @@ def test_autonomous_as_root_says_what_to_do_and_runs_with_the_opt_in(
     kernel: KernelHarness, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path
 ) -> None:
     scripted_model.push(
-        Reply(tool_use("Bash", {"command": "python3 -c 'open(\"a.txt\", \"w\").write(\"a\")'", "description": "a"})),
+        Reply(tool_use("Bash", {"command": 'python3 -c \'open("a.txt", "w").write("a")\'', "description": "a"})),
         Reply(text("done")),
     )
     kernel.execute(setup_code(claude_env, claude_workdir))

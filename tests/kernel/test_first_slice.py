@@ -20,10 +20,15 @@ def test_cell_streams_text_shows_tool_card_and_records_a_row(
 ) -> None:
     (claude_workdir / "notes.txt").write_text("hello from the notes\n")
     scripted_model.push(
-        Reply(text("Let me read it."), tool_use("Read", {"file_path": str(claude_workdir / "notes.txt")}),
-              usage=Usage(input_tokens=210, output_tokens=33, cache_read_input_tokens=40, cache_creation_input_tokens=7)),
-        Reply(text("The file says **hello from the notes**."),
-              usage=Usage(input_tokens=250, output_tokens=12, cache_read_input_tokens=60, cache_creation_input_tokens=0)),
+        Reply(
+            text("Let me read it."),
+            tool_use("Read", {"file_path": str(claude_workdir / "notes.txt")}),
+            usage=Usage(input_tokens=210, output_tokens=33, cache_read_input_tokens=40, cache_creation_input_tokens=7),
+        ),
+        Reply(
+            text("The file says **hello from the notes**."),
+            usage=Usage(input_tokens=250, output_tokens=12, cache_read_input_tokens=60, cache_creation_input_tokens=0),
+        ),
     )
     kernel.execute(setup_code(claude_env, claude_workdir))
     run = kernel.execute("%%claude\nWhat does notes.txt say?")
@@ -50,7 +55,10 @@ def test_cell_streams_text_shows_tool_card_and_records_a_row(
 
 @pytest.mark.parametrize("answer", ["Allow", "Deny"])
 def test_approval_click_through_the_widget_comm(
-    answer: str, kernel: KernelHarness, scripted_model: ScriptedModelServer, claude_env: dict[str, str],
+    answer: str,
+    kernel: KernelHarness,
+    scripted_model: ScriptedModelServer,
+    claude_env: dict[str, str],
     claude_workdir: Path,
 ) -> None:
     target = claude_workdir / "hello.txt"
@@ -94,7 +102,10 @@ def test_two_cells_share_one_process_and_one_conversation(
 
 
 def test_headless_approval_times_out_to_deny_and_the_notebook_finishes(
-    scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path, ledger_path: Path,
+    scripted_model: ScriptedModelServer,
+    claude_env: dict[str, str],
+    claude_workdir: Path,
+    ledger_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("KANDEV_NB_LEDGER", str(ledger_path))
@@ -109,7 +120,9 @@ def test_headless_approval_times_out_to_deny_and_the_notebook_finishes(
         nbformat.v4.new_code_cell("%%claude\nWrite never.txt"),
         nbformat.v4.new_code_cell("print('after', kandev_nb.last_turn().text)"),
     ]
-    NotebookClient(nb, timeout=180, kernel_name="python3", resources={"metadata": {"path": str(claude_workdir)}}).execute()
+    NotebookClient(
+        nb, timeout=180, kernel_name="python3", resources={"metadata": {"path": str(claude_workdir)}}
+    ).execute()
     assert not target.exists()
     outputs = nb.cells[1].outputs
     html = "\n".join(o.get("data", {}).get("text/html", "") for o in outputs)

@@ -26,7 +26,9 @@ def test_a_new_kernel_reads_the_ledger_and_resumes_the_conversation(
     kernel: KernelHarness, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path
 ) -> None:
     scripted_model.push(Reply(text("The code word is OKAPI.")), Reply(text("It was OKAPI.")))
-    as_notebook = "import os\nos.environ['JPY_SESSION_NAME'] = '/home/user/analysis.ipynb'\n"  # as jupyter-server sets it
+    as_notebook = (
+        "import os\nos.environ['JPY_SESSION_NAME'] = '/home/user/analysis.ipynb'\n"  # as jupyter-server sets it
+    )
     kernel.execute(as_notebook + setup_code(claude_env, claude_workdir))
     kernel.execute("%%claude\nRemember the code word okapi")
     before = kernel.eval("[kandev_nb.runs().shape[0], kandev_nb.last_turn().session_id]")

@@ -68,8 +68,9 @@ def start_turn_waiting_for_approval(
     kernel: KernelHarness, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path
 ) -> tuple[int, int]:
     """Run one turn, then leave a second one blocked on an approval card. Returns (kernel pid, CLI pid)."""
-    scripted_model.push(Reply(text("first")),
-                        Reply(tool_use("Write", {"file_path": str(claude_workdir / "w.txt"), "content": "w"})))
+    scripted_model.push(
+        Reply(text("first")), Reply(tool_use("Write", {"file_path": str(claude_workdir / "w.txt"), "content": "w"}))
+    )
     kernel.execute(setup_code(claude_env, claude_workdir))
     kernel.execute("%%claude\nHello")
     kernel_pid, cli_pid = kernel.eval("(__import__('os').getpid(), kandev_nb.sessions['default'].pid)")
@@ -93,8 +94,11 @@ def sigkill(kernel: KernelHarness, kernel_pid: int) -> None:
 
 @pytest.mark.parametrize("end", [shutdown, restart, sigkill], ids=["shutdown", "restart", "sigkill"])
 def test_no_cli_outlives_its_kernel(
-    end: Callable[[KernelHarness, int], None], mortal_kernel: KernelHarness, scripted_model: ScriptedModelServer,
-    claude_env: dict[str, str], claude_workdir: Path,
+    end: Callable[[KernelHarness, int], None],
+    mortal_kernel: KernelHarness,
+    scripted_model: ScriptedModelServer,
+    claude_env: dict[str, str],
+    claude_workdir: Path,
 ) -> None:
     kernel_pid, cli_pid = start_turn_waiting_for_approval(mortal_kernel, scripted_model, claude_env, claude_workdir)
     end(mortal_kernel, kernel_pid)
@@ -104,15 +108,22 @@ def test_no_cli_outlives_its_kernel(
 
 
 def test_a_cli_that_dies_mid_turn_ends_the_cell_and_the_next_cell_resumes(
-    kernel: KernelHarness, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path,
-    claude_cli: Path, tmp_path: Path,
+    kernel: KernelHarness,
+    scripted_model: ScriptedModelServer,
+    claude_env: dict[str, str],
+    claude_workdir: Path,
+    claude_cli: Path,
+    tmp_path: Path,
 ) -> None:
     wrapper = tmp_path / "bin" / "claude"
     wrapper.parent.mkdir()
     wrapper.write_text(f'#!/bin/sh\necho "wrapper: the test started this claude" >&2\nexec {claude_cli} "$@"\n')
     wrapper.chmod(wrapper.stat().st_mode | stat.S_IEXEC)
-    scripted_model.push(Reply(text("The password is swordfish.")), Reply(text("never"), delay_first_byte=60),
-                        Reply(text("It was swordfish.")))
+    scripted_model.push(
+        Reply(text("The password is swordfish.")),
+        Reply(text("never"), delay_first_byte=60),
+        Reply(text("It was swordfish.")),
+    )
     kernel.execute(setup_code(claude_env, claude_workdir, cli_path=str(wrapper)))
     kernel.execute("%%claude\nRemember the password swordfish")
     first_pid, session_id = kernel.eval("(kandev_nb.sessions['default'].pid, kandev_nb.last_turn().session_id)")
@@ -126,9 +137,13 @@ def test_a_cli_that_dies_mid_turn_ends_the_cell_and_the_next_cell_resumes(
     shown = "\n".join(run.data("text/html")) + kernel.widget_texts()
     assert "exit code -9" in shown and "wrapper: the test started this claude" in shown
     assert kernel.eval("(kandev_nb.last_turn().error.exit_code, kandev_nb.last_turn().error.subtype)") == [
-        -9, "cli_exited"]
+        -9,
+        "cli_exited",
+    ]
     kernel.execute("%%claude\nWhat was the password?")
     assert kernel.eval("(kandev_nb.last_turn().text, kandev_nb.last_turn().session_id)") == [
-        "It was swordfish.", session_id]
+        "It was swordfish.",
+        session_id,
+    ]
     assert kernel.eval("kandev_nb.sessions['default'].pid") != first_pid
     assert "Remember the password swordfish" in repr(scripted_model.main_requests[-1].messages)

@@ -19,10 +19,13 @@ def test_variables_and_attachments_reach_the_cli(
 ) -> None:
     scripted_model.push(Reply(text("Noted.")))
     kernel.execute(setup_code(claude_env, claude_workdir))
-    kernel.execute("table = 'sales_2026'\nimport pandas as pd\ndf = pd.DataFrame({'a': range(7)})\npng = b'\\x89PNG\\r\\n\\x1a\\n' + bytes(16)")
-    kernel.execute("%%claude --attach png\nSummarise {table} ({df.shape}); keep {{braces}} and {\"json\": 1}")
+    kernel.execute(
+        "table = 'sales_2026'\nimport pandas as pd\ndf = pd.DataFrame({'a': range(7)})\n"
+        "png = b'\\x89PNG\\r\\n\\x1a\\n' + bytes(16)"
+    )
+    kernel.execute('%%claude --attach png\nSummarise {table} ({df.shape}); keep {{braces}} and {"json": 1}')
     sent = scripted_model.main_requests[-1].last_user_text()
-    assert "Summarise sales_2026 ((7, 1)); keep {braces} and {\"json\": 1}" in sent
+    assert 'Summarise sales_2026 ((7, 1)); keep {braces} and {"json": 1}' in sent
     assert ".kandev/temp/images/png-" in sent
     attached = list((claude_workdir / ".kandev" / "temp" / "images").glob("png-*.png"))
     assert len(attached) == 1 and attached[0].read_bytes().startswith(b"\x89PNG")
@@ -61,8 +64,10 @@ def test_websocket_transport_cell_runs_a_turn_with_an_approval(
     kernel: KernelHarness, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path
 ) -> None:
     target = claude_workdir / "ws.txt"
-    scripted_model.push(Reply(tool_use("Write", {"file_path": str(target), "content": "over the socket\n"})),
-                        Reply(text("Done over WebSocket.")))
+    scripted_model.push(
+        Reply(tool_use("Write", {"file_path": str(target), "content": "over the socket\n"})),
+        Reply(text("Done over WebSocket.")),
+    )
     kernel.execute(setup_code(claude_env, claude_workdir, cli_path=str(pinned_cli("2.1.118"))))
     run = kernel.start("%%claude --transport websocket\nwrite ws.txt")
     kernel.answer(kernel.wait_for_approval(), "allow")

@@ -13,7 +13,7 @@ from tests.kernel.kernel_harness import CellRun, KernelHarness
 
 pytestmark = pytest.mark.timeout(300)
 
-TYPES = '''
+TYPES = """
 import dataclasses, datetime
 from typing import Optional
 from pydantic import BaseModel, field_validator
@@ -46,7 +46,7 @@ class Adult(BaseModel):
         if v < 18:
             raise ValueError("must be at least 18")
         return v
-'''
+"""
 
 
 def _error_text(run: CellRun) -> str:
@@ -64,17 +64,25 @@ def test_models_and_dataclasses_fill_variables_and_lists_become_frames(
     scripted_model.push(
         _answer({"name": "Ada", "age": 36}),
         _answer({"x": 1.5, "y": -2, "label": "origin-ish"}),
-        _answer({"items": [
-            {"region": "north", "units": 3, "price": 9.5, "paid": True, "day": "2026-11-02"},
-            {"region": "south", "units": 7, "price": 4.25, "paid": False, "day": "2026-11-03", "note": "late"},
-        ]}),
+        _answer(
+            {
+                "items": [
+                    {"region": "north", "units": 3, "price": 9.5, "paid": True, "day": "2026-11-02"},
+                    {"region": "south", "units": 7, "price": 4.25, "paid": False, "day": "2026-11-03", "note": "late"},
+                ]
+            }
+        ),
         Reply(text("Plain again.")),
     )
     kernel.execute(setup_code(claude_env, claude_workdir))
     kernel.execute(TYPES)
     kernel.execute("%%claude --schema Person -o ada\nWho wrote the first program?")
     assert kernel.eval("[type(ada).__name__, ada.name, ada.age, kandev_nb.last_turn().output == ada]") == [
-        "Person", "Ada", 36, True]
+        "Person",
+        "Ada",
+        36,
+        True,
+    ]
     sent = scripted_model.main_requests[0].body
     tool = next(t for t in sent["tools"] if t["name"] == "StructuredOutput")
     assert set(tool["input_schema"]["properties"]) == {"name", "age"}  # the schema reached the model
@@ -85,8 +93,13 @@ def test_models_and_dataclasses_fill_variables_and_lists_become_frames(
     kernel.execute("%%claude --schema Sale --frame -o sales\nThe sales table")
     assert kernel.eval("type(sales).__name__") == "DataFrame"
     assert kernel.eval("{c: str(t) for c, t in sales.dtypes.items()}") == {
-        "region": "string", "units": "Int64", "price": "Float64", "paid": "boolean",
-        "day": "datetime64[ns]", "note": "string"}
+        "region": "string",
+        "units": "Int64",
+        "price": "Float64",
+        "paid": "boolean",
+        "day": "datetime64[ns]",
+        "note": "string",
+    }
     assert kernel.eval("[sales.units.sum(), sales.note.isna().tolist()]") == [10, [True, False]]
     sent = scripted_model.main_requests[2].body
     tool = next(t for t in sent["tools"] if t["name"] == "StructuredOutput")
@@ -127,9 +140,15 @@ def test_no_structured_answer_is_a_clear_error(
     kernel.execute(TYPES)
     run = kernel.wait(kernel.start("%%claude --schema Person -o who\nWho?"))
     assert run.status == "error"
-    assert "no structured answer for Person: the model answered without calling the StructuredOutput tool"  in _error_text(run)
-    for cell, message in [("%%claude -o x\nhi", "need --schema"), ("%%claude --schema Nope -o x\nhi", "Nope"),
-                          ("%%claude --schema datetime -o x\nhi", "cannot be a --schema")]:
+    assert (
+        "no structured answer for Person: the model answered without calling the StructuredOutput tool"
+        in _error_text(run)
+    )
+    for cell, message in [
+        ("%%claude -o x\nhi", "need --schema"),
+        ("%%claude --schema Nope -o x\nhi", "Nope"),
+        ("%%claude --schema datetime -o x\nhi", "cannot be a --schema"),
+    ]:
         bad = kernel.wait(kernel.start(cell))
         assert bad.status == "error" and message in _error_text(bad)
 
@@ -137,9 +156,14 @@ def test_no_structured_answer_is_a_clear_error(
 def test_hooks_option_denies_in_the_cell_and_the_card_names_the_hook(
     kernel: KernelHarness, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path
 ) -> None:
-    scripted_model.push(Reply(tool_use("Bash", {"command": "rm -rf data"})), Reply(text("Not allowed, fine.")),
-                        Reply(tool_use("Bash", {"command": "rm -rf data"})), Reply(text("Still not allowed.")),
-                        Reply(tool_use("Bash", {"command": "touch x.txt"})), Reply(text("Broken hook.")))
+    scripted_model.push(
+        Reply(tool_use("Bash", {"command": "rm -rf data"})),
+        Reply(text("Not allowed, fine.")),
+        Reply(tool_use("Bash", {"command": "rm -rf data"})),
+        Reply(text("Still not allowed.")),
+        Reply(tool_use("Bash", {"command": "touch x.txt"})),
+        Reply(text("Broken hook.")),
+    )
     (claude_workdir / "data").mkdir()
     kernel.execute(setup_code(claude_env, claude_workdir, allow_root_bypass=True))
     kernel.execute(

@@ -39,8 +39,9 @@ def test_a_row_names_the_cell_as_the_execute_reply_does(
 @pytest.fixture
 def team_kernel(postgres_url: str, claude_workdir: Path, tmp_path: Path) -> Iterator[KernelHarness]:
     """A kernel of user "ana" whose ledger is the shared PostgreSQL database."""
-    env = dict(os.environ, KANDEV_NB_LEDGER=postgres_url, JUPYTERHUB_USER="ana",
-               KANDEV_NB_SPOOL=str(tmp_path / "spool"))
+    env = dict(
+        os.environ, KANDEV_NB_LEDGER=postgres_url, JUPYTERHUB_USER="ana", KANDEV_NB_SPOOL=str(tmp_path / "spool")
+    )
     harness = KernelHarness(env=env, cwd=str(claude_workdir))
     try:
         yield harness
@@ -53,16 +54,23 @@ def _shown(runs: list[CellRun]) -> str:
 
 
 def test_team_budget_reads_the_shared_ledger_and_the_refusal_names_scope_period_and_spend(
-    team_kernel: KernelHarness, postgres_url: str, postgres_cluster: PostgresCluster,
-    scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path,
+    team_kernel: KernelHarness,
+    postgres_url: str,
+    postgres_cluster: PostgresCluster,
+    scripted_model: ScriptedModelServer,
+    claude_env: dict[str, str],
+    claude_workdir: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("JUPYTERHUB_USER", "ben")  # another user's kernel already spent today
     with RunLedger(postgres_url) as ledger:
         ledger.record(make_turn("ben's work", cost_usd=0.75), notebook="/home/ben/b.ipynb")
     scripted_model.push(Reply(text("Within budget.")), Reply(text("Never sent.")))
-    runs = [team_kernel.execute(setup_code(claude_env, claude_workdir, budget_usd=1.0, budget_scope="user",
-                                           budget_period="day"))]
+    runs = [
+        team_kernel.execute(
+            setup_code(claude_env, claude_workdir, budget_usd=1.0, budget_scope="user", budget_period="day")
+        )
+    ]
     runs.append(team_kernel.execute("%%claude\nfirst"))
     footer = "\n".join(runs[-1].data("text/html"))
     assert "budget of user ana, today" in footer
@@ -87,8 +95,13 @@ def test_team_budget_reads_the_shared_ledger_and_the_refusal_names_scope_period_
 
 
 def test_with_the_server_down_a_cell_still_runs_and_its_turn_lands_once_later(
-    team_kernel: KernelHarness, postgres_url: str, postgres_cluster: PostgresCluster,
-    scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path, tmp_path: Path,
+    team_kernel: KernelHarness,
+    postgres_url: str,
+    postgres_cluster: PostgresCluster,
+    scripted_model: ScriptedModelServer,
+    claude_env: dict[str, str],
+    claude_workdir: Path,
+    tmp_path: Path,
 ) -> None:
     scripted_model.push(Reply(text("While away.")), Reply(text("Back.")))
     runs = [team_kernel.execute(setup_code(claude_env, claude_workdir))]
@@ -105,4 +118,3 @@ def test_with_the_server_down_a_cell_still_runs_and_its_turn_lands_once_later(
     spooled = [p.read_text() for p in (tmp_path / "spool").rglob("*") if p.is_file()]
     assert all(postgres_cluster.password not in body for body in spooled)
     assert postgres_cluster.password not in _shown(runs)
-

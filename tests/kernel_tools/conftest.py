@@ -13,9 +13,11 @@ from tests.kernel.conftest import kernel, ledger_path  # noqa: F401 - fixtures u
 def tool_results(request: RecordedRequest) -> list[dict[str, Any]]:
     """Every ``tool_result`` block in the request's messages, in order."""
     return [
-        block for message in request.messages if message.get("role") == "user"
-        and isinstance(message.get("content"), list)
-        for block in message["content"] if isinstance(block, dict) and block.get("type") == "tool_result"
+        block
+        for message in request.messages
+        if message.get("role") == "user" and isinstance(message.get("content"), list)
+        for block in message["content"]
+        if isinstance(block, dict) and block.get("type") == "tool_result"
     ]
 
 

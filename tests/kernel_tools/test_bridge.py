@@ -9,14 +9,25 @@ import pandas as pd
 
 from kandev_nb.kernel_tools import KernelTools, KernelToolsOptions
 
-INITIALIZE = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-    "protocolVersion": "2025-11-25", "capabilities": {},
-    "clientInfo": {"name": "claude-code", "version": "2.1.197"}}}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "claude-code", "version": "2.1.197"},
+    },
+}
 
 
 def call(request_id: int, tool: str, **arguments: Any) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
-            "params": {"name": tool, "arguments": arguments, "_meta": {"claudecode/toolUseId": "toolu_1"}}}
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments, "_meta": {"claudecode/toolUseId": "toolu_1"}},
+    }
 
 
 async def test_handshake_twice_then_list_and_call() -> None:
@@ -29,12 +40,23 @@ async def test_handshake_twice_then_list_and_call() -> None:
         assert first["result"]["capabilities"] == {"tools": {"listChanged": False}}
         assert "live Jupyter kernel" in first["result"]["instructions"]
         assert await tools.handle({"jsonrpc": "2.0", "method": "notifications/initialized"}) == {
-            "jsonrpc": "2.0", "result": {}}
+            "jsonrpc": "2.0",
+            "result": {},
+        }
 
         listed = await tools.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
         by_name = {t["name"]: t for t in listed["result"]["tools"]}
-        assert sorted(by_name) == ["delete_cell", "edit_cell", "insert_cell", "inspect_variable", "list_variables",
-                                   "read_notebook", "recent_history", "run_cell", "run_code"]
+        assert sorted(by_name) == [
+            "delete_cell",
+            "edit_cell",
+            "insert_cell",
+            "inspect_variable",
+            "list_variables",
+            "read_notebook",
+            "recent_history",
+            "run_cell",
+            "run_code",
+        ]
         assert by_name["read_notebook"]["annotations"]["readOnlyHint"] is True
         assert by_name["insert_cell"]["inputSchema"]["required"] == ["source"]
         assert by_name["run_code"]["inputSchema"]["required"] == ["code"]
@@ -61,7 +83,9 @@ async def test_cancelled_call_stops_the_code_and_is_answered() -> None:
     try:
         await tools.handle(INITIALIZE)
         await tools.handle({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        running = asyncio.ensure_future(tools.handle(call(5, "run_code", code="import time\nwhile True:\n    time.sleep(0.01)")))
+        running = asyncio.ensure_future(
+            tools.handle(call(5, "run_code", code="import time\nwhile True:\n    time.sleep(0.01)"))
+        )
         while not tools.runner.busy:
             await asyncio.sleep(0.01)
         await tools.handle({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5}})
@@ -78,7 +102,9 @@ async def test_requests_in_flight_with_the_same_id_each_get_their_answer() -> No
     try:
         await tools.handle(INITIALIZE)
         await tools.handle({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        both = await asyncio.gather(tools.handle(call(7, "list_variables")), tools.handle(call(7, "inspect_variable", name="x")))
+        both = await asyncio.gather(
+            tools.handle(call(7, "list_variables")), tools.handle(call(7, "inspect_variable", name="x"))
+        )
         assert [a["id"] for a in both] == [7, 7]
         assert both[0]["result"]["content"][0]["text"].startswith("name")
         assert both[1]["result"]["content"][0]["text"].startswith("x: int")

@@ -30,9 +30,11 @@ async def test_the_file_guard_refuses_in_every_mode_and_lets_the_rest_through(
         asked.append((tool_name, Path(path).name))
         return "Refused: that notebook is open; use the kernel tools." if path.endswith(".ipynb") else None
 
-    scripted_model.push(Reply(tool_use("Write", {"file_path": str(notebook), "content": "{}"})),
-                        Reply(tool_use("Write", {"file_path": str(notes), "content": "kept\n"})),
-                        Reply(text("One refused, one written.")))
+    scripted_model.push(
+        Reply(tool_use("Write", {"file_path": str(notebook), "content": "{}"})),
+        Reply(tool_use("Write", {"file_path": str(notes), "content": "kept\n"})),
+        Reply(text("One refused, one written.")),
+    )
     session = Session(cwd=claude_workdir, env=claude_env, mode="acceptEdits", file_guard=guard)
     try:
         turn = await session.run("Write two files")

@@ -30,7 +30,10 @@ SECRET = "sk-live-THE-SECRET-0123456789"
 
 @pytest.mark.parametrize("cli", ["2.1.332", "2.1.197"])
 def test_list_and_inspect_variables_reach_the_model(
-    cli: str, kernel: KernelHarness, scripted_model: ScriptedModelServer, claude_env: dict[str, str],
+    cli: str,
+    kernel: KernelHarness,
+    scripted_model: ScriptedModelServer,
+    claude_env: dict[str, str],
     claude_workdir: Path,
 ) -> None:
     scripted_model.push(
@@ -55,8 +58,9 @@ def test_list_and_inspect_variables_reach_the_model(
     assert [line.split()[1] for line in dtypes.splitlines()][1:] == ["int64", "float64"]
     assert "north" in details and "null counts:" in details
 
-    decided = kernel.eval("[(r.call.tool_name, r.decision and r.decision.decided_by) "
-                          "for r in kandev_nb.last_turn().tools.values()]")
+    decided = kernel.eval(
+        "[(r.call.tool_name, r.decision and r.decision.decided_by) for r in kandev_nb.last_turn().tools.values()]"
+    )
     # Allowed by the session's --allowedTools: the CLI never asked (no card, no click).
     assert decided == [["mcp__kernel__list_variables", "settings"], ["mcp__kernel__inspect_variable", "settings"]]
     assert not kernel.pending_approvals()  # read-only tools never ask
@@ -65,7 +69,10 @@ def test_list_and_inspect_variables_reach_the_model(
 
 @pytest.mark.parametrize("answer", ["Allow", "Deny"])
 def test_run_code_asks_with_the_code_shown_and_only_allow_runs_it(
-    answer: str, kernel: KernelHarness, scripted_model: ScriptedModelServer, claude_env: dict[str, str],
+    answer: str,
+    kernel: KernelHarness,
+    scripted_model: ScriptedModelServer,
+    claude_env: dict[str, str],
     claude_workdir: Path,
 ) -> None:
     code = "doubled = sales['units'] * 2\nprint('sum is', doubled.sum())\nint(doubled.max())"
@@ -93,10 +100,15 @@ def test_run_code_asks_with_the_code_shown_and_only_allow_runs_it(
 
 
 def test_a_figure_from_run_code_shows_on_its_card_and_reaches_the_model(
-    kernel: KernelHarness, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path,
+    kernel: KernelHarness,
+    scripted_model: ScriptedModelServer,
+    claude_env: dict[str, str],
+    claude_workdir: Path,
 ) -> None:
-    code = ("import matplotlib.pyplot as plt\nfig, ax = plt.subplots(figsize=(3, 2))\n"
-            "ax.bar(sales['region'], sales['units'])\nax.set_title('units by region')")
+    code = (
+        "import matplotlib.pyplot as plt\nfig, ax = plt.subplots(figsize=(3, 2))\n"
+        "ax.bar(sales['region'], sales['units'])\nax.set_title('units by region')"
+    )
     scripted_model.push(Reply(tool_use("mcp__kernel__run_code", {"code": code})), Reply(text("Here is the chart.")))
     kernel.execute(setup_code(claude_env, claude_workdir))
     kernel.execute(DATA_CELL)
@@ -108,7 +120,7 @@ def test_a_figure_from_run_code_shows_on_its_card_and_reaches_the_model(
     assert len(images) == 1
     assert images[0]["source"]["media_type"] == "image/png"
     saved = run.data("text/html")[-1]  # ... but on the run_code card of the saved rendering
-    card = saved[saved.index("kernel · run_code"):saved.index("kandev-footer")]
+    card = saved[saved.index("kernel · run_code") : saved.index("kandev-footer")]
     shown = re.findall(r'class="kandev-figure" src="data:image/png;base64,([^"]+)"', card)
     assert len(shown) == 1  # once: the figure is closed, so the inline backend does not repeat it
     assert base64.b64decode(images[0]["source"]["data"]) == base64.b64decode(shown[0])
@@ -117,7 +129,10 @@ def test_a_figure_from_run_code_shows_on_its_card_and_reaches_the_model(
 
 
 def test_secret_values_never_reach_the_model(
-    kernel: KernelHarness, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path,
+    kernel: KernelHarness,
+    scripted_model: ScriptedModelServer,
+    claude_env: dict[str, str],
+    claude_workdir: Path,
 ) -> None:
     scripted_model.push(
         Reply(tool_use("mcp__kernel__list_variables", {})),
@@ -143,15 +158,17 @@ def test_secret_values_never_reach_the_model(
 
 
 def test_a_hanging_run_code_times_out_and_the_cell_and_kernel_go_on(
-    kernel: KernelHarness, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path,
+    kernel: KernelHarness,
+    scripted_model: ScriptedModelServer,
+    claude_env: dict[str, str],
+    claude_workdir: Path,
 ) -> None:
     scripted_model.push(
         Reply(tool_use("mcp__kernel__run_code", {"code": "spins = 0\nwhile True:\n    spins += 1"})),
         Reply(text("That loop never ends; it was stopped.")),
     )
     kernel.execute(setup_code(claude_env, claude_workdir))
-    kernel.execute("kandev_nb.kernel_tools.options.run_timeout_s = 2\n"
-                   "policy = lambda tool, tool_input: 'allow'")
+    kernel.execute("kandev_nb.kernel_tools.options.run_timeout_s = 2\npolicy = lambda tool, tool_input: 'allow'")
     kernel.execute("%%claude --approve policy\nCount forever")
     answer = result_text(tool_results(scripted_model.main_requests[-1])[-1])
     assert "stopped: the code ran longer than the 2 s timeout" in answer
@@ -160,7 +177,10 @@ def test_a_hanging_run_code_times_out_and_the_cell_and_kernel_go_on(
 
 
 def test_no_kernel_tools_option_leaves_the_cli_without_them(
-    kernel: KernelHarness, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path,
+    kernel: KernelHarness,
+    scripted_model: ScriptedModelServer,
+    claude_env: dict[str, str],
+    claude_workdir: Path,
 ) -> None:
     scripted_model.push(Reply(text("Hello.")), Reply(text("Hello again.")))
     kernel.execute(setup_code(claude_env, claude_workdir))

@@ -19,9 +19,15 @@ def make(ns: dict[str, Any], timeout_s: float = 30) -> KernelTools:
 async def test_output_result_and_new_variables_in_the_namespace() -> None:
     ns: dict[str, Any] = {"base": 10}
     tools = make(ns)
-    result = await tools.run_code("import sys\nprint('to stdout')\nprint('to stderr', file=sys.stderr)\n"
-                                  "total = base * 3\ntotal + 1")
-    assert (result.stdout, result.stderr, result.result_repr, result.error) == ("to stdout\n", "to stderr\n", "31", None)
+    result = await tools.run_code(
+        "import sys\nprint('to stdout')\nprint('to stderr', file=sys.stderr)\ntotal = base * 3\ntotal + 1"
+    )
+    assert (result.stdout, result.stderr, result.result_repr, result.error) == (
+        "to stdout\n",
+        "to stderr\n",
+        "31",
+        None,
+    )
     assert ns["total"] == 30 and "_kandev_run_code_result_" not in ns
     text = tools.format_run(result)
     assert text.startswith("stdout:\nto stdout\n\nstderr:\nto stderr\n\nresult:\n31\n\ntook ")
@@ -65,8 +71,9 @@ async def test_top_level_await_runs_on_the_loop() -> None:
 
 async def test_open_figures_become_images_and_are_closed() -> None:
     tools = make({})
-    result = await tools.run_code("import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\nax.plot([1, 3, 2])\n"
-                                  "fig2 = plt.figure()\nfig")
+    result = await tools.run_code(
+        "import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\nax.plot([1, 3, 2])\nfig2 = plt.figure()\nfig"
+    )
     assert len(result.images) == 2 and all(png.startswith(b"\x89PNG\r\n\x1a\n") for png in result.images)
     import matplotlib.pyplot as plt
 

@@ -32,7 +32,8 @@ DATA_CELL = (
     f"os.environ['AWS_SECRET_ACCESS_KEY'] = {S['env_aws']!r}\n"
     f"cfg = {{'db': {{'conn': {{'password': {S['deep']!r}}}, 'host': 'db.local'}},\n"
     f"       'users': [{{'name': 'ada', 'token': {S['listed']!r}}}], 'password': [{S['under_key']!r}, 'x']}}\n"
-    f"people = pd.DataFrame({{'name': ['ada', 'bob'], 'password': [{S['column']!r}, 'pw-COLUMN-bbbb'], 'age': [30, 40]}})\n"
+    f"people = pd.DataFrame({{'name': ['ada', 'bob'], "
+    f"'password': [{S['column']!r}, 'pw-COLUMN-bbbb'], 'age': [30, 40]}})\n"
     f"deploy_token = {S['assigned']!r}\n"
     f"kandev_nb.configure(env={{**kandev_nb.notebook.magic.settings.env, 'EXTRA_API_KEY': {S['configured']!r}}})\n"
 )
@@ -46,13 +47,21 @@ CALLS = [
     ("mcp__kernel__inspect_variable", {"name": "people"}),
     ("mcp__kernel__list_variables", {}),
     ("mcp__kernel__recent_history", {}),
-    ("mcp__kernel__run_code", {"code": "import os\nprint(dict(os.environ))\nprint(cfg)\nprint(people)\n"
-                                       "print(kandev_nb.notebook.magic.settings.env)\ndeploy_token"}),
+    (
+        "mcp__kernel__run_code",
+        {
+            "code": "import os\nprint(dict(os.environ))\nprint(cfg)\nprint(people)\n"
+            "print(kandev_nb.notebook.magic.settings.env)\ndeploy_token"
+        },
+    ),
 ]
 
 
 def test_no_tool_result_carries_a_secret_to_the_model_the_saved_output_or_the_ledger(
-    kernel: KernelHarness, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path,
+    kernel: KernelHarness,
+    scripted_model: ScriptedModelServer,
+    claude_env: dict[str, str],
+    claude_workdir: Path,
     ledger_path: Path,
 ) -> None:
     scripted_model.push(*(Reply(tool_use(name, args)) for name, args in CALLS), Reply(text("Nothing leaked.")))
@@ -64,9 +73,11 @@ def test_no_tool_result_carries_a_secret_to_the_model_the_saved_output_or_the_le
     requests = scripted_model.main_requests
     assert len(requests) == len(CALLS) + 1
     answers = [result_text(tool_results(r)[-1]) for r in requests[1:]]
-    for name, body in [*((f"request {i}", body_text(r)) for i, r in enumerate(requests)),
-                       ("text/html", "\n".join(run.data("text/html"))),
-                       ("text/markdown", "\n".join(run.data("text/markdown")))]:
+    for name, body in [
+        *((f"request {i}", body_text(r)) for i, r in enumerate(requests)),
+        ("text/html", "\n".join(run.data("text/html"))),
+        ("text/markdown", "\n".join(run.data("text/markdown"))),
+    ]:
         leaked = [k for k, secret in SECRETS.items() if secret in body]
         assert leaked == [], f"{name} carries {leaked}"
     ledger = b"".join(p.read_bytes() for p in ledger_path.parent.glob(f"{ledger_path.name}*"))

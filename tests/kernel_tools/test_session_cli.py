@@ -31,14 +31,22 @@ class RecordingKernelTools(KernelTools):
 
 
 def make_session(tools: KernelTools, claude_cli: Path, claude_env: dict[str, str], claude_workdir: Path) -> Session:
-    config = SessionConfig(cwd=claude_workdir, cli_path=claude_cli, env=dict(claude_env), approval_timeout=60,
-                           approve=lambda tool, tool_input: "allow" if tool == "mcp__kernel__run_code" else None)
+    config = SessionConfig(
+        cwd=claude_workdir,
+        cli_path=claude_cli,
+        env=dict(claude_env),
+        approval_timeout=60,
+        approve=lambda tool, tool_input: "allow" if tool == "mcp__kernel__run_code" else None,
+    )
     return Session(with_kernel_tools(config, server=tools))
 
 
 @pytest.mark.parametrize("claude_cli", ["2.1.332", "2.1.197"], indirect=True)
 async def test_the_cli_speaks_mcp_through_control_requests(
-    claude_cli: Path, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path,
+    claude_cli: Path,
+    scripted_model: ScriptedModelServer,
+    claude_env: dict[str, str],
+    claude_workdir: Path,
 ) -> None:
     ns: dict[str, Any] = {"rows": [1, 2, 3]}
     tools = RecordingKernelTools(namespace=ns)
@@ -84,13 +92,20 @@ async def test_the_cli_speaks_mcp_through_control_requests(
 
 
 async def test_an_interrupt_stops_a_running_run_code_at_once(
-    claude_cli: Path, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path,
+    claude_cli: Path,
+    scripted_model: ScriptedModelServer,
+    claude_env: dict[str, str],
+    claude_workdir: Path,
 ) -> None:
     ns: dict[str, Any] = {}
     tools = RecordingKernelTools(namespace=ns, options=KernelToolsOptions(run_timeout_s=120))
     scripted_model.push(
-        Reply(tool_use("mcp__kernel__run_code", {"code": "import time\nticks = 0\nwhile True:\n"
-                                                          "    ticks += 1\n    time.sleep(0.01)"})),
+        Reply(
+            tool_use(
+                "mcp__kernel__run_code",
+                {"code": "import time\nticks = 0\nwhile True:\n    ticks += 1\n    time.sleep(0.01)"},
+            )
+        ),
         Reply(text("Next turn.")),
     )
     session = make_session(tools, claude_cli, claude_env, claude_workdir)

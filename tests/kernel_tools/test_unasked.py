@@ -26,8 +26,15 @@ pytestmark = pytest.mark.timeout(120)
 STAND_IN = str(Path(__file__).with_name("unasked_cli.py"))
 
 
-def stand_in_session(tools: KernelTools, cwd: Path, *, mode: str = "supervised", tool: str = "run_code",
-                     arguments: dict[str, Any] | None = None, **config: Any) -> Session:
+def stand_in_session(
+    tools: KernelTools,
+    cwd: Path,
+    *,
+    mode: str = "supervised",
+    tool: str = "run_code",
+    arguments: dict[str, Any] | None = None,
+    **config: Any,
+) -> Session:
     extra = {"UNASKED_TOOL": tool, "UNASKED_ARGS": json.dumps(arguments or {"code": "ran = True"})}
 
     def factory(argv: list[str], env: dict[str, str], workdir: str) -> Transport:
@@ -90,8 +97,12 @@ async def test_allowed_on_its_card_it_runs_and_a_policy_may_answer(tmp_path: Pat
     assert ns["ran"] is True and "ok (no output)" in (turn.stats.result_text if turn.stats else "")
 
     ns.clear()
-    session = stand_in_session(KernelTools(namespace=ns), tmp_path, approval_timeout=30,
-                               approve=Rules(deny=["mcp__kernel__*"], allow=["mcp__kernel__run_code"]))
+    session = stand_in_session(
+        KernelTools(namespace=ns),
+        tmp_path,
+        approval_timeout=30,
+        approve=Rules(deny=["mcp__kernel__*"], allow=["mcp__kernel__run_code"]),
+    )
     try:
         turn = await session.run("go")
     finally:
@@ -122,6 +133,8 @@ def test_in_a_kernel_the_unasked_call_shows_the_approval_card(answer: str, kerne
     kernel.answer(controls, answer.lower())
     kernel.wait(run)
     assert kernel.eval("'ran' in dir()") is (answer == "Allow")
-    decided = kernel.eval("[(e.tool_name, e.behavior, e.decided_by) for e in kandev_nb.last_turn().events "
-                          "if e.type == 'permission_decided']")
+    decided = kernel.eval(
+        "[(e.tool_name, e.behavior, e.decided_by) for e in kandev_nb.last_turn().events "
+        "if e.type == 'permission_decided']"
+    )
     assert decided == [["mcp__kernel__run_code", answer.lower(), "person"]]

@@ -33,30 +33,85 @@ def main() -> None:
         message = json.loads(line)
         kind = message.get("type")
         if kind == "control_request" and message["request"].get("subtype") == "initialize":
-            send({"type": "control_response", "response": {
-                "subtype": "success", "request_id": message["request_id"], "response": {"commands": []}}})
+            send(
+                {
+                    "type": "control_response",
+                    "response": {
+                        "subtype": "success",
+                        "request_id": message["request_id"],
+                        "response": {"commands": []},
+                    },
+                }
+            )
         elif kind == "user":
-            send({"type": "system", "subtype": "init", "session_id": SESSION, "tools": [], "mcp_servers": [],
-                  "model": "stand-in", "permissionMode": "default", "cwd": os.getcwd()})
-            mcp("init", {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-                "protocolVersion": "2025-06-18", "capabilities": {},
-                "clientInfo": {"name": "stand-in", "version": "0"}}})
+            send(
+                {
+                    "type": "system",
+                    "subtype": "init",
+                    "session_id": SESSION,
+                    "tools": [],
+                    "mcp_servers": [],
+                    "model": "stand-in",
+                    "permissionMode": "default",
+                    "cwd": os.getcwd(),
+                }
+            )
+            mcp(
+                "init",
+                {
+                    "jsonrpc": "2.0",
+                    "id": 0,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2025-06-18",
+                        "capabilities": {},
+                        "clientInfo": {"name": "stand-in", "version": "0"},
+                    },
+                },
+            )
         elif kind == "control_response" and message["response"].get("request_id") == "init":
             mcp("initialized", {"jsonrpc": "2.0", "method": "notifications/initialized"})
-            mcp("call", {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
-                "name": tool, "arguments": arguments, "_meta": {"claudecode/toolUseId": "toolu_unasked"}}})
+            mcp(
+                "call",
+                {
+                    "jsonrpc": "2.0",
+                    "id": 7,
+                    "method": "tools/call",
+                    "params": {
+                        "name": tool,
+                        "arguments": arguments,
+                        "_meta": {"claudecode/toolUseId": "toolu_unasked"},
+                    },
+                },
+            )
         elif kind == "control_response" and message["response"].get("request_id") == "call":
             reply = message["response"].get("response", {}).get("mcp_response", {})
             content = reply.get("result", {}).get("content", [])
             answer = "\n".join(c.get("text", "") for c in content if isinstance(c, dict)) or json.dumps(reply)
-            send({"type": "result", "subtype": "success", "is_error": False, "result": answer,
-                  "session_id": SESSION, "duration_ms": 1, "duration_api_ms": 0, "num_turns": 1,
-                  "total_cost_usd": 0, "usage": {"input_tokens": 0, "output_tokens": 0}})
+            send(
+                {
+                    "type": "result",
+                    "subtype": "success",
+                    "is_error": False,
+                    "result": answer,
+                    "session_id": SESSION,
+                    "duration_ms": 1,
+                    "duration_api_ms": 0,
+                    "num_turns": 1,
+                    "total_cost_usd": 0,
+                    "usage": {"input_tokens": 0, "output_tokens": 0},
+                }
+            )
 
 
 def mcp(request_id: str, message: dict[str, object]) -> None:
-    send({"type": "control_request", "request_id": request_id,
-          "request": {"subtype": "mcp_message", "server_name": "kernel", "message": message}})
+    send(
+        {
+            "type": "control_request",
+            "request_id": request_id,
+            "request": {"subtype": "mcp_message", "server_name": "kernel", "message": message},
+        }
+    )
 
 
 if __name__ == "__main__":

@@ -55,19 +55,42 @@ def make_turn(
         payload = normalize_tool_call(name, {"command": "true"})
         turn.add(ev.ToolCall(tool_call_id=tool_id, tool_name=name, title=name, normalized=payload), 1.0)
         if decision is not None:
-            turn.add(ev.PermissionRequest.model_construct(
-                request_id=f"req{i}", tool_name=name, tool_use_id=tool_id, normalized=payload, approval=None))
-            turn.add(ev.PermissionDecided(request_id=f"req{i}", tool_name=name, behavior=decision,  # type: ignore[arg-type]
-                                          decided_by="policy", waited_ms=5))
-        turn.add(ev.ToolUpdate(tool_call_id=tool_id, tool_name=name, status="error" if decision == "deny" else "complete",
-                               normalized=payload), 1.25)
+            turn.add(
+                ev.PermissionRequest.model_construct(
+                    request_id=f"req{i}", tool_name=name, tool_use_id=tool_id, normalized=payload, approval=None
+                )
+            )
+            turn.add(
+                ev.PermissionDecided(
+                    request_id=f"req{i}",
+                    tool_name=name,
+                    behavior=decision,  # type: ignore[arg-type]
+                    decided_by="policy",
+                    waited_ms=5,
+                )
+            )
+        turn.add(
+            ev.ToolUpdate(
+                tool_call_id=tool_id,
+                tool_name=name,
+                status="error" if decision == "deny" else "complete",
+                normalized=payload,
+            ),
+            1.25,
+        )
     if cost_usd is None:
         return turn
     usage = ev.ModelUsage(input_tokens=100, output_tokens=20, cost_usd=cost_usd, context_window=200_000)
     stats = ev.TurnStats(
-        session_id=session_id, result_subtype="success", cost_usd=cost_usd,
+        session_id=session_id,
+        result_subtype="success",
+        cost_usd=cost_usd,
         total_cost_usd=total_cost_usd if total_cost_usd is not None else cost_usd,
-        duration_ms=1200, duration_api_ms=900, num_turns=1 + len(tools), input_tokens=100, output_tokens=20,
+        duration_ms=1200,
+        duration_api_ms=900,
+        num_turns=1 + len(tools),
+        input_tokens=100,
+        output_tokens=20,
         model_usage={model: usage},
         permission_denials=tuple({"tool_name": n} for n, d in tools if d == "deny"),
     )
@@ -127,4 +150,3 @@ def _isna(value: Any) -> bool:
         return bool(pd.isna(value))
     except (TypeError, ValueError):
         return False
-

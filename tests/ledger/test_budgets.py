@@ -23,7 +23,9 @@ def shared(ledger_url: str, monkeypatch: pytest.MonkeyPatch) -> RunLedger:
     ledger = ledger_mod.default_ledger()
     long_ago = period_start("month") - dt.timedelta(days=40)
     for user, notebook, cost, when in (
-        ("ana", "a.ipynb", 0.10, None), ("ana", "b.ipynb", 0.20, None), ("ben", "a.ipynb", 0.40, None),
+        ("ana", "a.ipynb", 0.10, None),
+        ("ana", "b.ipynb", 0.20, None),
+        ("ben", "a.ipynb", 0.40, None),
         ("ana", "a.ipynb", 5.00, long_ago),
     ):
         monkeypatch.setenv("JUPYTERHUB_USER", user)
@@ -32,10 +34,18 @@ def shared(ledger_url: str, monkeypatch: pytest.MonkeyPatch) -> RunLedger:
     return ledger
 
 
-@pytest.mark.parametrize(("scope", "period", "expected"), [
-    ("notebook", "day", 0.10), ("notebook", "month", 0.10), ("user", "day", 0.30), ("user", None, 5.30),
-    ("team", "day", 0.70), ("team", "month", 0.70), ("team", None, 5.70),
-])
+@pytest.mark.parametrize(
+    ("scope", "period", "expected"),
+    [
+        ("notebook", "day", 0.10),
+        ("notebook", "month", 0.10),
+        ("user", "day", 0.30),
+        ("user", None, 5.30),
+        ("team", "day", 0.70),
+        ("team", "month", 0.70),
+        ("team", None, 5.70),
+    ],
+)
 def test_the_spend_of_each_scope_and_period_comes_from_the_ledger(
     shared: RunLedger, scope: str, period: str | None, expected: float
 ) -> None:

@@ -49,9 +49,17 @@ def _fill(ledger: RunLedger) -> list[int]:
     """Four turns: two sessions, two notebooks, one hour apart from T0."""
     specs = [("s1", "a.ipynb"), ("s1", "a.ipynb"), ("s2", "b.ipynb"), ("s2", None)]
     return [
-        ledger.record(make_turn(f"p{i}", session_id=sid, started_at=T0 + dt.timedelta(hours=i), cost_usd=0.5 + i,
-                                tools=(("Bash", "allow"), ("Read", None)) if i % 2 else ()),
-                      notebook=nb, execution_count=i)
+        ledger.record(
+            make_turn(
+                f"p{i}",
+                session_id=sid,
+                started_at=T0 + dt.timedelta(hours=i),
+                cost_usd=0.5 + i,
+                tools=(("Bash", "allow"), ("Read", None)) if i % 2 else (),
+            ),
+            notebook=nb,
+            execution_count=i,
+        )
         for i, (sid, nb) in enumerate(specs)
     ]
 
@@ -165,7 +173,11 @@ def test_summary(ledger: RunLedger) -> None:
     assert by_model.loc["claude-test", "cost_usd"] == pytest.approx(8.0)
     top = out["top_tools"]
     assert list(top.index) == ["Bash"]
-    assert (top.loc["Bash", "calls"], top.loc["Bash", "denied"], top.loc["Bash", "errors"]) == (3, 1, 0)  # denied, not failed
+    assert (top.loc["Bash", "calls"], top.loc["Bash", "denied"], top.loc["Bash", "errors"]) == (
+        3,
+        1,
+        0,
+    )  # denied, not failed
     assert top.loc["Bash", "mean_duration_ms"] == 250.0
     recent = ledger.summary(since=T0 + dt.timedelta(hours=2, minutes=30))
     assert list(recent["by_model"]["turns"]) == [1, 1]
@@ -174,8 +186,18 @@ def test_summary(ledger: RunLedger) -> None:
 
 def test_summary_of_an_empty_ledger(ledger: RunLedger) -> None:
     out = ledger.summary()
-    assert out["all"] == {"turns": 0, "cost_usd": 0.0, "input_tokens": 0, "output_tokens": 0,
-                          "tool_calls": 0, "errors": 0, "interrupted": 0, "denials": 0, "first": None, "last": None}
+    assert out["all"] == {
+        "turns": 0,
+        "cost_usd": 0.0,
+        "input_tokens": 0,
+        "output_tokens": 0,
+        "tool_calls": 0,
+        "errors": 0,
+        "interrupted": 0,
+        "denials": 0,
+        "first": None,
+        "last": None,
+    }
     assert out["by_model"].empty and out["top_tools"].empty
 
 
@@ -193,9 +215,17 @@ def test_summary_dtypes(ledger: RunLedger) -> None:
     _fill(ledger)
     out = ledger.summary()
     assert {c: str(d) for c, d in out["by_model"].dtypes.items()} == {
-        "turns": "Int64", "cost_usd": "float64", "input_tokens": "Int64", "output_tokens": "Int64"}
+        "turns": "Int64",
+        "cost_usd": "float64",
+        "input_tokens": "Int64",
+        "output_tokens": "Int64",
+    }
     assert {c: str(d) for c, d in out["top_tools"].dtypes.items()} == {
-        "calls": "Int64", "errors": "Int64", "denied": "Int64", "mean_duration_ms": "float64"}
+        "calls": "Int64",
+        "errors": "Int64",
+        "denied": "Int64",
+        "mean_duration_ms": "float64",
+    }
     assert list(out["top_tools"].index) == ["Bash", "Read"]
 
 
@@ -205,8 +235,10 @@ def test_a_denial_keeps_its_whole_reason(ledger: RunLedger) -> None:
 
     reason = "No! That folder is our only copy of the raw data."
     turn = make_turn(tools=(("Bash", "allow"), ("Bash", "deny")), cost_usd=0.01)
-    turn.events[:] = [e.model_copy(update={"message": reason}) if isinstance(e, ev.PermissionDecided)
-                      and e.behavior == "deny" else e for e in turn.events]
+    turn.events[:] = [
+        e.model_copy(update={"message": reason}) if isinstance(e, ev.PermissionDecided) and e.behavior == "deny" else e
+        for e in turn.events
+    ]
     ledger.record(turn)
     calls = ledger.tool_calls()
     assert list(calls["decision_message"].astype(object).fillna("-")) == ["-", reason]
@@ -223,8 +255,10 @@ def test_a_ledger_from_before_the_reason_column_is_upgraded(ledger_path: Path) -
         old = len(led.tool_calls())
         assert old > 0 and led.tool_calls()["decision_message"].isna().all()
         turn = make_turn(tools=(("Bash", "deny"),), cost_usd=0.01)
-        turn.events[:] = [e.model_copy(update={"message": "not that folder"}) if isinstance(e, ev.PermissionDecided)
-                          else e for e in turn.events]
+        turn.events[:] = [
+            e.model_copy(update={"message": "not that folder"}) if isinstance(e, ev.PermissionDecided) else e
+            for e in turn.events
+        ]
         led.record(turn)
         assert list(led.tool_calls()["decision_message"].dropna()) == ["not that folder"]
     with RunLedger(ledger_path) as again:  # opening an upgraded ledger changes nothing

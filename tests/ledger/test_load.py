@@ -21,8 +21,12 @@ def _kernel(location: str, writer: int, start: Any) -> None:
     with RunLedger(location) as ledger:
         start.wait(120)
         for i in range(TURNS):
-            turn = make_turn(f"k{writer}-{i}", session_id=f"kernel-{writer}", cost_usd=0.001 * (writer + 1),
-                             tools=(("Bash", "allow"), ("Read", None)))
+            turn = make_turn(
+                f"k{writer}-{i}",
+                session_id=f"kernel-{writer}",
+                cost_usd=0.001 * (writer + 1),
+                tools=(("Bash", "allow"), ("Read", None)),
+            )
             ledger.record(turn, notebook=f"/home/u{writer}/nb.ipynb", execution_count=i + 1)
 
 

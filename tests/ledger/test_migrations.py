@@ -39,7 +39,10 @@ def _raw_rows(url: str) -> dict[str, tuple[list[str], list[tuple[Any, ...]]]]:
             for table in TABLES:
                 columns = [c["name"] for c in sa.inspect(conn).get_columns(table)]
                 quoted = ", ".join(f'"{c}"' for c in columns)
-                out[table] = (columns, [tuple(r) for r in conn.execute(sa.text(f"SELECT {quoted} FROM {table} ORDER BY id"))])
+                out[table] = (
+                    columns,
+                    [tuple(r) for r in conn.execute(sa.text(f"SELECT {quoted} FROM {table} ORDER BY id"))],
+                )
         return out
     finally:
         engine.dispose()
@@ -74,10 +77,13 @@ def old_ledger(ledger_url: str, tmp_path: Path) -> str:
         for name in TABLES:
             table = reflected.tables[name]
             columns, values = rows[name]
-            conn.execute(table.insert(), [{c: _value(table.c[c], v) for c, v in zip(columns, row, strict=True)}
-                                          for row in values])
-            conn.execute(sa.text(f"SELECT setval(pg_get_serial_sequence('{name}', 'id'), "
-                                 f"(SELECT max(id) FROM {name}))"))
+            conn.execute(
+                table.insert(),
+                [{c: _value(table.c[c], v) for c, v in zip(columns, row, strict=True)} for row in values],
+            )
+            conn.execute(
+                sa.text(f"SELECT setval(pg_get_serial_sequence('{name}', 'id'), (SELECT max(id) FROM {name}))")
+            )
     engine.dispose()
     return ledger_url
 
@@ -122,7 +128,8 @@ def test_an_old_ledger_upgrades_in_place_keeping_every_row_and_sum(ledger_url: s
         usage_cost = sum(r[before["model_usage"][0].index("cost_usd")] for r in before["model_usage"][1])
         assert ledger.model_usage()["cost_usd"].sum() == pytest.approx(usage_cost)
         assert list(ledger.tool_calls()["decision"].astype(object).where(lambda s: s.notna(), None)) == [
-            r[before["tool_calls"][0].index("decision")] for r in before["tool_calls"][1]]
+            r[before["tool_calls"][0].index("decision")] for r in before["tool_calls"][1]
+        ]
         new_id = ledger.record(make_turn("after the upgrade"), notebook="n.ipynb", execution_count=1)
         assert new_id == max(r[col["id"]] for r in rows) + 1
         assert ledger.runs(user=ledger.runs()["user"].dropna().iloc[0])["prompt"].tolist() == ["after the upgrade"]

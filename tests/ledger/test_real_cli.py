@@ -53,8 +53,10 @@ class Recorded:
 
 def _script(cwd: Path) -> list[Reply]:
     return [
-        Reply(text("Hello there"), usage=Usage(input_tokens=120, output_tokens=30, cache_read_input_tokens=50,
-                                               cache_creation_input_tokens=7)),
+        Reply(
+            text("Hello there"),
+            usage=Usage(input_tokens=120, output_tokens=30, cache_read_input_tokens=50, cache_creation_input_tokens=7),
+        ),
         Reply(tool_use("Write", {"file_path": f"{cwd}/yes.txt", "content": "yes\n"})),
         Reply(text("Wrote it."), usage=Usage(input_tokens=300, output_tokens=12)),
         Reply(tool_use("Write", {"file_path": f"{cwd}/no.txt", "content": "no\n"})),
@@ -100,6 +102,7 @@ async def _scenario(cwd: Path, home: Path) -> tuple[list[Turn], ScriptedModelSer
                     event.approval.allow()
                 else:
                     event.approval.deny("Not this one.")
+
         return consumer
 
     try:
@@ -136,8 +139,11 @@ def scenario(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Turn], Scri
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
-def recorded(request: pytest.FixtureRequest, scenario: tuple[list[Turn], ScriptedModelServer, Path],
-             tmp_path_factory: pytest.TempPathFactory) -> Iterator[Recorded]:
+def recorded(
+    request: pytest.FixtureRequest,
+    scenario: tuple[list[Turn], ScriptedModelServer, Path],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Recorded]:
     """The scenario's turns recorded in a new SQLite file, then in a new PostgreSQL database."""
     turns, server, cwd = scenario
     if request.param == "postgresql":
@@ -296,8 +302,16 @@ def test_stats_render_as_tables_with_dates(recorded: Recorded) -> None:
 
 
 def test_runs_lead_with_what_is_read_first(frame: pd.DataFrame) -> None:
-    assert list(frame.columns[:8]) == ["prompt", "cost_usd", "input_tokens", "output_tokens", "duration_ms",
-                                       "tool_call_count", "is_error", "interrupted"]
+    assert list(frame.columns[:8]) == [
+        "prompt",
+        "cost_usd",
+        "input_tokens",
+        "output_tokens",
+        "duration_ms",
+        "tool_call_count",
+        "is_error",
+        "interrupted",
+    ]
     assert "id" in frame.columns and "session_id" in frame.columns
 
 

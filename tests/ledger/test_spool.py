@@ -31,7 +31,10 @@ def test_turns_recorded_while_the_server_is_down_appear_once_when_it_is_back(
     try:
         turns = [make_turn(f"while down {i}", tools=(("Read", None),)) for i in range(3)]
         assert [record_or_spool(t, notebook="team.ipynb", execution_count=i) for i, t in enumerate(turns)] == [
-            None, None, None]
+            None,
+            None,
+            None,
+        ]
         assert all(Path(t.meta["ledger_spooled"]).exists() for t in turns)
         with pytest.raises(LedgerError, match="still does not answer"):
             ledger_flush()

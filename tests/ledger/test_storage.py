@@ -64,8 +64,7 @@ def test_a_ledger_written_by_another_process_is_read_here(ledger_url: str) -> No
         "print(RunLedger(sys.argv[1]).record(make_turn('from the other kernel', cost_usd=0.25), notebook='x.ipynb'))\n"
     )
     root = Path(__file__).resolve().parents[2]
-    out = subprocess.run([sys.executable, "-c", code, ledger_url], capture_output=True, text=True,
-                         check=True, cwd=root)
+    out = subprocess.run([sys.executable, "-c", code, ledger_url], capture_output=True, text=True, check=True, cwd=root)
     with RunLedger(ledger_url) as ledger:
         frame = ledger.runs()
     assert list(frame["id"]) == [int(out.stdout)]

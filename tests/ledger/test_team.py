@@ -14,11 +14,19 @@ from kandev_nb.ledger.stats import Stats
 from tests.ledger.conftest import make_turn
 
 
-def _record(ledger: RunLedger, monkeypatch: pytest.MonkeyPatch, user: str, notebook: str, cost: float,
-            started_at: dt.datetime | None = None, tools: tuple[tuple[str, str | None], ...] = ()) -> None:
+def _record(
+    ledger: RunLedger,
+    monkeypatch: pytest.MonkeyPatch,
+    user: str,
+    notebook: str,
+    cost: float,
+    started_at: dt.datetime | None = None,
+    tools: tuple[tuple[str, str | None], ...] = (),
+) -> None:
     monkeypatch.setenv("JUPYTERHUB_USER", user)
-    ledger.record(make_turn(f"{user} in {notebook}", cost_usd=cost, started_at=started_at, tools=tools),
-                  notebook=notebook)
+    ledger.record(
+        make_turn(f"{user} in {notebook}", cost_usd=cost, started_at=started_at, tools=tools), notebook=notebook
+    )
 
 
 def _last_month() -> dt.datetime:
@@ -50,7 +58,9 @@ def test_rows_name_user_and_host_and_readers_filter_by_user(ledger: RunLedger, m
     assert ledger.runs(user="nobody").empty
 
 
-def test_team_spend_per_user_and_notebook_today_and_this_month(ledger: RunLedger, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_team_spend_per_user_and_notebook_today_and_this_month(
+    ledger: RunLedger, monkeypatch: pytest.MonkeyPatch
+) -> None:
     now = dt.datetime.now(dt.UTC)
     earlier_this_month = max(period_start("month"), period_start("day") - dt.timedelta(days=1))
     _record(ledger, monkeypatch, "ana", "a.ipynb", 0.10, now)

@@ -64,8 +64,13 @@ def execute(name: str, tmp_path: Path, **env_overrides: str) -> Executed:
     shutil.copy(NOTEBOOKS / name, work / name)
     shutil.copytree(NOTEBOOKS / "data", work / "data")
     ledger = tmp_path / "kernel-ledger.sqlite"
-    env = dict(os.environ, KANDEV_NB_LEDGER=str(ledger), IPYTHONDIR=str(tmp_path / "ipython"),
-               MPLCONFIGDIR=str(tmp_path / "mpl"), **env_overrides)
+    env = dict(
+        os.environ,
+        KANDEV_NB_LEDGER=str(ledger),
+        IPYTHONDIR=str(tmp_path / "ipython"),
+        MPLCONFIGDIR=str(tmp_path / "mpl"),
+        **env_overrides,
+    )
     for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "KANDEV_NB_APPROVAL_TIMEOUT"):
         env.pop(var, None)
     nb = nbformat.read(work / name, as_version=4)
@@ -100,8 +105,15 @@ def test_approvals_notebook_answers_every_request_without_a_person(tmp_path: Pat
     assert runs["permission_denials"].tolist() == [1, 0, 0, 2, 1]
 
     calls = RunLedger(done.ledger).tool_calls()
-    outcomes = list(zip(calls["turn_id"], calls["tool_name"].astype(str), calls["decision"].astype(str),
-                        calls["decided_by"].astype(str), strict=True))
+    outcomes = list(
+        zip(
+            calls["turn_id"],
+            calls["tool_name"].astype(str),
+            calls["decision"].astype(str),
+            calls["decided_by"].astype(str),
+            strict=True,
+        )
+    )
     assert outcomes == [
         (1, "Write", "deny", "timeout"),  # supervised: nobody clicked, --approval-timeout 3
         (2, "Edit", "allow", "settings"),  # acceptEdits: the CLI ran it without asking
@@ -117,7 +129,12 @@ def test_approvals_notebook_answers_every_request_without_a_person(tmp_path: Pat
     assert "denied by the approval timeout" in done.text("supervised")  # the static rendering says so too
     assert "the session's mode is now: acceptEdits" in done.text("plan-after")
     assert [line.rsplit("-> ", 1)[1] for line in done.text("policy").splitlines() if "->" in line] == [
-        "allow", "deny", "ask", "allow", "ask"]
+        "allow",
+        "deny",
+        "ask",
+        "allow",
+        "ask",
+    ]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         assert "RootBypassError:" in done.text("autonomous") and "--i-am-sandboxed" in done.text("autonomous")
     else:
@@ -147,7 +164,8 @@ def test_cost_notebook_uses_its_own_ledger_and_its_sums_match_the_cli(tmp_path: 
     assert len(runs) == 6
     assert runs["session_name"].astype(str).tolist() == ["default"] * 3 + ["review"] * 2 + ["deep"]
     assert runs["model"].astype(str).tolist() == ["claude-sonnet-4-5"] * 3 + ["claude-haiku-4-5"] * 2 + [
-        "claude-opus-4-5"]
+        "claude-opus-4-5"
+    ]
     assert (runs["cost_usd"] > 0).all() and not runs["is_error"].any()
     assert runs["output_tokens"].tolist() == [420, 900, 330, 270, 350, 2500]  # from the scripted Usage(...)
     assert runs["cache_read_input_tokens"].tolist() == [0, 12_000, 51_000, 8_000, 10_500, 0]
@@ -208,6 +226,11 @@ def test_replay_notebook_replays_the_recording_without_starting_a_cli(tmp_path: 
     assert "Edit  complete  allow by policy" in fields and "Bash  complete  allow by policy" in fields
     assert "cost $0.0391 (CLI total $0.0942)" in fields
     sent = done.text("sent").splitlines()
-    assert [line.split()[0] for line in sent] == ["control_request", "user", "user", "control_response",
-                                                  "control_response"]
+    assert [line.split()[0] for line in sent] == [
+        "control_request",
+        "user",
+        "user",
+        "control_response",
+        "control_response",
+    ]
     assert not done.ledger.exists() or RunLedger(done.ledger).runs().empty  # a replay records nothing

@@ -24,13 +24,22 @@ pytestmark = pytest.mark.timeout(300)
 
 def test_quickstart_runs_offline_with_jupyter_execute(tmp_path: Path) -> None:
     ledger = tmp_path / "ledger.sqlite"
-    env = dict(os.environ, KANDEV_NB_LEDGER=str(ledger), IPYTHONDIR=str(tmp_path / "ipython"),
-               JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"))
+    env = dict(
+        os.environ,
+        KANDEV_NB_LEDGER=str(ledger),
+        IPYTHONDIR=str(tmp_path / "ipython"),
+        JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"),
+    )
     for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "KANDEV_NB_APPROVAL_TIMEOUT"):
         env.pop(name, None)
     done = subprocess.run(
         [sys.executable, "-m", "jupyter", "execute", "notebooks/quickstart.ipynb"],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=280, check=False,
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=280,
+        check=False,
     )
     assert done.returncode == 0, done.stderr[-4000:]
 

@@ -66,9 +66,7 @@ async def test_resume_and_fork_continue_the_right_conversation(
     assert fork_turn.session_id and fork_turn.session_id != original_id  # the original is left alone
 
 
-async def test_retry_resumes_at_the_last_good_message(
-    claude_env: dict[str, str], claude_workdir: Path
-) -> None:
+async def test_retry_resumes_at_the_last_good_message(claude_env: dict[str, str], claude_workdir: Path) -> None:
     server = ScriptedModelServer(_router([Reply(text("First answer.")), Reply(text("Retried fine."))])).start()
     env = {**claude_env, "ANTHROPIC_BASE_URL": server.url}
     try:
@@ -79,8 +77,7 @@ async def test_retry_resumes_at_the_last_good_message(
         assert good.last_message_uuid is not None
         await session.close()
 
-        retry = Session(cwd=claude_workdir, env=env, resume=good.session_id,
-                        resume_session_at=failed.last_message_uuid)
+        retry = Session(cwd=claude_workdir, env=env, resume=good.session_id, resume_session_at=failed.last_message_uuid)
         turn = await retry.run("A good question, again")
         await retry.close()
         assert turn.text == "Retried fine."

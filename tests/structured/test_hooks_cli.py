@@ -33,8 +33,13 @@ async def test_pre_tool_use_deny_holds_in_autonomous_mode(
 ) -> None:
     def no_touch(input_data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
         if "touch" in input_data["tool_input"].get("command", ""):
-            return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
-                                           "permissionDecisionReason": "no new files in this folder"}}
+            return {
+                "hookSpecificOutput": {
+                    "hookEventName": "PreToolUse",
+                    "permissionDecision": "deny",
+                    "permissionDecisionReason": "no new files in this folder",
+                }
+            }
         return {}
 
     scripted_model.push(Reply(tool_use("Bash", {"command": "touch made.txt"})), Reply(text("The hook said no.")))
@@ -49,8 +54,13 @@ async def test_pre_tool_use_deny_holds_in_autonomous_mode(
     assert record.decision is not None and record.decision.decided_by == "hook"
     assert record.decision.behavior == "deny" and record.decision.hook == "no_touch"
     assert record.decision.message == "no new files in this folder"
-    summary = card_summary_html("Bash", "touch made.txt", record.status, record.update.normalized,  # type: ignore[union-attr]
-                                decision=record.decision)
+    summary = card_summary_html(
+        "Bash",
+        "touch made.txt",
+        record.status,
+        record.update.normalized,  # type: ignore[union-attr]
+        decision=record.decision,
+    )
     assert "denied by hook no_touch" in summary
 
 
@@ -65,8 +75,9 @@ async def test_async_post_tool_use_hook_records_tools(
         seen.append((input_data["hook_event_name"], tool_use_id, input_data["tool_name"]))
         return {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "recorded by the notebook"}}
 
-    scripted_model.push(Reply(tool_use("Read", {"file_path": str(claude_workdir / "a.txt")}, id="toolu_read1")),
-                        Reply(text("Read it.")))
+    scripted_model.push(
+        Reply(tool_use("Read", {"file_path": str(claude_workdir / "a.txt")}, id="toolu_read1")), Reply(text("Read it."))
+    )
     session = _session(claude_env, claude_workdir, {"PostToolUse": [HookMatcher(hooks=[record])]}, mode="supervised")
     try:
         turn = await session.run("read a.txt")
@@ -167,8 +178,9 @@ async def test_a_permission_request_hook_answers_instead_of_a_person(
         Reply(tool_use("Write", {"file_path": str(claude_workdir / "other.md"), "content": "no\n"})),
         Reply(text("One written, one refused.")),
     )
-    session = _session(claude_env, claude_workdir, {"PermissionRequest": [HookMatcher(hooks=[allow_notes])]},
-                       mode="supervised")
+    session = _session(
+        claude_env, claude_workdir, {"PermissionRequest": [HookMatcher(hooks=[allow_notes])]}, mode="supervised"
+    )
     try:
         turn = await session.run("write two files", approve=lambda name, data: None)  # a person would be asked
     finally:
@@ -180,7 +192,9 @@ async def test_a_permission_request_hook_answers_instead_of_a_person(
     assert kinds == ["permission_request", "permission_decided", "permission_cancelled"] * 2
     decided = [e for e in turn.events if isinstance(e, ev.PermissionDecided)]
     assert [(d.behavior, d.decided_by, d.hook) for d in decided] == [
-        ("allow", "hook", "allow_notes"), ("deny", "hook", "allow_notes")]
+        ("allow", "hook", "allow_notes"),
+        ("deny", "hook", "allow_notes"),
+    ]
     assert "only NOTES.md" in repr(scripted_model.main_requests[-1].body["messages"][-1])
 
 

@@ -21,8 +21,11 @@ class City(TypedDict):
     population: int
 
 
-COUNTRY = {"type": "object", "properties": {"name": {"type": "string"}, "capital": {"type": "string"}},
-           "required": ["name", "capital"]}
+COUNTRY = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "capital": {"type": "string"}},
+    "required": ["name", "capital"],
+}
 
 
 def _schema_sent(server: ScriptedModelServer, index: int) -> dict[str, object]:
@@ -95,8 +98,10 @@ async def test_the_cli_giving_up_after_its_retries_is_a_clear_error(
     finally:
         await session.close()
     message = str(caught.value)
-    assert message.startswith("no structured answer for City: the model did not give a valid StructuredOutput "
-                              "answer within the CLI's retries (Failed to provide valid structured output after 5")
+    assert message.startswith(
+        "no structured answer for City: the model did not give a valid StructuredOutput "
+        "answer within the CLI's retries (Failed to provide valid structured output after 5"
+    )
     assert "population" in message
     assert session.turns[-1].stats is not None
     assert session.turns[-1].stats.result_subtype == "error_max_structured_output_retries"
@@ -106,7 +111,8 @@ async def test_the_cli_giving_up_after_its_retries_is_a_clear_error(
 def test_specs_wrap_lists_and_scalars_in_an_object() -> None:
     assert OutputSpec.of(list[City]).schema["properties"]["items"]["type"] == "array"
     assert OutputSpec.of(list[City]).validate({"items": [{"name": "A", "population": 1}]}) == [
-        {"name": "A", "population": 1}]
+        {"name": "A", "population": 1}
+    ]
     scalar = OutputSpec.of(int)
     assert scalar.schema["type"] == "object" and scalar.validate({"value": 3}) == 3
     with pytest.raises(TypeError, match="cannot be a --schema"):

@@ -44,9 +44,7 @@ def test_claude_cli_fixture_takes_a_version(claude_cli: Path) -> None:
     assert claude_cli == pinned_cli("2.1.118")
 
 
-def test_missing_version_names_the_install_command(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_missing_version_names_the_install_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KANDEV_NB_CLI_DIR", str(tmp_path))
     with pytest.raises(FileNotFoundError) as caught:
         pinned_cli("2.1.197")
@@ -75,23 +73,12 @@ def fake_binary(path: Path, version: str) -> Path:
     return path
 
 
-def test_native_binary_is_found_in_a_nested_platform_package(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_native_binary_is_found_in_a_nested_platform_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KANDEV_NB_CLI_DIR", str(tmp_path))
     modules = tmp_path / "2.1.197" / "node_modules" / "@anthropic-ai"
-    nested = (
-        modules
-        / "claude-code"
-        / "node_modules"
-        / "@anthropic-ai"
-        / "claude-code-linux-x64"
-        / "claude"
-    )
+    nested = modules / "claude-code" / "node_modules" / "@anthropic-ai" / "claude-code-linux-x64" / "claude"
     binary = fake_binary(nested, "2.1.197")
-    fake_binary(
-        modules / "claude-code" / "bin" / "claude.exe", "placeholder"
-    )  # npm 11: no postinstall
+    fake_binary(modules / "claude-code" / "bin" / "claude.exe", "placeholder")  # npm 11: no postinstall
 
     def no_npm(version: str) -> None:
         raise AssertionError("a matching install must not run npm")
@@ -127,9 +114,7 @@ def test_scripted_env_points_at_the_server_and_isolates_home(tmp_path: Path) -> 
     ):
         assert env[flag] == "1"
     assert env["ANTHROPIC_AUTH_TOKEN"] == "" and env["CLAUDE_CODE_USE_BEDROCK"] == ""
-    assert (
-        scripted_env("http://127.0.0.1:1", tmp_path)["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:1"
-    )
+    assert scripted_env("http://127.0.0.1:1", tmp_path)["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:1"
 
 
 def test_claude_cli_fixture_fails_with_the_install_command_when_missing(tmp_path: Path) -> None:

@@ -30,9 +30,7 @@ from kandev_nb.testing.model_server import EXHAUSTED_TEXT
 Event = tuple[str, dict[str, Any]]
 
 
-def main_body(
-    prompt: str = "hi", *, stream: bool = True, model: str = "claude-test"
-) -> dict[str, Any]:
+def main_body(prompt: str = "hi", *, stream: bool = True, model: str = "claude-test") -> dict[str, Any]:
     """A request body shaped like the CLI's main-conversation requests."""
     return {
         "model": model,
@@ -56,28 +54,20 @@ def parse_sse(raw: str) -> list[Event]:
     return events
 
 
-def post(
-    server: ScriptedModelServer, body: dict[str, Any], path: str = "/v1/messages?beta=true"
-) -> httpx.Response:
+def post(server: ScriptedModelServer, body: dict[str, Any], path: str = "/v1/messages?beta=true") -> httpx.Response:
     return httpx.post(server.url + path, json=body, timeout=30)
 
 
 def stream_events(server: ScriptedModelServer, body: dict[str, Any] | None = None) -> list[Event]:
     """POST a streaming main request and read the SSE incrementally, as the CLI does."""
-    with httpx.stream(
-        "POST", server.url + "/v1/messages?beta=true", json=body or main_body(), timeout=30
-    ) as r:
+    with httpx.stream("POST", server.url + "/v1/messages?beta=true", json=body or main_body(), timeout=30) as r:
         assert r.status_code == 200
         assert r.headers["content-type"].startswith("text/event-stream")
         return parse_sse("".join(r.iter_text()))
 
 
 def deltas(events: list[Event], kind: str, key: str) -> list[str]:
-    return [
-        d["delta"][key]
-        for e, d in events
-        if e == "content_block_delta" and d["delta"]["type"] == kind
-    ]
+    return [d["delta"][key] for e, d in events if e == "content_block_delta" and d["delta"]["type"] == kind]
 
 
 @pytest.fixture
@@ -170,9 +160,7 @@ def test_tool_use_input_is_streamed_as_partial_json_that_reassembles(
 
 
 def test_non_streaming_request_gets_one_json_message(server: ScriptedModelServer) -> None:
-    server.push(
-        Reply(text("whole"), tool_use("Read", {"file_path": "/a"}), stop_reason="max_tokens")
-    )
+    server.push(Reply(text("whole"), tool_use("Read", {"file_path": "/a"}), stop_reason="max_tokens"))
     message = post(server, main_body(stream=False)).json()
     assert message["content"] == [
         {"type": "text", "text": "whole"},
@@ -219,10 +207,7 @@ def test_callable_entries_answer_from_the_request(server: ScriptedModelServer) -
         return http_error(400, "no") if prompt == "fail" else Reply(text(f"you said {prompt}"))
 
     server.push(echo, echo)
-    assert (
-        post(server, main_body("hello", stream=False)).json()["content"][0]["text"]
-        == "you said hello"
-    )
+    assert post(server, main_body("hello", stream=False)).json()["content"][0]["text"] == "you said hello"
     assert post(server, main_body("fail")).status_code == 400
 
 
@@ -378,9 +363,7 @@ def run_cli(cli: Path, env: dict[str, str], cwd: Path, prompt: str, *flags: str)
             parsed = json.loads(line)
             if parsed.get("type") == "result":
                 return dict(parsed)
-        raise AssertionError(
-            f"no result line; exit {proc.wait()}, stderr: {proc.stderr.read() if proc.stderr else ''}"
-        )
+        raise AssertionError(f"no result line; exit {proc.wait()}, stderr: {proc.stderr.read() if proc.stderr else ''}")
     finally:
         proc.stdin.close()
         try:
@@ -431,16 +414,12 @@ def test_real_cli_writes_a_file_when_the_script_calls_write(
         Reply(text("Done.")),
     )
 
-    result = run_cli(
-        claude_cli, claude_env, claude_workdir, "write x.txt", "--permission-mode", "acceptEdits"
-    )
+    result = run_cli(claude_cli, claude_env, claude_workdir, "write x.txt", "--permission-mode", "acceptEdits")
 
     assert target.read_text() == "hi\n"
     assert result["result"] == "Done."
     first, second = scripted_model.main_requests
     assert first.last_user_text() == "write x.txt"
-    [tool_result] = [
-        block for block in second.messages[-1]["content"] if block.get("type") == "tool_result"
-    ]
+    [tool_result] = [block for block in second.messages[-1]["content"] if block.get("type") == "tool_result"]
     assert tool_result["tool_use_id"] == "toolu_0001"
     assert not tool_result.get("is_error")

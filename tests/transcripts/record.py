@@ -119,20 +119,50 @@ async def s_files(c: Ctx) -> None:
     src = c.cwd / "src"
     src.mkdir()
     (src / "app.py").write_text("def add(a, b):\n    return a - b\n")
-    (c.cwd / "nb.ipynb").write_text(json.dumps({
-        "cells": [{"cell_type": "code", "id": "c1", "metadata": {}, "source": ["print(1)"], "outputs": [],
-                   "execution_count": None}],
-        "metadata": {}, "nbformat": 4, "nbformat_minor": 5,
-    }))
+    (c.cwd / "nb.ipynb").write_text(
+        json.dumps(
+            {
+                "cells": [
+                    {
+                        "cell_type": "code",
+                        "id": "c1",
+                        "metadata": {},
+                        "source": ["print(1)"],
+                        "outputs": [],
+                        "execution_count": None,
+                    }
+                ],
+                "metadata": {},
+                "nbformat": 4,
+                "nbformat_minor": 5,
+            }
+        )
+    )
     app = f"{c.cwd}/src/app.py"
     c.server.push(
         Reply(tool_use("Read", {"file_path": app})),
         Reply(tool_use("Edit", {"file_path": app, "old_string": "return a - b", "new_string": "return a + b"})),
-        Reply(tool_use("Write", {"file_path": f"{c.cwd}/src/test_app.py",
-                                 "content": "from app import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"})),
+        Reply(
+            tool_use(
+                "Write",
+                {
+                    "file_path": f"{c.cwd}/src/test_app.py",
+                    "content": "from app import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+                },
+            )
+        ),
         Reply(tool_use("Read", {"file_path": f"{c.cwd}/nb.ipynb"})),
-        Reply(tool_use("NotebookEdit", {"notebook_path": f"{c.cwd}/nb.ipynb", "cell_id": "c1",
-                                        "new_source": "print(2)", "edit_mode": "replace"})),
+        Reply(
+            tool_use(
+                "NotebookEdit",
+                {
+                    "notebook_path": f"{c.cwd}/nb.ipynb",
+                    "cell_id": "c1",
+                    "new_source": "print(2)",
+                    "edit_mode": "replace",
+                },
+            )
+        ),
         Reply(text("Fixed `add`, added a test and updated the notebook.")),
     )
     s = c.session()
@@ -145,8 +175,16 @@ async def s_shell(c: Ctx) -> None:
     c.server.push(
         Reply(tool_use("Bash", {"command": "echo out; echo err >&2", "description": "Print to both streams"})),
         Reply(tool_use("Bash", {"command": "echo failing; exit 3", "description": "Fail", "timeout": 30000})),
-        Reply(tool_use("Bash", {"command": "sleep 0.2; echo background done", "run_in_background": True,
-                                "description": "Background job"})),
+        Reply(
+            tool_use(
+                "Bash",
+                {
+                    "command": "sleep 0.2; echo background done",
+                    "run_in_background": True,
+                    "description": "Background job",
+                },
+            )
+        ),
         Reply(text("Ran three commands.")),
     )
     s = c.session()
@@ -280,8 +318,11 @@ async def s_multi_turn(c: Ctx) -> None:
 async def s_subagent(c: Ctx) -> None:
     (c.cwd / "notes.md").write_text("# Notes\nThe build uses make.\n")
     task = "Agent" if c.new else "Task"
-    call = {"description": "Read the notes", "subagent_type": "general-purpose",
-            "prompt": "Read notes.md and report how the project builds."}
+    call = {
+        "description": "Read the notes",
+        "subagent_type": "general-purpose",
+        "prompt": "Read notes.md and report how the project builds.",
+    }
     if c.new:
         call["run_in_background"] = False  # 2.1.332 runs agents in the background by default
     c.server.push(
@@ -311,20 +352,42 @@ async def s_plan(c: Ctx) -> None:
 async def s_todos(c: Ctx) -> None:
     if c.new:
         c.server.push(
-            Reply(tool_use("TodoWrite", {"todos": [
-                {"content": "Write code", "status": "in_progress", "activeForm": "Writing code"},
-                {"content": "Test code", "status": "pending", "activeForm": "Testing code"},
-            ]})),
-            Reply(tool_use("TodoWrite", {"todos": [
-                {"content": "Write code", "status": "completed", "activeForm": "Writing code"},
-                {"content": "Test code", "status": "in_progress", "activeForm": "Testing code"},
-            ]})),
+            Reply(
+                tool_use(
+                    "TodoWrite",
+                    {
+                        "todos": [
+                            {"content": "Write code", "status": "in_progress", "activeForm": "Writing code"},
+                            {"content": "Test code", "status": "pending", "activeForm": "Testing code"},
+                        ]
+                    },
+                )
+            ),
+            Reply(
+                tool_use(
+                    "TodoWrite",
+                    {
+                        "todos": [
+                            {"content": "Write code", "status": "completed", "activeForm": "Writing code"},
+                            {"content": "Test code", "status": "in_progress", "activeForm": "Testing code"},
+                        ]
+                    },
+                )
+            ),
             Reply(text("Tracked.")),
         )
     else:
         c.server.push(
-            Reply(tool_use("TaskCreate", {"subject": "Write code", "description": "the code", "activeForm": "Writing code"})),
-            Reply(tool_use("TaskCreate", {"subject": "Test code", "description": "the tests", "activeForm": "Testing code"})),
+            Reply(
+                tool_use(
+                    "TaskCreate", {"subject": "Write code", "description": "the code", "activeForm": "Writing code"}
+                )
+            ),
+            Reply(
+                tool_use(
+                    "TaskCreate", {"subject": "Test code", "description": "the tests", "activeForm": "Testing code"}
+                )
+            ),
             Reply(tool_use("TaskUpdate", {"taskId": "1", "status": "completed"})),
             Reply(tool_use("TaskUpdate", {"taskId": "2", "status": "in_progress"})),
             Reply(tool_use("TaskList", {})),

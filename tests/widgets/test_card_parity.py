@@ -52,11 +52,18 @@ def _with_decisions(events: list[ev.AgentEvent], how: str) -> list[ev.AgentEvent
     for e in events:
         out.append(e)
         if isinstance(e, ev.ToolCall):
-            out.append(ev.PermissionDecided(
-                request_id=f"r-{e.tool_call_id}", tool_name=e.tool_name, tool_use_id=e.tool_call_id,
-                behavior="allow" if how == "allowed" else "deny", decided_by="person", waited_ms=1500,
-                message="" if how == "allowed" else "not on my data, please",
-                note="the rule lets an interpreter through" if how == "allowed" else "a note on the deny"))
+            out.append(
+                ev.PermissionDecided(
+                    request_id=f"r-{e.tool_call_id}",
+                    tool_name=e.tool_name,
+                    tool_use_id=e.tool_call_id,
+                    behavior="allow" if how == "allowed" else "deny",
+                    decided_by="person",
+                    waited_ms=1500,
+                    message="" if how == "allowed" else "not on my data, please",
+                    note="the rule lets an interpreter through" if how == "allowed" else "a note on the deny",
+                )
+            )
     return out
 
 
@@ -136,8 +143,9 @@ def _texts(view: cv.CardView) -> list[str]:
             case cv.Diff():
                 out += [x[1:] for x in p.diff.split("\n")[:20] if x[:1] in "+-" and x[:3] not in ("+++", "---")]
             case cv.Todos():
-                out += [i.active_form if i.status == "in_progress" and i.active_form else i.description
-                        for i in p.items]
+                out += [
+                    i.active_form if i.status == "in_progress" and i.active_form else i.description for i in p.items
+                ]
             case cv.Questions():
                 out += [str(q.get("question", "")) for q in p.input.get("questions") or [] if isinstance(q, dict)]
             case cv.Verdict():
@@ -151,7 +159,8 @@ def _texts(view: cv.CardView) -> list[str]:
 @pytest.mark.parametrize("how", DECISIONS)
 @pytest.mark.parametrize("path", TRANSCRIPTS, ids=IDS)
 def test_saved_html_and_markdown_cards_carry_the_same_title_badges_and_texts(
-        rec: Recorder, path: Path, how: str) -> None:
+    rec: Recorder, path: Path, how: str
+) -> None:
     for _view, turn in _cases(rec, path, how):
         bundle = mime_bundle(turn)
         for record in turn.tools.values():
@@ -168,10 +177,22 @@ def test_saved_html_and_markdown_cards_carry_the_same_title_badges_and_texts(
 
 
 def test_the_transcripts_cover_every_kind_the_cli_sends() -> None:
-    kinds = {card_of(record).kind for path in TRANSCRIPTS for events in _turns(path)
-             for record in _replay(events)[1].tools.values()}
-    assert {"shell_exec", "read_file", "modify_file", "code_search", "http_request", "subagent_task",
-            "manage_todos", "plan"} <= kinds
+    kinds = {
+        card_of(record).kind
+        for path in TRANSCRIPTS
+        for events in _turns(path)
+        for record in _replay(events)[1].tools.values()
+    }
+    assert {
+        "shell_exec",
+        "read_file",
+        "modify_file",
+        "code_search",
+        "http_request",
+        "subagent_task",
+        "manage_todos",
+        "plan",
+    } <= kinds
 
 
 def test_a_read_file_is_fenced_in_its_language_in_the_markdown() -> None:

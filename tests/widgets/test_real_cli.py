@@ -19,8 +19,11 @@ async def test_real_turn_text_tools_and_approval_buttons(
     target = claude_workdir / "a.py"
     target.write_text("def f():\n    return 1\n")
     scripted_model.push(
-        Reply(thinking("Let me look."), text("I'll check **the file**.\n\n```python\nx = 1\n```\n"),
-              tool_use("Read", {"file_path": str(target)})),
+        Reply(
+            thinking("Let me look."),
+            text("I'll check **the file**.\n\n```python\nx = 1\n```\n"),
+            tool_use("Read", {"file_path": str(target)}),
+        ),
         Reply(tool_use("Edit", {"file_path": str(target), "old_string": "return 1", "new_string": "return 2"})),
         Reply(tool_use("Bash", {"command": "echo out; echo err >&2; exit 3", "description": "try it"})),
         Reply(text("Done: changed it.", chunk_size=3)),
@@ -92,18 +95,26 @@ def _no_run_figures(text: str) -> None:
 
 
 async def test_real_denials_say_who_denied_and_that_nothing_ran(
-    rec: Recorder, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path,
+    rec: Recorder,
+    scripted_model: ScriptedModelServer,
+    claude_env: dict[str, str],
+    claude_workdir: Path,
     tmp_path: Path,
 ) -> None:
     """Three denials through the real CLI: the approval timeout, a person with a reason, and a
     PreToolUse hook of the project's settings (which the CLI applies without asking us)."""
     hook = tmp_path / "deny_hook.sh"
-    hook.write_text("#!/bin/sh\ncat >/dev/null\necho '{\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\","
-                    "\"permissionDecision\":\"deny\",\"permissionDecisionReason\":\"no network from here\"}}'\n")
+    hook.write_text(
+        '#!/bin/sh\ncat >/dev/null\necho \'{"hookSpecificOutput":{"hookEventName":"PreToolUse",'
+        '"permissionDecision":"deny","permissionDecisionReason":"no network from here"}}\'\n'
+    )
     hook.chmod(0o755)
     (claude_workdir / ".claude").mkdir()
-    (claude_workdir / ".claude" / "settings.json").write_text(json.dumps(
-        {"hooks": {"PreToolUse": [{"matcher": "WebFetch", "hooks": [{"type": "command", "command": str(hook)}]}]}}))
+    (claude_workdir / ".claude" / "settings.json").write_text(
+        json.dumps(
+            {"hooks": {"PreToolUse": [{"matcher": "WebFetch", "hooks": [{"type": "command", "command": str(hook)}]}]}}
+        )
+    )
     scripted_model.push(
         Reply(tool_use("Bash", {"command": "rm -rf data", "description": "Delete raw data"})),
         Reply(tool_use("Write", {"file_path": str(claude_workdir / "x.txt"), "content": "hi\n"})),

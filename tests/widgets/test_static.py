@@ -35,20 +35,37 @@ def sample_turn() -> Turn:
     inner = call("t5", "Grep", {"pattern": "def"}, parent="t4")
     big = "".join(f"{i}\n" for i in range(1, 100001))
     events += [
-        read, result(read, "x", structured={"file": {"content": "def f():\n    return 1\n", "numLines": 2,
-                                                     "startLine": 1, "totalLines": 2}}),
+        read,
+        result(
+            read,
+            "x",
+            structured={
+                "file": {"content": "def f():\n    return 1\n", "numLines": 2, "startLine": 1, "totalLines": 2}
+            },
+        ),
         edit,
         ev.PermissionDecided(request_id="r1", tool_name="Edit", behavior="allow", decided_by="person", waited_ms=2300),
         result(edit, "updated"),
-        bash, result(bash, big, structured={"stdout": big, "stderr": "warning: x\n"}),
-        task, inner, result(inner, "a.py", structured={"filenames": ["a.py"], "numFiles": 1}),
+        bash,
+        result(bash, big, structured={"stdout": big, "stderr": "warning: x\n"}),
+        task,
+        inner,
+        result(inner, "a.py", structured={"filenames": ["a.py"], "numFiles": 1}),
         result(task, "all good", structured={"totalTokens": 500, "totalToolUseCount": 1}),
         ev.Todos(items=(t.TodoItem(id="1", description="fix", status="completed"),)),
         ev.ApiRetry(attempt=1, max_retries=10, status=529),
         ev.MessageChunk(text="Fixed <script>alert(1)</script> it."),
         ev.ContextWindow(size=200_000, used=30_000),
-        complete(cost_usd=0.0421, input_tokens=1200, output_tokens=300, cache_read_input_tokens=5000,
-                 cache_creation_input_tokens=100, duration_ms=12_000, duration_api_ms=9_000, num_turns=5),
+        complete(
+            cost_usd=0.0421,
+            input_tokens=1200,
+            output_tokens=300,
+            cache_read_input_tokens=5000,
+            cache_creation_input_tokens=100,
+            duration_ms=12_000,
+            duration_api_ms=9_000,
+            num_turns=5,
+        ),
     ]
     for i, e in enumerate(events):
         turn.add(e, float(i))
@@ -66,7 +83,7 @@ def test_render_html_holds_the_whole_turn() -> None:
     assert "kandev-kind-modify_file" in h and "kandev-diff" in h and "allowed by you after 2.3 s" in text
     assert "kandev-kind-subagent_task" in h and "kandev-nested" in h
     # nested card inside the subagent card
-    sub = h[h.index("kandev-kind-subagent_task"):]
+    sub = h[h.index("kandev-kind-subagent_task") :]
     assert "kandev-kind-code_search" in sub
     assert "☑" in text and "API retry 1/10" in text
     assert "$0.0421" in text and "cache read 5.0k" in text and "12.0 s" in text and "API turns" in text
@@ -118,8 +135,11 @@ def test_terminal_colours_are_stripped_for_display_but_kept_in_the_data() -> Non
     turn = Turn(prompt="run the tests")
     bash = call("t1", "Bash", {"command": "pytest"})
     coloured = "\x1b[32m1 passed\x1b[0m in 0.01s\n"
-    for e in (bash, result(bash, coloured, structured={"stdout": coloured, "stderr": "\x1b[1mwarn\x1b[0m\n"}),
-              complete()):
+    for e in (
+        bash,
+        result(bash, coloured, structured={"stdout": coloured, "stderr": "\x1b[1mwarn\x1b[0m\n"}),
+        complete(),
+    ):
         turn.add(e)
     html, md = render_html(turn), render_markdown(turn)
     assert "1 passed in 0.01s" in plain(html) and "\x1b" not in html

@@ -16,9 +16,14 @@ TIMEOUT = ev.Error(message="No message from Claude Code for 301 s", subtype="ina
 
 
 def _events(*errors: ev.Error) -> list[ev.AgentEvent]:
-    return [ev.SessionStatus(model="claude-opus-5-5"), ev.MessageChunk(text="Partial"), *errors,
-            complete(result_subtype="error_during_execution", is_error=True, cost_usd=0.0018,
-                     input_tokens=100, output_tokens=3)]
+    return [
+        ev.SessionStatus(model="claude-opus-5-5"),
+        ev.MessageChunk(text="Partial"),
+        *errors,
+        complete(
+            result_subtype="error_during_execution", is_error=True, cost_usd=0.0018, input_tokens=100, output_tokens=3
+        ),
+    ]
 
 
 def test_live_header_names_mode_and_model_and_a_stop_is_not_an_error(rec: Recorder, clock: Clock) -> None:

@@ -122,8 +122,13 @@ def test_read_search_http_generic_cards(rec: Recorder, clock: Clock) -> None:
     v = view(clock)
     r1 = call("r", "Read", {"file_path": "/p/a.py", "offset": 10, "limit": 5})
     v.handle(r1)
-    v.handle(result(r1, "x", structured={"file": {"content": "def f():\n    pass\n", "numLines": 5, "startLine": 10,
-                                                  "totalLines": 80}}))
+    v.handle(
+        result(
+            r1,
+            "x",
+            structured={"file": {"content": "def f():\n    pass\n", "numLines": 5, "startLine": 10, "totalLines": 80}},
+        )
+    )
     assert "lines 10–14 of 80" in v.cards["r"].html.value and "/p/a.py" in v.cards["r"].html.value
     g = call("g", "Grep", {"pattern": "TODO", "path": "src"})
     v.handle(g)
@@ -136,7 +141,11 @@ def test_read_search_http_generic_cards(rec: Recorder, clock: Clock) -> None:
     m = call("m", "mcp__srv__tool", {"q": 1})
     v.handle(m)
     v.handle(result(m, "the output"))
-    assert v.cards["m"].kind == "generic" and "the output" in v.cards["m"].html.value and "&quot;q&quot;" in v.cards["m"].html.value
+    assert (
+        v.cards["m"].kind == "generic"
+        and "the output" in v.cards["m"].html.value
+        and "&quot;q&quot;" in v.cards["m"].html.value
+    )
 
 
 def test_subagent_card_nests_its_events(rec: Recorder, clock: Clock) -> None:
@@ -147,8 +156,9 @@ def test_subagent_card_nests_its_events(rec: Recorder, clock: Clock) -> None:
     v.handle(ev.MessageChunk(text="sub says", parent_tool_use_id="task1"))
     v.handle(inner)
     v.handle(result(inner, "a\nb", structured={"stdout": "a\nb", "stderr": ""}))
-    v.handle(result(task, "found it", structured={"totalDurationMs": 3000, "totalTokens": 1234,
-                                                   "totalToolUseCount": 1}))
+    v.handle(
+        result(task, "found it", structured={"totalDurationMs": 3000, "totalTokens": 1234, "totalToolUseCount": 1})
+    )
     card = v.cards["task1"]
     assert card.nested is not None
     nested = card.nested.children
@@ -161,8 +171,10 @@ def test_subagent_card_nests_its_events(rec: Recorder, clock: Clock) -> None:
 
 def test_todos_checklist_updates_in_place(rec: Recorder, clock: Clock) -> None:
     v = view(clock)
-    items = (t.TodoItem(id="1", description="write", status="in_progress", active_form="Writing"),
-             t.TodoItem(id="2", description="test"))
+    items = (
+        t.TodoItem(id="1", description="write", status="in_progress", active_form="Writing"),
+        t.TodoItem(id="2", description="test"),
+    )
     v.handle(ev.Todos(items=items))
     todo = v.todo_card
     assert todo is not None and "Writing" in todo.html.value and "☐" in todo.html.value

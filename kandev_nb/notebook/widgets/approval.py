@@ -6,7 +6,8 @@ click: ``{"action": "deny", "reason": <text>}``, ``{"action": "allow_edited", "i
 <JSON text>}``, ``{"action": "allow"}``, ``{"action": "allow_always"}``, ``{"action":
 "edit"}``, ``{"action": "allow_suggestion", "index": <i>}`` (one of the CLI's
 `permission_suggestions`, a button ``kandev-allow-suggestion`` naming the rule and where it
-is saved, :mod:`kandev_nb.agent.suggestions`). A synced ``Text`` value would not do: while a cell blocks, JupyterLab holds back
+is saved, :mod:`kandev_nb.agent.suggestions`). A synced ``Text`` value would not do: while a
+cell blocks, JupyterLab holds back
 later updates of a widget's value, so the kernel saw only the first letter of a typed reason
 when the Deny click arrived (DESIGN.md, "Typed text while a cell blocks"). Enter in the
 reason box denies.
@@ -74,8 +75,10 @@ def countdown_text(remaining_s: float | None, timeout_s: float | None) -> str:
     """
     if remaining_s is None or timeout_s is None:
         return "No approval timeout: the cell waits until you answer."
-    return (f"⏳ {fmt_left(remaining_s)} left to answer; then the approval timeout "
-            f"({fmt_left(timeout_s)}) denies it for you.")
+    return (
+        f"⏳ {fmt_left(remaining_s)} left to answer; then the approval timeout "
+        f"({fmt_left(timeout_s)}) denies it for you."
+    )
 
 
 def inputs_html(tool_input: dict[str, Any], skip: tuple[str, ...] = ()) -> str:
@@ -107,16 +110,21 @@ def _header_html(event: ev.PermissionRequest) -> str:
     title = event.title
     if not title or title == event.tool_name or any(title in s for s in shown if s):
         title = ""  # the CLI's description repeats the input's (or the path's name)
-    head = (f'<div><b title="{r.esc(event.tool_name)}">🔐 Claude wants to use {r.esc(tool_label(event.tool_name))}</b>'
-            + (f" — {r.esc(title)}" if title else "") + "</div>")
+    head = (
+        f'<div><b title="{r.esc(event.tool_name)}">🔐 Claude wants to use {r.esc(tool_label(event.tool_name))}</b>'
+        + (f" — {r.esc(title)}" if title else "")
+        + "</div>"
+    )
     reason = f'<div style="color:{_MUTED}">{r.esc(event.reason)}</div>' if event.reason else ""
     path = ""
     if event.blocked_path:
         # can_use_tool's blocked_path: the path that made the CLI ask, e.g. one outside the
         # working directory and the directories added to the session; nothing is blocked yet.
         label = "path in question" if event.reason else "outside the folders Claude Code may use without asking"
-        path = (f'<div class="kandev-blocked-path" style="color:{_WARN}">{label}: '
-                f"<code>{r.esc(event.blocked_path)}</code></div>")
+        path = (
+            f'<div class="kandev-blocked-path" style="color:{_WARN}">{label}: '
+            f"<code>{r.esc(event.blocked_path)}</code></div>"
+        )
     return head + reason + path
 
 
@@ -131,7 +139,9 @@ class ApprovalControls(anywidget.AnyWidget):
     """
 
     _esm = ASSETS / "approval.js"
-    _css = (ASSETS / "approval.css").read_text(encoding="utf-8") + "\n" + th.stylesheet() + "\n"  # its code is coloured by class
+    _css = (
+        (ASSETS / "approval.css").read_text(encoding="utf-8") + "\n" + th.stylesheet() + "\n"
+    )  # its code is coloured by class
     pending = traitlets.Bool(True).tag(sync=True)
     plan = traitlets.Bool(False).tag(sync=True)
     placeholder = traitlets.Unicode("reason (optional, sent to Claude; Enter denies)").tag(sync=True)
@@ -174,7 +184,9 @@ class ApprovalCard:
         self.status = factory.html("", "kandev-decision")
         parts: tuple[Any, ...] = (self.what, self.controls, self.countdown, self.status)
         if not attached and ch.diff_is_cut(event.normalized):  # review the whole edit before answering
-            more = factory.button("Show the whole diff", "kandev-show-all", tooltip="Send the whole diff to the browser")
+            more = factory.button(
+                "Show the whole diff", "kandev-show-all", tooltip="Send the whole diff to the browser"
+            )
 
             def show_all(_button: Any) -> None:
                 self.show_full()
@@ -197,9 +209,12 @@ class ApprovalCard:
         if not isinstance(content, dict):
             return
         reason, text, index = content.get("reason"), content.get("input"), content.get("index")
-        self.press(str(content.get("action", "")), reason=reason if isinstance(reason, str) else "",
-                   input_text=text if isinstance(text, str) else None,
-                   index=index if isinstance(index, int) else None)
+        self.press(
+            str(content.get("action", "")),
+            reason=reason if isinstance(reason, str) else "",
+            input_text=text if isinstance(text, str) else None,
+            index=index if isinstance(index, int) else None,
+        )
 
     def press(self, action: str, *, reason: str = "", input_text: str | None = None, index: int | None = None) -> bool:
         """Answer as the controls' message would: `action` is one of :data:`ACTIONS`.
@@ -278,14 +293,27 @@ class ApprovalCard:
     # -- the outcome ----------------------------------------------------------------------
 
     def _on_decided(self, decision: Decision) -> None:
-        self.decided(decision.behavior, decision.decided_by, decision.waited_ms, decision.message,
-                     edited=decision.updated_input is not None,
-                     always=bool(decision.updated_permissions) and decision.suggestion is None)
+        self.decided(
+            decision.behavior,
+            decision.decided_by,
+            decision.waited_ms,
+            decision.message,
+            edited=decision.updated_input is not None,
+            always=bool(decision.updated_permissions) and decision.suggestion is None,
+        )
         if decision.suggestion is not None:
             self.status.value += f'<div class="kandev-saved-rule">{r.esc(decision.note)}</div>'
 
-    def decided(self, behavior: str, decided_by: str, waited_ms: int, message: str = "", *,
-                edited: bool = False, always: bool = False) -> None:
+    def decided(
+        self,
+        behavior: str,
+        decided_by: str,
+        waited_ms: int,
+        message: str = "",
+        *,
+        edited: bool = False,
+        always: bool = False,
+    ) -> None:
         """Show the outcome and disable the controls (idempotent: the first outcome stays).
 
         An attached card then keeps only this line (its tool card, back in place above it,
@@ -302,11 +330,17 @@ class ApprovalCard:
             verb, color = "Withdrawn by Claude Code", "#888"
         else:
             verb, color = "Denied", "#cf222e"
-        who = {"person": "you", "policy": "policy", "timeout": "timeout", "cancelled": "the CLI",
-               "settings": "settings"}.get(decided_by, decided_by)
+        who = {
+            "person": "you",
+            "policy": "policy",
+            "timeout": "timeout",
+            "cancelled": "the CLI",
+            "settings": "settings",
+        }.get(decided_by, decided_by)
         why = f" — {r.esc(message)}" if message and behavior == "deny" and decided_by != "cancelled" else ""
-        self.status.value = (f'<span style="color:{color}"><b>{verb}</b> by {r.esc(who)} after '
-                             f"{r.fmt_ms(waited_ms)}{why}</span>")
+        self.status.value = (
+            f'<span style="color:{color}"><b>{verb}</b> by {r.esc(who)} after {r.fmt_ms(waited_ms)}{why}</span>'
+        )
         # an attached card keeps its decision line under the tool card's summary (seen even
         # when that card is folded); the tool card shows the action again
         self.box.children = (self.status,) if self.attached else (self.what, self.status)

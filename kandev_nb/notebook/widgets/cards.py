@@ -55,8 +55,16 @@ class WidgetFactory:
 
     def button(self, description: str, *classes: str, tooltip: str = "", button_style: str = "") -> w.Button:
         """A ``Button`` with the shared (auto-width) layout and style."""
-        return self.track(w.Button(description=description, tooltip=tooltip, button_style=button_style,
-                                   layout=self._button_layout, style=self._button_style, _dom_classes=classes))
+        return self.track(
+            w.Button(
+                description=description,
+                tooltip=tooltip,
+                button_style=button_style,
+                layout=self._button_layout,
+                style=self._button_style,
+                _dom_classes=classes,
+            )
+        )
 
     def vbox(self, children: tuple[w.Widget, ...] = (), *classes: str) -> w.VBox:
         """A ``VBox`` with the shared layout."""
@@ -109,8 +117,7 @@ class ToolCard:
         if self.payload.kind == "subagent_task":
             self.nested = factory.vbox((), "kandev-nested")
             kids += (self.nested,)
-        self.box = factory.vbox(kids, "kandev-tool-card", f"kandev-kind-{self.payload.kind}",
-                                "kandev-status-running")
+        self.box = factory.vbox(kids, "kandev-tool-card", f"kandev-kind-{self.payload.kind}", "kandev-status-running")
         self._render()
         self._offer_more()  # an Edit's diff is known before it runs (and before its approval)
 
@@ -123,9 +130,17 @@ class ToolCard:
     def view(self) -> CardView:
         """The card's :class:`~kandev_nb.render.card_view.CardView` from its latest values
         (the saved copy, :func:`kandev_nb.render.static.card_of`, builds the same one)."""
-        return card_view(self.call.tool_name, self.call.title, self.payload, self.output, status=self.status,
-                         tool_use_id=self.tool_call_id, duration_ms=self.duration_ms, decision=self.decision,
-                         images=self.images)
+        return card_view(
+            self.call.tool_name,
+            self.call.title,
+            self.payload,
+            self.output,
+            status=self.status,
+            tool_use_id=self.tool_call_id,
+            duration_ms=self.duration_ms,
+            decision=self.decision,
+            images=self.images,
+        )
 
     def _render(self) -> None:
         view = self.view
@@ -144,7 +159,8 @@ class ToolCard:
         self.status = event.status
         self.duration_ms = duration_ms
         self.box._dom_classes = tuple(c for c in self.box._dom_classes if not c.startswith("kandev-status-")) + (
-            f"kandev-status-{self.status}",)
+            f"kandev-status-{self.status}",
+        )
         with self.html.hold_sync():
             self._render()
         self._offer_more()
@@ -155,13 +171,19 @@ class ToolCard:
         if self.full or self.more is not None or not ch.is_cut(view):
             return
         is_diff = ch.diff_is_cut(view)
-        self.more = self.factory.button("Show the whole diff" if is_diff else "Show all", "kandev-show-all",
-                                        tooltip="Send the full text to the browser")
+        self.more = self.factory.button(
+            "Show the whole diff" if is_diff else "Show all",
+            "kandev-show-all",
+            tooltip="Send the full text to the browser",
+        )
         self.more.on_click(lambda _b: self.show_all())
-        note = ("diff cut" if is_diff else f"output cut: {r.fmt_tokens(len(self.output))} characters in total")
-        self.box.children = (self.html, self.factory.html(
-            f'<span style="color:{th.MUTED};font-size:85%">{note}</span>', "kandev-cut-note"), self.more,
-            *self.box.children[1:])
+        note = "diff cut" if is_diff else f"output cut: {r.fmt_tokens(len(self.output))} characters in total"
+        self.box.children = (
+            self.html,
+            self.factory.html(f'<span style="color:{th.MUTED};font-size:85%">{note}</span>', "kandev-cut-note"),
+            self.more,
+            *self.box.children[1:],
+        )
 
     def set_decision(self, decision: ev.PermissionDecided) -> None:
         """Show how this call's approval ended (a deny: "⊘ denied by ..., not run", and why)."""
@@ -187,8 +209,11 @@ class ToolCard:
         self._render()
         if self.more is not None:
             self.more.disabled = True
-            self.box.children = tuple(c for c in self.box.children
-                                      if c is not self.more and "kandev-cut-note" not in getattr(c, "_dom_classes", ()))
+            self.box.children = tuple(
+                c
+                for c in self.box.children
+                if c is not self.more and "kandev-cut-note" not in getattr(c, "_dom_classes", ())
+            )
 
 
 class TodoCard:
@@ -204,7 +229,8 @@ class TodoCard:
         """Replace the list (the Todos event is replace-all)."""
         self.items = items
         done = sum(1 for i in items if i.status == "completed")
-        head = f'<div style="color:var(--jp-content-font-color2,#57606a);font-size:90%">Tasks {done}/{len(items)} done</div>'
+        style = "color:var(--jp-content-font-color2,#57606a);font-size:90%"
+        head = f'<div style="{style}">Tasks {done}/{len(items)} done</div>'
         self.html.value = head + ch.todos_html(items)
 
 

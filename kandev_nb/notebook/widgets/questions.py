@@ -50,8 +50,12 @@ __all__ = ["QuestionCard", "QuestionControls", "card_for"]
 
 
 def _wire(q: Question) -> dict[str, Any]:
-    return {"question": q.question, "header": q.header, "multiSelect": q.multi_select,
-            "options": [asdict(o) for o in q.options]}
+    return {
+        "question": q.question,
+        "header": q.header,
+        "multiSelect": q.multi_select,
+        "options": [asdict(o) for o in q.options],
+    }
 
 
 class QuestionControls(anywidget.AnyWidget):
@@ -85,17 +89,21 @@ class QuestionCard(ApprovalCard):
             problem = ""
         except QuestionError as exc:
             self.questions, problem = [], str(exc)
-        head = '<div><b>❓ Claude asks you</b></div>'
+        head = "<div><b>❓ Claude asks you</b></div>"
         if problem:
             head += f'<div style="color:var(--jp-error-color1,#cf222e)">{r.esc(problem)}</div>'
         self.what = factory.html(head, "kandev-approval-what")
-        self.controls = factory.track(QuestionControls(
-            questions=json.dumps([_wire(q) for q in self.questions], ensure_ascii=False),
-            _dom_classes=("kandev-question-controls",)))
+        self.controls = factory.track(
+            QuestionControls(
+                questions=json.dumps([_wire(q) for q in self.questions], ensure_ascii=False),
+                _dom_classes=("kandev-question-controls",),
+            )
+        )
         self.countdown = factory.html("", "kandev-approval-countdown")
         self.status = factory.html("", "kandev-decision")
-        self.box = factory.vbox((self.what, self.controls, self.countdown, self.status),
-                                "kandev-approval", "kandev-question-card")
+        self.box = factory.vbox(
+            (self.what, self.controls, self.countdown, self.status), "kandev-approval", "kandev-question-card"
+        )
         self.controls.on_msg(self._on_view_msg)
         self.tick()
         self.approval.on_decided(self._on_decided)
@@ -104,8 +112,15 @@ class QuestionCard(ApprovalCard):
         if isinstance(content, dict):
             self.press(str(content.get("action", "")), answers=content.get("answers"))
 
-    def press(self, action: str, *, answers: Any = None, reason: str = "", input_text: str | None = None,
-              index: int | None = None) -> bool:
+    def press(
+        self,
+        action: str,
+        *,
+        answers: Any = None,
+        reason: str = "",
+        input_text: str | None = None,
+        index: int | None = None,
+    ) -> bool:
         """Answer as the controls' message would.
 
         Args:
@@ -136,23 +151,37 @@ class QuestionCard(ApprovalCard):
             self.answers = {str(k): str(v) for k, v in given.items()}
         self.decided(decision.behavior, decision.decided_by, decision.waited_ms, decision.message)
 
-    def decided(self, behavior: str, decided_by: str, waited_ms: int, message: str = "", *,
-                edited: bool = False, always: bool = False) -> None:
+    def decided(
+        self,
+        behavior: str,
+        decided_by: str,
+        waited_ms: int,
+        message: str = "",
+        *,
+        edited: bool = False,
+        always: bool = False,
+    ) -> None:
         """Show the answers (or why there are none) and disable the controls; idempotent."""
         if self.outcome is not None:
             return
         self.outcome = (behavior, decided_by, waited_ms, message)
         self.controls.pending = False
-        who = {"person": "you", "policy": "the answer policy", "timeout": "nobody (timeout)",
-               "cancelled": "the CLI"}.get(decided_by, decided_by)
+        who = {
+            "person": "you",
+            "policy": "the answer policy",
+            "timeout": "nobody (timeout)",
+            "cancelled": "the CLI",
+        }.get(decided_by, decided_by)
         if behavior == "allow":
             line = f'<span style="color:#1a7f37"><b>Answered</b> by {r.esc(who)} after {r.fmt_ms(waited_ms)}</span>'
             line += answers_html([(q.question, self.answers.get(q.question, "")) for q in self.questions])
         elif decided_by == "cancelled":
             line = '<span style="color:#888"><b>Withdrawn by Claude Code</b></span>'
         else:
-            line = (f'<span style="color:#cf222e"><b>Not answered</b> ({r.esc(who)}, after '
-                    f"{r.fmt_ms(waited_ms)})</span> — {r.esc(message)}")
+            line = (
+                f'<span style="color:#cf222e"><b>Not answered</b> ({r.esc(who)}, after '
+                f"{r.fmt_ms(waited_ms)})</span> — {r.esc(message)}"
+            )
         self.status.value = line
         self.box.children = (self.status,) if self.attached else (self.what, self.status)
         self.box._dom_classes = (*self.box._dom_classes, "kandev-decided")

@@ -63,8 +63,9 @@ class RecordingComm:
 
     kernel = "recording"
 
-    def __init__(self, recorder: Recorder, data: Any = None, buffers: Any = None, comm_id: str | None = None,
-                 **_: Any) -> None:
+    def __init__(
+        self, recorder: Recorder, data: Any = None, buffers: Any = None, comm_id: str | None = None, **_: Any
+    ) -> None:
         self.comm_id = comm_id or f"rec-{next(_ids)}"
         self.recorder = recorder
         self._handlers: list[Callable[[dict[str, Any]], None]] = []

@@ -156,9 +156,15 @@ class Throttle:
     :meth:`flush_now`.
     """
 
-    def __init__(self, flush: Callable[[], bool], interval_s: float = 0.05,
-                 *, min_chars: int = 256, max_wait_s: float = 0.25,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        flush: Callable[[], bool],
+        interval_s: float = 0.05,
+        *,
+        min_chars: int = 256,
+        max_wait_s: float = 0.25,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._flush = flush
         self.interval_s = interval_s
         self.min_chars = min_chars

@@ -105,16 +105,20 @@ class TurnView:
         self.body = self.f.vbox((), "kandev-body")
         self.footer = self.f.html("", "kandev-footer")
         self.root: w.VBox | None = self.f.vbox(
-            (self.f.hbox((self.run_info, self.activity, self.gauge, self.stop), "kandev-header"), self.body, self.footer),
-            "kandev-turn")
+            (
+                self.f.hbox((self.run_info, self.activity, self.gauge, self.stop), "kandev-header"),
+                self.body,
+                self.footer,
+            ),
+            "kandev-turn",
+        )
         self.cards: dict[str, ToolCard] = {}
         self.approvals: dict[str, ApprovalCard] = {}
         self.todo_card: TodoCard | None = None
         self.segments: list[StreamText] = []
         self._open: dict[tuple[str | None, type], StreamText] = {}
         self._warmers: dict[int, r.CodeWarmer] = {}  # by id() of an open segment
-        self.throttle = Throttle(self._flush_text, interval_s, min_chars=min_chars,
-                                 max_wait_s=max_wait_s, clock=clock)
+        self.throttle = Throttle(self._flush_text, interval_s, min_chars=min_chars, max_wait_s=max_wait_s, clock=clock)
         self.deltas = 0
         self._state_kind: type | None = None
         self._state = "Starting Claude Code"
@@ -192,10 +196,13 @@ class TurnView:
         if waiting:  # this wait, and the time left of the soonest timeout, not the turn's time
             lefts = [x for x in (a.approval.remaining_s() for a in waiting) if x is not None]
             parts = ([f"waiting {r.fmt_ms(since * 1000)}"] if since >= 1 else []) + (
-                [f"{fmt_left(min(lefts))} left"] if lefts else [])
+                [f"{fmt_left(min(lefts))} left"] if lefts else []
+            )
             step = f" ({', '.join(parts)})" if parts else ""
             elapsed = f"turn {elapsed}"
-        retry = f' · <span style="color:var(--jp-warn-color1,#9a6700)">{r.esc(self._retry)}</span>' if self._retry else ""
+        retry = (
+            f' · <span style="color:var(--jp-warn-color1,#9a6700)">{r.esc(self._retry)}</span>' if self._retry else ""
+        )
         spinner = "" if self.finished else "● "
         self.activity.value = f"{spinner}{r.esc(self._state)}{step} · {elapsed}{retry}"
 
@@ -244,13 +251,17 @@ class TurnView:
         parent = event.parent_tool_use_id
         for key in [k for k in self._open if k[0] == parent]:
             del self._open[key]
-        seg = self.f.track(StreamText(_dom_classes=("kandev-text",) if cls is ev.MessageChunk
-                                      else ("kandev-thinking-text",)))
+        seg = self.f.track(
+            StreamText(_dom_classes=("kandev-text",) if cls is ev.MessageChunk else ("kandev-thinking-text",))
+        )
         self.segments.append(seg)
         holder: w.Widget = seg
         if cls is ev.Reasoning:
-            holder = self.f.track(w.Accordion(children=(seg,), titles=("Thinking",), selected_index=None,
-                                              _dom_classes=("kandev-thinking",)))
+            holder = self.f.track(
+                w.Accordion(
+                    children=(seg,), titles=("Thinking",), selected_index=None, _dom_classes=("kandev-thinking",)
+                )
+            )
         self._add(self._container(event), holder)
         self._open[(parent, cls)] = seg
         if self._ticker is None:
@@ -306,8 +317,11 @@ class TurnView:
                     early[0].attached = True
                     card.box.children = (early[0].box, *card.box.children[1:])
                     return
-                self._set_state(f"Running {event.tool_name}: {event.title[:80]}" if event.title != event.tool_name
-                                else f"Running {event.tool_name}")
+                self._set_state(
+                    f"Running {event.tool_name}: {event.title[:80]}"
+                    if event.title != event.tool_name
+                    else f"Running {event.tool_name}"
+                )
             case ev.ToolUpdate():
                 updated = self.cards.get(event.tool_call_id)
                 if updated is not None:
@@ -342,8 +356,9 @@ class TurnView:
                 self.context = event
                 self.gauge.value = r.context_html(event)
             case ev.ApiRetry():
-                self._retry = (f"API retry {event.attempt or '?'}/{event.max_retries or '?'}"
-                               + (f" (HTTP {event.status})" if event.status else ""))
+                self._retry = f"API retry {event.attempt or '?'}/{event.max_retries or '?'}" + (
+                    f" (HTTP {event.status})" if event.status else ""
+                )
                 self._render_activity()
             case ev.RateLimit():
                 self._note(event, f"rate limit: {event.message or event.info}")
@@ -356,8 +371,10 @@ class TurnView:
                 self._note(event, f"error: {event.message}", color="var(--jp-error-color1,#cf222e)")
             case ev.SessionStatus():
                 if event.mcp_failed:  # issue 19: named on the turn's card
-                    self._note(event, "MCP server(s) failed to connect: " + ", ".join(event.mcp_failed)
-                               + " (%claude_mcp shows why)")
+                    self._note(
+                        event,
+                        "MCP server(s) failed to connect: " + ", ".join(event.mcp_failed) + " (%claude_mcp shows why)",
+                    )
                 if event.model and event.model != self.model:
                     self.model = event.model
                     self._render_run_info()
@@ -404,8 +421,10 @@ class TurnView:
 
     def _note(self, event: ev.AgentEvent, text: str, color: str = "var(--jp-warn-color1,#9a6700)") -> None:
         self._close_segments(event.parent_tool_use_id)
-        self._add(self._container(event), self.f.html(
-            f'<div style="color:{color};font-size:90%">⚠ {r.esc(text)}</div>', "kandev-note"))
+        self._add(
+            self._container(event),
+            self.f.html(f'<div style="color:{color};font-size:90%">⚠ {r.esc(text)}</div>', "kandev-note"),
+        )
 
     def _complete(self, event: ev.Complete) -> None:
         self._retry = ""
