@@ -9,8 +9,8 @@ least ``--lines`` lines (default 200,000). The pipelines run on the same lines, 
 in CPU time, slice by slice with the pipelines interleaved, best of ``--repeat`` per slice:
 
 - ours: the bytes in 64 KiB reads -> :class:`~kandev_nb.wire.transport.LineFramer` ->
-  :func:`~kandev_nb.wire.protocol.parse_line` -> :meth:`~kandev_nb.agent.adapter.Adapter.handle`
-  (control messages skipped, as the session's reader routes them elsewhere);
+  :meth:`~kandev_nb.agent.adapter.Adapter.feed` per read (parse, handle, runs of deltas
+  merged), as the session's reader does;
 - the same with the standard library's decoder only (``KANDEV_NB_JSON=stdlib``; by default
   :mod:`kandev_nb.wire.decode` decodes with msgspec, delta lines straight into a typed view);
 - ``json.loads`` on each line alone;

@@ -528,7 +528,7 @@ class Adapter(StreamRules):
         if main is not None:
             self._main_key = main
             window = cumulative[main].get("contextWindow") if isinstance(cumulative[main], dict) else None
-            if isinstance(window, int) and window > 0:
+            if type(window) is int and window > 0:  # not a bool
                 self.context_size = window
         out += self._context_event()
         result_text = msg.result

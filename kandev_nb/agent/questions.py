@@ -99,7 +99,12 @@ def parse_questions(tool_input: Mapping[str, Any]) -> list[Question]:
     for n, q in enumerate(raw, 1):
         if not isinstance(q, dict) or not isinstance(q.get("question"), str) or not q["question"].strip():
             raise QuestionError(f"question {n} of AskUserQuestion has no question text")
-        options = [o for o in q.get("options") or [] if isinstance(o, dict) and isinstance(o.get("label"), str)]
+        given = q.get("options")  # not a list (a peer that does not validate): no options
+        options = [
+            o
+            for o in (given if isinstance(given, list) else [])
+            if isinstance(o, dict) and isinstance(o.get("label"), str)
+        ]
         if not MIN_OPTIONS <= len(options) <= MAX_OPTIONS:
             raise QuestionError(
                 f"question {n} ({q['question']!r}) has {len(options)} options; "

@@ -96,11 +96,14 @@ class StreamRules:
                 out.append((None, [self._too_long(line)]))
                 continue
             if line.startswith(DELTA_PREFIX):  # most lines: read into a typed StreamDelta
+                found: decode.StreamDelta | None
                 try:
                     found = decode_delta(line)
-                except ValueError:  # not the usual shape: the full path below reads it
-                    pass
-                else:
+                except (ValueError, RecursionError):  # not the usual shape: the full path below reads it
+                    found = None
+                if found is not None and (found.type != "stream_event" or found.event.type != "content_block_delta"):
+                    found = None  # a repeated "type" key: json.loads keeps the last one, so does the full path
+                if found is not None:
                     delta = found.event.delta
                     dtype = delta.type
                     if dtype == "text_delta":
@@ -123,7 +126,7 @@ class StreamRules:
                         continue
             try:
                 obj = loads(line)
-            except ValueError:  # what msgspec refuses: parse_line has the fallbacks
+            except (ValueError, RecursionError):  # msgspec refuses it, or nested too deep: parse_line reads it
                 obj = None
             if type(obj) is dict and obj.get("type") == "stream_event":
                 event = obj.get("event")
@@ -231,13 +234,16 @@ class StreamRules:
                 cls, text = ev.Reasoning, delta.get("thinking")
             else:
                 return []
-            if not text:
+            if text == "":
                 return []
             parent = raw.get("parent_tool_use_id")  # as sent: validation reports a non-string
+            # Validated: a `text` that is not a string (null, 0, false, {} included) fails and
+            # handle() reports it; only then is the text marked as shown (else the result's
+            # text would be held back for a delta nobody saw).
+            event = cls(text=text, session_id=raw.get("session_id") or self.session_id, parent_tool_use_id=parent)
             if parent is None and cls is ev.MessageChunk:
                 self._shown_text = True
-            # Validated: a `text` that is not a string fails, handle() reports it.
-            return [cls(text=text, session_id=raw.get("session_id") or self.session_id, parent_tool_use_id=parent)]
+            return [event]
         self._sid(raw)
         if kind == "content_block_start":
             block = event.get("content_block")

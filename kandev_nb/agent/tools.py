@@ -305,7 +305,8 @@ def normalize_tool_call(name: str, tool_input: dict[str, Any]) -> NormalizedPayl
             return ModifyFile(tool=name, file_path=path, mutations=(mutation,))
         case "MultiEdit":
             mutations = []
-            for edit in i.get("edits") or []:
+            edits = i.get("edits")
+            for edit in edits if isinstance(edits, list) else []:  # a model's malformed input: no edits
                 if isinstance(edit, dict):
                     old, new = _str(edit.get("old_string")) or "", _str(edit.get("new_string")) or ""
                     diff, added, removed = unified_diff(old, new, path)
@@ -417,10 +418,13 @@ def tool_result_images(content: Any) -> tuple[str, ...]:
     for block in content:
         if not isinstance(block, dict) or block.get("type") != "image":
             continue
-        source = block.get("source") or {}
+        source = block.get("source")
+        if not isinstance(source, dict):  # a hostile block: skipped, never fails the tool_result
+            continue
         media, data = source.get("media_type"), source.get("data")
         if (
             source.get("type") == "base64"
+            and isinstance(media, str)
             and media in _IMAGE_TYPES
             and isinstance(data, str)
             and re.fullmatch(r"[A-Za-z0-9+/=\s]*", data)
@@ -446,8 +450,9 @@ def tool_result_text(content: Any) -> str:
         if block.get("type") == "text":
             parts.append(str(block.get("text", "")))
         elif block.get("type") == "image":
-            source = block.get("source") or {}
-            parts.append(f"[image: {source.get('media_type', 'unknown')}]")
+            source = block.get("source")
+            media = source.get("media_type", "unknown") if isinstance(source, dict) else "unknown"
+            parts.append(f"[image: {media}]")
         else:
             parts.append(f"[{block.get('type', 'block')}]")
     return "\n".join(parts)

@@ -85,7 +85,7 @@ class UsageMeter:
                     cache_read_input_tokens=int(delta[2]),
                     cache_creation_input_tokens=int(delta[3]),
                     cost_usd=round(delta[4], 10),
-                    context_window=window if isinstance(window, int) else None,
+                    context_window=window if type(window) is int else None,  # not a bool
                 )
         return out
 
@@ -148,6 +148,14 @@ def turn_tokens(usage: dict[str, Any], model_usage: dict[str, ev.ModelUsage]) ->
 
 
 def _num(value: Any) -> float:
-    if type(value) is int or type(value) is float:  # the usual case, first
-        return float(value)
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
+    """A `modelUsage` figure as a finite float; anything else (bool, text, NaN, inf, an int
+    beyond a float) is 0.0, as :func:`to_int` reads them (``int(inf)`` raised and lost the turn's
+    `result`)."""
+    if type(value) is float:  # the usual case, first
+        return value if math.isfinite(value) else 0.0
+    if isinstance(value, int) and not isinstance(value, bool):
+        try:
+            return float(value)
+        except OverflowError:
+            return 0.0
+    return 0.0

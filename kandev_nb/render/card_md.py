@@ -24,6 +24,7 @@ from kandev_nb.render import card_view as cv
 from kandev_nb.render import diffs
 from kandev_nb.render import html as r
 from kandev_nb.render import mdsafe as ms
+from kandev_nb.render.questions import list_items
 
 __all__ = ["body_markdown", "fence", "parts_markdown", "saved_card_markdown", "summary_markdown", "todos_markdown"]
 
@@ -76,11 +77,12 @@ def _badge(badge: cv.Badge | cv.DiffStat) -> str:
 
 
 def summary_markdown(view: cv.CardView) -> str:
-    """The ``<summary>`` text (HTML-escaped): glyph, tool label, ": title", " · badges"."""
+    """The ``<summary>`` text (HTML-escaped, on one line: a blank line in a title would end
+    the HTML block and let the rest be read as Markdown): glyph, tool label, ": title", " · badges"."""
     text = f"{_GLYPH.get(view.status, '•')} {view.tool}" + (f": {view.title}" if view.title else "")
     if view.badges:
         text += " · " + " · ".join(_badge(b) for b in view.badges)
-    return r.esc(text)
+    return r.esc(ms.one_line(text))
 
 
 def _value(f: cv.Field) -> str:
@@ -113,7 +115,7 @@ def _diff(part: cv.Diff) -> str:
 def _questions(part: cv.Questions) -> str:
     answered = dict(answered_pairs(part.output))
     out = []
-    for q in part.input.get("questions") or []:
+    for q in list_items(part.input.get("questions")):
         if not isinstance(q, dict):
             continue
         text = str(q.get("question", ""))
@@ -123,7 +125,7 @@ def _questions(part: cv.Questions) -> str:
             f"- **{ms.plain(str(o.get('label', '')))}**"
             + (f" — {ms.plain(str(o['description']))}" if o.get("description") else "")
             + "\n"
-            for o in q.get("options") or []
+            for o in list_items(q.get("options"))
             if isinstance(o, dict)
         ]
         if text in answered:

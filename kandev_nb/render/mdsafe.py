@@ -9,8 +9,10 @@ guarantee:
 * :func:`safe_markdown` for Markdown written by the model (answers, thinking, plans,
   subagent results): outside fenced code and code spans, ``&`` and ``<`` become entities
   (no tag, comment, autolink or entity survives), link targets other than http(s), mailto,
-  anchors and relative paths are replaced by ``#blocked-link``, and images become plain
-  links (``![x](url)`` -> ``!\\[x](url)``), so opening the notebook fetches nothing.
+  anchors and relative paths are replaced by ``#blocked-link``, reference definitions
+  (``[r]: url``) are escaped into text, and images become plain links (``![x](url)`` ->
+  ``!\\[x](url)``), so opening the notebook fetches nothing. Lines are split where a renderer
+  splits them (``\\r`` too), and only code spans a renderer surely sees are kept as they are.
 * :func:`plain` for a value that is not Markdown (a todo item, a command's description):
   escaped so that it shows as the text it is.
 * :func:`code_span` for a value shown as inline code (a path, a pattern).
@@ -21,14 +23,21 @@ from __future__ import annotations
 import html
 import re
 
-__all__ = ["code_span", "plain", "safe_markdown"]
+__all__ = ["code_span", "one_line", "plain", "safe_markdown"]
 
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
-_CODE_SPAN = re.compile(r"(`+)(.+?)(?<!`)\1(?!`)")
+_CODE_SPAN = re.compile(r"(?<![`\\])(`+)(?!`)([^|]+?)(?<!`)\1(?!`)")
+"""A code span as surely as a renderer sees one (what it matches is kept as it is): a whole
+run of backticks as opener (not one cut from a longer run, not an escaped ``\\```), and no
+``|`` inside (a GFM table splits its cells there first). Anything else is escaped as prose."""
 _INLINE_DEST = re.compile(r"(\]\(\s*)([^\s)]*)")
 _REF_DEF = re.compile(r"^( {0,3}\[[^\]]+\]:\s*)(\S+)")
 _SAFE_DEST = re.compile(r"^(https?://|mailto:|#|/|\./|\.\./|[^:]*$)", re.IGNORECASE)
 _CONTROL = re.compile(r"[\x00-\x20\\]")
+_REF_COLON = re.compile(r"(?<!\\)((?:\\\\)*)\](?=:)")  # an unescaped ] right before :
+_OPEN_DEST = re.compile(r"(?<!\\)((?:\\\\)*)\]\((\s*)$")  # an unescaped ]( ending the text
+_EOL = re.compile(r"\r\n?|\n")
+"""A line ending as Markdown reads it: ``\\n``, ``\\r\\n`` or a lone ``\\r``."""
 
 
 def _dest(url: str) -> str:
@@ -43,19 +52,28 @@ def _dest(url: str) -> str:
 def _prose(text: str) -> str:
     text = text.replace("&", "&amp;").replace("<", "&lt;")
     text = text.replace("![", "!\\[")
+    # No reference definition forms (``]`` right before ``:`` escaped): its destination may
+    # be on the next line, or the definition inside a quote or list, out of _REF_DEF's sight.
+    text = _REF_COLON.sub(r"\1\\]", text)
+    text = _OPEN_DEST.sub(r"\1\\](\2", text)  # a destination on the next line: no link
     return _INLINE_DEST.sub(lambda m: m.group(1) + _dest(m.group(2)), text)
 
 
-def _line(line: str) -> str:
+def _line(line: str, spans: bool = True) -> tuple[str, bool]:
+    """The line made safe, and whether a backtick was left in its prose (it may open a code
+    span that a later line closes). `spans`: keep code spans as they are (else all prose)."""
     line = _REF_DEF.sub(lambda m: m.group(1) + _dest(m.group(2)), line)
     out: list[str] = []
     pos = 0
-    for m in _CODE_SPAN.finditer(line):
+    left = False
+    for m in _CODE_SPAN.finditer(line) if spans else ():
+        left = left or "`" in line[pos : m.start()]
         out.append(_prose(line[pos : m.start()]))
         out.append(m.group(0))
         pos = m.end()
+    left = left or "`" in line[pos:]
     out.append(_prose(line[pos:]))
-    return "".join(out)
+    return "".join(out), left
 
 
 def safe_markdown(text: str) -> str:
@@ -68,7 +86,12 @@ def safe_markdown(text: str) -> str:
     """
     out: list[str] = []
     fence: tuple[str, int] | None = None
-    for line in text.split("\n"):
+    # A backtick left open on an earlier line of the paragraph may pair with one on this
+    # line (a code span across lines): then this line's spans are not trusted, all is prose.
+    open_tick = False
+    # A lone CR ends a Markdown line too: split where the renderer will, or a code span
+    # seen here across "\r\r" (a blank line there) would let raw HTML through.
+    for line in _EOL.sub("\n", text).split("\n"):
         m = _FENCE.match(line)
         if fence is not None:
             out.append(line)
@@ -78,25 +101,36 @@ def safe_markdown(text: str) -> str:
         if m and not (m.group(1)[0] == "`" and "`" in m.group(2)):
             fence = (m.group(1)[0], len(m.group(1)))
             out.append(line)
+            open_tick = False
             continue
-        out.append(_line(line))
+        if not line.strip():  # a blank line ends the paragraph
+            open_tick = False
+        safe, left = _line(line, spans=not open_tick)
+        open_tick = open_tick or left
+        out.append(safe)
     return "\n".join(out)
 
 
 _PLAIN = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>])")
 
 
+def one_line(text: str) -> str:
+    """`text` with each line ending (``\\n``, ``\\r\\n``, ``\\r``: all three end a Markdown line) as a space."""
+    return _EOL.sub(" ", text)
+
+
 def plain(text: str) -> str:
     """`text` as literal Markdown text: HTML-escaped, Markdown punctuation backslashed,
-    newlines as spaces (for one-line values: todo items, descriptions, URLs)."""
-    text = " ".join(text.split("\n"))
+    line endings (``\\n``, ``\\r``) as spaces (for one-line values: todo items, descriptions, URLs)."""
+    text = one_line(text)
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return _PLAIN.sub(r"\\\1", text)
 
 
 def code_span(text: str) -> str:
-    """`text` as one inline code span that no backtick in it can close early."""
-    text = " ".join(text.split("\n"))
+    """`text` as one inline code span that no backtick in it can close early (line endings
+    as spaces: a blank line would end the span's paragraph)."""
+    text = one_line(text)
     longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
     ticks = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""

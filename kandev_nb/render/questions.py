@@ -13,9 +13,15 @@ from typing import Any
 from kandev_nb.agent.questions import answered_pairs
 from kandev_nb.render.html import esc
 
-__all__ = ["answers_html", "questions_html"]
+__all__ = ["answers_html", "list_items", "questions_html"]
 
 _MUTED = "var(--jp-ui-font-color2, #57606a)"
+
+
+def list_items(value: Any) -> list[Any]:
+    """`value` if it is a JSON array, else [] (an AskUserQuestion `questions` or `options`
+    the model wrote as another type: nothing to show, never an error)."""
+    return value if isinstance(value, list) else []
 
 
 def answers_html(pairs: Iterable[tuple[str, str]]) -> str:
@@ -36,7 +42,7 @@ def questions_html(tool_input: Mapping[str, Any], output: str = "") -> str:
     """
     answered = dict(answered_pairs(output))
     parts = []
-    for q in tool_input.get("questions") or []:
+    for q in list_items(tool_input.get("questions")):
         if not isinstance(q, dict):
             continue
         text = str(q.get("question", ""))
@@ -54,7 +60,7 @@ def questions_html(tool_input: Mapping[str, Any], output: str = "") -> str:
                 else ""
             )
             + "</li>"
-            for o in q.get("options") or []
+            for o in list_items(q.get("options"))
             if isinstance(o, dict)
         )
         answer = answered.get(text)

@@ -54,13 +54,17 @@ class Delta(msgspec.Struct, frozen=True, gc=False):
 
 
 class _DeltaEvent(msgspec.Struct, frozen=True, gc=False):
+    type: str
     delta: Delta
 
 
 class StreamDelta(msgspec.Struct, frozen=True, gc=False):
     """A `stream_event` line whose `event` is a `content_block_delta`: ``event.delta``,
-    `session_id` and `parent_tool_use_id` (strings or None; any other JSON type fails)."""
+    `session_id` and `parent_tool_use_id` (strings or None; any other JSON type fails).
+    `type` and `event.type` are read too: a line that repeats a key takes its last value
+    (as :func:`json.loads` does), so a later ``"type"`` may make it another message."""
 
+    type: str
     event: _DeltaEvent
     session_id: str | None = None
     parent_tool_use_id: str | None = None

@@ -20,6 +20,7 @@ Outgoing messages are built by the small functions at the bottom (:func:`user_me
 from __future__ import annotations
 
 import json
+import math
 from typing import Any, ClassVar
 
 from kandev_nb.wire.decode import JSON_DECODER, decode_json, fast_loads
@@ -65,8 +66,16 @@ def _i(raw: dict[str, Any], key: str) -> int | None:
 
 
 def _f(raw: dict[str, Any], key: str) -> float | None:
+    """A finite number, else None (a bool, text, NaN, inf, or an int beyond a float:
+    ``float(10**400)`` raised, and the `result` it came with was lost)."""
     value = raw.get(key)
-    return float(value) if type(value) is float or type(value) is int else None
+    if type(value) is not float and type(value) is not int:
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _d(raw: dict[str, Any], key: str) -> dict[str, Any] | None:
@@ -224,7 +233,7 @@ class ResultMessage(_Wire):
 
     @property
     def total_cost_usd(self) -> float | None:
-        """`total_cost_usd`: cumulative cost of the CLI process, USD (None if missing)."""
+        """`total_cost_usd`: cumulative cost of the CLI process, USD (None if missing or not a finite number)."""
         return _f(self.raw, "total_cost_usd")
 
     @property
