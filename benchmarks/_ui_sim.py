@@ -402,7 +402,9 @@ def _render_checks() -> dict[str, bool]:
             ok = ok and pre is not None and _html.unescape(re.sub(r"<[^>]+>", "", pre.group(1))) == _CODE
             ok = ok and "<span" in (pre.group(1) if pre else "")  # coloured
         if name == "a table":
-            ok = ok and bundle["text/html"].count("<tr>") == 4 and 'style="text-align:right"' in bundle["text/html"]
+            saved = bundle["text/html"]  # aligned by class, its rule in the output's one <style>
+            right = re.search(r"\.kandev-al-right[^{]*\{[^}]*text-align:\s*right", saved)
+            ok = ok and saved.count("<tr>") == 4 and 'class="kandev-al-right"' in saved and right is not None
         out[name] = ok
     return out
 
