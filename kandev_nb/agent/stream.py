@@ -96,14 +96,11 @@ class StreamRules:
                 out.append((None, [self._too_long(line)]))
                 continue
             if line.startswith(DELTA_PREFIX):  # most lines: read into a typed StreamDelta
-                found: decode.StreamDelta | None
                 try:
                     found = decode_delta(line)
-                except (ValueError, RecursionError):  # not the usual shape: the full path below reads it
-                    found = None
-                if found is not None and (found.type != "stream_event" or found.event.type != "content_block_delta"):
-                    found = None  # a repeated "type" key: json.loads keeps the last one, so does the full path
-                if found is not None:
+                except (ValueError, RecursionError):  # not the usual shape (a repeated "type" key
+                    pass  # too: json.loads keeps the last one): the full path below reads it
+                else:
                     delta = found.event.delta
                     dtype = delta.type
                     if dtype == "text_delta":

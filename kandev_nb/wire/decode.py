@@ -22,7 +22,7 @@ import json
 import os
 from collections.abc import Callable
 from json.decoder import JSONDecoder
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -54,17 +54,18 @@ class Delta(msgspec.Struct, frozen=True, gc=False):
 
 
 class _DeltaEvent(msgspec.Struct, frozen=True, gc=False):
-    type: str
+    type: Literal["content_block_delta"]
     delta: Delta
 
 
 class StreamDelta(msgspec.Struct, frozen=True, gc=False):
     """A `stream_event` line whose `event` is a `content_block_delta`: ``event.delta``,
     `session_id` and `parent_tool_use_id` (strings or None; any other JSON type fails).
-    `type` and `event.type` are read too: a line that repeats a key takes its last value
-    (as :func:`json.loads` does), so a later ``"type"`` may make it another message."""
+    `type` and `event.type` are checked too (in C, as literals): a line that repeats a key
+    takes its last value (as :func:`json.loads` does), so a later ``"type"`` may make it
+    another message, and then decoding fails."""
 
-    type: str
+    type: Literal["stream_event"]
     event: _DeltaEvent
     session_id: str | None = None
     parent_tool_use_id: str | None = None
