@@ -103,17 +103,20 @@ class _Wire:
     @property
     def session_id(self) -> str | None:
         """The `session_id` field, if present and a string."""
-        return _s(self.raw, "session_id")
+        value = self.raw.get("session_id")  # _s, inlined: read for every message
+        return value if type(value) is str else None
 
     @property
     def uuid(self) -> str | None:
         """The `uuid` field: the message's id in the session transcript (resume points)."""
-        return _s(self.raw, "uuid")
+        value = self.raw.get("uuid")  # _s, inlined: read for every message
+        return value if type(value) is str else None
 
     @property
     def parent_tool_use_id(self) -> str | None:
         """`parent_tool_use_id`: set on a subagent's messages (the Task call's tool_use_id)."""
-        return _s(self.raw, "parent_tool_use_id")
+        value = self.raw.get("parent_tool_use_id")  # _s, inlined: read for every message
+        return value if type(value) is str else None
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and isinstance(other, _Wire) and other.raw == self.raw
