@@ -57,6 +57,7 @@ class UsageMeter:
         self.prev_total_cost = 0.0
         self.prev_api_ms = 0
         self.prev_model_usage: dict[str, tuple[float, float, float, float, float]] = {}
+        self._prev_raw: dict[str, tuple[Any, ...]] = {}  # the same, as sent (to skip what did not change)
 
     def delta(self, cumulative: dict[str, Any]) -> dict[str, ev.ModelUsage]:
         """This turn's usage per model: `result.modelUsage` (cumulative per process) minus
@@ -67,13 +68,17 @@ class UsageMeter:
             if not isinstance(usage, dict):
                 continue
             get = usage.get
-            now = (
-                _num(get("inputTokens")),
-                _num(get("outputTokens")),
-                _num(get("cacheReadInputTokens")),
-                _num(get("cacheCreationInputTokens")),
-                _num(get("costUSD")),
+            raw = (
+                get("inputTokens"),
+                get("outputTokens"),
+                get("cacheReadInputTokens"),
+                get("cacheCreationInputTokens"),
+                get("costUSD"),
             )
+            if raw == self._prev_raw.get(model):
+                continue  # the same figures as the last result: nothing new (the usual case for a subagent's model)
+            self._prev_raw[model] = raw
+            now = (_num(raw[0]), _num(raw[1]), _num(raw[2]), _num(raw[3]), _num(raw[4]))
             prev = previous.get(model, _NOTHING)
             previous[model] = now
             delta = [max(v - p, 0.0) for v, p in zip(now, prev, strict=True)]
