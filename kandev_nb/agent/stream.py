@@ -176,7 +176,7 @@ class StreamRules:
 
         A text or thinking `content_block_delta` whose fields all have the usual JSON types
         (`text`/`thinking`, `session_id`, `parent_tool_use_id`: strings, the last two or
-        null) becomes one event built without validation (:func:`_fast_event`); other
+        null) becomes one event built without validation (:func:`~kandev_nb.agent.fastpath.fast_event`); other
         deltas, `content_block_stop`, `message_stop` and `ping` make none. Anything else,
         including a field of another type, returns None: :meth:`_stream_event` reads it.
         """

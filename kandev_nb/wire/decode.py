@@ -41,7 +41,8 @@ ENV_JSON = "KANDEV_NB_JSON"
 """Set to "stdlib" to decode with the standard library only."""
 
 DELTA_PREFIX = b'{"type":"stream_event","event":{"type":"content_block_delta"'
-"""How every `content_block_delta` line of the CLI starts (measured on 2.1.118 to 2.1.332)."""
+"""How every `content_block_delta` line of the CLI starts (CLI 2.1.197 and 2.1.332, as recorded
+in tests/transcripts); a line laid out otherwise is read one by one, not merged."""
 
 
 class Delta(msgspec.Struct, frozen=True, gc=False):
