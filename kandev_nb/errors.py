@@ -28,7 +28,8 @@ that callers caught before the tree existed (``except FileNotFoundError`` still 
     │   └── NoStructuredOutputError                    the turn gave no structured answer at all
     ├── HookError                 (ValueError)         a hooks configuration that cannot be registered
     ├── HookWarning               (UserWarning)        a Python hook raised, timed out or returned junk
-    └── QuestionError             (ValueError)         an AskUserQuestion input or answer we cannot use
+    ├── QuestionError             (ValueError)         an AskUserQuestion input or answer we cannot use
+    └── RuleError                 (ValueError)         a permission rule the policy does not understand: rule
 
 Outside the tree on purpose: :class:`kandev_nb.kernel_tools.RunStopped`, a ``BaseException``
 raised *inside* the user's running code to stop it (so a bare ``except Exception`` there
@@ -62,6 +63,7 @@ __all__ = [
     "PromptError",
     "QuestionError",
     "RootBypassError",
+    "RuleError",
     "SessionClosedError",
     "SessionError",
     "StructuredOutputError",
@@ -257,6 +259,21 @@ class QuestionError(KandevError, ValueError):
     """An AskUserQuestion input or answer kandev-nb cannot use (kandev_nb.agent.questions):
     no questions or more than four, a question with fewer than two or more than four
     options, or an answer naming no option of its question."""
+
+
+class RuleError(KandevError, ValueError):
+    """A permission rule kandev_nb.policy does not understand, raised when the policy is built
+    (``Rules(allow=[...])``), never when a tool call is judged.
+
+    Attributes:
+        rule: the rule as given.
+        reason: what is wrong with it.
+    """
+
+    def __init__(self, rule: str, reason: str) -> None:
+        self.rule = rule
+        self.reason = reason
+        super().__init__(f"permission rule {rule!r}: {reason}")
 
 
 class NotLiveError(SessionError, RuntimeError):

@@ -6,7 +6,7 @@
 ``tools``          tool_use / tool_result -> NormalizedPayload
 ``events``         the AgentEvent models
 ``turn``           the Turn record
-``permissions``    modes, Approval (answered once), Rules policies (``rulematch``: spellings)
+``permissions``    modes, Approval (answered once); Rules policies live in kandev_nb.policy
 ``approvals``      the ApprovalBroker: can_use_tool and unasked tools/call, answered once
 ``connection``     CLIConnection: one CLI process, its reader, control routing, MCP dispatch
 ``config``         the frozen SessionConfig (-> wire LaunchOptions)

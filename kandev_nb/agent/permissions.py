@@ -38,29 +38,17 @@ or a timeout can give, from any thread.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import fnmatch
 import os
-import re
-import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from kandev_nb.agent.rulematch import (
-    command_spellings,
-    interpreter_in,
-    is_sensitive_path,
-    normal_url_pattern,
-    url_spellings,
-)
 from kandev_nb.agent.suggestions import describe
 from kandev_nb.errors import RootBypassError
+from kandev_nb.policy import ApprovalPolicy, PolicyAnswer, Rules, Verdict, rule_matches
 
 __all__ = [
     "MODES",
@@ -69,10 +57,13 @@ __all__ = [
     "DecidedBy",
     "Decision",
     "PermissionMode",
+    "PolicyAnswer",
     "RootBypassError",
     "Rules",
+    "Verdict",
     "cli_permission_mode",
     "mode_from_cli",
+    "rule_matches",
     "session_rule",
 ]
 
@@ -154,7 +145,7 @@ class Decision(BaseModel):
     waited_ms: int = 0
     note: str = ""
     """What the person should know about an allow (e.g. a policy let an interpreter through,
-    see :meth:`Rules.note`); shown on the card, never sent to the CLI."""
+    see :meth:`kandev_nb.policy.Rules.note`); shown on the card, never sent to the CLI."""
     suggestion: dict[str, Any] | None = None
     """The CLI's `permission_suggestions` entry this allow accepted (sent as the whole of
     `updatedPermissions`), or None."""
@@ -326,165 +317,4 @@ class Approval:
             return await self._future
 
 
-# -- policies --------------------------------------------------------------------------
-
-PolicyAnswer = Literal["allow", "deny"] | None
-ApprovalPolicy = Callable[[str, dict[str, Any]], PolicyAnswer]
-"""A policy is ``policy(tool_name, tool_input) -> "allow" | "deny" | None`` (None: ask)."""
-
-_EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
-
-
-def _subject(tool_name: str, tool_input: dict[str, Any]) -> str:
-    if tool_name == "Bash":
-        return str(tool_input.get("command", ""))
-    for key in ("file_path", "notebook_path", "path", "url", "pattern", "query"):
-        if isinstance(tool_input.get(key), str):
-            return str(tool_input[key])
-    return ""
-
-
-def _path_key(tool_input: dict[str, Any]) -> bool:
-    return any(isinstance(tool_input.get(k), str) for k in ("file_path", "notebook_path", "path"))
-
-
-def _spellings(tool_name: str, tool_input: dict[str, Any], *, deny: bool) -> list[str]:
-    """The subjects a rule on a non-Bash tool is compared with (see :mod:`kandev_nb.agent.rulematch`)."""
-    subject = _subject(tool_name, tool_input)
-    if isinstance(tool_input.get("url"), str) and not _path_key(tool_input):
-        return url_spellings(subject)
-    if _path_key(tool_input) and subject:
-        out = [subject]
-        with contextlib.suppress(OSError, RuntimeError, ValueError):
-            out.append(str(Path(subject).expanduser().resolve()))
-        if deny or _CASE_INSENSITIVE_FS:
-            out += [s.casefold() for s in out]
-        return list(dict.fromkeys(out))
-    return [subject]
-
-
-def _matches(
-    rule: str, tool_name: str, tool_input: dict[str, Any], subject: str | None = None, *, deny: bool = False
-) -> bool:
-    name, _, rest = rule.partition("(")
-    if not fnmatch.fnmatchcase(tool_name, name.strip()):
-        return False
-    if not rest:
-        return True
-    pattern = rest.removesuffix(")")
-    if subject is not None:
-        return fnmatch.fnmatchcase(subject, pattern)
-    subjects = _spellings(tool_name, tool_input, deny=deny)
-    patterns = {pattern, normal_url_pattern(pattern)}
-    if _path_key(tool_input) and (deny or _CASE_INSENSITIVE_FS):
-        patterns.add(pattern.casefold())
-    return any(fnmatch.fnmatchcase(s, p) for s in subjects for p in patterns)
-
-
-_SHELL_SPLIT = re.compile(r"\s*(?:&&|\|\||;|\||&|\n)\s*")
-_SHELL_UNSAFE = re.compile(r"`|\$\(|<\(|>\(|>|<")
-_CASE_INSENSITIVE_FS = sys.platform in ("darwin", "win32")
-"""Whether paths compare case-insensitively here (the default disks of macOS and Windows)."""
-
-
-def _subcommands(command: str) -> list[str]:
-    """`command` split on ``&&``, ``||``, ``;``, ``|``, ``&`` and newlines (empty parts dropped)."""
-    return [part for part in _SHELL_SPLIT.split(command.strip()) if part]
-
-
-@dataclass
-class Rules:
-    """A rule-based :data:`ApprovalPolicy`, in the CLI's own rule syntax.
-
-    Rules look like ``"Bash(git status*)"``, ``"Read"``, ``"mcp__kernel__*"``: a tool-name
-    glob, optionally with a glob on the command (Bash), the path (file tools), the URL or the
-    query. Deny rules win over allow rules; `allow_edits_under` allows Edit/Write/NotebookEdit
-    of files below those directories. No match returns None, and a person is asked.
-
-    Shell commands are judged part by part, as the CLI judges its own rules: a deny rule
-    matching the whole command or any part of it (split on ``&&``, ``||``, ``;``, ``|``,
-    ``&``, newlines) denies it; every part must match an allow rule, and a part with
-    substitution or redirection (`` ` ``, ``$(``, ``<(``, ``>``, ``<``) is never allowed by a
-    rule unless the rule's own pattern contains that character. So
-    ``Bash(git status*)`` allows ``git status --short`` but asks for
-    ``git status; rm -rf ~`` and ``git status > notes``.
-
-    A deny rule also sees through other spellings (:mod:`kandev_nb.agent.rulematch`): any
-    whitespace (``rm<TAB>x``), quotes, ``\\rm``, ``/bin/rm``, and wrappers such as
-    ``command``, ``builtin``, ``env``, ``exec``, ``sudo``, ``nohup``, ``time``, ``timeout``,
-    ``xargs``, ``VAR=1 rm``, and the text of ``bash -c '...'`` and ``eval``; URLs compare with
-    scheme and host lower-cased and without a
-    trailing dot (``HTTPS://EVIL.COM./``); paths compare as given and resolved, and
-    case-folded (``*.env`` denies ``.ENV``). Allow rules see the command as written (only
-    whitespace is normalised), so ``sudo git status`` is not allowed by ``Bash(git status*)``.
-
-    What a deny rule cannot catch: code that an allowed program runs. An interpreter
-    (``python3 -c``, ``node -e``, ``sh script``, ``perl``, ``make``...) or any
-    program that reads its own scripts can delete a file without the word ``rm`` appearing.
-    Deny rules narrow what a person is asked about; they are not a sandbox. When an allow
-    rule lets an interpreter through, :meth:`note` says so and the decision carries it
-    (``Decision.note``, ``PermissionDecided.note``), so the card can show it.
-
-    `allow_edits_under` never covers what could make a later command run code: anything in
-    ``.git/`` (config, hooks), ``.claude/``, ``.vscode/``, ``.idea/``, ``.husky/``, ``.ssh/``,
-    ``.ipython/``..., ``.env*`` files, shell start-up files (``.bashrc``, ``.zshrc``,
-    ``.profile``...), ``.gitconfig``, ``.mcp.json`` and the other files the CLI itself asks
-    about in acceptEdits mode (:data:`kandev_nb.agent.rulematch.SENSITIVE_FILES`,
-    :data:`~kandev_nb.agent.rulematch.SENSITIVE_DIRS`): those are asked.
-    """
-
-    allow: Sequence[str] = ()
-    deny: Sequence[str] = ()
-    allow_edits_under: Sequence[str | os.PathLike[str]] = field(default_factory=tuple)
-
-    def __call__(self, tool_name: str, tool_input: dict[str, Any]) -> PolicyAnswer:
-        """The policy's answer for one request: "allow", "deny" or None (ask a person)."""
-        if tool_name == "Bash":
-            return self._bash(tool_input)
-        if any(_matches(rule, tool_name, tool_input, deny=True) for rule in self.deny):
-            return "deny"
-        if any(_matches(rule, tool_name, tool_input) for rule in self.allow):
-            return "allow"
-        if tool_name in _EDIT_TOOLS and self.allow_edits_under:
-            target = Path(_subject(tool_name, tool_input)).resolve()
-            if is_sensitive_path(str(target)):
-                return None
-            for root in self.allow_edits_under:
-                if target.is_relative_to(Path(root).resolve()):
-                    return "allow"
-        return None
-
-    def note(self, tool_name: str, tool_input: dict[str, Any]) -> str:
-        """What a person should know about this policy's "allow" ("" when nothing).
-
-        Today: that an allowed shell command runs an interpreter (``python3``, ``bash``,
-        ``node``...), which can do anything the deny rules forbid.
-        """
-        if tool_name != "Bash" or self(tool_name, tool_input) != "allow":
-            return ""
-        command = str(tool_input.get("command", ""))
-        found = [name for part in (_subcommands(command) or [command]) if (name := interpreter_in(part))]
-        if not found:
-            return ""
-        names = ", ".join(dict.fromkeys(found))
-        return (
-            f"Allowed by a rule, but it runs an interpreter ({names}): the code it runs is not checked "
-            "by the deny rules."
-        )
-
-    def _bash(self, tool_input: dict[str, Any]) -> PolicyAnswer:
-        command = str(tool_input.get("command", ""))
-        parts = _subcommands(command) or [command]
-        subjects = [command, *(spelling for part in parts for spelling in command_spellings(part))]
-        for subject in subjects:
-            if any(_matches(rule, "Bash", tool_input, subject) for rule in self.deny):
-                return "deny"
-
-        def allowed(part: str, rules: Sequence[str]) -> bool:
-            for rule in rules:
-                unsafe = set(_SHELL_UNSAFE.findall(part)) - set(_SHELL_UNSAFE.findall(rule))
-                if not unsafe and _matches(rule, "Bash", tool_input, " ".join(part.split())):
-                    return True
-            return False
-
-        return "allow" if all(allowed(part, self.allow) for part in parts) else None
+# -- policies: kandev_nb.policy (Rules, Verdict, rule_matches), re-exported here -----------
