@@ -3,7 +3,7 @@
 ``wire`` (the CLI, transports, wire models, control plane) <- ``agent`` (adapter, events,
 turns, permissions, the Session) <- ``render`` (pure HTML/Markdown) / ``ledger`` /
 ``kernel_tools`` <- ``notebook`` (the magic and widgets), and only the extension entry point
-``kandev_nb/__init__.py`` imports ``notebook``. ``testing`` ships the scripted model server
+``kandev_nb/__init__.py`` imports ``notebook``. ``policy`` (permission rules) sits below ``agent``. ``testing`` ships the scripted model server
 and stands alone. Every import is checked, also those inside functions; cycles are checked
 among the imports that run at import time.
 """
@@ -20,11 +20,12 @@ ROOT_FILES = {"__init__.py", "_version.py", "errors.py"}
 SHARED = {"kandev_nb._version", "kandev_nb.errors"}  # importable from every stage
 ALLOWED: dict[str, set[str]] = {
     "wire": set(),
-    "agent": {"wire"},
-    "render": {"agent", "wire"},
-    "ledger": {"agent", "wire"},
-    "kernel_tools": {"agent", "wire"},
-    "notebook": {"agent", "wire", "render", "ledger", "kernel_tools"},
+    "policy": set(),  # permission rules: pure, below agent
+    "agent": {"wire", "policy"},
+    "render": {"agent", "wire", "policy"},
+    "ledger": {"agent", "wire", "policy"},
+    "kernel_tools": {"agent", "wire", "policy"},
+    "notebook": {"agent", "wire", "render", "ledger", "kernel_tools", "policy"},
     "testing": set(),
 }
 
@@ -160,7 +161,7 @@ def test_every_error_is_a_kandev_error_and_exported() -> None:
     assert all((getattr(errors, n).__doc__ or "").strip() for n in errors.__all__)
 
 
-HEADLESS = {"wire", "agent", "render"}  # run in a terminal, a test or a replay: no front end
+HEADLESS = {"wire", "policy", "agent", "render"}  # run in a terminal, a test or a replay: no front end
 
 
 @pytest.mark.parametrize("module", sorted(m for m in MODULES if _stage(m) in HEADLESS))

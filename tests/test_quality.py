@@ -42,6 +42,7 @@ def test_ruff_format() -> None:
         "kandev_nb.wire.protocol",
         "kandev_nb.agent.session",
         "kandev_nb.agent.permissions",
+        "kandev_nb.policy",
         "kandev_nb.testing",
     ],
 )
