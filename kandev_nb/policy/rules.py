@@ -256,7 +256,7 @@ class Rule:
             spellings.append(os.path.realpath(absolute))
         except (OSError, ValueError):
             pass
-        is_dir = tool_name in ("Glob", "Grep", "LS") and (given == root or os.path.isdir(absolute))
+        is_dir = tool_name in ("Glob", "LS") or (tool_name == "Grep" and not os.path.isfile(absolute))
         folded = deny or _CASE_INSENSITIVE_FS
         results = (
             self._path.matches(p, root, folded=f, is_dir=is_dir, anywhere=deny)

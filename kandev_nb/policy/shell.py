@@ -339,6 +339,7 @@ def _spell(words: list[_Word]) -> tuple[list[tuple[str, ...]], list[tuple[str, s
         if peeled.script is not None:
             scripts.append((peeled.script, None))
         stdin = stdin or peeled.stdin
+        late = late or peeled.dynamic
         if peeled.command:
             stages.append(peeled.command)
             if (index := len(stage) - len(peeled.command)) < len(words) and words[index].dynamic:

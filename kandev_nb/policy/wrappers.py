@@ -68,7 +68,7 @@ _WRAPPERS: dict[str, _Wrapper] = {
     "stdbuf": _w("-i -o -e --input --output --error"),
     "taskset": _w(positional=1),
     "flock": _w("-w -E --timeout --conflict-exit-code", "-c --command", positional=1),
-    "chroot": _w("--userspec --groups"),
+    "chroot": _w("--userspec --groups", positional=1),
     "setpriv": _w(
         "--reuid --regid --groups --inh-caps --ambient-caps --bounding-set --securebits --pdeathsig "
         "--selinux-label --apparmor-profile --landlock-access --landlock-rule --seccomp-filter --ruid --euid "
@@ -149,15 +149,15 @@ class Peeled:
     command: tuple[str, ...] = ()
     script: str | None = None
     stdin: bool = False
+    dynamic: str | None = None
+    """Why the command it runs is only known at run time (``xargs -I{} sh -c '{}'``), or None."""
 
 
 def _basename(word: str) -> str:
     return word.rsplit("/", 1)[-1] if "/" in word else word
 
 
-def _option(
-    words: Sequence[str], i: int, spec: _Wrapper | None, valued: frozenset[str], scripts: frozenset[str]
-) -> tuple[int, str | None]:
+def _option(words: Sequence[str], i: int, valued: frozenset[str], scripts: frozenset[str]) -> tuple[int, str | None]:
     """Skip the option at `words[i]`; returns (next index, script text if it was a script option)."""
     word = words[i]
     if word.startswith("--"):
@@ -205,31 +205,58 @@ def peel(words: Sequence[str]) -> Peeled | None:
         return Peeled(script=" ".join(words[2:]).removesuffix("}").removesuffix(")"))
     i, positional = 1, spec.positional
     script: str | None = None
+    # runuser -u USER runs a command; su USER [-c TEXT] and runuser USER start a shell
+    anywhere = spec.script_anywhere and not (
+        head == "runuser" and any(w in ("-u", "--user") or w.startswith("--user=") for w in words[1:])
+    )
+    dashdash = False
     while i < len(words):
         word = words[i]
         if word == "--":
             i += 1
+            dashdash = True
             break
         if word.startswith("-") and len(word) > 1:
-            i, found = _option(words, i, spec, spec.valued, spec.script)
+            i, found = _option(words, i, spec.valued, spec.script)
             script = found if found is not None else script
         elif spec.assignments and _ASSIGNMENT.match(word):
             i += 1
         elif positional > 0:
             positional -= 1
             i += 1
-        elif spec.script_anywhere:
+        elif anywhere:
             i += 1  # su bob -c TEXT: the user, then maybe the script option
         else:
             break
     if script is not None:
         return Peeled(script=script)
-    if spec.script_anywhere:
+    if anywhere and not (dashdash and i < len(words)):
         return Peeled(stdin=True)
     rest = tuple(words[i:])
     if spec.joined:
         return Peeled(script=" ".join(rest))
+    if head == "xargs" and rest:
+        return Peeled(command=rest, dynamic=_xargs_fills(words[1:i], rest))
     return Peeled(command=rest)
+
+
+def _xargs_fills(options: Sequence[str], command: Sequence[str]) -> str | None:
+    """Why ``xargs -I REPL CMD`` runs a command known only at run time: REPL in the command
+    word, or in the text of a shell or eval it runs."""
+    replace = None
+    for j, word in enumerate(options):
+        if word in ("-I", "--replace") and j + 1 < len(options):
+            replace = options[j + 1]
+        elif word.startswith("-I") and len(word) > 2:
+            replace = word[2:]
+        elif word == "-i" or word.startswith("--replace="):
+            replace = word.partition("=")[2] or "{}"
+    if replace is None:
+        return None
+    head = _basename(command[0])
+    if replace in command[0] or ((head in SHELLS or head == "eval") and any(replace in w for w in command[1:])):
+        return f"xargs puts its input in place of {replace!r} in the command it runs"
+    return None
 
 
 def shell_script(words: Sequence[str]) -> Peeled | None:
@@ -263,8 +290,8 @@ def shell_script(words: Sequence[str]) -> Peeled | None:
             i += 1
             continue
         break
-    if inline:
-        return Peeled(script=words[i] if i < len(words) else "")
+    if inline:  # sh -c with no text: the text comes from elsewhere (xargs sh -c)
+        return Peeled(script=words[i]) if i < len(words) else Peeled(stdin=True)
     if stdin or i >= len(words):
         return Peeled(stdin=True)
     return None
