@@ -191,7 +191,7 @@ class Rule:
             prefix = " ".join(content[:-2].split())
             return subject == prefix or subject.startswith(prefix + " ")
         if self.kind == "bash_exact":
-            return subject == content
+            return subject == re.sub(r"\\([*\\])", r"\1", content)
         return self._regex is not None and self._regex.fullmatch(subject) is not None
 
     def matches_input(self, tool_name: str, tool_input: Mapping[str, Any], *, root: str, deny: bool) -> bool:
