@@ -169,3 +169,31 @@ async def test_the_real_cli_keeps_a_file_a_tab_spelled_rm_would_delete(
     decided = [(e.behavior, e.decided_by, e.note) for e in turn.events if isinstance(e, ev.PermissionDecided)]
     assert [d[:2] for d in decided] == [("deny", "policy"), ("allow", "policy")]
     assert "interpreter (python3)" in decided[1][2]
+
+
+async def test_the_real_cli_keeps_data_that_shell_spellings_would_delete(
+    make_session: SessionMaker, scripted_model: ScriptedModelServer, claude_workdir: Path
+) -> None:
+    """issue 23, point 5: with ``Bash(rm:*)`` denied, a group, a subshell and an ``if`` body
+    are denied by the policy, and a command word from a variable is asked, never allowed."""
+    data = claude_workdir / "data"
+    data.mkdir()
+    (data / "keep.txt").write_text("keep me\n")
+    spellings = ["{ rm -rf data; }", "(rm -rf data)", "if true; then rm -rf data; fi", "x=ls; $x -rf data"]
+    scripted_model.push(
+        *(Reply(tool_use("Bash", {"command": c, "description": "clean"})) for c in spellings),
+        Reply(text("ok")),
+    )
+    asked: list[str] = []
+
+    def person(event: ev.AgentEvent) -> None:
+        if isinstance(event, ev.PermissionRequest) and event.approval.decision is None:
+            asked.append(event.input["command"])
+            event.approval.deny("no")
+
+    rules = Rules(allow=["Bash(*)"], deny=["Bash(rm:*)"])
+    turn = await make_session(approve=rules).run("clean", consumers=[person])
+    assert (data / "keep.txt").read_text() == "keep me\n"
+    decided = [(e.behavior, e.decided_by) for e in turn.events if isinstance(e, ev.PermissionDecided)]
+    assert decided == [("deny", "policy")] * 3 + [("deny", "person")]
+    assert asked == ["x=ls; $x -rf data"]
