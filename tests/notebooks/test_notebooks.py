@@ -118,8 +118,8 @@ def test_approvals_notebook_answers_every_request_without_a_person(tmp_path: Pat
         (1, "Write", "deny", "timeout"),  # supervised: nobody clicked, --approval-timeout 3
         (2, "Edit", "allow", "settings"),  # acceptEdits: the CLI ran it without asking
         (3, "ExitPlanMode", "allow", "policy"),  # plan: --approve approve_plans
-        (4, "Bash", "allow", "policy"),  # Rules: Bash(python3 -m unittest*)
-        (4, "Bash", "deny", "policy"),  # Rules: deny Bash(rm *)
+        (4, "Bash", "allow", "policy"),  # Rules: Bash(python3 -m unittest:*)
+        (4, "Bash", "deny", "policy"),  # Rules: deny Bash(rm:*)
         (4, "Write", "allow", "policy"),  # Rules: allow_edits_under docs/
         (4, "Write", "deny", "timeout"),  # no rule matched setup.cfg: asked, nobody answered
         (5, "Write", "deny", "policy"),  # --approve tests_only replaced the notebook's policy
