@@ -20,11 +20,12 @@ ROOT_FILES = {"__init__.py", "_version.py", "errors.py"}
 SHARED = {"kandev_nb._version", "kandev_nb.errors"}  # importable from every stage
 ALLOWED: dict[str, set[str]] = {
     "wire": set(),
-    "agent": {"wire"},
+    "policy": set(),
+    "agent": {"wire", "policy"},
     "render": {"agent", "wire"},
     "ledger": {"agent", "wire"},
     "kernel_tools": {"agent", "wire"},
-    "notebook": {"agent", "wire", "render", "ledger", "kernel_tools"},
+    "notebook": {"agent", "wire", "render", "ledger", "kernel_tools", "policy"},
     "testing": set(),
 }
 
