@@ -11,7 +11,10 @@ Two kinds of question reach it:
   covered (:meth:`ApprovalBroker.authorize_tool_call`): it asks the same way, in every mode,
   and no answer within the timeout denies it (issue 17 point 2).
 
-It also marks the tools the CLI ran without asking (:meth:`ApprovalBroker.note_unasked`).
+It also answers kandev-nb's PreToolUse hook, which the CLI asks before every tool call in
+every mode (:meth:`ApprovalBroker.pre_tool_use`, :mod:`kandev_nb.policy.enforce`: the file
+guard and the deny side of the policies in force), and marks the tools the CLI ran without
+asking (:meth:`ApprovalBroker.note_unasked`), naming the session grant that allowed them.
 The broker needs no process: it is given a function to send an answer with, and reports
 through `emit`, so tests drive it directly (``tests/approvals/test_broker.py``).
 """
@@ -21,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
@@ -32,6 +36,8 @@ from kandev_nb.agent.questions import QUESTION_TOOL, AnswerPolicy
 from kandev_nb.agent.questions import prepare as prepare_question
 from kandev_nb.agent.tools import NormalizedPayload
 from kandev_nb.errors import TransportClosedError
+from kandev_nb.policy import enforce
+from kandev_nb.policy.grants import grant_matches
 
 __all__ = ["NO_APPROVAL_NOTE", "UNASKED_TOOL_TIMEOUT_S", "Answer", "ApprovalBroker"]
 
@@ -88,11 +94,14 @@ class ApprovalBroker:
         timeout: seconds an approval waits before it is denied (None: forever).
         allowed_tools: the session's ``allowed_tools`` rules (an ``mcp__...`` name listed
             there runs unasked).
+        cwd: returns the CLI's working directory (scoped grants resolve paths against it).
 
     Attributes:
         approvals: the waiting approvals by request_id.
         last_decided: monotonic time of the latest decision (the session's inactivity timer
             restarts from it).
+        cell: the execution count (``In [n]``) of the notebook cell running now, set by the
+            magic; a session grant is reported as "given in cell [n]".
     """
 
     def __init__(
@@ -104,6 +113,7 @@ class ApprovalBroker:
         policy: ApprovalPolicy | None = None,
         timeout: float | None = None,
         allowed_tools: Iterable[str] = (),
+        cwd: Callable[[], str] | None = None,
     ) -> None:
         self.emit = emit
         self.tool_payload = tool_payload
@@ -121,6 +131,10 @@ class ApprovalBroker:
         self._asked: set[str] = set()  # tool_use_ids the CLI sent a can_use_tool for
         self._granted: dict[str, str] = {}  # tool_use_id -> mcp__ tool allowed by a can_use_tool, until its tools/call
         self._session_tools: set[str] = set()  # tools allowed "for the session" in this process
+        self._grants: list[tuple[str, str]] = []  # (rule, "given in cell [n]") of this process
+        self._inputs: dict[str, tuple[str, dict[str, Any]]] = {}  # tool_use_id -> call, from the hook
+        self._cwd = cwd
+        self.cell: int | None = None
 
     # -- per turn, per process --------------------------------------------------------------
 
@@ -135,6 +149,20 @@ class ApprovalBroker:
     def new_process(self) -> None:
         """A new CLI process: "allow for the session" answers lived in the old one."""
         self._session_tools.clear()
+        self._grants.clear()
+        self._inputs.clear()
+
+    @property
+    def cwd(self) -> str:
+        """The CLI's working directory (the current directory when not given)."""
+        return self._cwd() if self._cwd is not None else os.getcwd()
+
+    def policies_in_force(self) -> list[tuple[ApprovalPolicy, str]]:
+        """``[(policy, label)]`` of the policy in force: the running turn's if it has one
+        (it replaces the session's for that turn, both sides), else the session's; [] for none."""
+        if self.turn_policy is not None:
+            return [(self.turn_policy, "this turn's policy")]
+        return [(self.policy, "your policy")] if self.policy is not None else []
 
     @property
     def current_timeout(self) -> float | None:
@@ -207,6 +235,7 @@ class ApprovalBroker:
             tool_use_id=tool_use_id,
             suggestions=suggestions,
             timeout_s=self.current_timeout,
+            cwd=self.cwd,
         )
         self.approvals[request_id] = approval
         payload = self.tool_payload(tool_name, tool_input, tool_use_id)
@@ -227,17 +256,19 @@ class ApprovalBroker:
             policy = None
             prepare_question(approval, self.answer)
         if policy is not None:
+            denial = enforce.check(tool_name, tool_input, guard=None, policies=self.policies_in_force(), cwd=self.cwd)
             try:
-                verdict = policy(tool_name, tool_input)
+                verdict = policy(tool_name, tool_input) if denial is None else None
                 note_of = getattr(policy, "note", None)
                 note = str(note_of(tool_name, tool_input) or "") if verdict == "allow" and callable(note_of) else ""
             except Exception as exc:  # noqa: BLE001 - a broken policy asks a person instead
                 log.warning("approval policy raised %r; asking instead", exc)
                 verdict, note = None, ""
-            if verdict == "allow":
+            if denial is not None and denial.decision == "deny":
+                approval.decided_rule = (denial.who, denial.rule)
+                approval.deny(denial.reason, by="policy")
+            elif verdict == "allow":
                 approval.allow(by="policy", note=note)
-            elif verdict == "deny":
-                approval.deny(f"Denied by the notebook's approval policy for {tool_name}.", by="policy")
         self.emit(event)
         return approval
 
@@ -253,8 +284,12 @@ class ApprovalBroker:
             self.approvals.pop(approval.request_id, None)
         self.last_decided = time.monotonic()
         if decision.decided_by != "cancelled":
-            if decision.updated_permissions and decision.suggestion is None:  # a saved suggestion is no session rule
-                self._session_tools.add(approval.tool_name)
+            if decision.grant:  # "allow for this session": a saved suggestion is no session grant
+                where = f"given in cell [{self.cell}]" if self.cell is not None else "given earlier in this session"
+                self._grants.append((decision.grant, where))
+                if "(" not in decision.grant:
+                    self._session_tools.add(decision.grant)
+            who, rule = approval.decided_rule
             self.emit(
                 ev.PermissionDecided(
                     request_id=approval.request_id,
@@ -266,6 +301,8 @@ class ApprovalBroker:
                     note=decision.note,
                     tool_use_id=approval.tool_use_id,
                     session_id=self.session_id(),
+                    rule=rule or decision.grant,
+                    who=who,
                 )
             )
         return decision
@@ -353,6 +390,71 @@ class ApprovalBroker:
             else (f"Permission to use {full} was denied: {decision.message or 'denied by the user'}")
         )
 
+    # -- the PreToolUse hook of every tool call ---------------------------------------------
+
+    def pre_tool_use(self, request: dict[str, Any], guard: enforce.FileGuard | None) -> dict[str, Any]:
+        """The answer to the enforcement hook's `hook_callback` (:mod:`kandev_nb.policy.enforce`).
+
+        Args:
+            request: the control_request's `request`: ``callback_id``, ``tool_use_id``,
+                ``input: {hook_event_name, tool_name, tool_input, tool_use_id, cwd, permission_mode}``.
+            guard: the session's file guard, asked first.
+
+        Returns:
+            The hook output: a deny (the guard's reason; a policy's "deny", naming its rule),
+            an "ask" (a policy raised), or ``{}`` (no opinion). A policy's deny is reported
+            first as a PermissionDecided (``decided_by="policy"``, `rule`, `who`), in every
+            mode, and its tool_use_id counts as asked. Never raises.
+        """
+        raw = request.get("input")
+        hook_input: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        tool_name = str(hook_input.get("tool_name") or "unknown")
+        raw_input = hook_input.get("tool_input")
+        tool_input: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
+        tool_use_id = request.get("tool_use_id") or hook_input.get("tool_use_id")
+        tool_use_id = tool_use_id if isinstance(tool_use_id, str) else None
+        if tool_use_id is not None:
+            self._inputs[tool_use_id] = (tool_name, tool_input)
+        cwd = hook_input.get("cwd")
+        verdict = enforce.check(
+            tool_name,
+            tool_input,
+            guard=guard,
+            policies=self.policies_in_force(),
+            cwd=cwd if isinstance(cwd, str) else self.cwd,
+        )
+        if verdict is None:
+            return {}
+        if verdict.source == "policy" and verdict.decision == "deny":
+            if tool_use_id is not None:
+                self._asked.add(tool_use_id)
+            self.emit(
+                ev.PermissionDecided(
+                    request_id=f"policy:{tool_use_id or uuid.uuid4().hex}",
+                    tool_name=tool_name,
+                    behavior="deny",
+                    decided_by="policy",
+                    waited_ms=0,
+                    message=verdict.reason,
+                    tool_use_id=tool_use_id,
+                    session_id=self.session_id(),
+                    rule=verdict.rule,
+                    who=verdict.who,
+                )
+            )
+        return verdict.hook_output()
+
+    def _grant_of(self, tool_use_id: str, tool_name: str) -> tuple[str, str] | None:
+        """The session grant (rule, where given) that covers this call, if one does."""
+        name, tool_input = self._inputs.pop(tool_use_id, (tool_name, None))
+        for rule, where in self._grants:
+            if tool_input is None:
+                if rule == name:
+                    return rule, where
+            elif grant_matches(rule, name, tool_input, self.cwd):
+                return rule, where
+        return None
+
     # -- tools that ran unasked -------------------------------------------------------------
 
     def note_unasked(self, raw: dict[str, Any], events: list[ev.AgentEvent], mode: str) -> list[ev.AgentEvent]:
@@ -388,9 +490,11 @@ class ApprovalBroker:
                 accepted = decision.get("decision", "accept" if event.status == "complete" else None)
                 if accepted in ("accept", "reject", "deny"):
                     source = " / ".join(str(decision[k]) for k in ("source", "reason_type") if decision.get(k))
+                    grant = self._grant_of(event.tool_call_id, event.tool_name) if accepted == "accept" else None
+                    who = f"your session grant {grant[0]}, {grant[1]}" if grant else ""
                     why = (
-                        f"{event.tool_name} was allowed for this session by an earlier answer"
-                        if event.tool_name in self._session_tools and accepted == "accept"
+                        f"allowed by {who}"
+                        if grant
                         else f"Claude Code's own permission settings ({source or 'no request was sent'})"
                     )
                     by_hook = decision.get("source") == "hook"
@@ -403,11 +507,13 @@ class ApprovalBroker:
                             tool_name=event.tool_name,
                             tool_use_id=event.tool_call_id,
                             behavior="allow" if accepted == "accept" else "deny",
-                            decided_by="hook" if by_hook else "settings",
+                            decided_by="grant" if grant else "hook" if by_hook else "settings",
                             waited_ms=0,
                             message=why,
                             session_id=self.session_id(),
                             parent_tool_use_id=event.parent_tool_use_id,
+                            rule=grant[0] if grant else "",
+                            who=who,
                         )
                     )
             out.append(event)

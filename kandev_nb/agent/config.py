@@ -61,7 +61,9 @@ class SessionConfig:
         env: extra environment for the CLI (e.g. ANTHROPIC_BASE_URL).
         cli_path: explicit binary (else KANDEV_CLAUDE_CLI, PATH, the SDK's bundled one).
         resume, resume_session_at, fork: start from an existing conversation.
-        allowed_tools, disallowed_tools: ``--allowedTools`` / ``--disallowedTools`` rules.
+        allowed_tools, disallowed_tools: ``--allowedTools`` / ``--disallowedTools`` rules; the
+            plain deny rules of `approve` are added to ``--disallowedTools``
+            (``approve.cli_disallowed_tools()``, :func:`kandev_nb.policy.enforce.disallowed_tools`).
         allow_root_bypass: the explicit opt-in for autonomous mode as root (sets IS_SANDBOX=1).
         initialize_timeout: seconds the CLI has to answer `initialize`.
         mcp_servers: in-process MCP servers by name, answering `mcp_message` control requests.
@@ -143,7 +145,11 @@ class SessionConfig:
         Raises:
             ValueError, RootBypassError: see :func:`~kandev_nb.agent.permissions.cli_permission_mode`.
         """
+        from kandev_nb.policy.enforce import disallowed_tools
+
         shared = {name: getattr(self, name) for name in _LAUNCH_FIELDS}
+        denied = tuple(r for r in disallowed_tools(self.approve) if r not in self.disallowed_tools)
+        shared["disallowed_tools"] = (*self.disallowed_tools, *denied)  # the policy's plain deny rules too
         permission_mode = cli_permission_mode(self.mode, allow_root_bypass=self.allow_root_bypass)
         shared.update(
             permission_mode=permission_mode,

@@ -7,8 +7,9 @@ control_requests are answered even between turns:
   request becomes an `unknown` event);
 * `control_request` `can_use_tool` -> the :class:`~kandev_nb.agent.approvals.ApprovalBroker`;
   `mcp_message` -> the in-process MCP server it names (in a task; a state-changing
-  `tools/call` is first authorized by the broker); `hook_callback` -> the file guard
-  (:mod:`kandev_nb.agent.file_guard`) or a Python hook (:mod:`kandev_nb.agent.hooks`, on a task);
+  `tools/call` is first authorized by the broker); `hook_callback` -> the broker's PreToolUse
+  hook of every tool (the file guard and the policies' deny side, :mod:`kandev_nb.policy.enforce`)
+  or a Python hook (:mod:`kandev_nb.agent.hooks`, on a task);
   any other subtype is answered with an error and kept as an `unknown` event;
 * `control_cancel_request` -> the broker withdraws that approval;
 * everything else -> the owner's `on_message` (the :class:`~kandev_nb.agent.session.Session`
@@ -30,9 +31,10 @@ from typing import Any
 
 from kandev_nb.agent import events as ev
 from kandev_nb.agent.approvals import ApprovalBroker
-from kandev_nb.agent.file_guard import CALLBACK_ID, FileGuard, hook_answer, initialize_hooks
+from kandev_nb.agent.file_guard import FileGuard
 from kandev_nb.agent.hooks import HookRegistry, answer_hook_callback
 from kandev_nb.errors import CLIProcessError, TransportClosedError
+from kandev_nb.policy import enforce
 from kandev_nb.wire.control import ControlError, ControlPlane
 from kandev_nb.wire.protocol import (
     ControlCancelRequest,
@@ -64,7 +66,7 @@ class CLIConnection:
             reader's own failure).
         on_exit: called with this connection once the process's output ended.
         on_exit: called with this connection once the process's output ended.
-        file_guard: asked through a PreToolUse hook before the file tools (:mod:`kandev_nb.agent.file_guard`).
+        file_guard: asked through the PreToolUse hook before every tool (:mod:`kandev_nb.policy.enforce`).
         hooks: the session's Python hooks (:class:`~kandev_nb.agent.hooks.HookRegistry`).
         session_id: the session's current session_id (for the events hooks make).
     Attributes:
@@ -176,9 +178,10 @@ class CLIConnection:
         self._on_exit(self)
 
     def _initialize_hooks(self) -> dict[str, Any] | None:
-        """`initialize`'s ``hooks``: the user's Python hooks and the file guard, by event."""
+        """`initialize`'s ``hooks``: the user's Python hooks and kandev-nb's PreToolUse hook of
+        every tool (the file guard and the policies' deny side, :mod:`kandev_nb.policy.enforce`)."""
         merged: dict[str, list[dict[str, Any]]] = {}
-        for part in (self.hooks.initialize_config(), initialize_hooks(self.file_guard)):
+        for part in (self.hooks.initialize_config(), enforce.initialize_hooks()):
             for event, matchers in (part or {}).items():
                 merged.setdefault(event, []).extend(matchers)
         return merged or None
@@ -189,8 +192,8 @@ class CLIConnection:
         try:
             if subtype == "can_use_tool":
                 self.broker.on_can_use_tool(msg.request_id, request, self.control.answer)
-            elif subtype == "hook_callback" and request.get("callback_id") == CALLBACK_ID:
-                await self.control.answer(msg.request_id, hook_answer(self.file_guard, request))
+            elif subtype == "hook_callback" and request.get("callback_id") == enforce.CALLBACK_ID:
+                await self.control.answer(msg.request_id, self.broker.pre_tool_use(request, self.file_guard))
             elif subtype == "hook_callback":  # a Python hook, on a task: a slow hook never stops the reader
                 task = self.broker.spawn(
                     answer_hook_callback(

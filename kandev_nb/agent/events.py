@@ -182,6 +182,12 @@ class PermissionDecided(_Event):
     note: str = ""
     """What the person should know about an allow, e.g. that a policy let an interpreter
     through (``Decision.note``, from :meth:`kandev_nb.agent.permissions.Rules.note`)."""
+    rule: str = ""
+    """The rule that decided, in Claude Code's syntax: the policy's deny rule
+    (``Bash(rm:*)``) or the session grant (``Bash(touch:*)``); "" when none is named."""
+    who: str = ""
+    """Who decided, in words, when more precise than `decided_by`: "your policy rule
+    Bash(rm:*)", "your session grant Bash(touch:*), given in cell [12]"."""
 
 
 class PermissionCancelled(_Event):

@@ -48,7 +48,11 @@ from pydantic import BaseModel, ConfigDict
 
 from kandev_nb.agent.suggestions import describe
 from kandev_nb.errors import RootBypassError
+<<<<<<< HEAD
 from kandev_nb.policy import ApprovalPolicy, PolicyAnswer, Rules, Verdict, rule_matches
+=======
+from kandev_nb.policy.grants import Grant, session_grant, tool_grant
+>>>>>>> wt-enforce
 
 __all__ = [
     "MODES",
@@ -69,11 +73,12 @@ __all__ = [
 
 PermissionMode = Literal["supervised", "plan", "acceptEdits", "autonomous"]
 MODES: tuple[PermissionMode, ...] = ("supervised", "plan", "acceptEdits", "autonomous")
-DecidedBy = Literal["person", "policy", "timeout", "cancelled", "settings", "hook"]
+DecidedBy = Literal["person", "policy", "timeout", "cancelled", "settings", "hook", "grant"]
 """Who answered: a person (a button, or the interrupt), a policy, the approval timeout, the
 CLI itself withdrawing the request ("cancelled"), the CLI's own permission settings
 ("settings": the tool ran or was refused without any request, see
-:func:`kandev_nb.agent.session.Session`), or a PreToolUse hook of the user's settings ("hook")."""
+:func:`kandev_nb.agent.session.Session`), a PreToolUse hook of the user's settings ("hook"), or a
+person's earlier "Allow for this session" grant that the CLI applied unasked ("grant")."""
 
 _CLI_MODE: dict[str, str] = {
     "supervised": "default",
@@ -119,7 +124,9 @@ def mode_from_cli(cli_mode: str) -> PermissionMode | None:
 
 
 def session_rule(tool_name: str) -> dict[str, Any]:
-    """The ``updatedPermissions`` entry that allows `tool_name` for the rest of the CLI process.
+    """The ``updatedPermissions`` entry that allows every call of `tool_name` for the rest of
+    the CLI process (the whole-tool grant, :func:`kandev_nb.policy.grants.tool_grant`; a
+    scoped one is :func:`kandev_nb.policy.grants.session_grant`).
 
     Destination "session" lives in the CLI's memory only; nothing is written to the user's
     or the project's settings files.
@@ -149,6 +156,9 @@ class Decision(BaseModel):
     suggestion: dict[str, Any] | None = None
     """The CLI's `permission_suggestions` entry this allow accepted (sent as the whole of
     `updatedPermissions`), or None."""
+    grant: str = ""
+    """The session grant this allow gave, in the CLI's rule syntax (``Bash(touch:*)``, or a
+    tool name for a whole-tool grant); "" for none."""
 
     def to_wire(self, original_input: dict[str, Any]) -> dict[str, Any]:
         """The inner control_response payload the CLI accepts (DESIGN.md, wire facts)."""
@@ -174,8 +184,13 @@ class Approval:
         request_id: the control_request's `request_id`.
         tool_name, tool_input, tool_use_id: from the request's `request` object.
         suggestions: the CLI's `permission_suggestions`; ``allow(suggestion=i)`` accepts one
-            (the card's suggestion buttons). "Allow for the session" sends
-            :func:`session_rule` instead, see the module docstring.
+            (the card's suggestion buttons). "Allow for the session" sends :attr:`grant`
+            (``allow(always=True)``) or :attr:`whole_tool` (``allow(always="tool")``).
+        grant: the scoped session grant of this call (:func:`kandev_nb.policy.grants.session_grant`:
+            ``Bash(touch:*)``, a folder, a domain), or None when there is none to offer (a
+            compound or dynamic command); relative paths resolve against `cwd` (default: the
+            current directory; the broker gives the CLI's working directory).
+        whole_tool: the whole-tool grant (:func:`kandev_nb.policy.grants.tool_grant`).
         timeout_s: seconds after `created` at which the approval timeout denies the request
             (the session's `approval_timeout`), or None when nobody will answer for the user;
             shown on the card as the time left. :meth:`wait` takes its own timeout.
@@ -192,6 +207,7 @@ class Approval:
         suggestions: list[dict[str, Any]] | None = None,
         timeout_s: float | None = None,
         loop: asyncio.AbstractEventLoop | None = None,
+        cwd: str | None = None,
     ) -> None:
         self.request_id = request_id
         self.tool_name = tool_name
@@ -199,6 +215,10 @@ class Approval:
         self.tool_use_id = tool_use_id
         self.suggestions = suggestions or []
         self.timeout_s = timeout_s
+        self.grant: Grant | None = session_grant(tool_name, tool_input, cwd or os.getcwd())
+        self.whole_tool: Grant = tool_grant(tool_name)
+        self.decided_rule: tuple[str, str] = ("", "")
+        """``(who, rule)`` when a policy rule decided: "your policy rule Bash(rm:*)", "Bash(rm:*)"."""
         self.timeout_message: str | None = None
         """The deny `message` of the approval timeout (``{timeout}`` is replaced by its
         seconds); None: "No answer within ... s; denied by timeout." (questions set their own)."""
@@ -235,7 +255,7 @@ class Approval:
         self,
         updated_input: dict[str, Any] | None = None,
         *,
-        always: bool = False,
+        always: bool | Literal["tool"] = False,
         by: DecidedBy = "person",
         note: str = "",
         suggestion: int | None = None,
@@ -245,8 +265,9 @@ class Approval:
         Args:
             updated_input: the input to run instead of the requested one (sent as
                 `updatedInput`); None runs the request's own input.
-            always: also allow `tool_name` for the rest of this CLI process (sent as
-                `updatedPermissions` = [:func:`session_rule`]).
+            always: True also allows the calls :attr:`grant` covers for the rest of this CLI
+                process (``Bash(touch:*)``...); "tool" allows every call of the tool
+                (:attr:`whole_tool`). Sent as `updatedPermissions` = [the grant's entry].
             by: who decided (shown on the card and in the ledger).
             note: kept as ``Decision.note`` (e.g. :meth:`Rules.note`).
             suggestion: the index of one of the CLI's `permission_suggestions` to accept:
@@ -254,6 +275,8 @@ class Approval:
                 rule where its `destination` says; :mod:`kandev_nb.agent.suggestions`).
 
         Raises:
+            ValueError: ``always=True`` for a call with no scoped grant (a compound or
+                dynamic command): allow it once, or with ``always="tool"`` (nothing is decided).
             IndexError: `suggestion` is not an index of :attr:`suggestions` (nothing is decided).
             ValueError: that suggestion is of a type kandev-nb does not know (nothing is decided).
 
@@ -261,7 +284,13 @@ class Approval:
             True if this call decided; False if the request was already answered (the call
             then changes nothing and sends nothing).
         """
-        permissions = [session_rule(self.tool_name)] if always else None
+        given = self.whole_tool if always == "tool" else self.grant if always else None
+        if always and given is None:
+            raise ValueError(
+                f"no scoped session grant for this {self.tool_name} call (a compound or dynamic command): "
+                'allow it once, or every call of the tool with always="tool"'
+            )
+        permissions = [given.update] if given is not None else None
         saved = None
         if suggestion is not None:
             if isinstance(suggestion, bool) or not 0 <= suggestion < len(self.suggestions):
@@ -277,6 +306,7 @@ class Approval:
                 updated_permissions=permissions,
                 note=note,
                 suggestion=saved,
+                grant=given.rule if given is not None and saved is None else "",
             )
         )
 

@@ -114,6 +114,7 @@ class Session(
             policy=self._config.approve,
             timeout=self._config.approval_timeout,
             allowed_tools=self._config.allowed_tools,
+            cwd=lambda: self.cwd,
         )
         self.broker.answer = self._config.answer
         self.background = BackgroundWatch()  # a turn stays open for its background tasks

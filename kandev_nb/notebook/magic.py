@@ -34,6 +34,7 @@ from kandev_nb.notebook.attachments import AttachmentError, attach, prompt_with_
 from kandev_nb.notebook.bridge import ensure_bridge, open_notebook_guard
 from kandev_nb.notebook.cell_text import PromptError, clean_help, did_you_mean, interpolate
 from kandev_nb.notebook.state import NotebookSettings, configure, current, last_turn
+from kandev_nb.policy.enforce import LabelledPolicy
 from kandev_nb.wire.cli import CLINotFoundError
 from kandev_nb.wire.transport import CLIProcessError
 
@@ -405,12 +406,13 @@ async def run_cell(line: str, body: str) -> Turn | None:
             await session.start()  # before it replaces anything: a bad option keeps the old session
             _adopt(session, replaced, requested, args.transport)
         session.broker.answer = state.settings.answer  # configure(answer=...) applies at once
+        session.broker.cell = cell_number  # a session grant given now is "given in cell [n]"
         turn, failure = await outputs.run_turn(
             session,
             prompt,
             spec,
             [view.handle] if view else [],
-            policy or state.settings.approve,
+            policy or _notebook_policy(state.settings.approve),
             approval_timeout=timeout,
         )
     except (CLINotFoundError, CLIProcessError) as exc:
@@ -458,8 +460,13 @@ def _prompt_and_policy(
     if args.approve:
         if args.approve not in namespace or not callable(namespace[args.approve]):
             raise UsageError(f"--approve {args.approve}: no callable notebook variable of that name")
-        policy = namespace[args.approve]
+        policy = LabelledPolicy(namespace[args.approve], f"this cell's policy (--approve {args.approve})")
     return prompt, policy
+
+
+def _notebook_policy(policy: ApprovalPolicy | None) -> ApprovalPolicy | None:
+    """``configure(approve=...)``, named as such in its denials."""
+    return LabelledPolicy(policy, "the notebook's policy (configure(approve=...))") if policy is not None else None
 
 
 def cell_mode(args: argparse.Namespace) -> str:

@@ -13,6 +13,9 @@ The single home of kandev-nb's rule logic:
 ``files``           files ``allow_edits_under`` never covers, files build tools execute
 ``policy``          :class:`Rules` (deny beats ask beats allow), :class:`Verdict`,
                     :func:`rule_matches`
+``enforce``         the PreToolUse hook that enforces the deny side of a policy in every mode
+``grants``          "Allow for session" scoped like the CLI's own suggestions
+``binding``         an allow bound to the exact payload its card showed
 ==================  ==========================================================================
 """
 

@@ -253,14 +253,18 @@ _BY = {
     "hook": "a hook",
     "settings": "Claude Code's permission settings",
     "cancelled": "Claude Code",
+    "grant": "your session grant",
 }
 
 
 def decided_by_text(decision: ev.PermissionDecided) -> str:
-    """Who decided, in words: "you", "policy", "the approval timeout", "a hook", "hook no_rm"...
+    """Who decided, in words: "you", "policy", "the approval timeout", "a hook", "hook no_rm",
+    or the event's own `who` ("your policy rule Bash(rm:*)")...
 
     From `decided_by` (:data:`kandev_nb.agent.permissions.DecidedBy`).
     """
+    if decision.who:  # "your policy rule Bash(rm:*)", "your session grant Bash(touch:*), given in cell [12]"
+        return decision.who
     if decision.decided_by == "hook" and decision.hook:  # a kandev-nb Python hook, by its name
         return f"hook {decision.hook}"
     return _BY.get(decision.decided_by, decision.decided_by)

@@ -62,7 +62,7 @@ async def test_each_request_is_answered_once_whatever_is_clicked(
 
 
 @BOTH
-async def test_allow_for_the_session_stops_the_cli_asking_for_that_tool(
+async def test_allow_the_whole_tool_for_the_session_stops_the_cli_asking_for_that_tool(
     make_session: SessionMaker, scripted_model: ScriptedModelServer, claude_workdir: Path
 ) -> None:
     scripted_model.push(
@@ -77,7 +77,7 @@ async def test_allow_for_the_session_stops_the_cli_asking_for_that_tool(
     def always(event: ev.AgentEvent) -> None:
         if isinstance(event, ev.PermissionRequest):
             asked.append(event.input["command"])
-            event.approval.allow(always=True)
+            event.approval.allow(always="tool")  # the plainly labelled whole-tool choice
 
     session = make_session()
     await session.run("first", consumers=[always])

@@ -53,7 +53,11 @@ async def test_allow_for_the_session_never_uses_the_cli_suggestions() -> None:
     approval = Approval("r1", "Bash", {"command": "rm x"}, suggestions=suggestions)
     approval.allow(always=True)
     wire = (await approval.wait(1)).to_wire({"command": "rm x"})
-    assert wire["updatedPermissions"] == [session_rule("Bash")]
+    scoped = {"toolName": "Bash", "ruleContent": "rm:*"}  # scoped like the CLI's own, kept in the session
+    assert wire["updatedPermissions"] == [{**session_rule("Bash"), "rules": [scoped]}]
+    whole = Approval("r2", "Bash", {"command": "rm x"}, suggestions=suggestions)
+    whole.allow(always="tool")
+    assert (await whole.wait(1)).to_wire({})["updatedPermissions"] == [session_rule("Bash")]
     assert session_rule("Bash")["destination"] == "session"
 
 

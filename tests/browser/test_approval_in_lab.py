@@ -51,7 +51,7 @@ def test_allow_clicked_in_jupyterlab_runs_the_write_and_shows_the_footer(
     claude_cell = lab_page.cell(page, 1)
     allow = claude_cell.locator(".kandev-approval button.kandev-allow")
     allow.wait_for(state="visible", timeout=120_000)
-    expect(allow).to_have_text("Allow")
+    expect(allow).to_have_text("Allow once")
     expect(claude_cell.locator(".kandev-approval")).to_contain_text("hello.txt")
     assert lab_page.is_running(page, 1), "the cell must still run while the approval waits"
     assert not target.exists()

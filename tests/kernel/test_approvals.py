@@ -101,7 +101,7 @@ def test_the_card_answers_once_for_the_session_edited_or_denied_with_a_reason(
     answer(kernel, first, "allow")
     assert "for the session" in wait_until_decided(kernel, first)
 
-    edit_card = wait_for_card(kernel, 2)  # "mkdir two" needs no card: Bash is allowed for the session
+    edit_card = wait_for_card(kernel, 2)  # "mkdir two" needs no card: `mkdir …` is allowed for the session
     assert "w.txt" in part(kernel, edit_card, "kandev-approval-what").state["value"]
     answer(kernel, edit_card, "edit")  # the kernel sends the input to the editor
     controls = part(kernel, edit_card, "kandev-approval-controls")
@@ -139,7 +139,7 @@ def test_the_card_answers_once_for_the_session_edited_or_denied_with_a_reason(
     )
     assert decisions == [
         ["Bash", ["allow", "person"]],
-        ["Bash", ["allow", "settings"]],
+        ["Bash", ["allow", "grant"]],  # the scoped grant Bash(mkdir:*) given on the first card
         ["Write", ["allow", "person"]],
         ["Write", ["deny", "person"]],
     ]  # (kernel.eval goes through JSON: lists)
@@ -294,3 +294,44 @@ def test_turn_timer_ends_a_silent_turn_with_a_clear_error(
     assert "No message from Claude Code for" in html_of(run) + kernel.widget_texts()
     kernel.execute("%%claude\nAnswer now")
     assert kernel.eval("kandev_nb.last_turn().text") == "On time."
+
+
+def test_a_cells_policy_denies_in_accept_edits_by_its_rule_and_a_grant_names_its_cell(
+    kernel: KernelHarness, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path
+) -> None:
+    """Issues 23.5 and 28.8: a cell's --approve deny holds in acceptEdits (old main: data.csv
+    was deleted) and says whose rule it was; a session grant says where it was given."""
+    (claude_workdir / "data.csv").write_text("a,b\n")
+    (claude_workdir / "stats.py").write_text("print(1)\n")
+    scripted_model.push(
+        Reply(tool_use("Bash", {"command": "rm data.csv", "description": "clean"})),
+        Reply(text("ok")),
+        Reply(tool_use("Bash", {"command": "touch out1.txt", "description": "t"})),
+        Reply(text("ok")),
+        Reply(tool_use("Bash", {"command": "rm -f stats.py", "description": "r"})),
+        Reply(tool_use("Bash", {"command": "touch out2.txt", "description": "t"})),
+        Reply(text("ok")),
+    )
+    kernel.execute(setup_code(claude_env, claude_workdir))
+    kernel.execute("no_rm = kandev_nb.Rules(deny=['Bash(rm*)'])")
+    kernel.execute("%%claude --mode acceptEdits --approve no_rm\nClean up")
+    assert (claude_workdir / "data.csv").exists()
+    message = "Denied by this cell's policy (--approve no_rm) rule Bash(rm*)."
+    assert kernel.eval("[r.decision.message for r in kandev_nb.last_turn().tools.values()]") == [message]
+    assert "policy (--approve no_rm) rule Bash(rm*)" in kernel.eval("kandev_nb.last_turn()._repr_html_()")
+
+    run = kernel.start("%%claude\nTouch one")
+    card = wait_for_card(kernel, 1)
+    answer(kernel, card, "allow_always")
+    kernel.wait(run)
+    given_in = run.reply.get("execution_count")
+    assert isinstance(given_in, int)
+    run = kernel.start("%%claude\nRemove stats, touch two")
+    rm_card = wait_for_card(kernel, 2)  # old main: rm ran unasked after "Allow for session" on touch
+    assert "rm -f stats.py" in part(kernel, rm_card, "kandev-approval-what").state["value"]
+    answer(kernel, rm_card, "deny", reason="keep it")
+    kernel.wait(run)
+    assert (claude_workdir / "stats.py").exists() and (claude_workdir / "out2.txt").exists()
+    assert kernel.eval("[r.decision.message for r in kandev_nb.last_turn().tools.values()][-1]") == (
+        f"allowed by your session grant Bash(touch:*), given in cell [{given_in}]"
+    )

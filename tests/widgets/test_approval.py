@@ -9,7 +9,7 @@ from typing import Any
 
 from kandev_nb.agent import events as ev
 from kandev_nb.agent import tools as t
-from kandev_nb.agent.permissions import Approval
+from kandev_nb.agent.permissions import Approval, session_rule
 from kandev_nb.notebook.widgets import TurnView
 from kandev_nb.notebook.widgets.approval import ApprovalCard, ApprovalControls, countdown_text
 from kandev_nb.notebook.widgets.recording import Recorder
@@ -81,7 +81,71 @@ async def test_allow_for_session_sends_permissions(rec: Recorder) -> None:
     rec.custom(card_of(v).controls, {"action": "allow_always"})
     d = e.approval.decision
     assert d is not None and d.updated_permissions and d.updated_permissions[0]["behavior"] == "allow"
-    assert "for the session" in card_of(v).status.value
+    assert "for the session (Bash(ls:*))" in card_of(v).status.value
+
+
+async def test_the_session_buttons_say_their_scope(rec: Recorder) -> None:
+    """Issue 23.2: the scoped grant and the whole tool are two plainly labelled choices."""
+    v = TurnView("x")
+    e = request("Bash", {"command": "touch out1.txt"})
+    v.handle(e)
+    card = card_of(v)
+    assert card.controls.grant_label == "Allow `touch …` for this session"
+    assert card.controls.tool_label == "Allow all Bash commands for this session"
+    esm = card.controls._esm
+    js = Path(esm).read_text() if isinstance(esm, Path) else str(esm)
+    assert "kandev-allow-tool" in js and '"Allow once"' in js
+    rec.custom(card.controls, {"action": "allow_always"})
+    d = e.approval.decision
+    assert d is not None and d.grant == "Bash(touch:*)"
+    assert d.updated_permissions == [
+        {
+            "type": "addRules",
+            "rules": [{"toolName": "Bash", "ruleContent": "touch:*"}],
+            "behavior": "allow",
+            "destination": "session",
+        }
+    ]
+    assert "for the session (Bash(touch:*))" in card.status.value
+
+
+async def test_a_compound_command_offers_only_once_or_the_whole_tool(rec: Recorder) -> None:
+    v = TurnView("x")
+    e = request("Bash", {"command": "touch a && rm -f stats.py"})
+    v.handle(e)
+    card = card_of(v)
+    assert card.controls.grant_label == "" and card.controls.tool_label == "Allow all Bash commands for this session"
+    rec.custom(card.controls, {"action": "allow_always"})  # not offered: decides nothing
+    assert e.approval.decision is None
+    rec.custom(card.controls, {"action": "allow_tool"})
+    d = e.approval.decision
+    assert d is not None and d.grant == "Bash" and d.updated_permissions == [session_rule("Bash")]
+
+
+async def test_an_mcp_tool_has_one_session_button(rec: Recorder) -> None:
+    v = TurnView("x")
+    v.handle(request("mcp__kernel__run_cell", {"cell_id": "1"}))
+    card = card_of(v)
+    assert card.controls.grant_label == "Allow kernel · run_cell for this session" and card.controls.tool_label == ""
+
+
+async def test_a_policy_denial_names_its_rule_on_the_card(rec: Recorder) -> None:
+    v = TurnView("x")
+    e = request("Bash", {"command": "rm data.csv"})
+    v.handle(e)
+    v.handle(
+        ev.PermissionDecided(
+            request_id="req-1",
+            tool_name="Bash",
+            behavior="deny",
+            decided_by="policy",
+            waited_ms=0,
+            message="Denied by your policy rule Bash(rm:*).",
+            rule="Bash(rm:*)",
+            who="your policy rule Bash(rm:*)",
+        )
+    )
+    assert "by your policy rule Bash(rm:*)" in card_of(v).status.value
 
 
 async def test_the_deny_reason_comes_whole_with_the_deny_message(rec: Recorder) -> None:

@@ -3,8 +3,9 @@
 The controls are one anywidget, :class:`ApprovalControls` (``assets/approval.js``). Each
 answer is ONE custom message from the browser that carries what the person typed with the
 click: ``{"action": "deny", "reason": <text>}``, ``{"action": "allow_edited", "input":
-<JSON text>}``, ``{"action": "allow"}``, ``{"action": "allow_always"}``, ``{"action":
-"edit"}``, ``{"action": "allow_suggestion", "index": <i>}`` (one of the CLI's
+<JSON text>}``, ``{"action": "allow"}``, ``{"action": "allow_always"}`` (the call's scoped
+session grant, :mod:`kandev_nb.policy.grants`), ``{"action": "allow_tool"}`` (every call of the
+tool for the session), ``{"action": "edit"}``, ``{"action": "allow_suggestion", "index": <i>}`` (one of the CLI's
 `permission_suggestions`, a button ``kandev-allow-suggestion`` naming the rule and where it
 is saved, :mod:`kandev_nb.agent.suggestions`). A synced ``Text`` value would not do: while a
 cell blocks, JupyterLab holds back
@@ -13,7 +14,7 @@ when the Deny click arrived (DESIGN.md, "Typed text while a cell blocks"). Enter
 reason box denies.
 
 The controls only call the request's :class:`~kandev_nb.agent.permissions.Approval` (``allow``,
-``allow(always=True)``, ``allow(updated_input=...)``, ``deny(reason)``), which is thread-safe
+``allow(always=True)``, ``allow(always="tool")``, ``allow(updated_input=...)``, ``deny(reason)``), which is thread-safe
 and once-only, and set traits. The card learns the outcome from ``approval.on_decided`` and
 from the ``PermissionDecided`` / ``PermissionCancelled`` events (:meth:`ApprovalCard.decided`),
 so a timeout or a policy decision updates it too.
@@ -26,7 +27,9 @@ card's decision line under its summary.
 
 Class names tests and Playwright look for: ``kandev-approval`` (the card),
 ``kandev-approval-what``, ``kandev-approval-controls`` (the anywidget; inside it the buttons
-``kandev-allow`` "Allow", ``kandev-allow-always`` "Allow for session", ``kandev-deny``
+``kandev-allow`` "Allow once", ``kandev-allow-always`` the scoped grant ("Allow `touch …` for this
+session", absent for a compound command), ``kandev-allow-tool`` the whole tool ("Allow all Bash
+commands for this session"), ``kandev-deny``
 "Deny", ``kandev-edit`` "Edit", ``kandev-allow-edited`` "Allow edited", the inputs
 ``kandev-deny-reason`` and ``kandev-edit-input``), ``kandev-approval-countdown``,
 ``kandev-decision``.
@@ -53,7 +56,7 @@ from kandev_nb.render.card_view import Inputs, proposal_inputs, proposal_view, t
 
 __all__ = ["ACTIONS", "ApprovalCard", "ApprovalControls", "countdown_text", "fmt_left", "inputs_html", "what_html"]
 
-ACTIONS = ("allow", "allow_always", "deny", "edit", "allow_edited", "allow_suggestion")
+ACTIONS = ("allow", "allow_always", "allow_tool", "deny", "edit", "allow_edited", "allow_suggestion")
 """The `action` values of the controls' custom messages."""
 
 _WARN = "var(--jp-error-color1, #cf222e)"
@@ -147,6 +150,10 @@ class ApprovalControls(anywidget.AnyWidget):
     placeholder = traitlets.Unicode("reason (optional, sent to Claude; Enter denies)").tag(sync=True)
     input_json = traitlets.Unicode("").tag(sync=True)
     error = traitlets.Unicode("").tag(sync=True)
+    grant_label = traitlets.Unicode("").tag(sync=True)
+    """The scoped grant's button ("Allow `touch …` for this session"); "" offers none."""
+    tool_label = traitlets.Unicode("").tag(sync=True)
+    """The whole-tool button ("Allow all Bash commands for this session"); "" offers none."""
     suggestions = traitlets.Unicode("[]").tag(sync=True)
     """JSON ``[{"index": i, "label": "Always allow Bash(npm test *) in this project (...)"}]``:
     one button per CLI `permission_suggestions` entry (:func:`kandev_nb.agent.suggestions.offered`)."""
@@ -178,6 +185,9 @@ class ApprovalCard:
             self.controls.placeholder = "what to change in the plan (optional; Enter sends it)"
         offered, problems = suggestions.offered(self.approval.suggestions)  # issue 19: saved rules as buttons
         self.controls.suggestions = json.dumps([{"index": i, "label": label} for i, label in offered])
+        grant, whole = self.approval.grant, self.approval.whole_tool
+        self.controls.grant_label = grant.label if grant is not None else ""
+        self.controls.tool_label = whole.label if grant is None or grant.rule != whole.rule else ""
         if problems:
             self.what.value += f'<div style="color:{_MUTED};font-size:85%">{r.esc("; ".join(problems))}</div>'
         self.countdown = factory.html("", "kandev-approval-countdown")
@@ -239,8 +249,10 @@ class ApprovalCard:
             return False
         if action == "allow":
             return self._answer(self.approval.allow())
-        if action == "allow_always" and not self.plan:
+        if action == "allow_always" and not self.plan and self.approval.grant is not None:
             return self._answer(self.approval.allow(always=True))
+        if action == "allow_tool" and not self.plan:
+            return self._answer(self.approval.allow(always="tool"))
         if action == "deny":
             return self._answer(self.approval.deny(self._deny_message(reason)))
         if action == "allow_suggestion" and index is not None:
@@ -299,7 +311,7 @@ class ApprovalCard:
             decision.waited_ms,
             decision.message,
             edited=decision.updated_input is not None,
-            always=bool(decision.updated_permissions) and decision.suggestion is None,
+            always=decision.grant,
         )
         if decision.suggestion is not None:
             self.status.value += f'<div class="kandev-saved-rule">{r.esc(decision.note)}</div>'
@@ -312,10 +324,11 @@ class ApprovalCard:
         message: str = "",
         *,
         edited: bool = False,
-        always: bool = False,
+        always: str = "",
     ) -> None:
         """Show the outcome and disable the controls (idempotent: the first outcome stays).
 
+        `always` is the session grant the allow gave (``Bash(touch:*)``), shown with it.
         An attached card then keeps only this line (its tool card, back in place above it,
         shows the action and the result); a standalone card keeps the action too.
         """
@@ -324,7 +337,11 @@ class ApprovalCard:
         self.outcome = (behavior, decided_by, waited_ms, message)
         self.controls.pending = False
         if behavior == "allow":
-            verb = "Allowed" + (" for the session" if always else "") + (" with edited input" if edited else "")
+            verb = (
+                "Allowed"
+                + (f" for the session ({always})" if always else "")
+                + (" with edited input" if edited else "")
+            )
             color = "#1a7f37"
         elif decided_by == "cancelled":
             verb, color = "Withdrawn by Claude Code", "#888"
@@ -336,6 +353,7 @@ class ApprovalCard:
             "timeout": "timeout",
             "cancelled": "the CLI",
             "settings": "settings",
+            "grant": "your session grant",
         }.get(decided_by, decided_by)
         why = f" — {r.esc(message)}" if message and behavior == "deny" and decided_by != "cancelled" else ""
         self.status.value = (
@@ -349,6 +367,9 @@ class ApprovalCard:
     def handle(self, event: ev.PermissionDecided | ev.PermissionCancelled) -> None:
         """Apply a PermissionDecided / PermissionCancelled event for this request."""
         if isinstance(event, ev.PermissionDecided):
+            if event.who and self.outcome is None:  # "your policy rule Bash(rm:*)"
+                self.decided(event.behavior, event.who, event.waited_ms, event.message)
+                return
             self.decided(event.behavior, event.decided_by, event.waited_ms, event.message)
         else:
             waited = self.approval.decision.waited_ms if self.approval.decision else 0

@@ -159,7 +159,7 @@ class QuestionCard(ApprovalCard):
         message: str = "",
         *,
         edited: bool = False,
-        always: bool = False,
+        always: str = "",
     ) -> None:
         """Show the answers (or why there are none) and disable the controls; idempotent."""
         if self.outcome is not None:

@@ -1,7 +1,8 @@
 // The controls of an approval card (ApprovalControls in ../approval.py).
 //
 // Every answer is ONE custom message that carries what the person typed with the click:
-//   {action: "allow"} | {action: "allow_always"} | {action: "deny", reason: <text>}
+//   {action: "allow"} | {action: "allow_always"} (the scoped session grant, model "grant_label")
+//   | {action: "allow_tool"} (every call of the tool, model "tool_label") | {action: "deny", reason: <text>}
 //   | {action: "edit"} (asks the kernel for the input as JSON) | {action: "allow_edited", input: <JSON text>}
 //   | {action: "allow_suggestion", index: <i>} (one of the CLI's permission_suggestions, model "suggestions")
 // While a cell blocks, JupyterLab holds back a Text widget's later value updates, so a reason
@@ -49,9 +50,13 @@ export default {
     const plan = model.get("plan");
     const row = document.createElement("div");
     row.className = "kandev-approval-buttons";
-    const allow = button(plan ? "Approve plan" : "Allow", "kandev-allow mod-success",
-      plan ? "Approve the plan and leave plan mode" : "Allow once");
-    const always = button("Allow for session", "kandev-allow-always", "Allow this tool for the rest of the session");
+    const allow = button(plan ? "Approve plan" : "Allow once", "kandev-allow mod-success",
+      plan ? "Approve the plan and leave plan mode" : "Allow this call only");
+    // The session grants say their scope on the button (kandev_nb/policy/grants.py).
+    const always = button(model.get("grant_label"), "kandev-allow-always",
+      "Allow the calls this names until the CLI process ends (nothing is saved)");
+    const whole = button(model.get("tool_label"), "kandev-allow-tool",
+      "Allow every call of this tool until the CLI process ends (nothing is saved)");
     const deny = button(plan ? "Keep planning" : "Deny", `kandev-deny ${plan ? "mod-warning" : "mod-danger"}`,
       "Deny; the reason (Enter also denies) is sent to Claude");
     const reason = document.createElement("input");
@@ -70,7 +75,7 @@ export default {
     error.className = "kandev-approval-error";
     error.style.color = "var(--jp-error-color1, #cf222e)";
     row.append(allow);
-    if (!plan) row.append(always);
+    if (!plan && model.get("grant_label")) row.append(always);
     row.append(deny, reason);
     if (!plan) row.append(edit);
     let offered = [];
@@ -87,9 +92,10 @@ export default {
     });
     const savedRow = document.createElement("div");
     savedRow.className = "kandev-approval-buttons kandev-suggestions";
+    if (!plan && model.get("tool_label")) savedRow.append(whole);
     savedRow.append(...saved);
     el.append(row);
-    if (saved.length) el.append(savedRow);
+    if (savedRow.children.length) el.append(savedRow);
     el.append(editor, allowEdited, error);
 
     const send = (content) => {
@@ -99,6 +105,7 @@ export default {
     const denyNow = () => send({ action: "deny", reason: reason.value });
     allow.addEventListener("click", () => send({ action: "allow" }));
     always.addEventListener("click", () => send({ action: "allow_always" }));
+    whole.addEventListener("click", () => send({ action: "allow_tool" }));
     deny.addEventListener("click", denyNow);
     reason.addEventListener("keydown", (e) => {
       e.stopPropagation(); // keep JupyterLab's notebook shortcuts out of the text box
@@ -122,7 +129,7 @@ export default {
 
     const sync = () => {
       const off = !model.get("pending");
-      for (const c of [allow, always, deny, reason, edit, editor, allowEdited, ...saved]) c.disabled = off;
+      for (const c of [allow, always, whole, deny, reason, edit, editor, allowEdited, ...saved]) c.disabled = off;
       error.textContent = model.get("error");
     };
     model.on("change:pending", sync);
