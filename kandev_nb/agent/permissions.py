@@ -48,11 +48,8 @@ from pydantic import BaseModel, ConfigDict
 
 from kandev_nb.agent.suggestions import describe
 from kandev_nb.errors import RootBypassError
-<<<<<<< HEAD
 from kandev_nb.policy import ApprovalPolicy, PolicyAnswer, Rules, Verdict, rule_matches
-=======
 from kandev_nb.policy.grants import Grant, session_grant, tool_grant
->>>>>>> wt-enforce
 
 __all__ = [
     "MODES",
