@@ -32,7 +32,7 @@ import mcp.types as mt
 from kandev_nb.agent.cells import CellSnapshot, set_cell_lookup
 from kandev_nb.errors import NoNotebookViewError, NotebookViewError
 from kandev_nb.kernel_tools._notebook_schema import tool_list
-from kandev_nb.kernel_tools._run import CodeRunner, RunResult
+from kandev_nb.kernel_tools._run import CodeRunner, nbformat_outputs
 
 if TYPE_CHECKING:
     from kandev_nb.kernel_tools._server import KernelTools
@@ -482,7 +482,7 @@ class NotebookTools:
         try:
             with self._capture_display():
                 result = await self.runner.run(code, timeout_s=self.server.options.run_timeout_s, echo=False)
-            outputs = self._assemble(result, self._outputs, count)
+            outputs = nbformat_outputs(result, self._outputs)
         finally:
             self._outputs = None
         await self._request("set_outputs", {"id": cell_id, "outputs": outputs, "execution_count": count})
@@ -557,35 +557,3 @@ class NotebookTools:
                 else:
                     with contextlib.suppress(AttributeError):
                         delattr(publisher, name)
-
-    @staticmethod
-    def _assemble(result: RunResult, shown: list[dict[str, Any]], count: int | None) -> list[dict[str, Any]]:
-        """nbformat outputs in the order a notebook shows them: streams, displays, result, error."""
-        outputs: list[dict[str, Any]] = []
-        if result.stdout:
-            outputs.append({"output_type": "stream", "name": "stdout", "text": result.stdout})
-        if result.stderr:
-            outputs.append({"output_type": "stream", "name": "stderr", "text": result.stderr})
-        outputs.extend(o for o in shown if o["output_type"] == "display_data")
-        outputs.extend(o for o in shown if o["output_type"] == "execute_result")
-        if result.error:
-            last = result.error.strip().splitlines()[-1] if result.error.strip() else "Error"
-            ename, _, evalue = last.partition(": ")
-            outputs.append(
-                {
-                    "output_type": "error",
-                    "ename": ename.strip() or "Error",
-                    "evalue": evalue,
-                    "traceback": result.error.splitlines(),
-                }
-            )
-        elif result.timed_out or result.stopped:
-            outputs.append(
-                {
-                    "output_type": "error",
-                    "ename": "KeyboardInterrupt",
-                    "evalue": "stopped",
-                    "traceback": ["KeyboardInterrupt: the run was stopped"],
-                }
-            )
-        return outputs

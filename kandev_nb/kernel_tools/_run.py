@@ -34,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Self, TextIO
 
-__all__ = ["CodeRunner", "RunResult", "RunStopped"]
+__all__ = ["CodeRunner", "RunResult", "RunStopped", "nbformat_outputs"]
 
 log = logging.getLogger("kandev_nb")
 
@@ -448,3 +448,37 @@ def _close_figure(figure: Any) -> None:
             pyplot.close(figure)
         except Exception:
             log.debug("kernel tools could not close a figure", exc_info=True)
+
+
+def nbformat_outputs(result: RunResult, shown: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`run_cell`'s nbformat outputs of `result`, in the order a notebook shows them: streams,
+    displays and the result (from `shown`, what the cell displayed, the result with its
+    execution count), then the error."""
+    outputs: list[dict[str, Any]] = []
+    if result.stdout:
+        outputs.append({"output_type": "stream", "name": "stdout", "text": result.stdout})
+    if result.stderr:
+        outputs.append({"output_type": "stream", "name": "stderr", "text": result.stderr})
+    outputs.extend(o for o in shown if o["output_type"] == "display_data")
+    outputs.extend(o for o in shown if o["output_type"] == "execute_result")
+    if result.error:
+        last = result.error.strip().splitlines()[-1] if result.error.strip() else "Error"
+        ename, _, evalue = last.partition(": ")
+        outputs.append(
+            {
+                "output_type": "error",
+                "ename": ename.strip() or "Error",
+                "evalue": evalue,
+                "traceback": result.error.splitlines(),
+            }
+        )
+    elif result.timed_out or result.stopped:
+        outputs.append(
+            {
+                "output_type": "error",
+                "ename": "KeyboardInterrupt",
+                "evalue": "stopped",
+                "traceback": ["KeyboardInterrupt: the run was stopped"],
+            }
+        )
+    return outputs
