@@ -1,6 +1,7 @@
 """The package is layered by stage, and imports point one way (issue 12).
 
-``wire`` (the CLI, transports, wire models, control plane) <- ``agent`` (adapter, events,
+``wire`` (the CLI, transports, wire models, control plane) and ``policy`` (pure approval-policy
+pieces, no imports of ours) <- ``agent`` (adapter, events,
 turns, permissions, the Session) <- ``render`` (pure HTML/Markdown) / ``ledger`` /
 ``kernel_tools`` <- ``notebook`` (the magic and widgets), and only the extension entry point
 ``kandev_nb/__init__.py`` imports ``notebook``. ``testing`` ships the scripted model server
@@ -20,11 +21,12 @@ ROOT_FILES = {"__init__.py", "_version.py", "errors.py"}
 SHARED = {"kandev_nb._version", "kandev_nb.errors"}  # importable from every stage
 ALLOWED: dict[str, set[str]] = {
     "wire": set(),
-    "agent": {"wire"},
-    "render": {"agent", "wire"},
-    "ledger": {"agent", "wire"},
-    "kernel_tools": {"agent", "wire"},
-    "notebook": {"agent", "wire", "render", "ledger", "kernel_tools"},
+    "policy": set(),  # pure approval-policy pieces (issue 23), below everything that asks
+    "agent": {"wire", "policy"},
+    "render": {"agent", "wire", "policy"},
+    "ledger": {"agent", "wire", "policy"},
+    "kernel_tools": {"agent", "wire", "policy"},
+    "notebook": {"agent", "wire", "render", "ledger", "kernel_tools", "policy"},
     "testing": set(),
 }
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import contextlib
 import contextvars
 import ctypes
 import inspect
@@ -30,11 +31,11 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Self, TextIO
 
-__all__ = ["CodeRunner", "RunResult", "RunStopped", "nbformat_outputs"]
+__all__ = ["CodeRunner", "RunResult", "RunStopped", "capture_display", "nbformat_outputs"]
 
 log = logging.getLogger("kandev_nb")
 
@@ -482,3 +483,37 @@ def nbformat_outputs(result: RunResult, shown: list[dict[str, Any]]) -> list[dic
             }
         )
     return outputs
+
+
+@contextlib.contextmanager
+def capture_display(publisher: Any, outputs: list[dict[str, Any]] | None) -> Iterator[None]:
+    """While a `run_cell` cell runs, what it displays (``display()``, ``plt.show()``) goes to
+    `outputs` (nbformat ``display_data``, for its own output area) instead of the `%%claude`
+    cell's. `publisher` is the shell's ``display_pub`` (None: nothing to capture)."""
+    if publisher is None:
+        yield
+        return
+    had_own = "publish" in vars(publisher)
+    original = publisher.publish
+
+    def publish(data: Any, metadata: Any = None, *args: Any, **kwargs: Any) -> None:
+        if outputs is not None and isinstance(data, dict):
+            outputs.append({"output_type": "display_data", "data": dict(data), "metadata": dict(metadata or {})})
+
+    had_clear = "clear_output" in vars(publisher)
+    original_clear = publisher.clear_output
+
+    def clear_output(*args: Any, **kwargs: Any) -> None:
+        if outputs is not None:
+            outputs.clear()
+
+    publisher.publish, publisher.clear_output = publish, clear_output
+    try:
+        yield
+    finally:
+        for name, own, before in (("publish", had_own, original), ("clear_output", had_clear, original_clear)):
+            if own:
+                setattr(publisher, name, before)
+            else:
+                with contextlib.suppress(AttributeError):
+                    delattr(publisher, name)
