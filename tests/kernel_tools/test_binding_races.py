@@ -207,3 +207,137 @@ async def test_a_cell_the_person_changes_while_the_card_waits_does_not_run(
     assert ns["ran"] == []
     [answer] = run_results(tools)
     assert "changed after you asked" in answer and "ran.append('typed later')" in answer, answer
+
+
+INDEX_CELLS = [
+    ("c0", "code", "%%claude\nwork"),
+    ("c1", "code", "ran.append('load')"),
+    ("c2", "code", "ran.append('clean')"),
+    ("c3", "code", "ran.append('summary stats')"),
+]
+
+
+@pytest.mark.parametrize("when", ["before the call", "while the card waits"])
+async def test_run_cell_by_index_runs_the_cell_its_card_showed(
+    when: str, claude_cli: Path, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path
+) -> None:
+    """Point 3: the person inserts a cell near the top after the agent read the notebook.
+    The index is resolved once, against the tab, when the card is built: before the call, the
+    card shows the cell now at index 3 and that one runs; while the card waits, the cell at
+    index 3 is no longer the one the card showed, and nothing runs."""
+    tab = StandInTab(INDEX_CELLS)
+    ns: dict[str, Any] = {"ran": []}
+    tools = KernelTools(namespace=ns, notebook_view=tab)
+    tools.notebook.running_cell_id = "c0"
+
+    def run_third() -> Reply:
+        if when == "before the call":
+            tab.insert_by_person(1, "u1", "ran.append('the person inserted this')")
+        return Reply(tool_use(RUN, {"index": 3}))
+
+    route = router({"MAIN": [reply(tool_use("mcp__kernel__read_notebook", {})), run_third]})
+    scripted_model.push(*[route] * 4)
+
+    def person(event: ev.AgentEvent) -> None:
+        if isinstance(event, ev.PermissionRequest) and event.tool_name == RUN:
+            if when == "while the card waits":
+                tab.insert_by_person(1, "u1", "ran.append('the person inserted this')")
+            event.approval.allow()
+
+    session = session_for(tools, claude_cli, claude_env, claude_workdir)
+    try:
+        turn = await session.run("MAIN: run the summary cell", consumers=[person])
+    finally:
+        await session.close()
+        await tools.aclose()
+
+    [card] = cards(turn.events, RUN)
+    [answer] = run_results(tools)
+    if when == "before the call":
+        assert (card.cell_id, card.index, card.source) == ("c2", 3, "ran.append('clean')")  # the tab's cell 3
+        assert ns["ran"] == ["clean"], answer  # the cell the card showed, and nothing else
+    else:
+        assert (card.cell_id, card.source) == ("c3", "ran.append('summary stats')")
+        assert ns["ran"] == []
+        assert answer.startswith("run_cell refused: the cell at index 3 is cell c2, not the cell the person approved")
+
+
+@pytest.mark.parametrize("when", ["before the call", "while the card waits"])
+async def test_edit_cell_by_index_replaces_the_cell_its_card_showed(
+    when: str, claude_cli: Path, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path
+) -> None:
+    """Point 3: ``edit_cell {"index": 2}`` after the person inserted a cell above: the card's
+    diff is of the cell now at index 2 (the person's ``import pandas as pd``), so the person
+    sees what is replaced; a cell inserted while the card waits makes the edit refused."""
+    tab = StandInTab(
+        [
+            ("c0", "code", "%%claude\nwork"),
+            ("c1", "code", "import pandas as pd"),
+            ("c2", "code", "df = pd.read_csv('a.csv')"),
+        ]
+    )
+    tools = KernelTools(namespace={}, notebook_view=tab)
+    tools.notebook.running_cell_id = "c0"
+    new = "df = pd.read_csv('a.csv', sep=';')"
+
+    def edit_second() -> Reply:
+        if when == "before the call":
+            tab.insert_by_person(1, "u1", "%matplotlib inline")
+        return Reply(tool_use(EDIT, {"index": 2, "source": new}))
+
+    route = router({"MAIN": [reply(tool_use("mcp__kernel__read_notebook", {})), edit_second]})
+    scripted_model.push(*[route] * 4)
+
+    def person(event: ev.AgentEvent) -> None:
+        if isinstance(event, ev.PermissionRequest) and event.tool_name == EDIT:
+            if when == "while the card waits":
+                tab.insert_by_person(1, "u1", "%matplotlib inline")
+            event.approval.allow()
+
+    session = session_for(tools, claude_cli, claude_env, claude_workdir)
+    try:
+        turn = await session.run("MAIN: use ; as the separator", consumers=[person])
+    finally:
+        await session.close()
+        await tools.aclose()
+
+    [card] = cards(turn.events, EDIT)
+    [answer] = run_results(tools, "edit_cell")
+    if when == "before the call":
+        assert (card.cell_id, card.old_source) == ("c1", "import pandas as pd")  # the diff shows what goes
+        assert tab.source("c1") == new, answer
+    else:
+        assert (card.cell_id, card.old_source) == ("c2", "df = pd.read_csv('a.csv')")
+        assert tab.source("c1") == "import pandas as pd" and tab.source("c2") == "df = pd.read_csv('a.csv')"
+        assert answer.startswith("edit_cell refused: the cell at index 2 is cell c1, not the cell the person approved")
+
+
+async def test_edit_cell_refuses_the_running_claude_cell(
+    claude_cli: Path, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path
+) -> None:
+    """Point 6: like run_cell and delete_cell, edit_cell refuses the running `%%claude` cell
+    (rewriting it would clear its live view and any approval card waiting in it), even when a
+    policy allows every edit."""
+    tab = StandInTab([("c0", "code", "%%claude\nwork"), ("c1", "code", "x = 1")])
+    tools = KernelTools(namespace={}, notebook_view=tab)
+    tools.notebook.running_cell_id = "c0"
+    route = router(
+        {
+            "MAIN": [
+                reply(tool_use("mcp__kernel__read_notebook", {})),
+                reply(tool_use(EDIT, {"cell_id": "c0", "source": "print('rewritten')"})),
+                reply(tool_use(EDIT, {"index": 0, "source": "print('rewritten')"})),
+            ]
+        }
+    )
+    scripted_model.push(*[route] * 4)
+    session = session_for(tools, claude_cli, claude_env, claude_workdir, approve=Rules(allow=[EDIT]))
+    try:
+        await session.run("MAIN: rewrite your own cell")
+    finally:
+        await session.close()
+        await tools.aclose()
+
+    assert tab.source("c0") == "%%claude\nwork"
+    assert run_results(tools, "edit_cell") == ["edit_cell refused: that is the running %%claude cell"] * 2
+    assert not [op for op, _ in tab.ops if op == "edit"]
