@@ -118,7 +118,6 @@ async def test_two_subagents_an_edit_after_the_card_does_not_run_unseen(
             "MAIN": [
                 reply(tool_use("mcp__kernel__read_notebook", {})),
                 reply(tool_use("Agent", agent("SUB-RUN")), tool_use("Agent", agent("SUB-EDIT"))),
-                reply(text("Both subagents are done.")),
             ],
             "SUB-RUN": [reply(tool_use(RUN, {"cell_id": "c1"}))],
             "SUB-EDIT": [edit_after_the_card],
@@ -175,7 +174,6 @@ async def test_a_cell_the_person_changes_while_the_card_waits_does_not_run(
             "MAIN": [
                 reply(tool_use("mcp__kernel__read_notebook", {})),
                 reply(tool_use("Agent", agent("SUB-RUN")), tool_use("Agent", agent("SUB-READ"))),
-                reply(text("Both subagents are done.")),
             ],
             "SUB-RUN": [reply(tool_use(RUN, {"cell_id": "c1"}))],
             "SUB-READ": [read_after_typing],
