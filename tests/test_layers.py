@@ -1,12 +1,12 @@
 """The package is layered by stage, and imports point one way (issue 12).
 
-``wire`` (the CLI, transports, wire models, control plane) <- ``agent`` (adapter, events,
-turns, permissions, the Session) <- ``render`` (pure HTML/Markdown) / ``ledger`` /
-``kernel_tools`` <- ``notebook`` (the magic and widgets), and only the extension entry point
-``kandev_nb/__init__.py`` imports ``notebook``. ``policy`` (permission rules) sits below
-``agent``. ``testing`` ships the scripted model server and stands alone. Every import is
-checked, also those inside functions; cycles are checked among the imports that run at
-import time.
+``wire`` (the CLI, transports, wire models, control plane) and ``policy`` (permission rules,
+enforcement, grants, bindings; no imports of ours) <- ``agent`` (adapter, events, turns,
+permissions, the Session) <- ``render`` (pure HTML/Markdown) / ``ledger`` / ``kernel_tools``
+<- ``notebook`` (the magic and widgets), and only the extension entry point
+``kandev_nb/__init__.py`` imports ``notebook``. ``testing`` ships the scripted model server
+and stands alone. Every import is checked, also those inside functions; cycles are checked
+among the imports that run at import time.
 """
 
 from __future__ import annotations

@@ -31,12 +31,14 @@ from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from typing import Any
 
 from kandev_nb.agent import events as ev
+from kandev_nb.agent.cells import acts_on_cell, bound_payload, card_cell
 from kandev_nb.agent.permissions import Approval, ApprovalPolicy, Decision
 from kandev_nb.agent.questions import QUESTION_TOOL, AnswerPolicy
 from kandev_nb.agent.questions import prepare as prepare_question
 from kandev_nb.agent.tools import NormalizedPayload
 from kandev_nb.errors import TransportClosedError
 from kandev_nb.policy import enforce
+from kandev_nb.policy.binding import META_KEY, BoundPayload
 from kandev_nb.policy.grants import grant_matches
 
 __all__ = ["NO_APPROVAL_NOTE", "UNASKED_TOOL_TIMEOUT_S", "Answer", "ApprovalBroker"]
@@ -129,7 +131,9 @@ class ApprovalBroker:
         self.turn_has_timeout = False
         self._tasks: set[asyncio.Task[None]] = set()
         self._asked: set[str] = set()  # tool_use_ids the CLI sent a can_use_tool for
-        self._granted: dict[str, str] = {}  # tool_use_id -> mcp__ tool allowed by a can_use_tool, until its tools/call
+        # tool_use_id -> what the card of an allowed mcp__ tool showed, until its tools/call (issue 23)
+        self._granted: dict[str, BoundPayload] = {}
+        self._cards: dict[str, NormalizedPayload] = {}  # request_id -> the payload its card showed
         self._session_tools: set[str] = set()  # tools allowed "for the session" in this process
         self._grants: list[tuple[str, str]] = []  # (rule, "given in cell [n]") of this process
         self._inputs: dict[str, tuple[str, dict[str, Any]]] = {}  # tool_use_id -> call, from the hook
@@ -202,18 +206,30 @@ class ApprovalBroker:
         tool_use_id = request.get("tool_use_id")
         if isinstance(tool_use_id, str):
             self._asked.add(tool_use_id)
-        approval = self.open(
-            request_id,
-            tool_name,
-            tool_input,
-            tool_use_id if isinstance(tool_use_id, str) else None,
-            title=str(request.get("description") or request.get("display_name") or tool_name),
-            reason=request.get("decision_reason"),
-            blocked=request.get("blocked_path") or request.get("blocked_paths"),
-            suggestions=request.get("permission_suggestions"),
-        )
+        show: dict[str, Any] = {
+            "title": str(request.get("description") or request.get("display_name") or tool_name),
+            "reason": request.get("decision_reason"),
+            "blocked": request.get("blocked_path") or request.get("blocked_paths"),
+        }
+        use_id = tool_use_id if isinstance(tool_use_id, str) else None
+        suggestions = request.get("permission_suggestions")
+        if acts_on_cell(tool_name):
+            # A notebook tool on an existing cell: its card shows the cell as the tab holds it
+            # now (one bridge round trip), and the allow binds to that (issue 23).
+            approval = self._approval(request_id, tool_name, tool_input, use_id, suggestions)
+            self.spawn(self._show_from_tab(approval, answer, show))
+            return approval
+        approval = self.open(request_id, tool_name, tool_input, use_id, suggestions=suggestions, **show)
         self.spawn(self._finish(approval, answer))
         return approval
+
+    async def _show_from_tab(self, approval: Approval, answer: Answer, show: dict[str, Any]) -> None:
+        """Build the card from the tab's cell (:func:`~kandev_nb.agent.cells.card_cell`), show
+        it unless the request was withdrawn meanwhile, then :meth:`_finish`."""
+        payload = await card_cell(approval.tool_name, approval.tool_input)
+        if approval.decision is None:
+            self._show(approval, payload, **show)
+        await self._finish(approval, answer)
 
     def open(
         self,
@@ -226,8 +242,17 @@ class ApprovalBroker:
         reason: Any = None,
         blocked: Any = None,
         suggestions: Any = None,
+        payload: NormalizedPayload | None = None,
     ) -> Approval:
-        """Register an :class:`Approval`, let the policy answer if it can, and show its card."""
+        """Register an :class:`Approval`, let the policy answer if it can, and show its card
+        (`payload`, else the adapter's payload of the call)."""
+        approval = self._approval(request_id, tool_name, tool_input, tool_use_id, suggestions)
+        self._show(approval, payload, title=title, reason=reason, blocked=blocked)
+        return approval
+
+    def _approval(
+        self, request_id: str, tool_name: str, tool_input: dict[str, Any], tool_use_id: str | None, suggestions: Any
+    ) -> Approval:
         approval = Approval(
             request_id,
             tool_name,
@@ -238,7 +263,17 @@ class ApprovalBroker:
             cwd=self.cwd,
         )
         self.approvals[request_id] = approval
-        payload = self.tool_payload(tool_name, tool_input, tool_use_id)
+        return approval
+
+    def _show(
+        self, approval: Approval, payload: NormalizedPayload | None, *, title: str, reason: Any, blocked: Any
+    ) -> None:
+        """Emit the PermissionRequest of `approval` (after the policy's answer, if it has one)."""
+        request_id, tool_name, tool_input = approval.request_id, approval.tool_name, approval.tool_input
+        tool_use_id = approval.tool_use_id
+        if payload is None:
+            payload = self.tool_payload(tool_name, tool_input, tool_use_id)
+        self._cards[request_id] = payload
         event = ev.PermissionRequest(
             request_id=request_id,
             tool_name=tool_name,
@@ -270,7 +305,6 @@ class ApprovalBroker:
             elif verdict == "allow":
                 approval.allow(by="policy", note=note)
         self.emit(event)
-        return approval
 
     async def decide(self, approval: Approval, timeout: float | None) -> Decision:
         """Wait for the one decision of `approval` and report it (PermissionDecided)."""
@@ -313,14 +347,23 @@ class ApprovalBroker:
         The PermissionDecided event goes out before the answer, so it always precedes what
         the CLI does next. A request the CLI withdrew (decided_by "cancelled") was already
         reported as PermissionCancelled by :meth:`withdraw` and gets no answer. An allowed
-        ``mcp__*`` tool is remembered by its `tool_use_id`, so its `tools/call` runs unasked.
+        ``mcp__*`` tool is remembered by its `tool_use_id` with what its card showed (a
+        :class:`~kandev_nb.policy.binding.BoundPayload`), so its `tools/call` runs unasked and
+        acts only on that (:meth:`authorize_tool_call`). The `updatedInput` sent back is the
+        input the card showed (or the person's edit of it), which the CLI runs as it is.
         """
         decision = await self.decide(approval, self.current_timeout)
+        shown = self._cards.pop(approval.request_id, None)
         if decision.decided_by != "cancelled":
             if decision.behavior == "allow" and approval.tool_use_id and approval.tool_name.startswith("mcp__"):
-                self._granted[approval.tool_use_id] = approval.tool_name
+                self._granted[approval.tool_use_id] = self._bind(approval, decision, shown)
             with contextlib.suppress(TransportClosedError):
                 await answer(approval.request_id, decision.to_wire(approval.tool_input))
+
+    @staticmethod
+    def _bind(approval: Approval, decision: Decision, shown: NormalizedPayload | None) -> BoundPayload:
+        allowed = decision.updated_input if decision.updated_input is not None else approval.tool_input
+        return bound_payload(approval.tool_use_id or "", approval.tool_name, shown, allowed)
 
     # -- ending approvals -------------------------------------------------------------------
 
@@ -355,18 +398,26 @@ class ApprovalBroker:
         (else :data:`UNASKED_TOOL_TIMEOUT_S`) denies it. The CLI normally asks first; a
         call that arrives unasked is a peer we should not trust blindly. An answer with an
         updated input replaces ``params.arguments`` in `message`.
+
+        A call let through after a card carries what that card showed in
+        ``params._meta[META_KEY]`` (a :class:`~kandev_nb.policy.binding.BoundPayload`; the tool
+        refuses to act on anything else); any such key the peer sent is removed first.
         """
         raw = message.get("params")
         params: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        meta = params.get("_meta")
+        if isinstance(meta, dict):
+            meta.pop(META_KEY, None)  # only the broker binds a call
         name = str(params.get("name") or "")
         full = f"mcp__{server_name}__{name}"
         needs = getattr(server, "needs_approval", None)
         if (callable(needs) and not needs(name)) or full in self.allowed_tools or full in self._session_tools:
             return None
-        meta = params.get("_meta")
         tool_use_id = meta.get("claudecode/toolUseId") if isinstance(meta, dict) else None
         tool_use_id = tool_use_id if isinstance(tool_use_id, str) else None
-        if tool_use_id is not None and self._granted.pop(tool_use_id, None) == full:
+        granted = self._granted.pop(tool_use_id, None) if tool_use_id is not None else None
+        if granted is not None and granted.tool_name == full:
+            params["_meta"] = {**(meta if isinstance(meta, dict) else {}), META_KEY: granted.to_meta()}
             return None
         arguments = params.get("arguments")
         arguments = arguments if isinstance(arguments, dict) else {}
@@ -379,11 +430,16 @@ class ApprovalBroker:
             tool_use_id,
             title=f"{full} (called without a permission request)",
             reason="Claude Code called this tool without asking first (no allowed can_use_tool covered it).",
+            payload=await card_cell(full, arguments),
         )
         timeout = self.current_timeout
         decision = await self.decide(approval, timeout if timeout is not None else UNASKED_TOOL_TIMEOUT_S)
+        shown = self._cards.pop(approval.request_id, None)
         if decision.behavior == "allow" and decision.updated_input is not None:
             params["arguments"] = decision.updated_input
+        if decision.behavior == "allow":
+            bound = self._bind(approval, decision, shown)
+            params["_meta"] = {**(meta if isinstance(meta, dict) else {}), META_KEY: bound.to_meta()}
         return (
             None
             if decision.behavior == "allow"

@@ -3,22 +3,40 @@
 ``mcp__kernel__read_notebook``, ``insert_cell``, ``edit_cell``, ``delete_cell`` and
 ``run_cell`` work on the cells of the notebook open in the user's tab. Their `tool_use`
 input names a cell by ``index`` or ``cell_id`` and, for insert and edit, gives the whole new
-``source``; what the cell held before is known only to the kernel tools (the cells as the
-agent last read them). They register a :data:`CellLookup` with :func:`set_cell_lookup`, so
-that the payload of an edit carries the diff, and that of a run or delete the source it
-acts on, both for the approval card and the tool card.
+``source``; what the cell held before is known only to the kernel tools. They register a
+:data:`CellLookup` with :func:`set_cell_lookup` (the cells as the agent last read them), so
+that the payload of an edit carries the diff, and that of a run or delete the source it acts
+on, for the tool card; and a :data:`CellResolver` with :func:`set_cell_resolver` (the cell in
+the user's tab now), which the approval card uses when it is built (:func:`card_cell`): the
+person sees the cell as it is, and the allow binds to it (:func:`bound_payload`, issue 23).
 """
 
 from __future__ import annotations
 
+import asyncio
 import difflib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["NOTEBOOK_TOOLS", "CellLookup", "CellSnapshot", "NotebookCell", "notebook_cell", "set_cell_lookup"]
+from kandev_nb.policy.binding import BoundPayload, Shown
+
+__all__ = [
+    "CARD_RESOLVE_TIMEOUT_S",
+    "NOTEBOOK_TOOLS",
+    "CellLookup",
+    "CellResolver",
+    "CellSnapshot",
+    "NotebookCell",
+    "acts_on_cell",
+    "bound_payload",
+    "card_cell",
+    "notebook_cell",
+    "set_cell_lookup",
+    "set_cell_resolver",
+]
 
 NOTEBOOK_TOOLS: dict[str, Literal["read", "insert", "edit", "delete", "run"]] = {
     "mcp__kernel__read_notebook": "read",
@@ -45,11 +63,76 @@ CellLookup = Callable[[str | None, int | None], CellSnapshot | None]
 
 _lookup: CellLookup | None = None
 
+CellResolver = Callable[[str | None, int | None], Awaitable[CellSnapshot | None]]
+"""``await resolve(cell_id, index) -> CellSnapshot | None``: the cell named by id (else by
+index) in the user's tab now; None when there is no tab or no such cell."""
+
+_resolver: CellResolver | None = None
+
+CARD_RESOLVE_TIMEOUT_S = 3.0
+"""How long an approval card waits for the tab's cell before it falls back to the cell as the
+agent last read it."""
+
 
 def set_cell_lookup(lookup: CellLookup | None) -> None:
     """Register where the cells as last read come from (the kernel tools do; None: nowhere)."""
     global _lookup
     _lookup = lookup
+
+
+def set_cell_resolver(resolver: CellResolver | None) -> None:
+    """Register where the cells as the tab holds them now come from (the kernel tools do)."""
+    global _resolver
+    _resolver = resolver
+
+
+def acts_on_cell(name: str) -> bool:
+    """Whether tool `name` acts on an existing cell (``edit_cell``, ``delete_cell``, ``run_cell``)."""
+    return NOTEBOOK_TOOLS.get(name) in ("edit", "delete", "run")
+
+
+async def card_cell(name: str, tool_input: dict[str, Any]) -> NotebookCell | None:
+    """The approval card's payload of a notebook tool that acts on an existing cell (edit,
+    delete, run), built from the cell in the user's tab now: an ``index`` is resolved here,
+    once, and the card shows that cell (its id goes into the allow's binding).
+
+    Returns:
+        None when `name` is no such tool, nothing is registered, the call names no cell, or
+        the tab does not answer within :data:`CARD_RESOLVE_TIMEOUT_S` (the card then shows the
+        cell as the agent last read it). Never raises.
+    """
+    if not acts_on_cell(name) or _resolver is None:
+        return None
+    cell_id, index = _str(tool_input.get("cell_id")), _int(tool_input.get("index"))
+    if cell_id is None and index is None:
+        return None
+    try:
+        now = await asyncio.wait_for(_resolver(cell_id, index), CARD_RESOLVE_TIMEOUT_S)
+    except Exception:  # noqa: BLE001 - no tab, a slow tab: the card falls back to the last read
+        return None
+    return notebook_cell(name, tool_input, known=now) if now is not None else None
+
+
+def bound_payload(tool_use_id: str, tool_name: str, payload: Any, tool_input: dict[str, Any]) -> BoundPayload:
+    """The binding of an allowed approval: what its card showed (`payload`, the
+    PermissionRequest's `normalized`) and the input allowed (`tool_input`: the person's edited
+    input, else the request's `input`).
+
+    For a notebook tool the cell it acts on (id, position, source as shown) and the new source;
+    for ``run_code`` the code; for any other tool only the input (sent back as `updatedInput`).
+    """
+    shown = Shown()
+    if isinstance(payload, NotebookCell) and payload.tool == tool_name:
+        new = _str(tool_input.get("source"))
+        if payload.operation == "edit":
+            shown = Shown(cell_id=payload.cell_id, index=payload.index, source=payload.old_source, new_source=new)
+        elif payload.operation in ("run", "delete"):
+            shown = Shown(cell_id=payload.cell_id, index=payload.index, source=payload.source)
+        elif payload.operation == "insert":
+            shown = Shown(new_source=new)
+    elif tool_name == "mcp__kernel__run_code":
+        shown = Shown(code=_str(tool_input.get("code")))
+    return BoundPayload(tool_use_id, tool_name, shown, dict(tool_input))
 
 
 class NotebookCell(BaseModel):
@@ -62,8 +145,9 @@ class NotebookCell(BaseModel):
             the requested position, None: below the running `%%claude` cell).
         cell_type: "code" or "markdown" (input ``cell_type`` for insert, else as last read).
         source: insert / edit: the new source (input ``source``); run / delete: the cell's
-            source as the agent last read it (None when unknown).
-        old_source: edit: the source as last read (None when unknown: no diff then).
+            source: on the approval card as the tab held it when the card was built, else as
+            the agent last read it (None when unknown).
+        old_source: edit: the source it replaces, known the same way (None when unknown: no diff then).
         diff, added, removed: edit: the unified diff old -> new and its line counts.
         start, stop: read: the requested range of cell indices.
         output: the tool_result text.
@@ -122,8 +206,12 @@ def _diff(old: str, new: str, label: str) -> tuple[str, int, int]:
     return "".join(ln if ln.endswith("\n") else ln + "\n\\ No newline at end of file\n" for ln in lines), added, removed
 
 
-def notebook_cell(name: str, tool_input: dict[str, Any]) -> NotebookCell:
+def notebook_cell(name: str, tool_input: dict[str, Any], *, known: CellSnapshot | None = None) -> NotebookCell:
     """The payload of a notebook tool's `tool_use` (`name` must be a key of :data:`NOTEBOOK_TOOLS`).
+
+    Args:
+        known: the cell the call acts on (the tab's, from :func:`card_cell`); None: the
+            registered lookup's cell as the agent last read it.
 
     Never raises: odd input gives a payload with the fields left None.
     """
@@ -141,8 +229,7 @@ def notebook_cell(name: str, tool_input: dict[str, Any]) -> NotebookCell:
             source=_str(tool_input.get("source")) or "",
             cell_type=_str(tool_input.get("cell_type")) or "code",
         )
-    known = None
-    if _lookup is not None and (cell_id is not None or index is not None):
+    if known is None and _lookup is not None and (cell_id is not None or index is not None):
         try:
             known = _lookup(cell_id, index)
         except Exception:  # noqa: BLE001 - a card without the old source is still a card

@@ -6,10 +6,17 @@ Tools (the model sees ``mcp__kernel__<tool>``):
 - ``insert_cell {source, cell_type?, index?}``: a new cell, by default below the running
   `%%claude` cell and below the cells this turn inserted before.
 - ``edit_cell {index | cell_id, source}``: the cell's whole new source; refused when the
-  cell changed since the agent last read it.
+  cell changed since the agent last read it, and for the running `%%claude` cell.
 - ``delete_cell {index | cell_id}``.
 - ``run_cell {index | cell_id}``: runs the cell's source in the user's namespace; its own
   output area gets what it produces, with an execution count.
+
+A call that a person (or a policy) allowed on its approval card acts only on what that card
+showed (issue 23): the cell it resolved when the card was built (by id, also for an
+``index``) and its source then. The card gets that cell from the tab (:func:`_resolve_any`,
+registered with :func:`~kandev_nb.agent.cells.set_cell_resolver`); the call carries the
+record (:class:`~kandev_nb.policy.binding.BoundPayload`) and anything different is refused
+with :func:`~kandev_nb.policy.binding.check`'s text.
 
 The tools act on the notebook through a :class:`NotebookView` that the notebook layer
 gives (``kandev_nb.notebook.bridge``: a widget whose JavaScript edits the tab's own
@@ -21,18 +28,18 @@ Cells are addressed by their nbformat ``id``; an ``index`` is resolved when the 
 
 from __future__ import annotations
 
-import contextlib
 import re
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 import mcp.types as mt
 
-from kandev_nb.agent.cells import CellSnapshot, set_cell_lookup
+from kandev_nb.agent.cells import CellSnapshot, set_cell_lookup, set_cell_resolver
 from kandev_nb.errors import NoNotebookViewError, NotebookViewError
 from kandev_nb.kernel_tools._notebook_schema import tool_list
-from kandev_nb.kernel_tools._run import CodeRunner, RunResult
+from kandev_nb.kernel_tools._run import CodeRunner, capture_display, nbformat_outputs
+from kandev_nb.policy.binding import BoundPayload, Shown, check
 
 if TYPE_CHECKING:
     from kandev_nb.kernel_tools._server import KernelTools
@@ -121,7 +128,17 @@ def _lookup_any(cell_id: str | None, index: int | None) -> CellSnapshot | None:
     return None
 
 
+async def _resolve_any(cell_id: str | None, index: int | None) -> CellSnapshot | None:
+    """The approval cards' cell as the tab holds it now, through the latest live server."""
+    for ref in reversed(_servers):
+        tools = ref()
+        if tools is not None:
+            return await tools.tab_cell(cell_id, index)
+    return None
+
+
 set_cell_lookup(_lookup_any)
+set_cell_resolver(_resolve_any)
 
 
 def _text(value: Any) -> str:
@@ -155,6 +172,21 @@ def _index_arg(args: dict[str, Any]) -> tuple[str | None, int | None]:
     if cell_id is None and index is None:
         raise TypeError("give the cell's 'cell_id' (preferred) or its 'index'")
     return cell_id, index
+
+
+def _check_bound(bound: BoundPayload | None, now: Shown) -> None:
+    """Refuse (ValueError with :func:`check`'s text) what the approval card did not show."""
+    refusal = check(bound, now) if bound is not None else None
+    if refusal is not None:
+        raise ValueError(refusal)
+
+
+def _check_cell(bound: BoundPayload | None, cell: dict[str, Any], new_source: str | None = None) -> None:
+    """:func:`_check_bound` of the tab's `cell` (``cells`` answer: id, index, source) now."""
+    at = cell.get("index")
+    _check_bound(
+        bound, Shown(str(cell.get("id")), at if isinstance(at, int) else None, _text(cell.get("source")), new_source)
+    )
 
 
 class NotebookTools:
@@ -228,6 +260,22 @@ class NotebookTools:
             return CellSnapshot(snap.cell_id, index, snap.cell_type, snap.source) if snap else None
         return None
 
+    async def tab_cell(self, cell_id: str | None, index: int | None) -> CellSnapshot | None:
+        """The cell named by id (else by index) as the tab holds it now; None when there is no
+        view or no such cell. Raises :class:`~kandev_nb.errors.NotebookViewError` when the tab
+        does not answer."""
+        try:
+            cell, _cells = await self._resolve({"cell_id": cell_id, "index": index})
+        except (NoNotebookViewError, KeyError, TypeError):
+            return None
+        at = cell.get("index")
+        return CellSnapshot(
+            str(cell.get("id")),
+            at if isinstance(at, int) else index,
+            str(cell.get("cell_type") or "code"),
+            _text(cell.get("source")),
+        )
+
     def _remember(self, cell_id: str, index: int | None, cell_type: str, source: str) -> None:
         self.known[cell_id] = CellSnapshot(cell_id, index, cell_type, source)
 
@@ -275,8 +323,14 @@ class NotebookTools:
 
     # -- calls -----------------------------------------------------------------------------
 
-    async def call(self, name: str, args: dict[str, Any]) -> tuple[str, list[mt.ImageContent], bool]:
+    async def call(
+        self, name: str, args: dict[str, Any], bound: BoundPayload | None = None
+    ) -> tuple[str, list[mt.ImageContent], bool]:
         """Run tool `name` (without prefix) with `args`.
+
+        Args:
+            bound: what the approval card of this call showed (None: no card, e.g. a tool
+                allowed for the session); the call acts only on that.
 
         Returns:
             ``(text, images, is_error)`` for the `tools/call` result; the text is redacted
@@ -287,13 +341,14 @@ class NotebookTools:
             if name == "read_notebook":
                 text, images = await self.read_notebook(args.get("start"), args.get("stop"))
             elif name == "insert_cell":
+                _check_bound(bound, Shown(new_source=args.get("source")))
                 text = await self.insert_cell(args.get("source"), args.get("cell_type") or "code", args.get("index"))
             elif name == "edit_cell":
-                text = await self.edit_cell(args, args.get("source"))
+                text = await self.edit_cell(args, args.get("source"), bound)
             elif name == "delete_cell":
-                text = await self.delete_cell(args)
+                text = await self.delete_cell(args, bound)
             elif name == "run_cell":
-                text, images, failed = await self.run_cell(args)
+                text, images, failed = await self.run_cell(args, bound)
                 return self.server._answer(text), images, failed
             else:
                 raise KeyError(f"unknown tool {name!r}")
@@ -433,13 +488,17 @@ class NotebookTools:
             "cannot be run, edited or deleted with these tools in this turn, and only one cell per turn works."
         )
 
-    async def edit_cell(self, args: dict[str, Any], source: Any) -> str:
-        """The ``edit_cell`` tool: the whole new source, refused on a stale read."""
+    async def edit_cell(self, args: dict[str, Any], source: Any, bound: BoundPayload | None = None) -> str:
+        """The ``edit_cell`` tool: the whole new source, refused on a stale read, for the running
+        `%%claude` cell, and when it is not what the approval card showed (`bound`)."""
         if not isinstance(source, str):
             raise TypeError("argument 'source' (the cell's whole new source) is required")
         cell, _cells = await self._resolve(args)
-        self._check_fresh(cell, "edit_cell")
         cell_id = str(cell.get("id"))
+        if cell_id == self.running_cell_id:
+            raise ValueError("edit_cell refused: that is the running %%claude cell")
+        _check_cell(bound, cell, source)
+        self._check_fresh(cell, "edit_cell")
         done = await self._request(
             "edit", {"id": cell_id, "source": source, "expected_source": self.known[cell_id].source}
         )
@@ -452,27 +511,37 @@ class NotebookTools:
         cleared = " (its outputs were cleared)" if cell.get("cell_type") == "code" and cell.get("has_outputs") else ""
         return f"cell {done.get('index')} (id {cell_id}) now has the new source{cleared}"
 
-    async def delete_cell(self, args: dict[str, Any]) -> str:
-        """The ``delete_cell`` tool."""
+    async def delete_cell(self, args: dict[str, Any], bound: BoundPayload | None = None) -> str:
+        """The ``delete_cell`` tool (refused like :meth:`edit_cell`)."""
         cell, _cells = await self._resolve(args)
-        self._check_fresh(cell, "delete_cell")
         cell_id = str(cell.get("id"))
         if cell_id == self.running_cell_id:
             raise ValueError("delete_cell refused: that is the running %%claude cell")
-        done = await self._request("delete", {"id": cell_id})
+        _check_cell(bound, cell)
+        self._check_fresh(cell, "delete_cell")
+        done = await self._request("delete", {"id": cell_id, "expected_source": _text(cell.get("source"))})
+        if done.get("stale"):
+            raise ValueError(
+                f"delete_cell refused: cell {done.get('index')} (id {cell_id}) changed a moment ago; "
+                "nothing was deleted. Its source now:\n" + _text(done.get("source"))
+            )
         self.known.pop(cell_id, None)
         if cell_id in self.order:
             self.order.remove(cell_id)
         return f"deleted cell {done.get('index')} (id {cell_id})"
 
-    async def run_cell(self, args: dict[str, Any]) -> tuple[str, list[mt.ImageContent], bool]:
-        """The ``run_cell`` tool: ``(text, images, failed)``; the cell's output area gets the outputs."""
+    async def run_cell(
+        self, args: dict[str, Any], bound: BoundPayload | None = None
+    ) -> tuple[str, list[mt.ImageContent], bool]:
+        """The ``run_cell`` tool: ``(text, images, failed)``; the cell's output area gets the outputs.
+        Runs exactly the source compared with the approval card's (`bound`)."""
         cell, _cells = await self._resolve(args)
         cell_id = str(cell.get("id"))
         if cell.get("cell_type") != "code":
             raise ValueError(f"run_cell: cell {cell.get('index')} (id {cell_id}) is a {cell.get('cell_type')} cell")
         if cell_id == self.running_cell_id:
             raise ValueError("run_cell refused: that is the running %%claude cell")
+        _check_cell(bound, cell)
         self._check_fresh(cell, "run_cell")
         source = _text(cell.get("source"))
         shell = self.server.shell
@@ -480,9 +549,9 @@ class NotebookTools:
         count = self._next_count()
         self._outputs, self._count = [], count
         try:
-            with self._capture_display():
+            with capture_display(getattr(self.server.shell, "display_pub", None), self._outputs):
                 result = await self.runner.run(code, timeout_s=self.server.options.run_timeout_s, echo=False)
-            outputs = self._assemble(result, self._outputs, count)
+            outputs = nbformat_outputs(result, self._outputs)
         finally:
             self._outputs = None
         await self._request("set_outputs", {"id": cell_id, "outputs": outputs, "execution_count": count})
@@ -523,69 +592,3 @@ class NotebookTools:
             self._outputs.append(
                 {"output_type": "execute_result", "data": data, "metadata": metadata, "execution_count": self._count}
             )
-
-    @contextlib.contextmanager
-    def _capture_display(self) -> Iterator[None]:
-        """While the cell runs, what it displays (``display()``, ``plt.show()``) is kept for
-        its own output area instead of the `%%claude` cell's."""
-        publisher = getattr(self.server.shell, "display_pub", None)
-        if publisher is None:
-            yield
-            return
-        had_own = "publish" in vars(publisher)
-        original = publisher.publish
-        outputs = self._outputs
-
-        def publish(data: Any, metadata: Any = None, *args: Any, **kwargs: Any) -> None:
-            if outputs is not None and isinstance(data, dict):
-                outputs.append({"output_type": "display_data", "data": dict(data), "metadata": dict(metadata or {})})
-
-        had_clear = "clear_output" in vars(publisher)
-        original_clear = publisher.clear_output
-
-        def clear_output(*args: Any, **kwargs: Any) -> None:
-            if outputs is not None:
-                outputs.clear()
-
-        publisher.publish, publisher.clear_output = publish, clear_output
-        try:
-            yield
-        finally:
-            for name, own, before in (("publish", had_own, original), ("clear_output", had_clear, original_clear)):
-                if own:
-                    setattr(publisher, name, before)
-                else:
-                    with contextlib.suppress(AttributeError):
-                        delattr(publisher, name)
-
-    @staticmethod
-    def _assemble(result: RunResult, shown: list[dict[str, Any]], count: int | None) -> list[dict[str, Any]]:
-        """nbformat outputs in the order a notebook shows them: streams, displays, result, error."""
-        outputs: list[dict[str, Any]] = []
-        if result.stdout:
-            outputs.append({"output_type": "stream", "name": "stdout", "text": result.stdout})
-        if result.stderr:
-            outputs.append({"output_type": "stream", "name": "stderr", "text": result.stderr})
-        outputs.extend(o for o in shown if o["output_type"] == "display_data")
-        outputs.extend(o for o in shown if o["output_type"] == "execute_result")
-        if result.error:
-            last = result.error.strip().splitlines()[-1] if result.error.strip() else "Error"
-            ename, _, evalue = last.partition(": ")
-            outputs.append(
-                {
-                    "output_type": "error",
-                    "ename": ename.strip() or "Error",
-                    "evalue": evalue,
-                    "traceback": result.error.splitlines(),
-                }
-            )
-        elif result.timed_out or result.stopped:
-            outputs.append(
-                {
-                    "output_type": "error",
-                    "ename": "KeyboardInterrupt",
-                    "evalue": "stopped",
-                    "traceback": ["KeyboardInterrupt: the run was stopped"],
-                }
-            )
-        return outputs

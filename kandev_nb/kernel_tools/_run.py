@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import contextlib
 import contextvars
 import ctypes
 import inspect
@@ -30,11 +31,11 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Self, TextIO
 
-__all__ = ["CodeRunner", "RunResult", "RunStopped"]
+__all__ = ["CodeRunner", "RunResult", "RunStopped", "capture_display", "nbformat_outputs"]
 
 log = logging.getLogger("kandev_nb")
 
@@ -448,3 +449,71 @@ def _close_figure(figure: Any) -> None:
             pyplot.close(figure)
         except Exception:
             log.debug("kernel tools could not close a figure", exc_info=True)
+
+
+def nbformat_outputs(result: RunResult, shown: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`run_cell`'s nbformat outputs of `result`, in the order a notebook shows them: streams,
+    displays and the result (from `shown`, what the cell displayed, the result with its
+    execution count), then the error."""
+    outputs: list[dict[str, Any]] = []
+    if result.stdout:
+        outputs.append({"output_type": "stream", "name": "stdout", "text": result.stdout})
+    if result.stderr:
+        outputs.append({"output_type": "stream", "name": "stderr", "text": result.stderr})
+    outputs.extend(o for o in shown if o["output_type"] == "display_data")
+    outputs.extend(o for o in shown if o["output_type"] == "execute_result")
+    if result.error:
+        last = result.error.strip().splitlines()[-1] if result.error.strip() else "Error"
+        ename, _, evalue = last.partition(": ")
+        outputs.append(
+            {
+                "output_type": "error",
+                "ename": ename.strip() or "Error",
+                "evalue": evalue,
+                "traceback": result.error.splitlines(),
+            }
+        )
+    elif result.timed_out or result.stopped:
+        outputs.append(
+            {
+                "output_type": "error",
+                "ename": "KeyboardInterrupt",
+                "evalue": "stopped",
+                "traceback": ["KeyboardInterrupt: the run was stopped"],
+            }
+        )
+    return outputs
+
+
+@contextlib.contextmanager
+def capture_display(publisher: Any, outputs: list[dict[str, Any]] | None) -> Iterator[None]:
+    """While a `run_cell` cell runs, what it displays (``display()``, ``plt.show()``) goes to
+    `outputs` (nbformat ``display_data``, for its own output area) instead of the `%%claude`
+    cell's. `publisher` is the shell's ``display_pub`` (None: nothing to capture)."""
+    if publisher is None:
+        yield
+        return
+    had_own = "publish" in vars(publisher)
+    original = publisher.publish
+
+    def publish(data: Any, metadata: Any = None, *args: Any, **kwargs: Any) -> None:
+        if outputs is not None and isinstance(data, dict):
+            outputs.append({"output_type": "display_data", "data": dict(data), "metadata": dict(metadata or {})})
+
+    had_clear = "clear_output" in vars(publisher)
+    original_clear = publisher.clear_output
+
+    def clear_output(*args: Any, **kwargs: Any) -> None:
+        if outputs is not None:
+            outputs.clear()
+
+    publisher.publish, publisher.clear_output = publish, clear_output
+    try:
+        yield
+    finally:
+        for name, own, before in (("publish", had_own, original), ("clear_output", had_clear, original_clear)):
+            if own:
+                setattr(publisher, name, before)
+            else:
+                with contextlib.suppress(AttributeError):
+                    delattr(publisher, name)

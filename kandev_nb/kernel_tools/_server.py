@@ -43,6 +43,7 @@ from kandev_nb.kernel_tools._notebook import TOOL_NAMES as NOTEBOOK_TOOL_NAMES
 from kandev_nb.kernel_tools._notebook import NotebookTools, NotebookView, ViewProvider
 from kandev_nb.kernel_tools._options import KernelToolsOptions, options
 from kandev_nb.kernel_tools._run import CodeRunner, RunResult
+from kandev_nb.policy.binding import META_KEY, BoundPayload, Shown, check
 
 __all__ = ["KernelTools", "ToolCallRecord"]
 
@@ -375,8 +376,15 @@ class KernelTools:
 
     async def _on_call_tool(self, ctx: Any, params: mt.CallToolRequestParams) -> mt.CallToolResult:
         args: dict[str, Any] = dict(params.arguments or {})
+        raw_bound = params.meta.get(META_KEY) if isinstance(params.meta, dict) else None
+        try:  # what the approval card showed (set by the session's broker, issue 23)
+            bound = BoundPayload.from_meta(raw_bound) if raw_bound is not None else None
+        except (TypeError, ValueError) as exc:
+            text = self._answer(f"{params.name} refused: its approval record is unreadable ({exc}); ask again")
+            self.calls.append(ToolCallRecord(params.name, args, text, 0, True))
+            return mt.CallToolResult(content=[mt.TextContent(text=text)], is_error=True)
         if params.name in NOTEBOOK_TOOL_NAMES:  # the open notebook's cells (_notebook.py)
-            text, images, failed = await self.notebook.call(params.name, args)
+            text, images, failed = await self.notebook.call(params.name, args, bound)
             self.calls.append(ToolCallRecord(params.name, args, text, len(images), failed))
             return mt.CallToolResult(content=[mt.TextContent(text=text), *images], is_error=failed)
         content: list[mt.TextContent | mt.ImageContent] = []
@@ -390,7 +398,11 @@ class KernelTools:
                 cells = args.get("cells")
                 text = self.recent_history(int(cells) if isinstance(cells, (int, float)) else None)
             elif params.name == "run_code":
-                result = await self.run_code(_req_str(args, "code"))
+                code = _req_str(args, "code")
+                refusal = check(bound, Shown(code=code)) if bound is not None else None
+                if refusal is not None:
+                    raise ValueError(refusal)
+                result = await self.run_code(code)
                 text = self.format_run(result)
                 is_error = bool(result.error or result.timed_out or result.stopped)
                 content.extend(

@@ -96,6 +96,9 @@ const OPS = {
     const [index, cell] = findCell(nb, args);
     const source = cell.getSource();
     const cellType = cell.cell_type;
+    if (args.expected_source !== undefined && args.expected_source !== null && source !== args.expected_source) {
+      return { stale: true, index, source };
+    }
     nb.deleteCell(index);
     return { index, id: args.id, source, cell_type: cellType };
   },
