@@ -70,7 +70,7 @@ class SimpleCommand:
 
     Attributes:
         words: the words bash passes (quotes and escapes resolved); a word bash expands at run
-            time keeps its source text (``$f``).
+            time keeps its source text (``$f``; inside double quotes, without them).
         text: the command's source text, whitespace runs as one space, with its leading
             ``NAME=value`` words and without its redirections.
         redirects: the redirections to or from a file, as written (``> stamp.txt``); those to
@@ -213,7 +213,7 @@ def _visit(node: Node, walk: _Walk, redirects: tuple[str, ...]) -> None:
             _visit(child, walk, ())
         return
     if kind == "redirected_statement":
-        own = tuple(r for c in node.children_by_field_name("redirect") if (r := _redirect(c)))
+        own = tuple(r for c in _redirect_nodes(node) if (r := _redirect(c)))
         for child in node.children:
             _visit(child, walk, redirects + own if child == node.child_by_field_name("body") else ())
         return
@@ -233,6 +233,17 @@ def _visit(node: Node, walk: _Walk, redirects: tuple[str, ...]) -> None:
     inherited = () if kind in _SUBSTITUTIONS else redirects
     for child in node.children:
         _visit(child, walk, inherited)
+
+
+def _redirect_nodes(node: Node) -> list[Node]:
+    """The redirections of a statement, with those written after a here-document's start
+    (``cat <<EOF > f``: the grammar nests ``> f`` in the here-document)."""
+    out = []
+    for child in node.children_by_field_name("redirect"):
+        out.append(child)
+        if child.type == "heredoc_redirect":
+            out.extend(child.children_by_field_name("redirect"))
+    return out
 
 
 def _redirect(node: Node) -> str | None:
@@ -386,7 +397,7 @@ def _word(node: Node, cwd: str | None, assigned: dict[str, list[str]]) -> _Word:
         parts = [_dq(_text(c)) if c.type == "string_content" else None for c in node.named_children]
         if all(p is not None for p in parts):
             return _Word("".join(p for p in parts if p is not None))
-        return _Word(raw, "an expansion inside a string")
+        return _Word(raw[1:-1], "an expansion inside a string")  # bash -c "rm -rf $D": the text to read
     if kind == "ansi_c_string":
         return _Word(raw, "ANSI-C quoting ($'...')", [_ansi_c(raw)])
     if kind == "translated_string":

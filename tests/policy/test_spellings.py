@@ -104,6 +104,7 @@ def test_what_cannot_be_read_is_asked_never_allowed(command: str) -> None:
         "export A=$(rm -rf data)",
         "cat <<EOF\n$(rm -rf data)\nEOF",
         "bash -c \"sh -c 'rm -rf data'\"",
+        'bash -c "rm -rf $D"',
         "sudo -u bob env A=1 nice -n 3 timeout 5 rm -rf data",
         "find . -name data -exec rm -rf {} +",
         "chroot / rm -rf data",
