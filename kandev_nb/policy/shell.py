@@ -111,6 +111,8 @@ class _Word:
     text: str
     dynamic: str | None = None
     guesses: list[str] = field(default_factory=list)
+    pattern: str | None = None
+    """For a glob: the pattern, expanded only in command position (:func:`_glob`)."""
 
 
 @dataclass
@@ -192,7 +194,7 @@ def _collect_assignments(root: Node, assigned: dict[str, list[str]]) -> None:
         if node.type == "variable_assignment":
             name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
             if name is not None and value is not None:
-                word = _word(value, None, {})
+                word = _word(value, {})
                 if word.dynamic is None:
                     assigned.setdefault(_text(name), []).append(word.text)
         elif node.type == "for_statement":  # for f in data; do rm -rf $f: $f may be each listed word
@@ -200,7 +202,7 @@ def _collect_assignments(root: Node, assigned: dict[str, list[str]]) -> None:
             values = [c for c in node.children_by_field_name("value")]
             if variable is not None:
                 for value in values:
-                    word = _word(value, None, {})
+                    word = _word(value, {})
                     assigned.setdefault(_text(variable), []).extend([word.text, *word.guesses])
         stack.extend(node.children)
 
@@ -218,7 +220,7 @@ def _visit(node: Node, walk: _Walk, redirects: tuple[str, ...]) -> None:
             _visit(child, walk, redirects + own if child == node.child_by_field_name("body") else ())
         return
     if kind in ("declaration_command", "unset_command"):
-        words = tuple(_word(c, walk.cwd, walk.assigned).text for c in node.children if c.is_named)
+        words = tuple(_word(c, walk.assigned).text for c in node.children if c.is_named)
         head = _text(node.children[0]) if node.children else kind
         walk.commands.append(
             SimpleCommand((head, *words), _norm(_text(node)), redirects, None, ((head, *words),), walk.depth)
@@ -252,7 +254,7 @@ def _redirect(node: Node) -> str | None:
         return None  # here-documents and here-strings feed the command text, not a file
     operator = next((_text(c) for c in node.children if not c.is_named), "")
     destination = node.child_by_field_name("destination")
-    target = _word(destination, None, {}).text if destination is not None else ""
+    target = _word(destination, {}).text if destination is not None else ""
     if operator in (">&", "<&") and (target.isdigit() or target == "-"):
         return None
     if target in _HARMLESS_TARGETS:
@@ -273,14 +275,16 @@ def _command(node: Node, walk: _Walk, inherited: tuple[str, ...]) -> None:
                 own.append(redirect)
         elif child == name:
             inner = child.named_children[0] if child.named_children else child
-            words.append(_word(inner, walk.cwd, walk.assigned))
+            words.append(_word(inner, walk.assigned))
         elif child.is_named and child.type != "comment":
-            words.append(_word(child, walk.cwd, walk.assigned))
+            words.append(_word(child, walk.assigned))
     text = _norm(" ".join([*prefix, *(_text(c) for c in node.children if c == name or _is_arg(c))]))
     dynamic = words[0].dynamic if words and words[0].dynamic else None
     if words and dynamic:
         dynamic = f"the command word {_text(name) if name else words[0].text!r} is {dynamic}"
     values = tuple(w.text for w in words)
+    if words and words[0].pattern is not None:
+        words[0].guesses = _glob(words[0].pattern, walk.cwd)
     spellings, scripts, stdin, late = _spell(words)
     if late and not dynamic:
         dynamic = late
@@ -376,7 +380,7 @@ def _find_exec(words: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
         i += 1
 
 
-def _word(node: Node, cwd: str | None, assigned: dict[str, list[str]]) -> _Word:
+def _word(node: Node, assigned: dict[str, list[str]]) -> _Word:
     """The value of one word node as bash passes it, or its source text and why it is dynamic."""
     kind = node.type
     raw = _text(node)
@@ -385,7 +389,7 @@ def _word(node: Node, cwd: str | None, assigned: dict[str, list[str]]) -> _Word:
             return _Word(raw, "a brace expansion", _brace_guesses(raw))
         value = _unescape(raw)
         if _GLOB.search(raw):
-            return _Word(raw, "a glob", _glob(value, cwd))
+            return _Word(raw, "a glob", pattern=value)
         if value.startswith("~"):
             value = os.path.expanduser(value)
         return _Word(value)
@@ -411,11 +415,11 @@ def _word(node: Node, cwd: str | None, assigned: dict[str, list[str]]) -> _Word:
     if kind == "brace_expression":
         return _Word(raw, "a brace expansion", _brace_guesses(raw))
     if kind == "concatenation":
-        pieces = [_word(c, cwd, assigned) for c in node.named_children]
+        pieces = [_word(c, assigned) for c in node.named_children]
         if _BRACE.search(raw):
             return _Word(raw, "a brace expansion", _brace_guesses(raw))
         if all(p.dynamic in (None, "a glob") for p in pieces) and any(p.dynamic for p in pieces):
-            return _Word(raw, "a glob", _glob("".join(_unescape(_text(c)) for c in node.named_children), cwd))
+            return _Word(raw, "a glob", pattern="".join(_unescape(_text(c)) for c in node.named_children))
         dynamic = next((p.dynamic for p in pieces if p.dynamic), None)
         if dynamic is None:
             return _Word("".join(p.text for p in pieces))
