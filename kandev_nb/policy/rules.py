@@ -297,7 +297,7 @@ def parse_rule(text: str) -> Rule:
     content = rest[:-1]
     if not content.strip():
         raise RuleError(text, f"empty content; write {tool!r} for every use of the tool")
-    if content.strip() == "*":
+    if content.strip() == "*" and tool not in _FILE_TOOLS:  # Read(*): a gitignore '*', below the working directory
         return Rule(rule, tool, content, "tool")
     if tool == "Bash":
         return _bash_rule(text, rule, tool, content)
