@@ -259,7 +259,20 @@ def _redirect(node: Node) -> str | None:
         return None
     if target in _HARMLESS_TARGETS:
         return None
-    return _norm(_text(node))
+    if destination is None:
+        return _norm(_text(node))
+    return _norm((node.text or b"")[: destination.end_byte - node.start_byte].decode("utf-8", "surrogatepass"))
+
+
+def _stray_arguments(redirects: list[Node]) -> list[Node]:
+    """Words the grammar reads as more redirect targets (``echo a >f b``), which bash passes
+    to the command as arguments (it runs ``echo a b >f``)."""
+    out: dict[tuple[int, int], Node] = {}
+    for node in redirects:
+        for inner in (node, *node.children_by_field_name("redirect")):
+            if inner.type == "file_redirect":
+                out.update({(d.start_byte, d.end_byte): d for d in inner.children_by_field_name("destination")[1:]})
+    return list(out.values())
 
 
 def _command(node: Node, walk: _Walk, inherited: tuple[str, ...]) -> None:
@@ -271,14 +284,21 @@ def _command(node: Node, walk: _Walk, inherited: tuple[str, ...]) -> None:
         if child.type == "variable_assignment":
             prefix.append(_text(child))
         elif child.type.endswith("redirect"):
-            if redirect := _redirect(child):
-                own.append(redirect)
+            inside = child.children_by_field_name("redirect") if child.type == "heredoc_redirect" else []
+            own.extend(r for c in (child, *inside) if (r := _redirect(c)))
         elif child == name:
             inner = child.named_children[0] if child.named_children else child
             words.append(_word(inner, walk.assigned))
         elif child.is_named and child.type != "comment":
             words.append(_word(child, walk.assigned))
-    text = _norm(" ".join([*prefix, *(_text(c) for c in node.children if c == name or _is_arg(c))]))
+    redirect_nodes = [c for c in node.children if c.type.endswith("redirect")]
+    parent = node.parent
+    if parent is not None and parent.type == "redirected_statement" and parent.child_by_field_name("body") == node:
+        redirect_nodes += _redirect_nodes(parent)
+    stray = _stray_arguments(redirect_nodes)
+    words += [_word(c, walk.assigned) for c in stray]
+    arguments = [_text(c) for c in node.children if c == name or _is_arg(c)] + [_text(c) for c in stray]
+    text = _norm(" ".join([*prefix, *arguments]))
     dynamic = words[0].dynamic if words and words[0].dynamic else None
     if words and dynamic:
         dynamic = f"the command word {_text(name) if name else words[0].text!r} is {dynamic}"

@@ -193,6 +193,14 @@ def test_the_parser_reads_every_simple_command() -> None:
     assert parsed.dynamic == ()
     assert parse_command('echo \'a b\' "c\\"d" e\\ f').commands[0].words == ("echo", "a b", 'c"d', "e f")
     assert parse_command("date > stamp.txt 2>&1").commands[0].redirects == ("> stamp.txt",)
+    # the grammar reads `b` as a second redirect target; bash passes it to echo
+    assert parse_command("echo a >f b").commands[0].words == ("echo", "a", "b")
+
+
+def test_words_after_a_redirection_are_arguments_an_exact_rule_sees() -> None:
+    command = "git log >/dev/null -p --output=/tmp/x"  # bash runs git log -p --output=/tmp/x
+    assert Rules(allow=["Bash(git log)"])("Bash", {"command": command}) is None
+    assert Rules(allow=["Bash(*)"], deny=["Bash(rm -rf:*)"])("Bash", {"command": "rm >/dev/null -rf data"}) == "deny"
 
 
 @pytest.mark.parametrize(
