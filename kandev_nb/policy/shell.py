@@ -138,7 +138,11 @@ def parse_command(command: str, *, cwd: str | None = None) -> ParsedCommand:
     """
     walk = _Walk(cwd=cwd, depth=0, assigned={})
     _parse_into(command, walk)
-    return ParsedCommand(command, tuple(walk.commands), tuple(dict.fromkeys(walk.dynamic)))
+    return ParsedCommand(command, _unique(walk.commands), tuple(dict.fromkeys(walk.dynamic)))
+
+
+def _unique(commands: list[SimpleCommand]) -> tuple[SimpleCommand, ...]:
+    return tuple({(c.words, c.text, c.redirects, c.dynamic, c.depth): c for c in commands}.values())
 
 
 def _parse_into(text: str, walk: _Walk) -> None:
@@ -151,6 +155,10 @@ def _parse_into(text: str, walk: _Walk) -> None:
     _visit(root, walk, ())
     if root.has_error:
         _fallback(text, walk)
+    if "\\\n" in text:
+        # bash drops backslash-newline inside words (r\<newline>m is rm); the grammar splits
+        # the word there. Read the joined text too: every command of either reading counts.
+        _parse_into(text.replace("\\\n", ""), walk)
 
 
 def _fallback(text: str, walk: _Walk) -> None:
@@ -418,7 +426,8 @@ def _word(node: Node, assigned: dict[str, list[str]]) -> _Word:
     if kind == "raw_string":
         return _Word(raw[1:-1])
     if kind == "string":
-        parts = [_dq(_text(c)) if c.type == "string_content" else None for c in node.named_children]
+        inner = node.children[1:-1] if len(node.children) >= 2 else []
+        parts = [_dq(_text(c)) if c.type == "string_content" else None if c.is_named else _text(c) for c in inner]
         if all(p is not None for p in parts):
             return _Word("".join(p for p in parts if p is not None))
         return _Word(raw[1:-1], "an expansion inside a string")  # bash -c "rm -rf $D": the text to read

@@ -127,6 +127,7 @@ def test_what_cannot_be_read_is_asked_never_allowed(command: str) -> None:
         "time rm -rf data",
         "\\rm -rf data",
         "r\\m -rf data",
+        "r\\\nm -rf data",  # bash joins a backslash-newline inside a word
         "'r'\"m\" -rf data",
     ],
 )
