@@ -137,7 +137,11 @@ def parse_command(command: str, *, cwd: str | None = None) -> ParsedCommand:
         for bad shell text: a parse error is a dynamic reason.
     """
     walk = _Walk(cwd=cwd, depth=0, assigned={})
-    _parse_into(command, walk)
+    try:
+        _parse_into(command, walk)
+    except RecursionError:  # thousands of nested ( ( ( ...: read what was reached, and ask
+        walk.dynamic.append("it is nested too deeply to read")
+        _fallback(command, walk)
     return ParsedCommand(command, _unique(walk.commands), tuple(dict.fromkeys(walk.dynamic)))
 
 

@@ -226,3 +226,9 @@ def test_the_parser_never_raises_and_a_dynamic_command_is_never_allowed(command:
     assert answer in ("allow", None)
     if parsed.dynamic:
         assert answer is None
+
+
+def test_a_command_nested_too_deeply_to_read_is_asked_and_still_denied() -> None:
+    command = "(" * 3000 + "rm -rf data" + ")" * 3000
+    assert Rules(allow=["Bash(*)"])("Bash", {"command": command}) is None
+    assert Rules(allow=["Bash(*)"], deny=["Bash(rm:*)"])("Bash", {"command": command}) == "deny"
