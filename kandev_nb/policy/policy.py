@@ -60,9 +60,10 @@ def _subjects(command: SimpleCommand) -> list[str]:
 
 def _allowed_by(rule: Rule, command: SimpleCommand) -> bool:
     """An allow rule sees the command as written (wrappers and ``NAME=value`` included); a
-    command with file redirections is allowed only by a rule that writes them too."""
+    command with file redirections is allowed only by a rule that writes them too (not by
+    ``Bash`` or ``Bash(*)``: ``echo > data.csv`` empties a file)."""
     if rule.kind == "tool":
-        return not command.redirects or rule.content is None
+        return not command.redirects
     subject = command.text
     if command.redirects:
         needed = {c for r in command.redirects for c in "<>" if c in r}

@@ -3,34 +3,26 @@
 A rule is ``Tool`` or ``Tool(content)`` (Claude Code's ``permissions.allow/ask/deny``
 entries, and the ``toolName``/``ruleContent`` pairs of its ``addRules`` updates):
 
-==================================  =========================================================
-``Bash``, ``Read``, ``mcp__kernel``  every use of that tool (``mcp__server``: every tool of
-                                     that MCP server); ``mcp__server__*`` is the same
-``mcp__kernel__run_cell``            that MCP tool
-``Bash(npm run test:*)``             a command that is ``npm run test`` or starts with
-                                     ``npm run test `` (a prefix on a word boundary)
-``Bash(npm run build)``              exactly that command (whitespace runs count as one space)
-``Bash(npm test *)``, ``Bash(git *
-main)``                              ``*`` matches any characters; a lone trailing `` *``
-                                     also matches nothing (``ls *`` matches ``ls``); ``\\*`` is
-                                     a literal star. ``Bash(*)`` is every command.
-``WebFetch(domain:example.com)``     a URL whose host is example.com; a deny rule also covers
-                                     its subdomains. ``domain:*.example.com``: subdomains only;
-                                     ``domain:*``: any host. (``WebFetch(https://x.com/*)``, a
-                                     URL glob, is kandev-nb's own older form; the CLI refuses it.)
-``Read(./.env)``, ``Edit(docs/**)``  file rules, gitignore patterns (``*``, ``**``, a pattern
-                                     without ``/`` matches the name at any depth):
-                                     ``//abs/path`` from the filesystem root, ``~/path`` from
-                                     the home folder, ``/path`` from the settings root (for
-                                     kandev-nb: ``Rules(root=...)``, else the working
-                                     directory), ``./path`` and ``path`` from the working
-                                     directory. ``Edit`` rules cover every tool that edits
-                                     files (Write, MultiEdit, NotebookEdit); ``Read`` rules
-                                     cover Glob, Grep, LS and NotebookRead too.
-``WebSearch(query)``                 that query (``*`` wildcards allowed)
-``Task(name)``, ``Agent(name)``,     that subagent type / skill (``*`` wildcards allowed)
-``Skill(name)``
-==================================  =========================================================
+- ``Bash``, ``Read``, ``mcp__kernel``: every use of that tool (``mcp__server``: every tool
+  of that MCP server; ``mcp__server__*`` is the same); ``mcp__kernel__run_cell``: that tool.
+- ``Bash(npm run test:*)``: a command that is ``npm run test`` or starts with
+  ``npm run test`` and a space (a prefix on a word boundary).
+- ``Bash(npm run build)``: exactly that command (whitespace runs count as one space).
+- ``Bash(npm test *)``, ``Bash(git * main)``: ``*`` matches any characters; a lone trailing
+  `` *`` also matches nothing (``ls *`` matches ``ls``, not ``lsof``); ``\\*`` is a literal
+  star. ``Bash(*)`` is every command.
+- ``WebFetch(domain:example.com)``: a URL whose host is example.com; a deny (or ask) rule
+  also covers its subdomains (the CLI 2.1.332 reads ``domain:`` as that one host).
+  ``domain:*.example.com``: its subdomains; ``domain:*``: any host. ``WebFetch(https://x.com/*)``,
+  a URL glob, is kandev-nb's own older form (the CLI refuses it).
+- ``Read(./.env)``, ``Edit(docs/**)``: file rules, gitignore patterns (``*``, ``**``; a
+  pattern without ``/`` matches the name at any depth): ``//abs/path`` from the filesystem
+  root, ``~/path`` from the home folder, ``/path`` from the settings root (for kandev-nb:
+  ``Rules(root=...)``, else the working directory), ``./path`` and ``path`` from the working
+  directory. ``Edit`` rules cover every tool that edits files (Write, MultiEdit,
+  NotebookEdit); ``Read`` rules cover Glob, Grep, LS and NotebookRead too.
+- ``WebSearch(query)``, ``Task(name)``, ``Agent(name)``, ``Skill(name)``: that query,
+  subagent type or skill (``*`` wildcards allowed).
 
 Anything else raises :class:`~kandev_nb.errors.RuleError` naming the rule: unbalanced
 parentheses, an empty content, ``:*`` anywhere but the end, an unknown ``xxx:`` specifier, a
@@ -297,7 +289,7 @@ def parse_rule(text: str) -> Rule:
     content = rest[:-1]
     if not content.strip():
         raise RuleError(text, f"empty content; write {tool!r} for every use of the tool")
-    if content.strip() == "*":
+    if content.strip() == "*" and tool not in _FILE_TOOLS:  # Read(*): a gitignore '*', below the working directory
         return Rule(rule, tool, content, "tool")
     if tool == "Bash":
         return _bash_rule(text, rule, tool, content)

@@ -70,7 +70,7 @@ class SimpleCommand:
 
     Attributes:
         words: the words bash passes (quotes and escapes resolved); a word bash expands at run
-            time keeps its source text (``$f``).
+            time keeps its source text (``$f``; inside double quotes, without them).
         text: the command's source text, whitespace runs as one space, with its leading
             ``NAME=value`` words and without its redirections.
         redirects: the redirections to or from a file, as written (``> stamp.txt``); those to
@@ -111,6 +111,8 @@ class _Word:
     text: str
     dynamic: str | None = None
     guesses: list[str] = field(default_factory=list)
+    pattern: str | None = None
+    """For a glob: the pattern, expanded only in command position (:func:`_glob`)."""
 
 
 @dataclass
@@ -135,8 +137,16 @@ def parse_command(command: str, *, cwd: str | None = None) -> ParsedCommand:
         for bad shell text: a parse error is a dynamic reason.
     """
     walk = _Walk(cwd=cwd, depth=0, assigned={})
-    _parse_into(command, walk)
-    return ParsedCommand(command, tuple(walk.commands), tuple(dict.fromkeys(walk.dynamic)))
+    try:
+        _parse_into(command, walk)
+    except RecursionError:  # thousands of nested ( ( ( ...: read what was reached, and ask
+        walk.dynamic.append("it is nested too deeply to read")
+        _fallback(command, walk)
+    return ParsedCommand(command, _unique(walk.commands), tuple(dict.fromkeys(walk.dynamic)))
+
+
+def _unique(commands: list[SimpleCommand]) -> tuple[SimpleCommand, ...]:
+    return tuple({(c.words, c.text, c.redirects, c.dynamic, c.depth): c for c in commands}.values())
 
 
 def _parse_into(text: str, walk: _Walk) -> None:
@@ -149,6 +159,10 @@ def _parse_into(text: str, walk: _Walk) -> None:
     _visit(root, walk, ())
     if root.has_error:
         _fallback(text, walk)
+    if "\\\n" in text:
+        # bash drops backslash-newline inside words (r\<newline>m is rm); the grammar splits
+        # the word there. Read the joined text too: every command of either reading counts.
+        _parse_into(text.replace("\\\n", ""), walk)
 
 
 def _fallback(text: str, walk: _Walk) -> None:
@@ -192,7 +206,7 @@ def _collect_assignments(root: Node, assigned: dict[str, list[str]]) -> None:
         if node.type == "variable_assignment":
             name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
             if name is not None and value is not None:
-                word = _word(value, None, {})
+                word = _word(value, {})
                 if word.dynamic is None:
                     assigned.setdefault(_text(name), []).append(word.text)
         elif node.type == "for_statement":  # for f in data; do rm -rf $f: $f may be each listed word
@@ -200,7 +214,7 @@ def _collect_assignments(root: Node, assigned: dict[str, list[str]]) -> None:
             values = [c for c in node.children_by_field_name("value")]
             if variable is not None:
                 for value in values:
-                    word = _word(value, None, {})
+                    word = _word(value, {})
                     assigned.setdefault(_text(variable), []).extend([word.text, *word.guesses])
         stack.extend(node.children)
 
@@ -213,12 +227,12 @@ def _visit(node: Node, walk: _Walk, redirects: tuple[str, ...]) -> None:
             _visit(child, walk, ())
         return
     if kind == "redirected_statement":
-        own = tuple(r for c in node.children_by_field_name("redirect") if (r := _redirect(c)))
+        own = tuple(r for c in _redirect_nodes(node) if (r := _redirect(c)))
         for child in node.children:
             _visit(child, walk, redirects + own if child == node.child_by_field_name("body") else ())
         return
     if kind in ("declaration_command", "unset_command"):
-        words = tuple(_word(c, walk.cwd, walk.assigned).text for c in node.children if c.is_named)
+        words = tuple(_word(c, walk.assigned).text for c in node.children if c.is_named)
         head = _text(node.children[0]) if node.children else kind
         walk.commands.append(
             SimpleCommand((head, *words), _norm(_text(node)), redirects, None, ((head, *words),), walk.depth)
@@ -235,18 +249,42 @@ def _visit(node: Node, walk: _Walk, redirects: tuple[str, ...]) -> None:
         _visit(child, walk, inherited)
 
 
+def _redirect_nodes(node: Node) -> list[Node]:
+    """The redirections of a statement, with those written after a here-document's start
+    (``cat <<EOF > f``: the grammar nests ``> f`` in the here-document)."""
+    out = []
+    for child in node.children_by_field_name("redirect"):
+        out.append(child)
+        if child.type == "heredoc_redirect":
+            out.extend(child.children_by_field_name("redirect"))
+    return out
+
+
 def _redirect(node: Node) -> str | None:
     """A file redirection as written, or None for one that touches no file (``2>&1``, ``>/dev/null``)."""
     if node.type != "file_redirect":
         return None  # here-documents and here-strings feed the command text, not a file
     operator = next((_text(c) for c in node.children if not c.is_named), "")
     destination = node.child_by_field_name("destination")
-    target = _word(destination, None, {}).text if destination is not None else ""
+    target = _word(destination, {}).text if destination is not None else ""
     if operator in (">&", "<&") and (target.isdigit() or target == "-"):
         return None
     if target in _HARMLESS_TARGETS:
         return None
-    return _norm(_text(node))
+    if destination is None:
+        return _norm(_text(node))
+    return _norm((node.text or b"")[: destination.end_byte - node.start_byte].decode("utf-8", "surrogatepass"))
+
+
+def _stray_arguments(redirects: list[Node]) -> list[Node]:
+    """Words the grammar reads as more redirect targets (``echo a >f b``), which bash passes
+    to the command as arguments (it runs ``echo a b >f``)."""
+    out: dict[tuple[int, int], Node] = {}
+    for node in redirects:
+        for inner in (node, *node.children_by_field_name("redirect")):
+            if inner.type == "file_redirect":
+                out.update({(d.start_byte, d.end_byte): d for d in inner.children_by_field_name("destination")[1:]})
+    return list(out.values())
 
 
 def _command(node: Node, walk: _Walk, inherited: tuple[str, ...]) -> None:
@@ -258,18 +296,27 @@ def _command(node: Node, walk: _Walk, inherited: tuple[str, ...]) -> None:
         if child.type == "variable_assignment":
             prefix.append(_text(child))
         elif child.type.endswith("redirect"):
-            if redirect := _redirect(child):
-                own.append(redirect)
+            inside = child.children_by_field_name("redirect") if child.type == "heredoc_redirect" else []
+            own.extend(r for c in (child, *inside) if (r := _redirect(c)))
         elif child == name:
             inner = child.named_children[0] if child.named_children else child
-            words.append(_word(inner, walk.cwd, walk.assigned))
+            words.append(_word(inner, walk.assigned))
         elif child.is_named and child.type != "comment":
-            words.append(_word(child, walk.cwd, walk.assigned))
-    text = _norm(" ".join([*prefix, *(_text(c) for c in node.children if c == name or _is_arg(c))]))
+            words.append(_word(child, walk.assigned))
+    redirect_nodes = [c for c in node.children if c.type.endswith("redirect")]
+    parent = node.parent
+    if parent is not None and parent.type == "redirected_statement" and parent.child_by_field_name("body") == node:
+        redirect_nodes += _redirect_nodes(parent)
+    stray = _stray_arguments(redirect_nodes)
+    words += [_word(c, walk.assigned) for c in stray]
+    arguments = [_text(c) for c in node.children if c == name or _is_arg(c)] + [_text(c) for c in stray]
+    text = _norm(" ".join([*prefix, *arguments]))
     dynamic = words[0].dynamic if words and words[0].dynamic else None
     if words and dynamic:
         dynamic = f"the command word {_text(name) if name else words[0].text!r} is {dynamic}"
     values = tuple(w.text for w in words)
+    if words and words[0].pattern is not None:
+        words[0].guesses = _glob(words[0].pattern, walk.cwd)
     spellings, scripts, stdin, late = _spell(words)
     if late and not dynamic:
         dynamic = late
@@ -365,7 +412,7 @@ def _find_exec(words: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
         i += 1
 
 
-def _word(node: Node, cwd: str | None, assigned: dict[str, list[str]]) -> _Word:
+def _word(node: Node, assigned: dict[str, list[str]]) -> _Word:
     """The value of one word node as bash passes it, or its source text and why it is dynamic."""
     kind = node.type
     raw = _text(node)
@@ -374,7 +421,7 @@ def _word(node: Node, cwd: str | None, assigned: dict[str, list[str]]) -> _Word:
             return _Word(raw, "a brace expansion", _brace_guesses(raw))
         value = _unescape(raw)
         if _GLOB.search(raw):
-            return _Word(raw, "a glob", _glob(value, cwd))
+            return _Word(raw, "a glob", pattern=value)
         if value.startswith("~"):
             value = os.path.expanduser(value)
         return _Word(value)
@@ -383,10 +430,11 @@ def _word(node: Node, cwd: str | None, assigned: dict[str, list[str]]) -> _Word:
     if kind == "raw_string":
         return _Word(raw[1:-1])
     if kind == "string":
-        parts = [_dq(_text(c)) if c.type == "string_content" else None for c in node.named_children]
+        inner = node.children[1:-1] if len(node.children) >= 2 else []
+        parts = [_dq(_text(c)) if c.type == "string_content" else None if c.is_named else _text(c) for c in inner]
         if all(p is not None for p in parts):
             return _Word("".join(p for p in parts if p is not None))
-        return _Word(raw, "an expansion inside a string")
+        return _Word(raw[1:-1], "an expansion inside a string")  # bash -c "rm -rf $D": the text to read
     if kind == "ansi_c_string":
         return _Word(raw, "ANSI-C quoting ($'...')", [_ansi_c(raw)])
     if kind == "translated_string":
@@ -400,11 +448,11 @@ def _word(node: Node, cwd: str | None, assigned: dict[str, list[str]]) -> _Word:
     if kind == "brace_expression":
         return _Word(raw, "a brace expansion", _brace_guesses(raw))
     if kind == "concatenation":
-        pieces = [_word(c, cwd, assigned) for c in node.named_children]
+        pieces = [_word(c, assigned) for c in node.named_children]
         if _BRACE.search(raw):
             return _Word(raw, "a brace expansion", _brace_guesses(raw))
         if all(p.dynamic in (None, "a glob") for p in pieces) and any(p.dynamic for p in pieces):
-            return _Word(raw, "a glob", _glob("".join(_unescape(_text(c)) for c in node.named_children), cwd))
+            return _Word(raw, "a glob", pattern="".join(_unescape(_text(c)) for c in node.named_children))
         dynamic = next((p.dynamic for p in pieces if p.dynamic), None)
         if dynamic is None:
             return _Word("".join(p.text for p in pieces))

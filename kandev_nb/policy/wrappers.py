@@ -97,6 +97,8 @@ _WRAPPERS: dict[str, _Wrapper] = {
         "-I -n -P -d -L -s -a -E --max-args --max-procs --delimiter --arg-file --max-chars --max-lines --replace"
     ),
     "busybox": _w(),
+    # ssh HOST CMD... runs CMD (joined, as a shell script) on HOST, which may be this machine
+    "ssh": _w("-p -i -l -o -F -J -L -R -D -b -c -E -e -I -m -O -Q -S -W -w -B", positional=1, joined=True),
     "watch": _w("-n --interval", joined=True),
     # run a shell script given as an option (or start a shell that reads standard input)
     "su": _w("-s -g -G -w --shell --group --supp-group --whitelist-environment", "-c --command", script_anywhere=True),

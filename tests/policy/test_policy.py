@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import kandev_nb
 from kandev_nb.agent import permissions
@@ -191,3 +193,42 @@ def test_the_parser_reads_every_simple_command() -> None:
     assert parsed.dynamic == ()
     assert parse_command('echo \'a b\' "c\\"d" e\\ f').commands[0].words == ("echo", "a b", 'c"d', "e f")
     assert parse_command("date > stamp.txt 2>&1").commands[0].redirects == ("> stamp.txt",)
+    # the grammar reads `b` as a second redirect target; bash passes it to echo
+    assert parse_command("echo a >f b").commands[0].words == ("echo", "a", "b")
+
+
+def test_words_after_a_redirection_are_arguments_an_exact_rule_sees() -> None:
+    command = "git log >/dev/null -p --output=/tmp/x"  # bash runs git log -p --output=/tmp/x
+    assert Rules(allow=["Bash(git log)"])("Bash", {"command": command}) is None
+    assert Rules(allow=["Bash(*)"], deny=["Bash(rm -rf:*)"])("Bash", {"command": "rm >/dev/null -rf data"}) == "deny"
+
+
+@pytest.mark.parametrize(
+    ("command", "answer"),
+    [
+        ("cat <<EOF\nx\nEOF", "allow"),
+        ("cat <<EOF > notes.txt\nx\nEOF", None),  # the grammar nests '> notes.txt' in the here-document
+        ("cat notes.txt 2>&1 >/dev/null", "allow"),
+        ("cat notes.txt > copy.txt", None),
+    ],
+)
+def test_a_redirection_to_a_file_needs_a_rule_that_writes_it(command: str, answer: str | None) -> None:
+    assert Rules(allow=["Bash(cat:*)"])("Bash", {"command": command}) == answer
+    assert Rules(allow=["Bash"])("Bash", {"command": command}) == answer
+    assert Rules(allow=["Bash(cat notes.txt > copy.txt)"])("Bash", {"command": "cat notes.txt > copy.txt"}) == "allow"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("rm -$'\"(){};|&<>`*?[]\\\nabx=~#")), max_size=40))
+def test_the_parser_never_raises_and_a_dynamic_command_is_never_allowed(command: str) -> None:
+    parsed = parse_command(command)
+    answer = Rules(allow=["Bash(*)"])("Bash", {"command": command})
+    assert answer in ("allow", None)
+    if parsed.dynamic:
+        assert answer is None
+
+
+def test_a_command_nested_too_deeply_to_read_is_asked_and_still_denied() -> None:
+    command = "(" * 3000 + "rm -rf data" + ")" * 3000
+    assert Rules(allow=["Bash(*)"])("Bash", {"command": command}) is None
+    assert Rules(allow=["Bash(*)"], deny=["Bash(rm:*)"])("Bash", {"command": command}) == "deny"

@@ -104,6 +104,7 @@ def test_what_cannot_be_read_is_asked_never_allowed(command: str) -> None:
         "export A=$(rm -rf data)",
         "cat <<EOF\n$(rm -rf data)\nEOF",
         "bash -c \"sh -c 'rm -rf data'\"",
+        'bash -c "rm -rf $D"',
         "sudo -u bob env A=1 nice -n 3 timeout 5 rm -rf data",
         "find . -name data -exec rm -rf {} +",
         "chroot / rm -rf data",
@@ -120,9 +121,13 @@ def test_what_cannot_be_read_is_asked_never_allowed(command: str) -> None:
         "taskset -c 0 rm -rf data",
         "xargs rm -rf < list",
         "! rm -rf data",
+        "coproc w { rm -rf data; }",
+        "ssh -p 22 localhost rm -rf data",
+        "ssh localhost 'rm -rf data'",
         "time rm -rf data",
         "\\rm -rf data",
         "r\\m -rf data",
+        "r\\\nm -rf data",  # bash joins a backslash-newline inside a word
         "'r'\"m\" -rf data",
     ],
 )
