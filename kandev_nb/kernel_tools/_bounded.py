@@ -23,7 +23,8 @@ __all__ = ["ShortRepr", "bounded_repr", "count_note"]
 class ShortRepr(reprlib.Repr):
     """:class:`reprlib.Repr` that never sorts or copies a container, handles every ``dict``,
     ``Mapping``, ``list``/``tuple``/``set``/``deque`` subclass by kind (not by type name), and
-    shows `redacted` for the value under any string key `is_secret` says is secret.
+    shows `redacted` (quoted, as the string it stands for) for the value under any string key
+    `is_secret` says is secret.
 
     Limits (items per container, levels, characters): ``maxdict``/``maxlist``... as in
     :mod:`reprlib`; ``maxother`` cuts the repr of any other object.
@@ -74,7 +75,9 @@ class ShortRepr(reprlib.Repr):
         shown = []
         for key, value in self._items(_mapping_items(x), self.maxdict):
             secret = self.is_secret is not None and isinstance(key, str) and self.is_secret(key)
-            shown.append(f"{self.repr1(key, level - 1)}: {self.redacted if secret else self.repr1(value, level - 1)}")
+            shown.append(
+                f"{self.repr1(key, level - 1)}: {repr(self.redacted) if secret else self.repr1(value, level - 1)}"
+            )
         if n is None or n > len(shown):
             shown.append("...")
         return f"{name}{{{', '.join(shown)}}}{close}"

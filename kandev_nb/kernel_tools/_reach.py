@@ -124,25 +124,23 @@ def refused_ids(namespace: Mapping[str, Any], shell: Any) -> dict[int, str]:
         if name in namespace:
             found[id(namespace[name])] = f"IPython's {name} (cell history and outputs)"
     if shell is not None:
-        own = _instance_dict(shell)
+        own = _state(shell)
         for name in ("user_ns", "user_global_ns", "user_ns_hidden"):
             if name in own:
                 found[id(own[name])] = "the notebook's namespace itself"
-        history = _instance_dict(own.get("history_manager"))
+        history = _state(own.get("history_manager"))
         for name in ("input_hist_raw", "input_hist_parsed", "output_hist", "output_hist_reprs", "dir_hist"):
             if name in history:
                 found[id(history[name])] = f"IPython's history ({name}: every cell's source or result)"
-        trait_values = history.get("_trait_values")
-        if isinstance(trait_values, dict):
-            for name in ("input_hist_raw", "input_hist_parsed", "output_hist", "output_hist_reprs", "dir_hist"):
-                if name in trait_values:
-                    found[id(trait_values[name])] = f"IPython's history ({name}: every cell's source or result)"
-        values = own.get("_trait_values")
-        if isinstance(values, dict):
-            for name in ("user_ns", "user_global_ns", "user_ns_hidden"):
-                if name in values:
-                    found[id(values[name])] = "the notebook's namespace itself"
     return found
+
+
+def _state(value: Any) -> dict[str, Any]:
+    """`value`'s instance ``__dict__`` merged with its traitlets' values (``_trait_values``, where
+    IPython's shell keeps ``history_manager`` and the history lists), read without running code."""
+    own = _instance_dict(value)
+    traits = own.get("_trait_values")
+    return {**own, **traits} if isinstance(traits, dict) else own
 
 
 def _instance_dict(value: Any) -> dict[str, Any]:
