@@ -28,7 +28,6 @@ from typing import Any
 
 __all__ = [
     "MISSING",
-    "Refused",
     "lazy_kind",
     "peek",
     "public_attributes",
@@ -40,10 +39,6 @@ __all__ = [
 
 MISSING: Any = object()
 """What :func:`peek` returns for an attribute it cannot read without running code."""
-
-
-class Refused(KeyError):
-    """A path the read-only tools will not follow; ``args[0]`` says why, in words for the model."""
 
 
 _TUPLEGETTER: type = type(vars(collections.namedtuple("_P", "a"))["a"])
@@ -180,22 +175,23 @@ def step(value: Any, attr: str, path: str) -> Any:
     """One step of a dotted path: `value`'s public attribute `attr`, read by :func:`peek`.
 
     Raises:
-        Refused: `attr` is private (``_x``), missing, or only reachable by running code (a
-            property, a descriptor, ``__getattr__``); the message names `path` and the reason.
+        KeyError: `attr` is private (``_x``), missing, or only reachable by running code (a
+            property, a descriptor, ``__getattr__``); ``args[0]`` names `path` and the reason,
+            in words for the model.
     """
     if attr.startswith("_"):
-        raise Refused(f"{path}.{attr!s}: private attributes (_x) are not read")
+        raise KeyError(f"{path}.{attr!s}: private attributes (_x) are not read")
     try:
         found = inspect.getattr_static(value, attr)
     except AttributeError:
-        raise Refused(
+        raise KeyError(
             f"{path!r} has no attribute {attr!r} that can be read without running code "
             "(a name only __getattr__ answers is not looked up); run_code can compute it, with approval"
         ) from None
     result = peek(value, attr)
     if result is MISSING:
         kind = type(found).__name__
-        raise Refused(
+        raise KeyError(
             f"{path}.{attr} is a {kind} of {type(value).__name__}: reading it runs code (a lazy load, a "
             f"query, a computation), which inspect_variable never does; inspect {path!r} itself, or use "
             "run_code (the user approves it)"

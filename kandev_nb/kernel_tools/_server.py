@@ -42,7 +42,7 @@ from kandev_nb.kernel_tools._notebook import INSTRUCTIONS as NOTEBOOK_INSTRUCTIO
 from kandev_nb.kernel_tools._notebook import TOOL_NAMES as NOTEBOOK_TOOL_NAMES
 from kandev_nb.kernel_tools._notebook import NotebookTools, NotebookView, ViewProvider
 from kandev_nb.kernel_tools._options import KernelToolsOptions, options
-from kandev_nb.kernel_tools._reach import Refused, refusal, refused_ids, step
+from kandev_nb.kernel_tools._reach import refusal, refused_ids, step
 from kandev_nb.kernel_tools._run import CodeRunner, RunResult
 
 __all__ = ["KernelTools", "ToolCallRecord"]
@@ -312,7 +312,7 @@ class KernelTools:
 
         Raises:
             KeyError: no such variable; a private, missing or computed attribute
-                (:class:`~kandev_nb.kernel_tools._reach.Refused`, a KeyError); a refused object.
+                (:func:`~kandev_nb.kernel_tools._reach.step`); a refused object.
         """
         root, *attrs = name.strip().split(".")
         namespace = self.namespace()
@@ -332,13 +332,13 @@ class KernelTools:
             if attr is not None:  # read statically: no property, descriptor or __getattr__ runs
                 value, path = step(value, attr, path), f"{path}.{attr}"
             if isinstance(value, types.ModuleType):
-                raise Refused(
+                raise KeyError(
                     f"{path!r} is a module; inspect_variable does not read modules or their "
                     "attributes (os.environ and other process state); use list_variables"
                 )
             why = refusal(value) or refused.get(id(value))
             if why:  # by what was reached, not by the name typed (ip.user_ns, gen.gi_frame)
-                raise Refused(f"{path!r} is {why}; inspect_variable does not read it or anything under it")
+                raise KeyError(f"{path!r} is {why}; inspect_variable does not read it or anything under it")
         return self._answer(inspect_value(name, value, reveal_secrets=self.options.reveal_secrets, refused=refused))
 
     def recent_history(self, cells: int | None = None) -> str:
