@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from kandev_nb.agent.file_states import UndoReport, keep_copy, plan, snapshot
 from kandev_nb.errors import ControlError, NotLiveError
 
 if TYPE_CHECKING:
@@ -55,6 +56,62 @@ class LiveControls:
     model: str | None
     turns: list[Any]
     prompt_uuids: dict[int, str]
+
+    @property
+    def cwd(self) -> str:
+        """The CLI's working directory (Session's): relative tool paths are under it."""
+        raise NotImplementedError
+
+    def note_turn_end(self, turn: Any) -> None:
+        """Record, as `turn` ends, the SHA-256 of each file its Edit/Write/MultiEdit/NotebookEdit
+        tool_use inputs named (``file_path``/``notebook_path``): the state :meth:`undo_files`
+        compares with before it rewinds (:mod:`kandev_nb.agent.file_states`)."""
+        paths = changed_files([turn])
+        if not hasattr(self, "file_states"):
+            self.file_states: dict[int, dict[str, str | None]] = {}
+        if paths and turn in self.turns:
+            try:
+                self.file_states[self.turns.index(turn)] = snapshot(paths, self.cwd)
+            except OSError:  # an unreadable path: undo then treats it as changed (keeps a copy)
+                pass
+
+    async def undo_files(self, turn: Any = -1, *, dry_run: bool = False) -> UndoReport:
+        """:meth:`rewind_files`, guarded: each file the turns `turn`.. wrote is compared with its
+        state at the end of the last of them that wrote it (:meth:`note_turn_end`); one that
+        changed since (the user's own edits) is first copied beside itself
+        (``name.kandev-undo-<UTC time>.bak``), and the report says so.
+
+        Args:
+            turn: an index into ``turns`` (``-1``: the last turn), or a Turn of this session.
+            dry_run: only say what would be restored and which files changed since; nothing
+                is sent to the CLI and nothing is written.
+
+        Returns:
+            An :class:`~kandev_nb.agent.file_states.UndoReport`.
+
+        Raises:
+            IndexError, ControlError, NotLiveError: as :meth:`rewind_files` (nothing changed).
+            OSError: a copy could not be written (nothing was rewound).
+        """
+        index = self.turns.index(turn) if not isinstance(turn, int) else turn
+        if not -len(self.turns) <= index < len(self.turns):
+            raise IndexError(f"no turn {turn!r}: this session has {len(self.turns)} turn(s)")
+        index %= len(self.turns)
+        recorded: dict[str, str | None] = {}
+        for n in range(index, len(self.turns)):  # a later turn's state replaces an earlier one's
+            recorded.update(getattr(self, "file_states", {}).get(n, {}))
+        paths = changed_files(self.turns[index:])
+        checks = plan(paths, recorded, self.cwd)
+        if dry_run:
+            if getattr(self, "prompt_uuids", {}).get(index) is None:
+                raise ControlError("rewind_files", f"turn {index} has no file checkpoint")
+            return UndoReport(files=paths, checks=checks, dry_run=True)
+        if getattr(self, "prompt_uuids", {}).get(index) is not None:  # else rewind_files says why
+            copies = {c.path: keep_copy(c.path, self.cwd) for c in checks if c.changed_since and c.exists}
+        else:
+            copies = {}
+        files = await self.rewind_files(index)
+        return UndoReport(files=files, checks=checks, copies=copies)
 
     @property
     def control(self) -> ControlPlane | None:

@@ -450,6 +450,7 @@ class Session(
             finally:
                 self._queue = None
                 self.broker.end_turn()
+                self.note_turn_end(turn)  # the files it wrote, for %claude_undo's check
                 if self.state is SessionState.RUNNING:
                     self.state = SessionState.READY
             if self._output is not None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["DESTINATIONS", "describe", "offered", "saved_where"]
+__all__ = ["DESTINATIONS", "ModeChoices", "describe", "offered", "saved_where"]
 
 DESTINATIONS: dict[str, str] = {
     "localSettings": "in this project (.claude/settings.local.json)",
@@ -95,3 +95,40 @@ def offered(suggestions: Sequence[Any]) -> tuple[list[tuple[int, str]], list[str
         except ValueError as exc:
             problems.append(f"{exc}; not offered")
     return buttons, problems
+
+
+class ModeChoices:
+    """A turn consumer that notes the mode a person chose on an approval card ("Allow, and
+    switch to acceptEdits mode for this session": a ``setMode`` suggestion accepted).
+
+    The CLI switches its mode at once (``system/status`` ``permissionMode``). The button says
+    "for this session", so the magic keeps that mode for the session's later cells that have no
+    ``--mode`` of their own (instead of putting the notebook's mode back on the next cell).
+    Call the instance with every event of the turn; read :attr:`mode` after it.
+    """
+
+    def __init__(self) -> None:
+        self._approvals: list[Any] = []
+
+    def __call__(self, event: Any) -> None:
+        """Keep the `approval` of each PermissionRequest event (its decision is read later)."""
+        approval = getattr(event, "approval", None)
+        if getattr(event, "type", None) == "permission_request" and approval is not None:
+            self._approvals.append(approval)
+
+    @property
+    def mode(self) -> str | None:
+        """The CLI mode (``acceptEdits``, ``plan``, ``default``...) of the last accepted ``setMode``
+        suggestion of the turn, or None when no card switched the mode."""
+        chosen = None
+        for approval in self._approvals:
+            decision = getattr(approval, "decision", None)
+            suggestion = getattr(decision, "suggestion", None)
+            if (
+                getattr(decision, "behavior", None) == "allow"
+                and isinstance(suggestion, dict)
+                and suggestion.get("type") == "setMode"
+                and isinstance(suggestion.get("mode"), str)
+            ):
+                chosen = str(suggestion["mode"])
+        return chosen

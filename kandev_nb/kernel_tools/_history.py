@@ -12,6 +12,7 @@ import sys
 import traceback
 from typing import Any
 
+from kandev_nb.kernel_tools._bounded import bounded_repr
 from kandev_nb.kernel_tools._namespace import is_secret_name
 
 __all__ = ["format_history", "redact_assignments"]
@@ -47,11 +48,9 @@ def _quoted(text: str) -> list[str]:
 
 
 def _short(value: Any, limit: int = 300) -> str:
-    try:
-        text = repr(value)
-    except Exception as exc:  # noqa: BLE001
-        return f"<repr failed: {type(exc).__name__}>"
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    """A cell result's repr in `limit` characters, 10 items per container read without a copy
+    (a 3-million-entry dict in ``Out`` is not ``repr``-ed whole), secret-looking keys redacted."""
+    return bounded_repr(value, chars=limit, items=10, is_secret=is_secret_name)
 
 
 def _last_error(shell: Any) -> str | None:

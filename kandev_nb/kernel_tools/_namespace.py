@@ -9,13 +9,18 @@ imports a library the user has not imported.
 from __future__ import annotations
 
 import fnmatch
+import inspect
 import os
 import re
 import sys
 import types
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
+
+from kandev_nb.kernel_tools import _reach
+from kandev_nb.kernel_tools._bounded import bounded_repr, count_note
 
 __all__ = [
     "HIDDEN",
@@ -73,7 +78,17 @@ _ENV_NOT_SECRET = frozenset({"PWD", "OLDPWD", "SSH_AUTH_SOCK", "GPG_TTY", "XAUTH
 
 
 def _is_frame(value: Any) -> bool:
-    return hasattr(value, "columns") and hasattr(value, "dtypes") and hasattr(value, "head")
+    """An eager DataFrame of a known library (pandas...): duck typing only on trusted types, so
+    no other object's ``__getattr__`` or property runs and no lazy frame is computed."""
+    return _reach.trusted(value) and hasattr(value, "columns") and hasattr(value, "dtypes") and hasattr(value, "head")
+
+
+def _first(items: Iterable[Any], n: int = 500) -> list[Any]:
+    """The first `n` of `items`, read lazily (a 3-million-entry dict is not copied)."""
+    try:
+        return list(islice(items, n))
+    except RuntimeError:  # changed size while read (a run_code thread): skip it this time
+        return []
 
 
 def _secret_columns(frame: Any) -> list[Any]:
@@ -113,11 +128,11 @@ def secret_values(namespace: Mapping[str, Any], extra: Iterable[str] = ()) -> li
             return
         budget[0] -= 1
         if isinstance(value, Mapping):
-            for key, item in list(value.items())[:500]:
+            for key, item in _first(value.items()):
                 take_all(key, depth + 1)
                 take_all(item, depth + 1)
         elif isinstance(value, (list, tuple, set, frozenset)):
-            for item in list(value)[:500]:
+            for item in _first(value):
                 take_all(item, depth + 1)
         else:
             take(value)
@@ -127,13 +142,13 @@ def secret_values(namespace: Mapping[str, Any], extra: Iterable[str] = ()) -> li
             return
         budget[0] -= 1
         if isinstance(value, Mapping):
-            for key, item in list(value.items())[:500]:
+            for key, item in _first(value.items()):
                 if isinstance(key, str) and is_secret_name(key):
                     take_all(item)
                 else:
                     walk(item, depth + 1)
         elif isinstance(value, (list, tuple, set, frozenset)):
-            for item in list(value)[:500]:
+            for item in _first(value):
                 walk(item, depth + 1)
         elif _is_frame(value):
             for column in _secret_columns(value):
@@ -208,11 +223,10 @@ def cap(text: str, limit: int, what: str = "output") -> str:
     return f"{text[:limit]}\n[{what} cut: {limit} of {len(text)} characters shown]"
 
 
-def _short_repr(value: Any, limit: int = 80) -> str:
-    try:
-        text = repr(value)
-    except Exception as exc:  # noqa: BLE001 - a broken __repr__ must not break the listing
-        return f"<repr failed: {type(exc).__name__}>"
+def _short_repr(value: Any, limit: int = 80, reveal_secrets: bool = False) -> str:
+    """A one-line repr in `limit` characters: at most 10 items per container, read without a copy
+    (:func:`~kandev_nb.kernel_tools._bounded.bounded_repr`), secret-looking keys redacted."""
+    text = bounded_repr(value, chars=limit * 2, items=10, is_secret=None if reveal_secrets else is_secret_name)
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -226,7 +240,9 @@ def _type_name(value: Any) -> str:
 
 
 def _shape(value: Any) -> str:
-    shape = getattr(value, "shape", None)
+    if _reach.lazy_kind(value):
+        return ""  # a lazy frame's length is a computation
+    shape = getattr(value, "shape", None) if _reach.trusted(value) else _reach.peek(value, "shape")
     if isinstance(shape, tuple) and not isinstance(value, type):
         return "(" + ", ".join(str(n) for n in shape) + ("," if len(shape) == 1 else "") + ")"
     if isinstance(value, (str, bytes, list, tuple, dict, set, frozenset, range)):
@@ -234,10 +250,19 @@ def _shape(value: Any) -> str:
     return ""
 
 
+_DEEP_ROWS = 100_000
+"""Up to this many rows, a DataFrame's size counts its strings (``memory_usage(deep=True)``);
+beyond, its buffers only: measuring every string of a big frame would block the kernel."""
+
+
 def _size_bytes(value: Any) -> int | None:
+    if _reach.lazy_kind(value):
+        return None  # not in memory; measuring would compute it
     try:
+        if not _reach.trusted(value):
+            return sys.getsizeof(value)
         if hasattr(value, "memory_usage") and hasattr(value, "dtypes"):  # pandas
-            usage = value.memory_usage(deep=True)
+            usage = value.memory_usage(deep=len(value) <= _DEEP_ROWS)
             return int(usage.sum() if hasattr(usage, "sum") else usage)
         nbytes = getattr(value, "nbytes", None)
         if isinstance(nbytes, int):
@@ -258,14 +283,57 @@ def _human(n: int | None) -> str:
     return f"{size:.1f} GB"
 
 
-def _summary(value: Any) -> str:
-    if hasattr(value, "columns") and hasattr(value, "dtypes"):  # a DataFrame
+def _summary(value: Any, reveal_secrets: bool = False) -> str:
+    kind = _reach.lazy_kind(value)
+    if kind:
+        return f"lazy ({kind}), not computed; " + "; ".join(_lazy_fields(value, kind, 60))
+    if _reach.trusted(value) and hasattr(value, "columns") and hasattr(value, "dtypes"):  # a DataFrame
         cols = [str(c) for c in list(value.columns)[:12]]
         more = f", … (+{len(value.columns) - 12})" if len(value.columns) > 12 else ""
         return "columns: " + ", ".join(cols) + more
-    if hasattr(value, "dtype") and hasattr(value, "shape"):  # arrays, Series
+    if _reach.trusted(value) and hasattr(value, "dtype") and hasattr(value, "shape"):  # arrays, Series
         return f"dtype {value.dtype}"
-    return _short_repr(redacted_copy(value))
+    return _short_repr(value, reveal_secrets=reveal_secrets)
+
+
+_LAZY_FIELDS = {
+    "dask": ("npartitions", "columns", "dtypes", "dtype", "chunksize"),
+    "dask_expr": ("npartitions", "columns", "dtypes"),
+    "pyspark": ("columns", "dtypes"),
+    "polars": ("collect_schema",),
+    "ibis": ("columns",),
+    "duckdb": ("columns", "types"),
+    "vaex": ("column_names",),
+    "daft": ("column_names",),
+}
+"""Per library, the metadata of a lazy frame that is read without computing it (a schema, a
+partition count); a method named here is called with no arguments (polars resolves its plan's
+schema, no data is read)."""
+
+
+def _lazy_fields(value: Any, kind: str, chars: int = 400) -> list[str]:
+    fields = []
+    for field in _LAZY_FIELDS.get(kind, ()):
+        if _reach.peek(type(value), field) is _reach.MISSING:
+            continue  # not this type's (e.g. dtypes on a dask array)
+        try:
+            found = getattr(value, field)
+            if field == "collect_schema":
+                found, field = dict(found()), "schema"
+        except Exception:  # noqa: BLE001, S112 - metadata is best effort
+            continue
+        fields.append(f"{field}: {_short_repr(found, chars)}")
+    return fields
+
+
+def _inspect_lazy(value: Any, kind: str) -> list[str]:
+    return [
+        (
+            f"lazy ({kind}): not computed. head(), describe(), len() and sizes would start real work on "
+            "the data, so they are not run here; run_code can compute them (the user approves it)"
+        ),
+        *_lazy_fields(value, kind),
+    ]
 
 
 @dataclass(frozen=True)
@@ -305,6 +373,7 @@ def list_variables(
     type_filter: str | None = None,
     name_pattern: str | None = None,
     reveal_secrets: bool = False,
+    refused: Mapping[int, str] | None = None,
 ) -> list[VariableInfo]:
     """The user's variables, sorted by name.
 
@@ -317,8 +386,13 @@ def list_variables(
         name_pattern: keep names matching this glob (``df_*``); a plain word matches as a
             substring.
         reveal_secrets: show the summary of secret-looking names too.
+        refused: ``id()`` -> what it is, of objects never shown (:func:`_reach.refused_ids`:
+            the namespace itself, IPython's history lists); their summary says what they are.
 
-    Private names (``_x``), modules and IPython's own names are never listed.
+    Private names (``_x``), modules and IPython's own names are never listed. Nothing runs
+    but eager data libraries' own ``shape``/``dtypes``/``memory_usage`` and an object's
+    ``__repr__``: no property, ``__getattr__`` or lazy frame's computation; a container's summary
+    reads at most 10 of its items (no copy).
     """
     rows = []
     pattern = (
@@ -335,13 +409,15 @@ def list_variables(
         if type_filter and type_filter.lower() not in type_name.lower():
             continue
         secret = is_secret_name(name) and not reveal_secrets
+        why = _reach.refusal(value) or (refused or {}).get(id(value))
+        summary = HIDDEN if secret else (f"<not shown: {why}>" if why else _summary(value, reveal_secrets))
         rows.append(
             VariableInfo(
                 name=name,
                 type=type_name,
-                shape=_shape(value),
+                shape="" if why else _shape(value),
                 size_bytes=_size_bytes(value),
-                summary=HIDDEN if secret else _summary(value),
+                summary=summary,
             )
         )
     return rows
@@ -415,50 +491,79 @@ def _inspect_array(value: Any) -> list[str]:
     return parts
 
 
-def inspect_value(name: str, value: Any, *, reveal_secrets: bool = False, repr_chars: int = 2000) -> str:
+def inspect_value(
+    name: str,
+    value: Any,
+    *,
+    reveal_secrets: bool = False,
+    repr_chars: int = 2000,
+    refused: Mapping[int, str] | None = None,
+) -> str:
     """A description of one variable for the model.
 
     DataFrame: shape, dtypes, head(5), null counts, describe(). Series: the same for one
-    column. Arrays: shape, dtype, min/max/mean/std and NaN count. Anything else: its type,
-    a repr capped at `repr_chars`, its length and its public attributes. Unless
-    `reveal_secrets`: a secret-looking `name` (or Series name) shows the type only, a
-    DataFrame's secret-looking columns show ``<redacted>`` in head(5) and are left out of
-    describe(), and values under secret-looking keys at any depth of dicts/lists (and of
-    ``os.environ``) show ``<redacted>`` (:func:`redacted_copy`).
+    column. Arrays: shape, dtype, min/max/mean/std and NaN count (these only for eager data
+    libraries, :func:`_reach.trusted`). A lazy frame (dask, polars ``LazyFrame``, pyspark...):
+    its type and metadata (columns, npartitions), nothing computed. Anything else: its type,
+    a repr of at most `repr_chars` characters and 30 items per container (read without a copy,
+    saying how many items there are), its length and its public attributes (read statically,
+    no ``__dir__``/``__getattr__``). Unless `reveal_secrets`: a secret-looking `name` (or Series
+    name) shows the type only, a DataFrame's secret-looking columns show ``<redacted>`` in
+    head(5) and are left out of describe(), and values under secret-looking keys at any depth
+    show ``<redacted>``. Frames, generators, tracebacks, IPython's shell and the objects in
+    `refused` show only what they are (:func:`_reach.refusal`).
     """
     head = f"{name}: {_type_name(value)}"
     if is_secret_name(name) and not reveal_secrets:
         return (
             f"{head}\nvalue: {HIDDEN} (the user can opt in with kandev_nb.kernel_tools.options.reveal_secrets = True)"
         )
-    if _is_frame(value):
+    why = _reach.refusal(value) or (refused or {}).get(id(value))
+    if why:
+        return f"{head}\nnot shown: {name} is {why}; inspect_variable does not read it"
+    kind = _reach.lazy_kind(value)
+    if kind:
+        parts = _inspect_lazy(value, kind)
+    elif _is_frame(value):
         parts = _inspect_frame(value, reveal_secrets)
-    elif hasattr(value, "dtype") and hasattr(value, "head") and hasattr(value, "isna"):
+    elif _reach.trusted(value) and hasattr(value, "dtype") and hasattr(value, "head") and hasattr(value, "isna"):
         if is_secret_name(str(getattr(value, "name", "") or "")) and not reveal_secrets:
             return f"{head}\nvalue: {HIDDEN} (a Series with a secret-looking name)"
         parts = _inspect_series(value)
-    elif hasattr(value, "dtype") and isinstance(getattr(value, "shape", None), tuple):
+    elif _reach.trusted(value) and hasattr(value, "dtype") and isinstance(getattr(value, "shape", None), tuple):
         parts = _inspect_array(value)
     else:
-        parts = []
-        if isinstance(value, (str, bytes, list, tuple, dict, set, frozenset)):
-            parts.append(f"length: {len(value)}")
-        if callable(value):
-            import inspect
-
-            try:
-                parts.append(f"signature: {name}{inspect.signature(value)}")
-            except (TypeError, ValueError):
-                pass
-            doc = (getattr(value, "__doc__", None) or "").strip().splitlines()
-            if doc:
-                parts.append(f"doc: {doc[0]}")
-        try:
-            text = repr(value if reveal_secrets else redacted_copy(value))
-        except Exception as exc:  # noqa: BLE001
-            text = f"<repr failed: {type(exc).__name__}: {exc}>"
-        parts.append("repr:\n" + cap(text, repr_chars, "repr"))
-        attrs = [a for a in dir(value) if not a.startswith("_")][:60]
-        if attrs and not isinstance(value, (str, bytes, int, float, list, tuple, dict, set)):
-            parts.append("attributes: " + ", ".join(attrs))
+        parts = _inspect_object(name, value, reveal_secrets, repr_chars)
     return "\n".join([head, *parts])
+
+
+_CALLABLES = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type)
+
+
+def _inspect_object(name: str, value: Any, reveal_secrets: bool, repr_chars: int) -> list[str]:
+    parts = []
+    if isinstance(value, (str, bytes, list, tuple, dict, set, frozenset)):
+        parts.append(f"length: {len(value)}")
+    if isinstance(value, _CALLABLES):  # not any callable: inspect.signature reads attributes
+        try:
+            parts.append(f"signature: {name}{inspect.signature(value)}")
+        except (TypeError, ValueError):
+            pass
+        doc = value.__doc__ if isinstance(value.__doc__, str) else ""
+        if doc.strip():
+            parts.append(f"doc: {doc.strip().splitlines()[0]}")
+    if isinstance(value, (str, bytes)):
+        text = repr(value[:repr_chars])
+        if len(value) > repr_chars:
+            text += f"\n[repr cut: the first {repr_chars} of {len(value)} characters shown]"
+    else:
+        secret = None if reveal_secrets else is_secret_name
+        text = bounded_repr(value, chars=repr_chars, is_secret=secret)
+        note = count_note(value)
+        if note:
+            text += f"\n{note}"
+    parts.append("repr:\n" + text)
+    attrs = _reach.public_attributes(value)
+    if attrs and not isinstance(value, (str, bytes, int, float, list, tuple, dict, set)):
+        parts.append("attributes: " + ", ".join(attrs))
+    return parts

@@ -42,6 +42,7 @@ from kandev_nb.kernel_tools._notebook import INSTRUCTIONS as NOTEBOOK_INSTRUCTIO
 from kandev_nb.kernel_tools._notebook import TOOL_NAMES as NOTEBOOK_TOOL_NAMES
 from kandev_nb.kernel_tools._notebook import NotebookTools, NotebookView, ViewProvider
 from kandev_nb.kernel_tools._options import KernelToolsOptions, options
+from kandev_nb.kernel_tools._reach import refusal, refused_ids, step
 from kandev_nb.kernel_tools._run import CodeRunner, RunResult
 from kandev_nb.policy.binding import META_KEY, BoundPayload, Shown, check
 
@@ -289,21 +290,30 @@ class KernelTools:
     def list_variables(self, type_filter: str | None = None, name_pattern: str | None = None) -> str:
         """The ``list_variables`` tool: a text table of the user's variables."""
         hidden = getattr(self.shell, "user_ns_hidden", None)
+        namespace = self.namespace()
         return self._answer(
             describe_variables(
-                self.namespace(),
+                namespace,
                 hidden=hidden,
                 type_filter=type_filter or None,
                 name_pattern=name_pattern or None,
                 reveal_secrets=self.options.reveal_secrets,
+                refused=refused_ids(namespace, self.shell),
             )
         )
 
     def inspect_variable(self, name: str) -> str:
         """The ``inspect_variable`` tool: a description of `name` (a dotted path allowed).
 
+        Each step of the path is read statically (:func:`~kandev_nb.kernel_tools._reach.step`):
+        an instance attribute, a slot, a class attribute; never a property, a descriptor or
+        ``__getattr__``. Frames, code, generators, coroutines, tracebacks, IPython's shell and its
+        managers, the user namespace and IPython's history lists are refused wherever the path
+        reaches them (:func:`~kandev_nb.kernel_tools._reach.refusal`).
+
         Raises:
-            KeyError: no such variable (or attribute).
+            KeyError: no such variable; a private, missing or computed attribute
+                (:func:`~kandev_nb.kernel_tools._reach.step`); a refused object.
         """
         root, *attrs = name.strip().split(".")
         namespace = self.namespace()
@@ -317,18 +327,20 @@ class KernelTools:
         value = namespace[root]
         if is_secret_name(root) and not self.options.reveal_secrets:
             return self._answer(inspect_value(root, value, reveal_secrets=False))
+        refused = refused_ids(namespace, self.shell)
         path = root
         for attr in [None, *attrs]:
-            if attr is not None:
-                if attr.startswith("_") or not hasattr(value, attr):
-                    raise KeyError(f"{name!r}: no public attribute {attr!r}")
-                value, path = getattr(value, attr), f"{path}.{attr}"
+            if attr is not None:  # read statically: no property, descriptor or __getattr__ runs
+                value, path = step(value, attr, path), f"{path}.{attr}"
             if isinstance(value, types.ModuleType):
                 raise KeyError(
                     f"{path!r} is a module; inspect_variable does not read modules or their "
                     "attributes (os.environ and other process state); use list_variables"
                 )
-        return self._answer(inspect_value(name, value, reveal_secrets=self.options.reveal_secrets))
+            why = refusal(value) or refused.get(id(value))
+            if why:  # by what was reached, not by the name typed (ip.user_ns, gen.gi_frame)
+                raise KeyError(f"{path!r} is {why}; inspect_variable does not read it or anything under it")
+        return self._answer(inspect_value(name, value, reveal_secrets=self.options.reveal_secrets, refused=refused))
 
     def recent_history(self, cells: int | None = None) -> str:
         """The ``recent_history`` tool: the last cells and the last error."""

@@ -4,10 +4,12 @@ A line magic cannot await, and the CLI's answer comes on the kernel's own event 
 like ``%%claude``, these lines are rewritten by an input transformer
 (:func:`transform_lines`) into a top-level ``await`` of :func:`undo` / :func:`mcp`.
 
-- ``%claude_undo [--turn N] [--session NAME]``: restore the files as they were before turn
+- ``%claude_undo [--turn N] [--session NAME] [--dry-run]``: restore the files as they were before turn
   N of the session (default: its last turn), with the CLI's ``rewind_files``
-  (:meth:`~kandev_nb.agent.controls.LiveControls.rewind_files`); it says which files it
-  restored, or why it cannot (then nothing changed).
+  (:meth:`~kandev_nb.agent.controls.LiveControls.undo_files`); it says which files it
+  restored, or why it cannot (then nothing changed). A file edited after the turn is first
+  copied beside itself (``name.kandev-undo-<UTC time>.bak``) and the answer says so;
+  ``--dry-run`` lists what would change and changes nothing.
 - ``%claude_mcp [--session NAME] [--reconnect SERVER] [--enable SERVER] [--disable SERVER]``:
   the CLI's ``mcp_status`` as a table (server, status, tools), after an optional
   ``mcp_reconnect`` / ``mcp_toggle``.
@@ -19,6 +21,8 @@ import argparse
 import re
 import shlex
 from typing import Any
+
+from kandev_nb.agent.file_states import UndoReport
 
 __all__ = ["Undone", "mcp", "transform_lines", "undo"]
 
@@ -70,34 +74,62 @@ def _session(name: str, prog: str) -> Any:
 
 
 class Undone(list[str]):
-    """The paths ``%claude_undo`` restored; shown as "Undid the file changes of ... (N files restored)"."""
+    """The paths ``%claude_undo`` restored (or, with ``--dry-run``, would restore); shown as
+    "Undid the file changes of ... (N files restored)", then each file changed after its turn
+    and where the copy of the user's version was kept."""
 
-    def __init__(self, files: list[str], which: str) -> None:
-        super().__init__(files)
+    def __init__(self, report: UndoReport, which: str) -> None:
+        super().__init__(report.files)
         self.which = which
+        self.report = report
+
+    def _lines(self) -> tuple[str, list[str]]:
+        n = len(self)
+        files = f"{n} file{'s' if n != 1 else ''}"
+        if self.report.dry_run:
+            head = f"Dry run: would undo the file changes of {self.which} ({files} to restore); nothing changed"
+        else:
+            head = f"Undid the file changes of {self.which} ({files} restored)"
+        notes = []
+        for path in self.report.changed_since:
+            copy = self.report.copies.get(path)
+            if copy:
+                notes.append(f"{path} had changed since that turn: your version is kept in {copy}")
+            elif self.report.dry_run:
+                notes.append(f"{path} has changed since that turn: a copy of it would be kept beside it")
+            else:
+                notes.append(f"{path} had changed since that turn (it did not exist: nothing to keep)")
+        return head, notes
 
     def _repr_html_(self) -> str:
         from kandev_nb.render.html import esc
 
+        head, notes = self._lines()
         items = "".join(f"<li><code>{esc(f)}</code></li>" for f in self)
+        warned = "".join(f"<li>⚠ {esc(note)}</li>" for note in notes)
         return (
-            f'<div class="kandev-undo">↩ Undid the file changes of {esc(self.which)} '
-            f"({len(self)} file{'s' if len(self) != 1 else ''} restored)<ul>{items}</ul></div>"
+            f'<div class="kandev-undo">↩ {esc(head)}<ul>{items}</ul>'
+            + (f"<ul>{warned}</ul>" if warned else "")
+            + "</div>"
         )
 
     def __repr__(self) -> str:
-        return f"Undid the file changes of {self.which}: {', '.join(self) or 'no file'} restored"
+        head, notes = self._lines()
+        return "\n".join([f"{head}: {', '.join(self) or 'no file'}", *(f"⚠ {note}" for note in notes)])
 
 
 async def undo(line: str) -> Undone:
-    """``%claude_undo [--turn N] [--session NAME]``: undo turn N's file changes (and later turns').
+    """``%claude_undo [--turn N] [--session NAME] [--dry-run]``: undo turn N's file changes (and
+    later turns'). A file changed after the turn that wrote it is first copied beside itself
+    (``name.kandev-undo-<UTC time>.bak``) and the answer says so; ``--dry-run`` only lists
+    what would be restored and which files changed since.
 
     Returns:
         The restored paths, an :class:`Undone` (shown as HTML).
 
     Raises:
         UsageError: bad arguments, no such session or turn, no checkpoint, the CLI cannot
-            rewind (its reason); nothing changed.
+            rewind (its reason), a copy could not be written; nothing changed.
     """
     from IPython.core.error import UsageError
 
@@ -105,13 +137,14 @@ async def undo(line: str) -> Undone:
 
     parser = _parser("%claude_undo")
     parser.add_argument("--turn", type=int, default=-1)
+    parser.add_argument("--dry-run", action="store_true")
     args = _parse(parser, line)
     session = _session(args.session, "%claude_undo")
     try:
-        files = await session.rewind_files(args.turn)
-    except (ControlError, ControlTimeoutError, NotLiveError, IndexError) as exc:
+        report = await session.undo_files(args.turn, dry_run=args.dry_run)
+    except (ControlError, ControlTimeoutError, NotLiveError, IndexError, OSError) as exc:
         raise UsageError(f"%claude_undo: {exc}; nothing was changed") from None
-    return Undone(list(files), "the last turn" if args.turn == -1 else f"turn {args.turn}")
+    return Undone(report, "the last turn" if args.turn == -1 else f"turn {args.turn}")
 
 
 async def mcp(line: str) -> Any:

@@ -26,8 +26,9 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 
 from kandev_nb import kernel_tools
 from kandev_nb.agent.config import SessionConfig
-from kandev_nb.agent.permissions import MODES, ApprovalPolicy
+from kandev_nb.agent.permissions import MODES, ApprovalPolicy, mode_from_cli
 from kandev_nb.agent.session import Session
+from kandev_nb.agent.suggestions import ModeChoices
 from kandev_nb.agent.turn import Turn
 from kandev_nb.notebook import ledger_hooks, live_options, outputs
 from kandev_nb.notebook.attachments import AttachmentError, attach, prompt_with_attachments
@@ -407,11 +408,12 @@ async def run_cell(line: str, body: str) -> Turn | None:
             _adopt(session, replaced, requested, args.transport)
         session.broker.answer = state.settings.answer  # configure(answer=...) applies at once
         session.broker.cell = cell_number  # a session grant given now is "given in cell [n]"
+        choices = ModeChoices()  # a card's "switch to ... mode for this session"
         turn, failure = await outputs.run_turn(
             session,
             prompt,
             spec,
-            [view.handle] if view else [],
+            [view.handle, choices] if view else [choices],
             policy or _notebook_policy(state.settings.approve),
             approval_timeout=timeout,
         )
@@ -428,6 +430,8 @@ async def run_cell(line: str, body: str) -> Turn | None:
 
         display(turn)
     state.turns.append(turn)
+    if choices.mode is not None and (chosen := mode_from_cli(choices.mode)) is not None:
+        state.card_modes[session.name] = chosen
     if state.settings.record:
         await ledger_hooks.record(turn, _notebook_path(namespace), cell_number)
     return outputs.deliver(args, turn, failure, namespace)  # -o VAR, or the structured answer's error
@@ -470,10 +474,14 @@ def _notebook_policy(policy: ApprovalPolicy | None) -> ApprovalPolicy | None:
 
 
 def cell_mode(args: argparse.Namespace) -> str:
-    """The permission mode one cell runs in: its own ``--mode``, else the notebook's
-    (``configure(mode=...)``, "supervised" unless changed). A mode never carries over from
-    an earlier cell."""
-    return str(args.mode or current().settings.mode)
+    """The permission mode one cell runs in: its own ``--mode``, else the mode a card switched
+    its session to ("... mode for this session", :class:`~kandev_nb.agent.suggestions.ModeChoices`;
+    forgotten on ``--new``), else the notebook's (``configure(mode=...)``, "supervised" unless
+    changed). A ``--mode`` never carries over from an earlier cell."""
+    state = current()
+    if args.new:
+        state.card_modes.pop(args.session, None)
+    return str(args.mode or state.card_modes.get(args.session) or state.settings.mode)
 
 
 async def _switch_mode(args: argparse.Namespace) -> None:

@@ -75,7 +75,7 @@ def configure(**changes: Any) -> None:
     default one), except `approve` and `approval_timeout`, which apply at once (every cell
     passes them to :meth:`Session.run <kandev_nb.Session.run>`), and `mode`, which the
     next cell without ``--mode`` runs in (the live CLI gets a ``set_permission_mode``
-    control request).
+    control request; it also replaces a mode chosen on an approval card).
 
     Returns None (so a setup cell ending with it prints nothing); read ``kandev_nb.settings``.
 
@@ -91,6 +91,8 @@ def configure(**changes: Any) -> None:
     settings = current().settings
     for key, value in changes.items():
         setattr(settings, key, value)
+    if "mode" in changes:  # the notebook's mode, from now on: it replaces a card's choice
+        current().card_modes.clear()
 
 
 _SECONDS = ("approval_timeout", "inactivity_timeout", "budget_usd")
@@ -132,6 +134,9 @@ class NotebookState:
         websocket_factory: the WebSocket transport's factory (one server per kernel), made
             on first use.
         shell: the IPython shell it belongs to (None outside IPython).
+        card_modes: by session name, the mode a person chose on an approval card ("Allow, and
+            switch to acceptEdits mode for this session"); that session's cells without
+            ``--mode`` run in it until ``--new`` or ``configure(mode=...)``.
     """
 
     settings: NotebookSettings = field(default_factory=NotebookSettings)
@@ -142,6 +147,7 @@ class NotebookState:
     extras: dict[str, tuple[tuple[str, Any], ...]] = field(default_factory=dict)
     websocket_factory: Any = None
     shell: Any = None
+    card_modes: dict[str, str] = field(default_factory=dict)
 
     def spent(self) -> float:
         """USD spent by this kernel's `%%claude` turns (per-turn `total_cost_usd` of the results)."""

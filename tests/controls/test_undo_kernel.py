@@ -79,3 +79,37 @@ def test_configure_answer_answers_questions_in_a_headless_kernel(
     assert "Answer: Red" in plain(kernel.eval("kandev_nb.last_turn()._repr_html_()"))
     run = kernel.wait(kernel.start("kandev_nb.configure(answer='Red')"))
     assert run.status == "error" and "callable" in repr(run.error)
+
+
+def test_undo_keeps_the_users_later_edits_in_a_copy_and_dry_run_changes_nothing(
+    kernel: KernelHarness, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path
+) -> None:
+    # issue 24, 11: the user edits a file after the turn that wrote it; undo must not lose that work
+    report, notes = claude_workdir / "report.md", claude_workdir / "notes.md"
+    report.write_text("v1\n")
+    scripted_model.push(
+        Reply(tool_use("Edit", {"file_path": str(report), "old_string": "v1", "new_string": "v2"})),
+        Reply(tool_use("Write", {"file_path": str(notes), "content": "from the turn\n"})),
+        Reply(text("done")),
+    )
+    kernel.execute(setup_code(claude_env, claude_workdir))
+    kernel.execute("%%claude --mode acceptEdits\nedit the report, write notes")
+    assert report.read_text() == "v2\n" and notes.read_text() == "from the turn\n"
+    report.write_text("v2\ntwo hours of the user's own work\n")  # after the turn ended
+
+    run = kernel.wait(kernel.start("%claude_undo --dry-run"))
+    said = repr(run.outputs)
+    assert run.status == "ok", repr(run.error)
+    assert "Dry run" in said and "nothing changed" in said and str(report) in said and str(notes) in said
+    assert f"{report} has changed since that turn" in said and f"{notes} has changed" not in said
+    assert report.read_text() == "v2\ntwo hours of the user's own work\n" and notes.exists()
+    assert sorted(p.name for p in claude_workdir.iterdir()) == ["notes.md", "report.md"]
+
+    run = kernel.wait(kernel.start("%claude_undo"))
+    said = repr(run.outputs)
+    assert run.status == "ok", repr(run.error)
+    assert report.read_text() == "v1\n" and not notes.exists()  # undone
+    copies = list(claude_workdir.glob("report.md.kandev-undo-*.bak"))
+    assert len(copies) == 1 and copies[0].read_text() == "v2\ntwo hours of the user's own work\n"
+    assert f"{report} had changed since that turn: your version is kept in {copies[0]}" in said
+    assert "notes.md had changed" not in said and not list(claude_workdir.glob("notes.md.*"))

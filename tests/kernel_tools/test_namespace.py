@@ -117,7 +117,7 @@ def test_inspect_array_and_other_objects() -> None:
     assert "shape: (2, 2)" in text and "dtype: float64" in text
     assert "min=1.0" in text and "max=5.0" in text and "nan count=1" in text
     long = inspect_value("long", "x" * 5000, repr_chars=100)
-    assert "length: 5000" in long and "[repr cut: 100 of 5002 characters shown]" in long
+    assert "length: 5000" in long and "[repr cut: the first 100 of 5000 characters shown]" in long
 
     def area(width: float, height: float = 1.0) -> float:
         """Area of a rectangle."""
