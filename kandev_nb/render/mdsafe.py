@@ -22,6 +22,9 @@ from __future__ import annotations
 
 import html
 import re
+from functools import lru_cache
+
+from markdown_it import MarkdownIt
 
 __all__ = ["code_span", "one_line", "plain", "safe_markdown"]
 
@@ -83,7 +86,16 @@ def safe_markdown(text: str) -> str:
     literally). Everything else keeps its Markdown meaning (emphasis, lists, tables,
     http(s) links), but ``<script>``, ``<img onerror=...>``, ``javascript:`` links and
     remote images do nothing when rendered.
+
+    Which lines are code is decided by what a CommonMark parser will see in the result: a
+    fence inside a list item or a quote ends with its container (``- a`` / ```` ``` ```` /
+    ``- b`` closes the fence at ``- b``), so a text with both fences and containers is
+    split by markdown-it-py's block parser (:func:`_by_parser`); other texts by a line scan
+    that tracks top-level fences as CommonMark does.
     """
+    lines = _EOL.sub("\n", text).split("\n")
+    if ("```" in text or "~~~" in text) and _CONTAINER.search(text):
+        return "\n".join(_by_parser(lines))
     out: list[str] = []
     fence: tuple[str, int] | None = None
     # A backtick left open on an earlier line of the paragraph may pair with one on this
@@ -91,7 +103,7 @@ def safe_markdown(text: str) -> str:
     open_tick = False
     # A lone CR ends a Markdown line too: split where the renderer will, or a code span
     # seen here across "\r\r" (a blank line there) would let raw HTML through.
-    for line in _EOL.sub("\n", text).split("\n"):
+    for line in lines:
         m = _FENCE.match(line)
         if fence is not None:
             out.append(line)
@@ -109,6 +121,60 @@ def safe_markdown(text: str) -> str:
         open_tick = open_tick or left
         out.append(safe)
     return "\n".join(out)
+
+
+_CONTAINER = re.compile(r"^[ \t]*(>|[-*+][ \t]|\d{1,9}[.)][ \t])", re.MULTILINE)
+"""A line that opens a block quote or a list item (a container a fence may sit in)."""
+
+
+@lru_cache(maxsize=1)
+def _blocks() -> MarkdownIt:
+    """markdown-it-py's CommonMark block parser (tables on, as the renderers have them),
+    without the inline pass: only which lines are code blocks is read from it."""
+    md = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
+    md.core.ruler.disable(["inline", "text_join"])
+    return md
+
+
+def _code_lines(text: str) -> set[int]:
+    """The 0-based line numbers that a CommonMark parser reads as code (fenced or indented
+    code blocks, inside any list or quote), fence lines included."""
+    lines: set[int] = set()
+    for token in _blocks().parse(text):
+        if token.type in ("fence", "code_block") and token.map:
+            lines.update(range(token.map[0], token.map[1]))
+    return lines
+
+
+def _escape_lines(lines: list[str], code: set[int]) -> list[str]:
+    """`lines` with every line outside `code` made safe prose (code spans kept when sure)."""
+    out: list[str] = []
+    open_tick = False
+    for i, line in enumerate(lines):
+        if i in code:
+            out.append(line)
+            open_tick = False
+            continue
+        if not line.strip():
+            open_tick = False
+        safe, left = _line(line, spans=not open_tick)
+        open_tick = open_tick or left
+        out.append(safe)
+    return out
+
+
+def _by_parser(lines: list[str]) -> list[str]:
+    """The lines made safe, keeping as they are only lines the parser reads as code in the
+    *result* (escaping prose can change the blocks around it: then the kept set shrinks to
+    what the result still reads as code, and is checked again; an empty set keeps nothing)."""
+    code = _code_lines("\n".join(lines))
+    for _ in range(4):
+        out = _escape_lines(lines, code)
+        seen = _code_lines("\n".join(out))
+        if code <= seen:
+            return out
+        code &= seen
+    return _escape_lines(lines, set())
 
 
 _PLAIN = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>])")
