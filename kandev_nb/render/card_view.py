@@ -220,11 +220,14 @@ class CardView:
     where: str = ""
 
     def open_by_default(self, *, live: bool) -> bool:
-        """Whether the card shows its body unfolded: errors and denials, task lists and plans
-        always; live also edits, commands and subagents (saved copies stay short)."""
-        if self.status in ("error", "denied") or self.kind in ("manage_todos", "plan"):
+        """Whether the card shows its body unfolded: errors and denials, task lists, plans,
+        and a turn's results (an edit's or a cell's diff, figures, answers to questions)
+        always, live and saved; live also commands and subagents (saved copies stay short)."""
+        if self.status in ("error", "denied") or self.kind in ("manage_todos", "plan", "modify_file"):
             return True
-        return live and self.kind in ("modify_file", "shell_exec", "subagent_task")
+        if any(isinstance(p, Diff | Images | Questions) for p in self.parts):
+            return True
+        return live and self.kind in ("shell_exec", "subagent_task")
 
 
 def tool_label(tool_name: str) -> str:
@@ -453,8 +456,13 @@ def _body(
         case t.Generic(name="AskUserQuestion"):  # issue 19: the questions and the answers given
             parts.append(Questions(payload.input, payload.output or output))
             shown = ("questions",)
-        case t.Generic(input={"code": str(code)}) if proposal:  # e.g. mcp__kernel__run_code
+        case t.Generic(input={"code": str(code)}):  # e.g. mcp__kernel__run_code: the code as code
             parts.append(Code(code, "python"))
+            rest = {k: v for k, v in payload.input.items() if k != "code"}
+            if not proposal:  # a proposal lists the other inputs as its table
+                if rest:
+                    parts.append(Block("input", _json(rest), "kandev-input", lang="json"))
+                parts.append(Block("output", payload.output or output, "kandev-output"))
             shown = ("code",)
         case t.Generic():
             if not proposal:  # a proposal lists the whole input as its table

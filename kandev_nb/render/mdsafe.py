@@ -9,7 +9,8 @@ guarantee:
 * :func:`safe_markdown` for Markdown written by the model (answers, thinking, plans,
   subagent results): outside fenced code and code spans, ``&`` and ``<`` become entities
   (no tag, comment, autolink or entity survives), link targets other than http(s), mailto,
-  anchors and relative paths are replaced by ``#blocked-link``, reference definitions
+  anchors and relative paths are replaced by ``#blocked-link``, ``$`` is ``\\$`` (a dollar
+  sign, not LaTeX math, in renderers that typeset it), reference definitions
   (``[r]: url``) are escaped into text, and images become plain links (``![x](url)`` ->
   ``!\\[x](url)``), so opening the notebook fetches nothing. Lines are split where a renderer
   splits them (``\\r`` too), and only code spans a renderer surely sees are kept as they are.
@@ -54,7 +55,7 @@ def _dest(url: str) -> str:
 
 def _prose(text: str) -> str:
     text = text.replace("&", "&amp;").replace("<", "&lt;")
-    text = text.replace("![", "!\\[")
+    text = text.replace("![", "!\\[").replace("$", "\\$")  # a dollar, never LaTeX math (issue 28.5)
     # No reference definition forms (``]`` right before ``:`` escaped): its destination may
     # be on the next line, or the definition inside a quote or list, out of _REF_DEF's sight.
     text = _REF_COLON.sub(r"\1\\]", text)
@@ -177,7 +178,7 @@ def _by_parser(lines: list[str]) -> list[str]:
     return _escape_lines(lines, set())
 
 
-_PLAIN = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>])")
+_PLAIN = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>$])")
 
 
 def one_line(text: str) -> str:

@@ -136,9 +136,10 @@ def card_of(rec: ToolRecord) -> CardView:
 # -- HTML -------------------------------------------------------------------------------
 
 _WRAP = (
-    '<div class="kandev-turn kandev-static" style="font-family:var(--jp-content-font-family,'
+    f'<div class="kandev-turn kandev-static {th.NO_MATH}" style="font-family:var(--jp-content-font-family,'
     'system-ui,sans-serif);line-height:1.45">'
 )
+"""The saved output's root: :data:`~kandev_nb.render.theme.NO_MATH` keeps MathJax out (a ``$`` is a dollar)."""
 
 
 def _html_items(items: list[_Item], turn: Turn) -> str:
