@@ -48,6 +48,7 @@ __all__ = [
     "live_card_html",
     "modify_file_html",
     "parts_html",
+    "remote_html",
     "saved_card_html",
     "status_icon",
     "summary_html",
@@ -248,6 +249,17 @@ def verdict_html(decision: ev.PermissionDecided) -> str:
     )
 
 
+def remote_html(urls: tuple[str, ...]) -> str:
+    """The warning of a Markdown cell that loads remote resources (:class:`~kandev_nb.render.card_view.Remote`)."""
+    n = len(urls)
+    items = "".join(f"<li><code>{esc(u)}</code></li>" for u in urls)
+    return (
+        f'<div class="kandev-remote-warning" style="color:{th.ERROR};margin:0.2em 0"><b>⚠ Shown in the notebook, '
+        f"this Markdown cell loads {n} remote resource{'s' if n != 1 else ''}</b> (when it is inserted and every "
+        f'time the notebook is opened; the site sees each request):<ul style="margin:0.1em 0">{items}</ul></div>'
+    )
+
+
 def _preview(text: str, full: bool, limits: tuple[int, int] | None = None) -> Preview:
     if full:
         return Preview(text, len(text), 0, 0)
@@ -282,6 +294,8 @@ def _part_html(part: cv.Part, where: str, full: bool, saved: bool) -> str:
             return questions_html(part.input, part.output)
         case cv.Images():
             return figures_html(part.sources)
+        case cv.Remote():
+            return remote_html(part.urls)
         case cv.Verdict():
             return verdict_html(part.decision)
 

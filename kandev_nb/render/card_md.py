@@ -177,6 +177,11 @@ def _part(part: cv.Part, where: str) -> str:
         case cv.Images():
             shown = [f"figure {i + 1}" for i, src in enumerate(part.sources) if src.startswith("data:image/")]
             return f"*{' · '.join(shown)}: the pictures are in the HTML copy*\n" if shown else ""
+        case cv.Remote():
+            n = len(part.urls)
+            items = "".join(f"- {ms.code_span(u)}\n" for u in part.urls)
+            what = f"{n} remote resource{'s' if n != 1 else ''}"
+            return f"**⚠ Shown in the notebook, this Markdown cell loads {what}:**\n\n{items}"
         case cv.Verdict():
             return _verdict(part.decision)
 

@@ -3,7 +3,7 @@
 A card is its title line (status, tool label, title, :class:`Badge` figures) and its body, a
 tuple of frozen parts (:data:`Part`): :class:`Fields`, :class:`Text`, :class:`Code`,
 :class:`Block`, :class:`Markdown`, :class:`Diff`, :class:`Todos`, :class:`Questions`,
-:class:`Images`, :class:`Inputs`, :class:`Verdict`. :func:`card_view` holds the only switch over the
+:class:`Images`, :class:`Inputs`, :class:`Remote`, :class:`Verdict`. :func:`card_view` holds the only switch over the
 NormalizedPayload kinds; two renderers turn the same CardView into the live widget's and the
 saved HTML (:mod:`kandev_nb.render.card_html`) and into the saved Markdown
 (:mod:`kandev_nb.render.card_md`), so the live card, the saved HTML and the saved Markdown
@@ -31,6 +31,7 @@ from kandev_nb.agent import events as ev
 from kandev_nb.agent import tools as t
 from kandev_nb.agent.cells import NotebookCell
 from kandev_nb.render.html import fmt_ms, fmt_tokens
+from kandev_nb.render.mdsafe import remote_urls
 
 __all__ = [
     "Badge",
@@ -46,6 +47,7 @@ __all__ = [
     "Markdown",
     "Part",
     "Questions",
+    "Remote",
     "Text",
     "Todos",
     "Verdict",
@@ -193,7 +195,15 @@ class Verdict:
     decision: ev.PermissionDecided
 
 
-Part = Fields | Inputs | Text | Code | Block | Markdown | Diff | Todos | Questions | Images | Verdict
+@dataclass(frozen=True)
+class Remote:
+    """The remote URLs a Markdown cell's new source loads when JupyterLab renders it (images,
+    iframes: requested on insert and at every reopen), listed on the card (issue 23.8)."""
+
+    urls: tuple[str, ...]
+
+
+Part = Fields | Inputs | Text | Code | Block | Markdown | Diff | Todos | Questions | Images | Remote | Verdict
 """One piece of a card's body."""
 
 
@@ -447,6 +457,10 @@ def _body(
                 parts.append(Code(p.source, _cell_language(p)))
             elif p.operation in ("run", "delete"):
                 parts.append(Text("(source not read yet)", muted=True))
+            if p.cell_type == "markdown" and p.operation in ("insert", "edit") and p.source:
+                urls = remote_urls(p.source)
+                if urls:
+                    parts.append(Remote(urls))
             answer = p.output if p.output is not None else output
             if answer and not proposal:
                 parts.append(

@@ -24,10 +24,11 @@ from __future__ import annotations
 import html
 import re
 from functools import lru_cache
+from html.parser import HTMLParser
 
 from markdown_it import MarkdownIt
 
-__all__ = ["code_span", "one_line", "plain", "safe_markdown"]
+__all__ = ["code_span", "one_line", "plain", "remote_urls", "safe_markdown"]
 
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
 _CODE_SPAN = re.compile(r"(?<![`\\])(`+)(?!`)([^|]+?)(?<!`)\1(?!`)")
@@ -202,3 +203,55 @@ def code_span(text: str) -> str:
     ticks = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
     return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+_REMOTE = re.compile(r"^\s*(https?:)?//", re.IGNORECASE)
+_CSS_URL = re.compile(r"url\(\s*['\"]?([^'\")]+)", re.IGNORECASE)
+_LOADING_ATTRS = frozenset({"src", "srcset", "poster", "data", "background", "lowsrc", "dynsrc", "xlink:href"})
+
+
+class _Loads(HTMLParser):
+    """Collects the URLs raw HTML would make a browser fetch (``src``, ``srcset``, ``poster``,
+    ``<link href>``, CSS ``url(...)`` in ``style``)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.urls: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        for name, value in attrs:
+            if not value:
+                continue
+            if name in _LOADING_ATTRS or (tag == "link" and name == "href"):
+                self.urls += [part.strip().split(" ")[0] for part in value.split(",")] if name == "srcset" else [value]
+            elif name == "style":
+                self.urls += _CSS_URL.findall(value)
+
+    def handle_data(self, data: str) -> None:  # a <style> element's text
+        if self.lasttag == "style":
+            self.urls += _CSS_URL.findall(data)
+
+
+def remote_urls(markdown: str) -> tuple[str, ...]:
+    """The remote URLs (``http(s)://`` or ``//host``) that rendering `markdown` with raw HTML
+    allowed would load by itself: Markdown images (``![x](http://...)``) and the loading
+    attributes of raw HTML (``<img src>``, ``srcset``, ``<iframe>``, ``<video poster>``,
+    ``<link href>``, CSS ``url()``). JupyterLab renders a Markdown *cell* so, with remote
+    images kept by its sanitizer: the tab requests each of them when the cell is rendered,
+    and again whenever the notebook is opened. Links (``[x](url)``) load nothing and are
+    not listed. In order of appearance, each once."""
+    md = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
+    found: list[str] = []
+    loads = _Loads()
+    stack = list(md.parse(markdown))
+    while stack:
+        token = stack.pop(0)
+        if token.type == "image":
+            found.append(str(token.attrGet("src") or ""))
+        elif token.type in ("html_block", "html_inline"):
+            loads.feed(token.content)
+        if token.children:
+            stack[0:0] = token.children
+    loads.close()
+    found += loads.urls
+    return tuple(dict.fromkeys(u for u in found if _REMOTE.match(u)))

@@ -8,8 +8,11 @@ from kandev_nb.agent import events as ev
 from kandev_nb.agent.turn import Turn
 from kandev_nb.notebook.widgets import TurnView
 from kandev_nb.notebook.widgets.recording import Recorder
+from kandev_nb.render import card_html as ch
+from kandev_nb.render import card_md as cm
+from kandev_nb.render import card_view as cv
 from kandev_nb.render import html as r
-from kandev_nb.render.mdsafe import safe_markdown
+from kandev_nb.render.mdsafe import remote_urls, safe_markdown
 from kandev_nb.render.static import card_of, mime_bundle
 from tests.widgets.conftest import Clock
 from tests.widgets.widget_events import call, complete, result
@@ -76,3 +79,39 @@ def test_the_run_code_card_shows_its_code_as_highlighted_python_not_a_json_line(
 def test_dollars_in_saved_markdown_are_escaped_not_math() -> None:
     assert safe_markdown(DOLLARS) == "Revenue rose from \\$41.5k in July to \\$61k in August."
     assert safe_markdown("`$x$` and\n```\n$y$\n```") == "`$x$` and\n```\n$y$\n```"  # code stays as written
+
+
+# -- issue 23.8: a Markdown cell that loads remote resources says so on its card ------------
+
+
+def test_remote_urls_lists_what_a_rendered_markdown_cell_would_load() -> None:
+    source = (
+        "# Results\n\n![chart](http://evil.example/c.png?k=1) and [a link](http://ok.example/)\n\n"
+        '<img src="https://evil.example/i.gif"> <iframe src="//frames.example/x"></iframe>\n\n'
+        '<div style="background:url(http://css.example/b.png)">x</div>\n\n![local](img/a.png) `![no](http://code.example/)`'
+    )
+    assert remote_urls(source) == (
+        "http://evil.example/c.png?k=1",
+        "https://evil.example/i.gif",
+        "//frames.example/x",
+        "http://css.example/b.png",
+    )
+    assert remote_urls("plain text, [link](http://x.example/)") == ()
+
+
+def test_the_insert_cell_card_lists_the_remote_resources_live_saved_and_on_approval() -> None:
+    """Old code: the card showed the source only; nothing said the tab would fetch a URL the model chose."""
+    tool_input = {"source": "Done!\n\n![pixel](http://tracker.example/p.png?id=42)", "cell_type": "markdown"}
+    c = call("t1", "mcp__kernel__insert_cell", tool_input)
+    turn = Turn(prompt="p", session_name="s")
+    turn.add(c, 0.0)
+    view = card_of(turn.tools["t1"])
+    assert cv.Remote(("http://tracker.example/p.png?id=42",)) in view.parts
+    html = ch.saved_card_html(view)
+    assert "kandev-remote-warning" in html and "loads 1 remote resource" in html
+    assert "<code>http://tracker.example/p.png?id=42</code>" in html
+    assert "loads 1 remote resource" in cm.saved_card_markdown(view)
+    proposal = cv.proposal_view(c.normalized, tool_input)
+    assert cv.Remote(("http://tracker.example/p.png?id=42",)) in proposal
+    code = call("t2", "mcp__kernel__insert_cell", {"source": "x = '![a](http://x.example/a.png)'"})
+    assert not any(isinstance(p, cv.Remote) for p in cv.proposal_view(code.normalized, code.input))
