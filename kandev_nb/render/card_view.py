@@ -30,7 +30,7 @@ from typing import Any, Literal
 from kandev_nb.agent import events as ev
 from kandev_nb.agent import tools as t
 from kandev_nb.agent.cells import NotebookCell
-from kandev_nb.render.html import fmt_ms, fmt_tokens
+from kandev_nb.render.html import fmt_ms, fmt_tokens, without_image_notes
 from kandev_nb.render.mdsafe import remote_urls
 
 __all__ = [
@@ -327,10 +327,16 @@ def _cell_language(p: NotebookCell) -> str:
 
 
 def _body(
-    payload: t.NormalizedPayload, output: str, status: str, where: str, proposal: bool
+    payload: t.NormalizedPayload,
+    output: str,
+    status: str,
+    where: str,
+    proposal: bool,
+    images: bool = False,
 ) -> tuple[list[Part], list[Badge | DiffStat], tuple[str, ...]]:
     """The one switch over the NormalizedPayload kinds: (body parts, title badges, the input
-    fields the body shows). `proposal`: what an approval card shows before the call runs."""
+    fields the body shows). `proposal`: what an approval card shows before the call runs;
+    `images`: the card shows the call's pictures (their stand-in lines are left out)."""
     parts: list[Part] = []
     badges: list[Badge | DiffStat] = []
     shown: tuple[str, ...] = ()
@@ -476,13 +482,13 @@ def _body(
             if not proposal:  # a proposal lists the other inputs as its table
                 if rest:
                     parts.append(Block("input", _json(rest), "kandev-input", lang="json"))
-                parts.append(Block("output", payload.output or output, "kandev-output"))
+                parts.append(Block("output", without_image_notes(payload.output or output, images), "kandev-output"))
             shown = ("code",)
         case t.Generic():
             if not proposal:  # a proposal lists the whole input as its table
                 if payload.input:
                     parts.append(Block("input", _json(payload.input), "kandev-input", lang="json"))
-                parts.append(Block("output", payload.output or output, "kandev-output"))
+                parts.append(Block("output", without_image_notes(payload.output or output, images), "kandev-output"))
     return parts, badges, shown
 
 
@@ -519,7 +525,7 @@ def card_view(
     is_denied = denied(decision)
     if is_denied:
         payload, output, status, images = _proposed(payload), "", "running", ()
-    parts, badges, _shown = _body(payload, output, status, where, proposal=False)
+    parts, badges, _shown = _body(payload, output, status, where, proposal=False, images=bool(images))
     if images:
         parts.append(Images(images))
     if decision is not None and is_denied:

@@ -54,6 +54,7 @@ __all__ = [
     "fmt_usd",
     "markdown_html",
     "stats_html",
+    "without_image_notes",
 ]
 
 PREVIEW_LINES = 40
@@ -400,6 +401,17 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)
 def strip_ansi(text: str) -> str:
     """`text` without terminal colour/cursor escapes (pytest, git... print them); for display only."""
     return _ANSI.sub("", text) if "\x1b" in text else text
+
+
+_IMAGE_NOTE = re.compile(r"^\[(?:image: image/[\w.+-]+|Image: source: [^\n\]]+)\]\n?", re.MULTILINE)
+"""A tool_result's stand-ins for its pictures: our ``[image: image/png]`` (tool_result_text)
+and the CLI's ``[Image: source: <its temp file>]`` line."""
+
+
+def without_image_notes(text: str, images: bool) -> str:
+    """A tool's output text as a card shows it: without the pictures' stand-in lines when
+    the card shows the pictures themselves (`images`)."""
+    return _IMAGE_NOTE.sub("", text).rstrip("\n") if images and "[" in text else text
 
 
 def _block(label: str, text: str, *, full: bool, where: str, cls: str, style: str = "") -> str:
