@@ -138,14 +138,19 @@ def _blocks() -> MarkdownIt:
     return md
 
 
-def _code_lines(text: str) -> set[int]:
+def _code_lines(text: str) -> tuple[set[int], bool]:
     """The 0-based line numbers that a CommonMark parser reads as code (fenced or indented
-    code blocks, inside any list or quote), fence lines included."""
+    code blocks, inside any list or quote), fence lines included; and whether the text has
+    blocks that escaping its prose can remove (an HTML block, a link reference definition),
+    which may change what the lines around them are."""
     lines: set[int] = set()
-    for token in _blocks().parse(text):
+    env: dict[str, object] = {}
+    fragile = False
+    for token in _blocks().parse(text, env):
         if token.type in ("fence", "code_block") and token.map:
             lines.update(range(token.map[0], token.map[1]))
-    return lines
+        fragile = fragile or token.type == "html_block"
+    return lines, fragile or bool(env.get("references"))
 
 
 def _escape_lines(lines: list[str], code: set[int]) -> list[str]:
@@ -167,12 +172,16 @@ def _escape_lines(lines: list[str], code: set[int]) -> list[str]:
 
 def _by_parser(lines: list[str]) -> list[str]:
     """The lines made safe, keeping as they are only lines the parser reads as code in the
-    *result* (escaping prose can change the blocks around it: then the kept set shrinks to
-    what the result still reads as code, and is checked again; an empty set keeps nothing)."""
-    code = _code_lines("\n".join(lines))
+    *result*. Escaping prose can change the blocks around it only where it removes an HTML
+    block or a reference definition (a paragraph then swallows an indented line that was
+    code): then the result is parsed again, the kept set shrinks to what it still reads as
+    code, and is checked again; an empty set keeps nothing."""
+    code, fragile = _code_lines("\n".join(lines))
+    if not fragile:  # escaping prose (entities, backslashes) creates or removes no block here
+        return _escape_lines(lines, code)
     for _ in range(4):
         out = _escape_lines(lines, code)
-        seen = _code_lines("\n".join(out))
+        seen, _fragile = _code_lines("\n".join(out))
         if code <= seen:
             return out
         code &= seen

@@ -30,6 +30,8 @@ REVIEWER = [
     f"- a\n\n  ```python\n  x = 1\n\n- b\n\n{XSS}\n\n```\n",
     f"> - q\n>   ```\n> - r\n{XSS}\n",
     f"* ```\n{XSS}\n  ```\n",
+    f"[r]: /x\n    code {XSS}\n- x\n  ```\n",
+    f"<div>\n- a\n  ```\n</div>\n\n    {XSS}\n",
 ]
 
 
@@ -74,6 +76,7 @@ _BODY = st.sampled_from(
         "</div>",
         "<!-- c -->",
         "[a]: javascript:alert(1)",
+        "[r]: /x",
         "[x](javascript:alert(1))",
         "![i](http://remote.example/p.png)",
         "| a | b |",
