@@ -174,7 +174,9 @@ class KernelTools:
         self._options = options
         self.calls: list[ToolCallRecord] = []
         self._cell: contextvars.Context | None = None
-        self.runner = CodeRunner(self.namespace, display=self._display_function(), display_hook=self._png_hook())
+        # No `display` of the last expression's value: its repr is on the run_code card ("result:"),
+        # and a display from the tool landed below the turn's footer (issue 28.11).
+        self.runner = CodeRunner(self.namespace, display_hook=self._png_hook())
         self.notebook = NotebookTools(self, notebook_view)
         self.server: Server[Any] = Server(
             SERVER_NAME,
@@ -237,13 +239,6 @@ class KernelTools:
         """Stop the server's connection (a running ``run_code`` is stopped too)."""
         self.stop()
         await self.bridge.aclose()
-
-    def _display_function(self) -> Callable[[Any], None] | None:
-        if self.shell is None:
-            return None
-        from IPython.display import display
-
-        return display
 
     def _png_hook(self) -> Callable[[Callable[[bytes], None]], Callable[[], None]] | None:
         publisher = getattr(self.shell, "display_pub", None)

@@ -147,7 +147,7 @@ class Stats(Mapping[str, Any]):
 
     def _repr_html_(self) -> str:
         """HTML tables, numbers right-aligned, in JupyterLab's theme colours."""
-        parts = ['<div class="kandev-stats">']
+        parts = ['<div class="kandev-stats mathjax_ignore tex2jax_ignore">']  # "$0.01 ... $0.02" is not LaTeX
         for title, header, rows in self._tables():
             head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
             body = "".join(

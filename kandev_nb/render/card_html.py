@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from kandev_nb.agent import events as ev
 from kandev_nb.agent import tools as t
 from kandev_nb.render import card_view as cv
-from kandev_nb.render import diffs
+from kandev_nb.render import diffs, reveal
 from kandev_nb.render import theme as th
 from kandev_nb.render.card_view import decided_by_text, denied, tool_label, where_expr
 from kandev_nb.render.html import (
@@ -48,6 +48,7 @@ __all__ = [
     "live_card_html",
     "modify_file_html",
     "parts_html",
+    "remote_html",
     "saved_card_html",
     "status_icon",
     "summary_html",
@@ -248,6 +249,17 @@ def verdict_html(decision: ev.PermissionDecided) -> str:
     )
 
 
+def remote_html(urls: tuple[str, ...]) -> str:
+    """The warning of a Markdown cell that loads remote resources (:class:`~kandev_nb.render.card_view.Remote`)."""
+    n = len(urls)
+    items = "".join(f"<li><code>{esc(u)}</code></li>" for u in urls)
+    return (
+        f'<div class="kandev-remote-warning" style="color:{th.ERROR};margin:0.2em 0"><b>⚠ Shown in the notebook, '
+        f"this Markdown cell loads {n} remote resource{'s' if n != 1 else ''}</b> (when it is inserted and every "
+        f'time the notebook is opened; the site sees each request):<ul style="margin:0.1em 0">{items}</ul></div>'
+    )
+
+
 def _preview(text: str, full: bool, limits: tuple[int, int] | None = None) -> Preview:
     if full:
         return Preview(text, len(text), 0, 0)
@@ -282,19 +294,35 @@ def _part_html(part: cv.Part, where: str, full: bool, saved: bool) -> str:
             return questions_html(part.input, part.output)
         case cv.Images():
             return figures_html(part.sources)
+        case cv.Remote():
+            return remote_html(part.urls)
         case cv.Verdict():
             return verdict_html(part.decision)
 
 
-def parts_html(parts: Iterable[cv.Part], *, where: str = "", full: bool = False, saved: bool = False) -> str:
-    """Body parts as HTML.
+def parts_html(
+    parts: Iterable[cv.Part], *, where: str = "", full: bool = False, saved: bool = False, wrap: bool = False
+) -> str:
+    """Body parts as HTML, every invisible or direction-changing character shown as a
+    highlighted ``<U+2067>`` under a warning line (:mod:`kandev_nb.render.reveal`).
 
     Args:
         parts: :class:`~kandev_nb.render.card_view.CardView` parts.
         where: the expression holding the whole output, named under a cut preview.
         full: every text whole (live "Show all"); saved: static HTML (a cut diff gets a
             ``<details>`` with the whole diff, as there is no button).
+        wrap: code and diff lines longer than :data:`~kandev_nb.render.reveal.WRAP_COLUMNS`
+            broken with a visible ``↩``/``↪`` mark (the approval card: nothing hides beyond
+            the output's width).
     """
+    body = _parts_raw(parts, where, full, saved)
+    if wrap:
+        body = reveal.wrap_pre_html(body)
+    body, found = reveal.reveal_html(body)
+    return reveal.warning_html(found) + body
+
+
+def _parts_raw(parts: Iterable[cv.Part], where: str, full: bool, saved: bool) -> str:
     return "".join(_part_html(p, where, full, saved) for p in parts)
 
 
@@ -303,11 +331,20 @@ def body_html(view: cv.CardView, *, full: bool = False, saved: bool = False) -> 
     return parts_html(view.parts, where=view.where, full=full, saved=saved)
 
 
+def _card_html(view: cv.CardView, *, full: bool, saved: bool) -> tuple[str, str]:
+    """(summary, body) of `view` with hidden characters revealed in both; the warning line,
+    counting both, opens the body."""
+    summary, in_summary = reveal.reveal_html(summary_html(view))
+    body, in_body = reveal.reveal_html(_parts_raw(view.parts, view.where, full, saved))
+    return summary, reveal.warning_html(in_body or in_summary) + body  # the title repeats the input
+
+
 def live_card_html(view: cv.CardView, *, open_: bool, full: bool = False) -> str:
     """The live card's ``<details>``: class ``kandev-tool-details kandev-kind-<kind>`` (and
     ``kandev-denied``); the widget box around it carries ``kandev-tool-card``."""
     cls = f"kandev-tool-details kandev-kind-{view.kind}" + (" kandev-denied" if view.status == "denied" else "")
-    return details_html(summary_html(view), body_html(view, full=full), open_=open_, cls=cls)
+    summary, body = _card_html(view, full=full, saved=False)
+    return details_html(summary, body, open_=open_, cls=cls)
 
 
 def saved_card_html(view: cv.CardView, nested: str = "") -> str:
@@ -315,9 +352,8 @@ def saved_card_html(view: cv.CardView, nested: str = "") -> str:
     kandev-status-<status>``, folded as :meth:`CardView.open_by_default` says for saved
     copies, cut diffs with a whole-diff ``<details>``, `nested` (subagent cards) at the end."""
     cls = f"kandev-tool-card kandev-kind-{view.kind} kandev-status-{view.status}"
-    return details_html(
-        summary_html(view), body_html(view, saved=True) + nested, cls=cls, open_=view.open_by_default(live=False)
-    )
+    summary, body = _card_html(view, full=False, saved=True)
+    return details_html(summary, body + nested, cls=cls, open_=view.open_by_default(live=False))
 
 
 def diff_is_cut(view: cv.CardView | t.NormalizedPayload) -> bool:

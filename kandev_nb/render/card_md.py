@@ -21,7 +21,7 @@ from kandev_nb.agent import events as ev
 from kandev_nb.agent import tools as t
 from kandev_nb.agent.questions import answered_pairs
 from kandev_nb.render import card_view as cv
-from kandev_nb.render import diffs
+from kandev_nb.render import diffs, reveal
 from kandev_nb.render import html as r
 from kandev_nb.render import mdsafe as ms
 from kandev_nb.render.questions import list_items
@@ -177,6 +177,11 @@ def _part(part: cv.Part, where: str) -> str:
         case cv.Images():
             shown = [f"figure {i + 1}" for i, src in enumerate(part.sources) if src.startswith("data:image/")]
             return f"*{' · '.join(shown)}: the pictures are in the HTML copy*\n" if shown else ""
+        case cv.Remote():
+            n = len(part.urls)
+            items = "".join(f"- {ms.code_span(u)}\n" for u in part.urls)
+            what = f"{n} remote resource{'s' if n != 1 else ''}"
+            return f"**⚠ Shown in the notebook, this Markdown cell loads {what}:**\n\n{items}"
         case cv.Verdict():
             return _verdict(part.decision)
 
@@ -193,5 +198,7 @@ def body_markdown(view: cv.CardView) -> str:
 
 def saved_card_markdown(view: cv.CardView, nested: str = "") -> str:
     """The card as a Markdown ``<details>`` block; `nested`: its subagent's items, at the end."""
-    body = body_markdown(view) + (f"\n{nested}" if nested else "")
-    return f"<details><summary>{summary_markdown(view)}</summary>\n\n{body}\n</details>\n"
+    summary, in_summary = reveal.reveal_text(summary_markdown(view))
+    body, in_body = reveal.reveal_text(body_markdown(view))
+    body = reveal.warning_markdown(in_body or in_summary) + body + (f"\n{nested}" if nested else "")
+    return f"<details><summary>{summary}</summary>\n\n{body}\n</details>\n"

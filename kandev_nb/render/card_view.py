@@ -3,7 +3,7 @@
 A card is its title line (status, tool label, title, :class:`Badge` figures) and its body, a
 tuple of frozen parts (:data:`Part`): :class:`Fields`, :class:`Text`, :class:`Code`,
 :class:`Block`, :class:`Markdown`, :class:`Diff`, :class:`Todos`, :class:`Questions`,
-:class:`Images`, :class:`Inputs`, :class:`Verdict`. :func:`card_view` holds the only switch over the
+:class:`Images`, :class:`Inputs`, :class:`Remote`, :class:`Verdict`. :func:`card_view` holds the only switch over the
 NormalizedPayload kinds; two renderers turn the same CardView into the live widget's and the
 saved HTML (:mod:`kandev_nb.render.card_html`) and into the saved Markdown
 (:mod:`kandev_nb.render.card_md`), so the live card, the saved HTML and the saved Markdown
@@ -30,7 +30,8 @@ from typing import Any, Literal
 from kandev_nb.agent import events as ev
 from kandev_nb.agent import tools as t
 from kandev_nb.agent.cells import NotebookCell
-from kandev_nb.render.html import fmt_ms, fmt_tokens
+from kandev_nb.render.html import fmt_ms, fmt_tokens, without_image_notes
+from kandev_nb.render.mdsafe import remote_urls
 
 __all__ = [
     "Badge",
@@ -46,6 +47,7 @@ __all__ = [
     "Markdown",
     "Part",
     "Questions",
+    "Remote",
     "Text",
     "Todos",
     "Verdict",
@@ -193,7 +195,15 @@ class Verdict:
     decision: ev.PermissionDecided
 
 
-Part = Fields | Inputs | Text | Code | Block | Markdown | Diff | Todos | Questions | Images | Verdict
+@dataclass(frozen=True)
+class Remote:
+    """The remote URLs a Markdown cell's new source loads when JupyterLab renders it (images,
+    iframes: requested on insert and at every reopen), listed on the card (issue 23.8)."""
+
+    urls: tuple[str, ...]
+
+
+Part = Fields | Inputs | Text | Code | Block | Markdown | Diff | Todos | Questions | Images | Remote | Verdict
 """One piece of a card's body."""
 
 
@@ -220,11 +230,14 @@ class CardView:
     where: str = ""
 
     def open_by_default(self, *, live: bool) -> bool:
-        """Whether the card shows its body unfolded: errors and denials, task lists and plans
-        always; live also edits, commands and subagents (saved copies stay short)."""
-        if self.status in ("error", "denied") or self.kind in ("manage_todos", "plan"):
+        """Whether the card shows its body unfolded: errors and denials, task lists, plans,
+        and a turn's results (an edit's or a cell's diff, figures, answers to questions)
+        always, live and saved; live also commands and subagents (saved copies stay short)."""
+        if self.status in ("error", "denied") or self.kind in ("manage_todos", "plan", "modify_file"):
             return True
-        return live and self.kind in ("modify_file", "shell_exec", "subagent_task")
+        if any(isinstance(p, Diff | Images | Questions) for p in self.parts):
+            return True
+        return live and self.kind in ("shell_exec", "subagent_task")
 
 
 def tool_label(tool_name: str) -> str:
@@ -318,10 +331,16 @@ def _cell_language(p: NotebookCell) -> str:
 
 
 def _body(
-    payload: t.NormalizedPayload, output: str, status: str, where: str, proposal: bool
+    payload: t.NormalizedPayload,
+    output: str,
+    status: str,
+    where: str,
+    proposal: bool,
+    images: bool = False,
 ) -> tuple[list[Part], list[Badge | DiffStat], tuple[str, ...]]:
     """The one switch over the NormalizedPayload kinds: (body parts, title badges, the input
-    fields the body shows). `proposal`: what an approval card shows before the call runs."""
+    fields the body shows). `proposal`: what an approval card shows before the call runs;
+    `images`: the card shows the call's pictures (their stand-in lines are left out)."""
     parts: list[Part] = []
     badges: list[Badge | DiffStat] = []
     shown: tuple[str, ...] = ()
@@ -448,6 +467,10 @@ def _body(
                 parts.append(Code(p.source, _cell_language(p)))
             elif p.operation in ("run", "delete"):
                 parts.append(Text("(source not read yet)", muted=True))
+            if p.cell_type == "markdown" and p.operation in ("insert", "edit") and p.source:
+                urls = remote_urls(p.source)
+                if urls:
+                    parts.append(Remote(urls))
             answer = p.output if p.output is not None else output
             if answer and not proposal:
                 parts.append(
@@ -457,14 +480,19 @@ def _body(
         case t.Generic(name="AskUserQuestion"):  # issue 19: the questions and the answers given
             parts.append(Questions(payload.input, payload.output or output))
             shown = ("questions",)
-        case t.Generic(input={"code": str(code)}) if proposal:  # e.g. mcp__kernel__run_code
+        case t.Generic(input={"code": str(code)}):  # e.g. mcp__kernel__run_code: the code as code
             parts.append(Code(code, "python"))
+            rest = {k: v for k, v in payload.input.items() if k != "code"}
+            if not proposal:  # a proposal lists the other inputs as its table
+                if rest:
+                    parts.append(Block("input", _json(rest), "kandev-input", lang="json"))
+                parts.append(Block("output", without_image_notes(payload.output or output, images), "kandev-output"))
             shown = ("code",)
         case t.Generic():
             if not proposal:  # a proposal lists the whole input as its table
                 if payload.input:
                     parts.append(Block("input", _json(payload.input), "kandev-input", lang="json"))
-                parts.append(Block("output", payload.output or output, "kandev-output"))
+                parts.append(Block("output", without_image_notes(payload.output or output, images), "kandev-output"))
     return parts, badges, shown
 
 
@@ -501,7 +529,7 @@ def card_view(
     is_denied = denied(decision)
     if is_denied:
         payload, output, status, images = _proposed(payload), "", "running", ()
-    parts, badges, _shown = _body(payload, output, status, where, proposal=False)
+    parts, badges, _shown = _body(payload, output, status, where, proposal=False, images=bool(images))
     if images:
         parts.append(Images(images))
     if decision is not None and is_denied:

@@ -54,6 +54,7 @@ __all__ = [
     "fmt_usd",
     "markdown_html",
     "stats_html",
+    "without_image_notes",
 ]
 
 PREVIEW_LINES = 40
@@ -288,12 +289,33 @@ def _align_by_class(state: Any) -> None:
                 token.attrs["class"] = cls
 
 
+HEADING_SHIFT = 3
+"""An answer's ``#`` is rendered ``<h4>`` (``##`` ``<h5>``, deeper ``<h6>``): smaller than the
+notebook's own titles."""
+HEADING_CLASSES = "kandev-heading jp-toc-ignore tocSkip"
+"""Classes of an answer's headings: JupyterLab's table of contents skips ``jp-toc-ignore``
+and ``tocSkip`` headings of an HTML output, so an answer's "# Summary" never becomes a
+section of the user's notebook."""
+
+
+def _shift_headings(state: Any) -> None:
+    """markdown-it core rule: headings move :data:`HEADING_SHIFT` levels down (at most h6)
+    and carry :data:`HEADING_CLASSES` and ``kandev-h<original level>``."""
+    for token in state.tokens:
+        if token.type in ("heading_open", "heading_close") and token.tag[1:].isdigit():
+            level = int(token.tag[1:])
+            token.tag = f"h{min(level + HEADING_SHIFT, 6)}"
+            if token.type == "heading_open":
+                token.attrSet("class", f"{HEADING_CLASSES} kandev-h{level}")
+
+
 @lru_cache(maxsize=1)
 def _markdown() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "highlight": _md_highlight})
     md.enable(["table", "strikethrough"])
     md.add_render_rule("image", _image_as_link)
     md.core.ruler.push("kandev_align", _align_by_class)
+    md.core.ruler.push("kandev_headings", _shift_headings)
     return md
 
 
@@ -305,7 +327,8 @@ PART_MIN_CHARS = 12_000
 
 def markdown_html(text: str) -> str:
     """Markdown -> HTML: CommonMark + tables + strikethrough; raw HTML shown as text; images
-    shown as links (:func:`_image_as_link`).
+    shown as links (:func:`_image_as_link`); headings three levels down and out of
+    JupyterLab's table of contents (:data:`HEADING_CLASSES`).
 
     A text longer than :data:`PART_MIN_CHARS` comes in parts (:data:`PART_LINES`), each a
     ``<div class="kandev-part" style="contain-intrinsic-size:auto <height>em">`` holding
@@ -378,6 +401,17 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)
 def strip_ansi(text: str) -> str:
     """`text` without terminal colour/cursor escapes (pytest, git... print them); for display only."""
     return _ANSI.sub("", text) if "\x1b" in text else text
+
+
+_IMAGE_NOTE = re.compile(r"^\[(?:image: image/[\w.+-]+|Image: source: [^\n\]]+)\]\n?", re.MULTILINE)
+"""A tool_result's stand-ins for its pictures: our ``[image: image/png]`` (tool_result_text)
+and the CLI's ``[Image: source: <its temp file>]`` line."""
+
+
+def without_image_notes(text: str, images: bool) -> str:
+    """A tool's output text as a card shows it: without the pictures' stand-in lines when
+    the card shows the pictures themselves (`images`)."""
+    return _IMAGE_NOTE.sub("", text).rstrip("\n") if images and "[" in text else text
 
 
 def _block(label: str, text: str, *, full: bool, where: str, cls: str, style: str = "") -> str:

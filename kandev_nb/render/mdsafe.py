@@ -9,7 +9,8 @@ guarantee:
 * :func:`safe_markdown` for Markdown written by the model (answers, thinking, plans,
   subagent results): outside fenced code and code spans, ``&`` and ``<`` become entities
   (no tag, comment, autolink or entity survives), link targets other than http(s), mailto,
-  anchors and relative paths are replaced by ``#blocked-link``, reference definitions
+  anchors and relative paths are replaced by ``#blocked-link``, ``$`` is ``\\$`` (a dollar
+  sign, not LaTeX math, in renderers that typeset it), reference definitions
   (``[r]: url``) are escaped into text, and images become plain links (``![x](url)`` ->
   ``!\\[x](url)``), so opening the notebook fetches nothing. Lines are split where a renderer
   splits them (``\\r`` too), and only code spans a renderer surely sees are kept as they are.
@@ -22,8 +23,12 @@ from __future__ import annotations
 
 import html
 import re
+from functools import lru_cache
+from html.parser import HTMLParser
 
-__all__ = ["code_span", "one_line", "plain", "safe_markdown"]
+from markdown_it import MarkdownIt
+
+__all__ = ["code_span", "one_line", "plain", "remote_urls", "safe_markdown"]
 
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
 _CODE_SPAN = re.compile(r"(?<![`\\])(`+)(?!`)([^|]+?)(?<!`)\1(?!`)")
@@ -51,7 +56,7 @@ def _dest(url: str) -> str:
 
 def _prose(text: str) -> str:
     text = text.replace("&", "&amp;").replace("<", "&lt;")
-    text = text.replace("![", "!\\[")
+    text = text.replace("![", "!\\[").replace("$", "\\$")  # a dollar, never LaTeX math (issue 28.5)
     # No reference definition forms (``]`` right before ``:`` escaped): its destination may
     # be on the next line, or the definition inside a quote or list, out of _REF_DEF's sight.
     text = _REF_COLON.sub(r"\1\\]", text)
@@ -83,7 +88,16 @@ def safe_markdown(text: str) -> str:
     literally). Everything else keeps its Markdown meaning (emphasis, lists, tables,
     http(s) links), but ``<script>``, ``<img onerror=...>``, ``javascript:`` links and
     remote images do nothing when rendered.
+
+    Which lines are code is decided by what a CommonMark parser will see in the result: a
+    fence inside a list item or a quote ends with its container (``- a`` / ```` ``` ```` /
+    ``- b`` closes the fence at ``- b``), so a text with both fences and containers is
+    split by markdown-it-py's block parser (:func:`_by_parser`); other texts by a line scan
+    that tracks top-level fences as CommonMark does.
     """
+    lines = _EOL.sub("\n", text).split("\n")
+    if ("```" in text or "~~~" in text) and _CONTAINER.search(text):
+        return "\n".join(_by_parser(lines))
     out: list[str] = []
     fence: tuple[str, int] | None = None
     # A backtick left open on an earlier line of the paragraph may pair with one on this
@@ -91,7 +105,7 @@ def safe_markdown(text: str) -> str:
     open_tick = False
     # A lone CR ends a Markdown line too: split where the renderer will, or a code span
     # seen here across "\r\r" (a blank line there) would let raw HTML through.
-    for line in _EOL.sub("\n", text).split("\n"):
+    for line in lines:
         m = _FENCE.match(line)
         if fence is not None:
             out.append(line)
@@ -111,7 +125,70 @@ def safe_markdown(text: str) -> str:
     return "\n".join(out)
 
 
-_PLAIN = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>])")
+_CONTAINER = re.compile(r"^[ \t]*(>|[-*+][ \t]|\d{1,9}[.)][ \t])", re.MULTILINE)
+"""A line that opens a block quote or a list item (a container a fence may sit in)."""
+
+
+@lru_cache(maxsize=1)
+def _blocks() -> MarkdownIt:
+    """markdown-it-py's CommonMark block parser (tables on, as the renderers have them),
+    without the inline pass: only which lines are code blocks is read from it."""
+    md = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
+    md.core.ruler.disable(["inline", "text_join"])
+    return md
+
+
+def _code_lines(text: str) -> tuple[set[int], bool]:
+    """The 0-based line numbers that a CommonMark parser reads as code (fenced or indented
+    code blocks, inside any list or quote), fence lines included; and whether the text has
+    blocks that escaping its prose can remove (an HTML block, a link reference definition),
+    which may change what the lines around them are."""
+    lines: set[int] = set()
+    env: dict[str, object] = {}
+    fragile = False
+    for token in _blocks().parse(text, env):
+        if token.type in ("fence", "code_block") and token.map:
+            lines.update(range(token.map[0], token.map[1]))
+        fragile = fragile or token.type == "html_block"
+    return lines, fragile or bool(env.get("references"))
+
+
+def _escape_lines(lines: list[str], code: set[int]) -> list[str]:
+    """`lines` with every line outside `code` made safe prose (code spans kept when sure)."""
+    out: list[str] = []
+    open_tick = False
+    for i, line in enumerate(lines):
+        if i in code:
+            out.append(line)
+            open_tick = False
+            continue
+        if not line.strip():
+            open_tick = False
+        safe, left = _line(line, spans=not open_tick)
+        open_tick = open_tick or left
+        out.append(safe)
+    return out
+
+
+def _by_parser(lines: list[str]) -> list[str]:
+    """The lines made safe, keeping as they are only lines the parser reads as code in the
+    *result*. Escaping prose can change the blocks around it only where it removes an HTML
+    block or a reference definition (a paragraph then swallows an indented line that was
+    code): then the result is parsed again, the kept set shrinks to what it still reads as
+    code, and is checked again; an empty set keeps nothing."""
+    code, fragile = _code_lines("\n".join(lines))
+    if not fragile:  # escaping prose (entities, backslashes) creates or removes no block here
+        return _escape_lines(lines, code)
+    for _ in range(4):
+        out = _escape_lines(lines, code)
+        seen, _fragile = _code_lines("\n".join(out))
+        if code <= seen:
+            return out
+        code &= seen
+    return _escape_lines(lines, set())
+
+
+_PLAIN = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>$])")
 
 
 def one_line(text: str) -> str:
@@ -135,3 +212,55 @@ def code_span(text: str) -> str:
     ticks = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
     return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+_REMOTE = re.compile(r"^\s*(https?:)?//", re.IGNORECASE)
+_CSS_URL = re.compile(r"url\(\s*['\"]?([^'\")]+)", re.IGNORECASE)
+_LOADING_ATTRS = frozenset({"src", "srcset", "poster", "data", "background", "lowsrc", "dynsrc", "xlink:href"})
+
+
+class _Loads(HTMLParser):
+    """Collects the URLs raw HTML would make a browser fetch (``src``, ``srcset``, ``poster``,
+    ``<link href>``, CSS ``url(...)`` in ``style``)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.urls: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        for name, value in attrs:
+            if not value:
+                continue
+            if name in _LOADING_ATTRS or (tag == "link" and name == "href"):
+                self.urls += [part.strip().split(" ")[0] for part in value.split(",")] if name == "srcset" else [value]
+            elif name == "style":
+                self.urls += _CSS_URL.findall(value)
+
+    def handle_data(self, data: str) -> None:  # a <style> element's text
+        if self.lasttag == "style":
+            self.urls += _CSS_URL.findall(data)
+
+
+def remote_urls(markdown: str) -> tuple[str, ...]:
+    """The remote URLs (``http(s)://`` or ``//host``) that rendering `markdown` with raw HTML
+    allowed would load by itself: Markdown images (``![x](http://...)``) and the loading
+    attributes of raw HTML (``<img src>``, ``srcset``, ``<iframe>``, ``<video poster>``,
+    ``<link href>``, CSS ``url()``). JupyterLab renders a Markdown *cell* so, with remote
+    images kept by its sanitizer: the tab requests each of them when the cell is rendered,
+    and again whenever the notebook is opened. Links (``[x](url)``) load nothing and are
+    not listed. In order of appearance, each once."""
+    md = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
+    found: list[str] = []
+    loads = _Loads()
+    stack = list(md.parse(markdown))
+    while stack:
+        token = stack.pop(0)
+        if token.type == "image":
+            found.append(str(token.attrGet("src") or ""))
+        elif token.type in ("html_block", "html_inline"):
+            loads.feed(token.content)
+        if token.children:
+            stack[0:0] = token.children
+    loads.close()
+    found += loads.urls
+    return tuple(dict.fromkeys(u for u in found if _REMOTE.match(u)))

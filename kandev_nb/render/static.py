@@ -31,6 +31,7 @@ from kandev_nb.render import html as r
 from kandev_nb.render import mdsafe as ms
 from kandev_nb.render import theme as th
 from kandev_nb.render.card_view import CardView, card_view
+from kandev_nb.render.reveal import displayable
 
 __all__ = ["card_of", "mime_bundle", "render_html", "render_markdown", "run_info_html"]
 
@@ -135,9 +136,10 @@ def card_of(rec: ToolRecord) -> CardView:
 # -- HTML -------------------------------------------------------------------------------
 
 _WRAP = (
-    '<div class="kandev-turn kandev-static" style="font-family:var(--jp-content-font-family,'
+    f'<div class="kandev-turn kandev-static {th.NO_MATH}" style="font-family:var(--jp-content-font-family,'
     'system-ui,sans-serif);line-height:1.45">'
 )
+"""The saved output's root: :data:`~kandev_nb.render.theme.NO_MATH` keeps MathJax out (a ``$`` is a dollar)."""
 
 
 def _html_items(items: list[_Item], turn: Turn) -> str:
@@ -296,10 +298,15 @@ def render_text(turn: Turn) -> str:
 
 
 def mime_bundle(turn: Turn) -> dict[str, Any]:
-    """``{"text/html", "text/markdown", "text/plain"}`` for ``display``/``update_display``."""
+    """``{"text/html", "text/markdown", "text/plain"}`` for ``display``/``update_display``.
+
+    The display boundary for lone surrogates: a ``\\ud800`` the CLI sent in a delta or a tool
+    output stays on the events (and in ``turn.text``), and is U+FFFD here, where jupyter_client
+    must encode the bundle as UTF-8 (:func:`~kandev_nb.render.reveal.displayable`).
+    """
     outline = _outline(turn.events, turn.tools)  # once for both renderings
     return {
-        "text/html": _render_html(turn, outline),
-        "text/markdown": _render_markdown(turn, outline),
-        "text/plain": render_text(turn),
+        "text/html": displayable(_render_html(turn, outline)),
+        "text/markdown": displayable(_render_markdown(turn, outline)),
+        "text/plain": displayable(render_text(turn)),
     }

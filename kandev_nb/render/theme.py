@@ -39,6 +39,7 @@ __all__ = [
     "FG",
     "GAUGE_BG",
     "MUTED",
+    "NO_MATH",
     "OK",
     "WARN",
     "pygments_classes",
@@ -122,6 +123,13 @@ def _short_to_class() -> dict[str, str]:
     colour_classes = _colour_classes()
     return {short: colour_classes[colour] for short, colour in _class_colours().items()}
 
+
+NO_MATH = "mathjax_ignore tex2jax_ignore"
+"""Classes that keep MathJax away from an element and everything in it: JupyterLab 4's
+typesetter (MathJax 3, ``@jupyterlab/mathjax-extension``, with MathJax's default
+``ignoreHtmlClass: "mathjax_ignore"``) and MathJax 2 frontends (``tex2jax_ignore``, classic
+Notebook, nbconvert's HTML). Every element kandev-nb renders carries them, so a ``$`` in an
+answer ("from $41.5k to $61k") is a dollar sign, never the start of LaTeX math."""
 
 TABLE_ALIGN = ("left", "center", "right")
 """Table cell alignments, each a class ``kandev-al-<alignment>`` (see :func:`stylesheet`)."""

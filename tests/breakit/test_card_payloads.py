@@ -181,14 +181,8 @@ async def test_a_question_whose_options_is_not_a_list_is_denied_with_a_reason(op
     assert approval.decision is not None and approval.decision.behavior == "deny"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a lone surrogate escape (\\ud800) in a delta or tool output reaches the turn's text and "
-    "mime bundle as is; jupyter_client's json_packer cannot encode it (UnicodeEncodeError), so the "
-    "saved display (and the stream widget's messages) fail; needs a decision where to replace "
-    "lone surrogates (U+FFFD at decode time would change what handle() gives)",
-)
 def test_a_lone_surrogate_in_the_answer_can_be_sent_to_the_frontend() -> None:
+    """Issue 28.12: the event keeps the raw text; the mime bundle (the display boundary) has U+FFFD."""
     from jupyter_client.session import json_packer
 
     from kandev_nb.agent.turn import Turn
@@ -207,8 +201,10 @@ def test_a_lone_surrogate_in_the_answer_can_be_sent_to_the_frontend() -> None:
     for line in lines:
         for e in adapter.handle(parse_line(line)):
             turn.add(e, 0.0)
-    assert "there" in turn.text
-    json_packer(mime_bundle(turn))
+    assert "\ud800 there" in turn.text
+    bundle = mime_bundle(turn)
+    json_packer(bundle)
+    assert "hi \ufffd there" in bundle["text/html"] and "hi \ufffd there" in bundle["text/markdown"]
 
 
 @pytest.mark.parametrize(

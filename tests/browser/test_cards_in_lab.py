@@ -119,7 +119,7 @@ def test_diff_denial_and_both_themes_in_jupyterlab(
     expect(denied).not_to_contain_text("exit")
     assert output.locator("img").count() == 0  # the remote image is a link
     expect(output.locator("a.kandev-image-link")).to_have_count(1)
-    output.locator("details.kandev-kind-modify_file > summary").first.click()  # open the folded edit card
+    expect(output.locator("details.kandev-kind-modify_file").first).to_have_attribute("open", "")  # 28.11: open
     whole = output.locator("details.kandev-whole-diff")
     expect(whole).to_have_count(1)
     whole.locator("summary").click()

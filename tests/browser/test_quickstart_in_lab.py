@@ -70,11 +70,11 @@ def test_quickstart_in_jupyterlab_screenshots_and_survives_a_reload(
     lab_page.wait_cell_done(page, APPROVAL)
     expect(approval.locator(".jp-OutputArea-output")).to_contain_text("Added test_greet.py")
 
-    # The Edit's card: open its <details> in the finished output to show the diff.
+    # The Edit's card: open in the finished output, its diff shown (issue 28.11: it was folded).
     edit = lab_page.cell(page, EDIT)
     lab_page.wait_cell_done(page, EDIT)
-    edit_card = edit.locator("details", has_text="Edit")
-    edit_card.locator("summary").first.click()
+    edit_card = edit.locator("details.kandev-kind-modify_file")
+    expect(edit_card).to_have_attribute("open", "")
     diff = edit_card.locator(".kandev-diff")
     expect(diff).to_be_visible()
     expect(diff).to_contain_text('return f"Hello, {name}"')
@@ -118,8 +118,8 @@ def test_quickstart_in_jupyterlab_screenshots_and_survives_a_reload(
     first = lab_page.cell(page, FIRST)
     expect(first.locator(".jp-OutputArea-output")).to_contain_text("defines one function")
     expect(first.locator(".kandev-footer")).to_contain_text("cost")
-    edit_card = lab_page.cell(page, EDIT).locator("details", has_text="Edit")
-    edit_card.locator("summary").first.click()
+    edit_card = lab_page.cell(page, EDIT).locator("details.kandev-kind-modify_file")
+    expect(edit_card).to_have_attribute("open", "")  # the sanitizer keeps it open
     expect(edit_card.locator(".kandev-diff")).to_contain_text('return f"Hello, {name}"')
     shots["untrusted"] = screenshots / "quickstart-6-opened-elsewhere.png"
     _shot(page, first, shots["untrusted"])

@@ -94,6 +94,8 @@ def test_run_code_asks_with_the_code_shown_and_only_allow_runs_it(
         assert exists and kernel.eval("doubled.tolist()") == [6, 10, 16]
         assert result_text(result).startswith("stdout:\nsum is 32\n\nresult:\n16\n\ntook ")
         assert "sum is 32" in run.stdout()  # the run's output also shows in the cell
+        # issue 28.11: the value is on the card ("result: 16"), not a stray output below the footer
+        assert "16" not in run.data("text/plain")
     else:
         assert not exists
         assert result.get("is_error") is True and "sum is" not in result_text(result)
@@ -126,6 +128,10 @@ def test_a_figure_from_run_code_shows_on_its_card_and_reaches_the_model(
     assert base64.b64decode(images[0]["source"]["data"]) == base64.b64decode(shown[0])
     assert "Text(0.5, 1.0, 'units by region')" in result_text(tool_results(scripted_model.main_requests[-1])[-1])
     assert kernel.eval("__import__('matplotlib.pyplot').pyplot.get_fignums()") == []
+    # issue 28.11: open at the end of the turn, no stand-in lines for the picture it shows
+    assert card.startswith("kernel · run_code") and "[image: image/png]" not in card and "[Image: source:" not in card
+    head = saved[: saved.index("kernel · run_code")]
+    assert '" open style=' in head[head.rindex("<details") :]  # the card's <details ... open>
 
 
 def test_secret_values_never_reach_the_model(

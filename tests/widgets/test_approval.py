@@ -251,7 +251,7 @@ async def test_plan_is_rendered_as_markdown(rec: Recorder) -> None:
     v = TurnView("x")
     v.handle(request("ExitPlanMode", {"plan": "## Plan\n\n1. read\n2. write"}))
     what = card_of(v).what.value
-    assert "<h2>Plan</h2>" in what and "<ol>" in what
+    assert '<h5 class="kandev-heading jp-toc-ignore tocSkip kandev-h2">Plan</h5>' in what and "<ol>" in what
 
 
 async def test_stop_with_a_coroutine_runs_on_the_loop(rec: Recorder) -> None:

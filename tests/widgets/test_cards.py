@@ -376,4 +376,4 @@ async def test_the_approval_card_shows_the_proposed_action_as_the_tool_card_does
         assert main and card_html.parts_html(main) in v.cards["toolu_1"].html.value
         # the same parts from the same switch (the approval card names no expression under a cut diff)
         proposed = [dataclasses.replace(p, where="") if isinstance(p, cv.Diff) else p for p in main]
-        assert card_html.parts_html(proposed) in card_of(v).what.value
+        assert card_html.parts_html(proposed, wrap=True) in card_of(v).what.value  # lines broken (issue 23.4)

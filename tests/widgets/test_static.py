@@ -76,7 +76,7 @@ def test_render_html_holds_the_whole_turn() -> None:
     turn = sample_turn()
     h = render_html(turn)
     text = plain(h)
-    assert h.startswith('<div class="kandev-turn kandev-static"')
+    assert h.startswith('<div class="kandev-turn kandev-static mathjax_ignore tex2jax_ignore"')
     assert "Let me look." in text and "<table>" in h and "x = 1" in text
     assert h.count("<details") >= 6  # thinking + 5 tool cards
     assert "I should read the file." in text and "Thinking" in text

@@ -287,7 +287,8 @@ def test_finish_closes_every_widget_and_returns_the_static_bundle(rec: Recorder,
     assert opened - closed <= {kandev_lib().model_id}  # only the per-kernel library stays
     assert v.root is None and not v.cards
     assert set(bundle) == {"text/html", "text/markdown", "text/plain"}
-    assert "<h1>Title</h1>" in bundle["text/html"] and "# Title" in bundle["text/markdown"]
+    assert '<h4 class="kandev-heading jp-toc-ignore tocSkip kandev-h1">Title</h4>' in bundle["text/html"]
+    assert "# Title" in bundle["text/markdown"]
     v.handle(ev.MessageChunk(text="late"))  # ignored after finish
 
 

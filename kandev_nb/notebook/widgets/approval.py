@@ -53,6 +53,7 @@ from kandev_nb.render import card_html as ch
 from kandev_nb.render import html as r
 from kandev_nb.render import theme as th
 from kandev_nb.render.card_view import Inputs, proposal_inputs, proposal_view, tool_label
+from kandev_nb.render.reveal import displayable, reveal_html
 
 __all__ = ["ACTIONS", "ApprovalCard", "ApprovalControls", "countdown_text", "fmt_left", "inputs_html", "what_html"]
 
@@ -105,7 +106,8 @@ def what_html(event: ev.PermissionRequest, *, skip_text: str = "", full: bool = 
             description or path equal to it is not repeated.
         full: an edit's whole diff (after "Show the whole diff"), not its preview.
     """
-    return ch.parts_html(proposal_view(event.normalized, event.input, skip_text=skip_text), full=full)
+    parts = proposal_view(event.normalized, event.input, skip_text=skip_text)
+    return ch.parts_html(parts, full=full, wrap=True)  # long lines broken with a mark, hidden characters shown
 
 
 def _header_html(event: ev.PermissionRequest) -> str:
@@ -128,7 +130,7 @@ def _header_html(event: ev.PermissionRequest) -> str:
             f'<div class="kandev-blocked-path" style="color:{_WARN}">{label}: '
             f"<code>{r.esc(event.blocked_path)}</code></div>"
         )
-    return head + reason + path
+    return reveal_html(head + reason + path)[0]  # a bidi control in a title or path shown as <U+…>
 
 
 class ApprovalControls(anywidget.AnyWidget):
@@ -178,7 +180,7 @@ class ApprovalCard:
         self.approval = event.approval
         self.attached = attached
         self.outcome: tuple[str, str, int, str] | None = None
-        self.what = factory.html(_header_html(event) + what_html(event), "kandev-approval-what")
+        self.what = factory.html(displayable(_header_html(event) + what_html(event)), "kandev-approval-what")
         self.plan = isinstance(event.normalized, t.Plan)
         self.controls = factory.track(ApprovalControls(plan=self.plan, _dom_classes=("kandev-approval-controls",)))
         if self.plan:
@@ -211,7 +213,7 @@ class ApprovalCard:
 
     def show_full(self) -> None:
         """Show the whole proposed edit (its tool card's "Show the whole diff" when attached)."""
-        self.what.value = _header_html(self.event) + what_html(self.event, full=True)
+        self.what.value = displayable(_header_html(self.event) + what_html(self.event, full=True))
 
     # -- the browser's messages -------------------------------------------------------------
 

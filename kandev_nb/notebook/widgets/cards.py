@@ -24,6 +24,7 @@ from kandev_nb.render import card_html as ch
 from kandev_nb.render import html as r
 from kandev_nb.render import theme as th
 from kandev_nb.render.card_view import CardView, card_view
+from kandev_nb.render.reveal import displayable
 
 __all__ = ["TodoCard", "ToolCard", "WidgetFactory"]
 
@@ -149,7 +150,7 @@ class ToolCard:
             open_ = not self.folded
         card = ch.live_card_html(view, open_=open_, full=self.full)
         # the rules its code and table classes need, also before KandevLib's CSS is in the page
-        self.html.value = th.style_block(card) + card
+        self.html.value = displayable(th.style_block(card) + card)
 
     def update(self, event: ev.ToolUpdate, duration_ms: int | None = None) -> None:
         """Apply a tool_result: status, enriched payload, output; adds "Show all" if cut."""

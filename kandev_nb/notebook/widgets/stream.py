@@ -41,6 +41,7 @@ import anywidget
 import traitlets
 
 from kandev_nb.render import theme as _theme
+from kandev_nb.render.reveal import displayable
 
 __all__ = ["ASSETS", "KandevLib", "StreamText", "Throttle", "kandev_lib"]
 
@@ -107,8 +108,10 @@ class StreamText(anywidget.AnyWidget):
         return self._pending_len
 
     def append(self, s: str) -> None:
-        """Buffer `s` for the next :meth:`flush` (O(1): chunks are joined when sent)."""
+        """Buffer `s` for the next :meth:`flush` (O(1): chunks are joined when sent); a lone
+        surrogate in it is sent as U+FFFD (:func:`~kandev_nb.render.reveal.displayable`)."""
         if s:
+            s = displayable(s)
             with self._lock:
                 self._pending.append(s)
                 self._pending_len += len(s)

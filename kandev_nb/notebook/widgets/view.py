@@ -38,6 +38,7 @@ from kandev_nb.notebook.widgets.questions import card_for
 from kandev_nb.notebook.widgets.stream import StreamText, Throttle
 from kandev_nb.render import html as r
 from kandev_nb.render import static
+from kandev_nb.render.theme import NO_MATH
 
 __all__ = ["TurnView"]
 
@@ -111,6 +112,7 @@ class TurnView:
                 self.footer,
             ),
             "kandev-turn",
+            *NO_MATH.split(),  # MathJax never typesets the live view either: "$41.5k ... $61k" stays text
         )
         self.cards: dict[str, ToolCard] = {}
         self.approvals: dict[str, ApprovalCard] = {}

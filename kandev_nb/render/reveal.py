@@ -1,0 +1,196 @@
+"""Characters a card must not let hide code: invisible, direction-changing, unencodable.
+
+A tool card shows the text a tool will run or has run (a command, code, a cell's source, a
+diff, a path). Some characters change what that text *looks* like without being seen:
+
+* bidi controls (U+202A-202E, U+2066-2069, U+200E/U+200F, U+061C): "Trojan Source"
+  (CVE-2021-42574), a live ``shutil.rmtree("data")`` displayed inside a string;
+* zero-width and invisible characters (U+200B-200D, U+2060-2064, U+FEFF, U+00AD, U+180E,
+  fillers such as U+3164, variation selectors, the Unicode "tag" characters U+E0000-E007F
+  that carry hidden ASCII).
+
+:func:`reveal_html` replaces each of them in rendered card HTML by a highlighted, visible
+``<U+2067>`` token (text nodes) or a plain ``U+2067`` (attribute values) and counts them;
+:func:`warning_html` / :func:`warning_markdown` are the card's warning line;
+:func:`reveal_text` does the same for Markdown (``⟨U+2067⟩``: no HTML or Markdown meaning).
+:func:`wrap_pre_html` hard-wraps long lines of ``<pre>`` blocks with a visible continuation
+mark (the approval card: ``import pandas as pd`` + 220 spaces + ``;__import__(...)`` no
+longer hides beyond the output's width).
+
+:func:`displayable` is the display boundary for lone surrogates (``\\ud800``): JSON allows
+them, Python keeps them in ``str``, but UTF-8 (jupyter_client's messages) cannot encode
+them; the event keeps the raw text, what is displayed gets U+FFFD.
+
+Pure functions, importable without a kernel.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+__all__ = [
+    "HIDDEN",
+    "WRAP_COLUMNS",
+    "displayable",
+    "reveal_html",
+    "reveal_text",
+    "warning_html",
+    "warning_markdown",
+    "wrap_pre_html",
+]
+
+HIDDEN = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u2064"
+    "\u2066-\u206f\u3164\ufe00-\ufe0d\ufeff\uffa0\ufff9-\ufffb\U000e0000-\U000e007f\U000e0100-\U000e01ef]"
+)
+"""One invisible or direction-changing character (see the module's docstring). U+FE0E/U+FE0F
+(text/emoji presentation) are left alone: emoji use them."""
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_TAG = re.compile(r"(<[^>]*>)")
+_MARK_STYLE = (
+    "background:var(--jp-warn-color3,#fff8c5);color:var(--jp-warn-color0,#7d4e00);"
+    "border:1px solid var(--jp-warn-color1,#9a6700);border-radius:3px;padding:0 1px;font-weight:bold"
+)
+
+
+def code_name(ch: str) -> str:
+    """``U+2067`` for a character (four hex digits at least)."""
+    return f"U+{ord(ch):04X}"
+
+
+def displayable(text: str) -> str:
+    """`text` with every lone surrogate (U+D800-U+DFFF, which UTF-8 cannot encode) as U+FFFD.
+
+    Used where text leaves the kernel for the frontend (a turn's mime bundle, a widget's
+    value, a stream widget's message); events keep the text they were given.
+    """
+    return _SURROGATE.sub("\ufffd", text) if not text.isascii() else text
+
+
+def _mark_html(ch: str) -> str:
+    name = unicodedata.name(ch, "")
+    title = f"{code_name(ch)} {name}".strip() + ": invisible or direction-changing character"
+    return f'<span class="kandev-invisible" style="{_MARK_STYLE}" title="{title}">&lt;{code_name(ch)}&gt;</span>'
+
+
+def reveal_html(html: str) -> tuple[str, list[str]]:
+    """`html` (markup this package built: every ``>`` inside an attribute value is escaped)
+    with each :data:`HIDDEN` character made visible.
+
+    In text, a character becomes a highlighted ``<span class="kandev-invisible">&lt;U+2067&gt;</span>``;
+    inside a tag (an attribute value: a link's href, a title) it becomes the plain text
+    ``U+2067``, so no markup lands in an attribute.
+
+    Returns:
+        (the new HTML, the characters found, in order; empty when there were none).
+    """
+    if html.isascii() or not HIDDEN.search(html):
+        return html, []
+    found: list[str] = []
+
+    def text(m: re.Match[str]) -> str:
+        found.append(m.group(0))
+        return _mark_html(m.group(0))
+
+    def attr(m: re.Match[str]) -> str:
+        found.append(m.group(0))
+        return code_name(m.group(0))
+
+    pieces = _TAG.split(html)
+    for i, piece in enumerate(pieces):
+        if piece:
+            pieces[i] = HIDDEN.sub(attr if i % 2 else text, piece)
+    return "".join(pieces), found
+
+
+def reveal_text(text: str) -> tuple[str, list[str]]:
+    """`text` with each :data:`HIDDEN` character as ``⟨U+2067⟩`` (for Markdown: the brackets
+    U+27E8/U+27E9 mean nothing to Markdown or HTML). Returns (the text, the characters found)."""
+    if text.isascii():
+        return text, []
+    found: list[str] = []
+
+    def sub(m: re.Match[str]) -> str:
+        found.append(m.group(0))
+        return f"⟨{code_name(m.group(0))}⟩"
+
+    return HIDDEN.sub(sub, text), found
+
+
+def _summary(found: list[str]) -> tuple[str, str]:
+    """("2 invisible or direction-changing characters", "U+2067, U+2069")."""
+    n = len(found)
+    kinds = list(dict.fromkeys(code_name(c) for c in found))
+    listed = ", ".join(kinds[:8]) + (", …" if len(kinds) > 8 else "")
+    return f"{n} invisible or direction-changing character{'s' if n != 1 else ''}", listed
+
+
+def warning_html(found: list[str]) -> str:
+    """The card's warning line for the characters :func:`reveal_html` found ("" for none)."""
+    if not found:
+        return ""
+    what, listed = _summary(found)
+    return (
+        '<div class="kandev-invisible-warning" style="color:var(--jp-error-color1,#cf222e);font-weight:bold;'
+        'margin:0.2em 0">⚠ This input contains '
+        f'{what}, shown as <span style="{_MARK_STYLE}">&lt;U+…&gt;</span> ({listed}). '
+        "Read it as shown: the text may not do what it seems to.</div>"
+    )
+
+
+def warning_markdown(found: list[str]) -> str:
+    """The warning line of :func:`warning_html`, as Markdown ("" for none)."""
+    if not found:
+        return ""
+    what, listed = _summary(found)
+    return f"**⚠ This input contains {what}, shown as ⟨U+…⟩ ({listed}).**\n\n"
+
+
+WRAP_COLUMNS = 100
+"""Approval cards break code lines longer than this many characters, with a mark."""
+
+_PRE = re.compile(r"(<pre\b[^>]*>)(.*?)(</pre>)", re.DOTALL)
+_WS_PRE = re.compile(r"white-space:\s*pre(?![-\w])")
+_TOKEN = re.compile(r"<[^>]*>|&[#\w]+;|[^<&]")
+_WRAP_MARK = (
+    '<span class="kandev-wrap" style="color:var(--jp-warn-color1,#9a6700);user-select:none;font-weight:bold" '
+    'title="the line goes on below">↩</span>\n'
+    '<span class="kandev-wrap" style="color:var(--jp-warn-color1,#9a6700);user-select:none;font-weight:bold" '
+    'title="continued from the line above">↪ </span>'
+)
+
+
+def _wrap_body(body: str, width: int) -> str:
+    out: list[str] = []
+    col = 0
+    for tok in _TOKEN.findall(body):
+        if tok.startswith("<"):
+            if tok.startswith('<span class="kandev-diff-'):  # a diff row is a block: a new line
+                col = 0
+            out.append(tok)
+            continue
+        if tok == "\n":
+            col = 0
+            out.append(tok)
+            continue
+        if col >= width:  # more of this line is coming: break it here, visibly
+            out.append(_WRAP_MARK)
+            col = 2
+        out.append(tok)
+        col += 1
+    return "".join(out)
+
+
+def wrap_pre_html(html: str, width: int = WRAP_COLUMNS) -> str:
+    """Every ``<pre>`` block of `html` with lines longer than `width` characters broken: a
+    ``↩`` at the break and a ``↪`` starting the rest (spans ``kandev-wrap``, not selectable),
+    and its ``white-space:pre`` made ``pre-wrap`` (with ``overflow-wrap:anywhere``) so that a
+    narrower output wraps too instead of hiding the rest behind a scroll bar."""
+
+    def one(m: re.Match[str]) -> str:
+        head = _WS_PRE.sub("white-space:pre-wrap;overflow-wrap:anywhere", m.group(1))
+        return head + _wrap_body(m.group(2), width) + m.group(3)
+
+    return _PRE.sub(one, html)
