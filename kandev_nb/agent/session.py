@@ -116,6 +116,7 @@ class Session(
             allowed_tools=self._config.allowed_tools,
         )
         self.broker.answer = self._config.answer
+        self.broker.on_card = self.adapter.tool_calls.__setitem__  # a card's cell is the tool card's (issue 23)
         self.background = BackgroundWatch()  # a turn stays open for its background tasks
         self.connection: CLIConnection | None = None
         self.cli_path: Path | None = None

@@ -260,6 +260,9 @@ async def test_run_cell_by_index_runs_the_cell_its_card_showed(
     if when == "before the call":
         assert (card.cell_id, card.index, card.source) == ("c2", 3, "ran.append('clean')")  # the tab's cell 3
         assert ns["ran"] == ["clean"], answer  # the cell the card showed, and nothing else
+        [update] = [e for e in turn.events if isinstance(e, ev.ToolUpdate) and e.tool_name == RUN]
+        assert isinstance(update.normalized, NotebookCell)  # the tool card names the same cell
+        assert (update.normalized.cell_id, update.normalized.source) == ("c2", "ran.append('clean')")
     else:
         assert (card.cell_id, card.source) == ("c3", "ran.append('summary stats')")
         assert ns["ran"] == []
