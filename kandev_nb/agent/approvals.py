@@ -122,6 +122,8 @@ class ApprovalBroker:
         self.session_id = session_id
         self.policy = policy
         self.answer: AnswerPolicy | None = None  # answers AskUserQuestion when set (agent/questions.py)
+        # (tool_use_id, payload) of a card built from the tab, so the tool card shows that cell too
+        self.on_card: Callable[[str, NormalizedPayload], None] | None = None
         self.timeout = timeout
         self.allowed_tools = frozenset(allowed_tools)
         self.approvals: dict[str, Approval] = {}
@@ -227,6 +229,8 @@ class ApprovalBroker:
         """Build the card from the tab's cell (:func:`~kandev_nb.agent.cells.card_cell`), show
         it unless the request was withdrawn meanwhile, then :meth:`_finish`."""
         payload = await card_cell(approval.tool_name, approval.tool_input)
+        if payload is not None and approval.tool_use_id and self.on_card is not None:
+            self.on_card(approval.tool_use_id, payload)
         if approval.decision is None:
             self._show(approval, payload, **show)
         await self._finish(approval, answer)

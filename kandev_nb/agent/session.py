@@ -117,6 +117,7 @@ class Session(
             cwd=lambda: self.cwd,
         )
         self.broker.answer = self._config.answer
+        self.broker.on_card = self.adapter.tool_calls.__setitem__  # a card's cell is the tool card's (issue 23)
         self.background = BackgroundWatch()  # a turn stays open for its background tasks
         self.connection: CLIConnection | None = None
         self.cli_path: Path | None = None

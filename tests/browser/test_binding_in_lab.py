@@ -50,7 +50,7 @@ def test_an_edit_after_the_run_card_is_refused_in_the_tab(
         {
             "MAIN": [
                 reply(tool_use("mcp__kernel__read_notebook", {})),
-                reply(tool_use("Agent", agent("SUB-RUN")), tool_use("Agent", agent("SUB-EDIT"))),
+                reply(agent("SUB-RUN"), agent("SUB-EDIT")),
             ],
             "SUB-RUN": [reply(tool_use(RUN, {"cell_id": "target"}))],
             "SUB-EDIT": [edit_after_the_card],

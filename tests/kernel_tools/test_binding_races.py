@@ -69,13 +69,17 @@ def router(scripts: dict[str, list[Step]]) -> Callable[[RecordedRequest], Reply]
     return route
 
 
-def agent(marker: str) -> dict[str, Any]:
-    return {
+def agent(marker: str, cli: Path | None = None) -> Any:
+    """The `tool_use` that starts a subagent with `marker` in its prompt (``Agent`` in 2.1.332,
+    which runs agents in the background unless told not to; ``Task`` in 2.1.197)."""
+    call: dict[str, Any] = {
         "description": f"subagent {marker}",
         "subagent_type": "general-purpose",
         "prompt": f"{marker}: work on the notebook",
-        "run_in_background": False,
     }
+    if cli is not None and "2.1.197" in str(cli):
+        return tool_use("Task", call)
+    return tool_use("Agent", {**call, "run_in_background": False})
 
 
 def session_for(tools: KernelTools, cli: Path, env: dict[str, str], cwd: Path, **config: Any) -> Session:
@@ -97,6 +101,7 @@ def cards(events: list[ev.AgentEvent], tool: str) -> list[NotebookCell]:
     return found  # type: ignore[return-value]
 
 
+@pytest.mark.parametrize("claude_cli", ["2.1.332", "2.1.197"], indirect=True)
 async def test_two_subagents_an_edit_after_the_card_does_not_run_unseen(
     claude_cli: Path, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path
 ) -> None:
@@ -117,7 +122,7 @@ async def test_two_subagents_an_edit_after_the_card_does_not_run_unseen(
         {
             "MAIN": [
                 reply(tool_use("mcp__kernel__read_notebook", {})),
-                reply(tool_use("Agent", agent("SUB-RUN")), tool_use("Agent", agent("SUB-EDIT"))),
+                reply(agent("SUB-RUN", claude_cli), agent("SUB-EDIT", claude_cli)),
             ],
             "SUB-RUN": [reply(tool_use(RUN, {"cell_id": "c1"}))],
             "SUB-EDIT": [edit_after_the_card],
@@ -173,7 +178,7 @@ async def test_a_cell_the_person_changes_while_the_card_waits_does_not_run(
         {
             "MAIN": [
                 reply(tool_use("mcp__kernel__read_notebook", {})),
-                reply(tool_use("Agent", agent("SUB-RUN")), tool_use("Agent", agent("SUB-READ"))),
+                reply(agent("SUB-RUN", claude_cli), agent("SUB-READ", claude_cli)),
             ],
             "SUB-RUN": [reply(tool_use(RUN, {"cell_id": "c1"}))],
             "SUB-READ": [read_after_typing],
@@ -215,6 +220,7 @@ INDEX_CELLS = [
 ]
 
 
+@pytest.mark.parametrize("claude_cli", ["2.1.332", "2.1.197"], indirect=True)
 @pytest.mark.parametrize("when", ["before the call", "while the card waits"])
 async def test_run_cell_by_index_runs_the_cell_its_card_showed(
     when: str, claude_cli: Path, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path
@@ -254,6 +260,9 @@ async def test_run_cell_by_index_runs_the_cell_its_card_showed(
     if when == "before the call":
         assert (card.cell_id, card.index, card.source) == ("c2", 3, "ran.append('clean')")  # the tab's cell 3
         assert ns["ran"] == ["clean"], answer  # the cell the card showed, and nothing else
+        [update] = [e for e in turn.events if isinstance(e, ev.ToolUpdate) and e.tool_name == RUN]
+        assert isinstance(update.normalized, NotebookCell)  # the tool card names the same cell
+        assert (update.normalized.cell_id, update.normalized.source) == ("c2", "ran.append('clean')")
     else:
         assert (card.cell_id, card.source) == ("c3", "ran.append('summary stats')")
         assert ns["ran"] == []
