@@ -420,7 +420,7 @@ class ApprovalBroker:
             tool_name,
             tool_input,
             guard=guard,
-            policies=self.policies_in_force(),
+            policies=self.policies_in_force() if tool_name != QUESTION_TOOL else [],  # the answer policy's
             cwd=cwd if isinstance(cwd, str) else self.cwd,
         )
         if verdict is None:
