@@ -256,19 +256,19 @@ class ApprovalBroker:
             policy = None
             prepare_question(approval, self.answer)
         if policy is not None:
-            denial = enforce.check(tool_name, tool_input, guard=None, policies=self.policies_in_force(), cwd=self.cwd)
             try:
-                verdict = policy(tool_name, tool_input) if denial is None else None
+                verdict = policy(tool_name, tool_input)
                 note_of = getattr(policy, "note", None)
                 note = str(note_of(tool_name, tool_input) or "") if verdict == "allow" and callable(note_of) else ""
             except Exception as exc:  # noqa: BLE001 - a broken policy asks a person instead
                 log.warning("approval policy raised %r; asking instead", exc)
                 verdict, note = None, ""
-            if denial is not None and denial.decision == "deny":
-                approval.decided_rule = (denial.who, denial.rule)
-                approval.deny(denial.reason, by="policy")
-            elif verdict == "allow":
+            if verdict == "allow":
                 approval.allow(by="policy", note=note)
+            elif verdict == "deny":  # named as the hook names it: "Denied by your policy rule Bash(rm:*)."
+                denied = enforce.denial(policy, self.policies_in_force()[0][1], tool_name, tool_input, self.cwd)
+                approval.decided_rule = (denied.who, denied.rule)
+                approval.deny(denied.reason, by="policy")
         self.emit(event)
         return approval
 
