@@ -49,6 +49,7 @@ def _policy_denials(events: list[ev.AgentEvent]) -> list[ev.PermissionDecided]:
     ]
 
 
+@pytest.mark.parametrize("claude_cli", ["2.1.332", "2.1.197", "2.1.118"], indirect=True)
 @pytest.mark.parametrize("mode", ["acceptEdits", "autonomous"])
 async def test_a_session_deny_rule_stops_rm_in_modes_that_never_ask(
     make_session: SessionMaker, scripted_model: ScriptedModelServer, claude_workdir: Path, mode: str
