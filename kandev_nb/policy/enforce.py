@@ -90,6 +90,8 @@ class LabelledPolicy:
         return self.policy(tool_name, tool_input)
 
     def __getattr__(self, name: str) -> Any:
+        if name in ("policy", "label"):  # not set yet (a copy being made): no recursion
+            raise AttributeError(name)
         return getattr(self.policy, name)
 
     def __repr__(self) -> str:
