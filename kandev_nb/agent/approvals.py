@@ -295,19 +295,19 @@ class ApprovalBroker:
             policy = None
             prepare_question(approval, self.answer)
         if policy is not None:
-            denial = enforce.check(tool_name, tool_input, guard=None, policies=self.policies_in_force(), cwd=self.cwd)
             try:
-                verdict = policy(tool_name, tool_input) if denial is None else None
+                verdict = policy(tool_name, tool_input)
                 note_of = getattr(policy, "note", None)
                 note = str(note_of(tool_name, tool_input) or "") if verdict == "allow" and callable(note_of) else ""
             except Exception as exc:  # noqa: BLE001 - a broken policy asks a person instead
                 log.warning("approval policy raised %r; asking instead", exc)
                 verdict, note = None, ""
-            if denial is not None and denial.decision == "deny":
-                approval.decided_rule = (denial.who, denial.rule)
-                approval.deny(denial.reason, by="policy")
-            elif verdict == "allow":
+            if verdict == "allow":
                 approval.allow(by="policy", note=note)
+            elif verdict == "deny":  # named as the hook names it: "Denied by your policy rule Bash(rm:*)."
+                denied = enforce.denial(policy, self.policies_in_force()[0][1], tool_name, tool_input, self.cwd)
+                approval.decided_rule = (denied.who, denied.rule)
+                approval.deny(denied.reason, by="policy")
         self.emit(event)
 
     async def decide(self, approval: Approval, timeout: float | None) -> Decision:
@@ -473,14 +473,14 @@ class ApprovalBroker:
         tool_input: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
         tool_use_id = request.get("tool_use_id") or hook_input.get("tool_use_id")
         tool_use_id = tool_use_id if isinstance(tool_use_id, str) else None
-        if tool_use_id is not None:
+        if tool_use_id is not None and self._grants:  # to name the grant that lets it run unasked
             self._inputs[tool_use_id] = (tool_name, tool_input)
         cwd = hook_input.get("cwd")
         verdict = enforce.check(
             tool_name,
             tool_input,
             guard=guard,
-            policies=self.policies_in_force(),
+            policies=self.policies_in_force() if tool_name != QUESTION_TOOL else [],  # the answer policy's
             cwd=cwd if isinstance(cwd, str) else self.cwd,
         )
         if verdict is None:
@@ -504,9 +504,10 @@ class ApprovalBroker:
             )
         return verdict.hook_output()
 
-    def _grant_of(self, tool_use_id: str, tool_name: str) -> tuple[str, str] | None:
-        """The session grant (rule, where given) that covers this call, if one does."""
-        name, tool_input = self._inputs.pop(tool_use_id, (tool_name, None))
+    def _grant_of(self, call: tuple[str, dict[str, Any] | None]) -> tuple[str, str] | None:
+        """The session grant (rule, where given) that covers the call ``(tool_name,
+        tool_input)`` (input None: unknown, only a whole-tool grant can be named), if one does."""
+        name, tool_input = call
         for rule, where in self._grants:
             if tool_input is None:
                 if rule == name:
@@ -529,8 +530,11 @@ class ApprovalBroker:
         that report it (2.1.332), the reason comes from the `user` message's
         ``tool_result_meta[].permission_decision`` (`source`, `reason_type`), given in `raw`; a
         PreToolUse hook's deny (``source: "hook"``, measured with 2.1.332) is reported as
-        ``decided_by="hook"`` with the hook's reason (the `tool_result` text).
+        ``decided_by="hook"`` with the hook's reason (the `tool_result` text). A call that a
+        person's session grant covers (:meth:`pre_tool_use` saw its input) is reported as
+        ``decided_by="grant"``: "allowed by your session grant Bash(touch:*), given in cell [12]".
         """
+        calls = {e.tool_call_id: self._inputs.pop(e.tool_call_id, None) for e in events if isinstance(e, ev.ToolUpdate)}
         if mode == "autonomous":
             return events
         meta: dict[str, dict[str, Any]] = {}
@@ -550,7 +554,8 @@ class ApprovalBroker:
                 accepted = decision.get("decision", "accept" if event.status == "complete" else None)
                 if accepted in ("accept", "reject", "deny"):
                     source = " / ".join(str(decision[k]) for k in ("source", "reason_type") if decision.get(k))
-                    grant = self._grant_of(event.tool_call_id, event.tool_name) if accepted == "accept" else None
+                    call = calls.get(event.tool_call_id)
+                    grant = self._grant_of(call or (event.tool_name, None)) if accepted == "accept" else None
                     who = f"your session grant {grant[0]}, {grant[1]}" if grant else ""
                     why = (
                         f"allowed by {who}"

@@ -149,7 +149,8 @@ class SessionConfig:
 
         shared = {name: getattr(self, name) for name in _LAUNCH_FIELDS}
         denied = tuple(r for r in disallowed_tools(self.approve) if r not in self.disallowed_tools)
-        shared["disallowed_tools"] = (*self.disallowed_tools, *denied)  # the policy's plain deny rules too
+        if denied and isinstance(self.disallowed_tools, tuple):  # the policy's plain deny rules too
+            shared["disallowed_tools"] = (*self.disallowed_tools, *denied)
         permission_mode = cli_permission_mode(self.mode, allow_root_bypass=self.allow_root_bypass)
         shared.update(
             permission_mode=permission_mode,

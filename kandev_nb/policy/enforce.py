@@ -42,6 +42,7 @@ __all__ = [
     "LabelledPolicy",
     "PolicyVerdict",
     "check",
+    "denial",
     "denying_rule",
     "disallowed_tools",
     "initialize_hooks",
@@ -89,6 +90,8 @@ class LabelledPolicy:
         return self.policy(tool_name, tool_input)
 
     def __getattr__(self, name: str) -> Any:
+        if name in ("policy", "label"):  # not set yet (a copy being made): no recursion
+            raise AttributeError(name)
         return getattr(self.policy, name)
 
     def __repr__(self) -> str:
@@ -161,6 +164,22 @@ def _function_name(policy: Policy) -> str:
     return str(name)
 
 
+def denial(
+    policy: Policy, default: str, tool_name: str, tool_input: dict[str, Any], cwd: str | None = None
+) -> PolicyVerdict:
+    """The deny of `policy` (which answered "deny" for this call), naming its rule:
+    ``Denied by your policy rule Bash(rm:*).``; a policy without rules is named by its
+    function (``Denied by this turn's policy (tests_only answered deny).``).
+
+    Args:
+        default: the label when the policy has none of its own (:func:`policy_label`).
+    """
+    label = policy_label(policy, default)
+    rule = denying_rule(policy, tool_name, tool_input, cwd)
+    who = f"{label} rule {rule}" if rule else f"{label} ({_function_name(policy)} answered deny)"
+    return PolicyVerdict("deny", f"Denied by {who}.", who, rule)
+
+
 def check(
     tool_name: str,
     tool_input: dict[str, Any],
@@ -201,9 +220,7 @@ def check(
             broken.append(f"{label} raised {type(exc).__name__}: {exc}")
             continue
         if answer == "deny":
-            rule = denying_rule(policy, tool_name, tool_input, cwd)
-            who = f"{label} rule {rule}" if rule else f"{label} ({_function_name(policy)} answered deny)"
-            return PolicyVerdict("deny", f"Denied by {who}.", who, rule)
+            return denial(policy, default, tool_name, tool_input, cwd)
     if broken:
         text = "; ".join(broken)
         return PolicyVerdict("ask", f"The approval policy failed ({text}); a person decides.", text)

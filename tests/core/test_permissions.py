@@ -42,7 +42,7 @@ async def test_allow_for_session_sends_a_permission_update() -> None:
     approval = Approval("r1", "Bash", {"command": "ls"})
     approval.allow(always=True)
     wire = (await approval.wait(1)).to_wire({"command": "ls"})
-    assert wire["updatedPermissions"][0]["rules"] == [{"toolName": "Bash"}]
+    assert wire["updatedPermissions"][0]["rules"] == [{"toolName": "Bash", "ruleContent": "ls:*"}]  # scoped
     assert wire["updatedPermissions"][0]["destination"] == "session"
 
 

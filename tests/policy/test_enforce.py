@@ -49,6 +49,7 @@ def _policy_denials(events: list[ev.AgentEvent]) -> list[ev.PermissionDecided]:
     ]
 
 
+@pytest.mark.parametrize("claude_cli", ["2.1.332", "2.1.197", "2.1.118"], indirect=True)
 @pytest.mark.parametrize("mode", ["acceptEdits", "autonomous"])
 async def test_a_session_deny_rule_stops_rm_in_modes_that_never_ask(
     make_session: SessionMaker, scripted_model: ScriptedModelServer, claude_workdir: Path, mode: str
@@ -168,3 +169,31 @@ def test_the_policys_plain_deny_rules_go_to_disallowed_tools() -> None:
 
     options = SessionConfig(approve=WithCliRules(), disallowed_tools=("WebFetch",)).launch_options()
     assert options.disallowed_tools == ("WebFetch", "Bash(rm:*)")
+
+
+async def test_a_can_use_tool_denial_names_the_cells_policy_and_its_rule() -> None:
+    """Issue 28.8: not "the notebook's approval policy", but whose policy and which rule."""
+    from tests.approvals.test_broker import Harness
+
+    h = Harness()
+    h.broker.begin_turn(
+        LabelledPolicy(Rules(deny=["Bash(git push*)"]), "this cell's policy (--approve ci)"), has_timeout=False
+    )
+    h.ask("r1", "Bash", {"command": "git push origin main"})
+    await h.settle()
+    [decided] = h.of(ev.PermissionDecided)
+    assert decided.message == "Denied by this cell's policy (--approve ci) rule Bash(git push*)."
+    assert (decided.rule, decided.decided_by) == ("Bash(git push*)", "policy")
+    assert h.answers[0][1]["message"] == decided.message  # what the model reads
+
+
+async def test_the_hook_answer_denies_reports_once_and_lets_the_rest_through() -> None:
+    from tests.approvals.test_broker import Harness
+
+    h = Harness(policy=Rules(deny=["Bash(rm*)"]))
+    hook = {"callback_id": "kandev_policy", "tool_use_id": "tu-9", "input": {"tool_name": "Bash", "cwd": "/p"}}
+    out = h.broker.pre_tool_use({**hook, "input": {**hook["input"], "tool_input": {"command": "rm -rf d"}}}, None)
+    assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert out["hookSpecificOutput"]["permissionDecisionReason"] == "Denied by your policy rule Bash(rm*)."
+    assert "tu-9" in h.broker.asked and [e.tool_use_id for e in h.of(ev.PermissionDecided)] == ["tu-9"]
+    assert h.broker.pre_tool_use({**hook, "input": {**hook["input"], "tool_input": {"command": "ls"}}}, None) == {}

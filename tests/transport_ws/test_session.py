@@ -220,7 +220,8 @@ def test_factory_makes_unstarted_websocket_transports() -> None:
 async def test_auto_approved_tool_is_seen_from_its_tool_use_block(
     cli_118: Path, tmp_path: Path, claude_home: Path
 ) -> None:
-    """With --allowedTools the CLI sends no control_request; the tool still shows up."""
+    """With --allowedTools the CLI sends no can_use_tool (only the PreToolUse hook of every
+    tool, kandev_nb/policy/enforce.py); the tool still shows up."""
     cwd = tmp_path.resolve()
     script: list[ScriptEntry] = [
         Reply(tool_use("Write", {"file_path": f"{cwd}/auto.txt", "content": "a\n"})),
@@ -239,7 +240,9 @@ async def test_auto_approved_tool_is_seen_from_its_tool_use_block(
             turn = await session.run("write without asking")
         finally:
             await session.close()
-    assert not any(b'"control_request"' in line for line in factory.seen)
+    requests = [line for line in factory.seen if b'"control_request"' in line]
+    assert requests and all(b'"hook_callback"' in line for line in requests)  # kandev-nb's PreToolUse hook only
+    assert not any(b'"can_use_tool"' in line for line in factory.seen)
     assert not any(isinstance(e, ev.PermissionRequest) for e in turn.events)
     assert [(r.call.tool_name, r.status) for r in turn.tools.values()] == [("Write", "complete")]
     assert (cwd / "auto.txt").read_text() == "a\n"

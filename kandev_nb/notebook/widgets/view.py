@@ -343,7 +343,7 @@ class TurnView:
                     if isinstance(event, ev.PermissionDecided) and tool_id in self.cards:
                         self.cards[tool_id].set_decision(event)
                 elif isinstance(event, ev.PermissionDecided) and event.tool_use_id in self.cards:
-                    # no card: the CLI's own settings decided (decided_by "settings")
+                    # no card: the CLI decided unasked ("settings", a session "grant") or a hook did ("policy", "hook")
                     self.cards[event.tool_use_id].set_decision(event)
                 still = self._waiting()  # another request may still wait (parallel tool calls)
                 self._set_state(f"Waiting for your approval: {still[0].event.tool_name}" if still else "Working")
