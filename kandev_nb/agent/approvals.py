@@ -164,11 +164,15 @@ class ApprovalBroker:
         return self._cwd() if self._cwd is not None else os.getcwd()
 
     def policies_in_force(self) -> list[tuple[ApprovalPolicy, str]]:
-        """``[(policy, label)]`` of the policy in force: the running turn's if it has one
-        (it replaces the session's for that turn, both sides), else the session's; [] for none."""
+        """``[(policy, label)]`` whose deny side holds now: the running turn's policy first (it
+        also answers the allow side for its turn), then the session's, whose deny rules a
+        turn's policy never lifts; [] for none."""
+        found: list[tuple[ApprovalPolicy, str]] = []
         if self.turn_policy is not None:
-            return [(self.turn_policy, "this turn's policy")]
-        return [(self.policy, "your policy")] if self.policy is not None else []
+            found.append((self.turn_policy, "this turn's policy"))
+        if self.policy is not None and self.policy is not self.turn_policy:
+            found.append((self.policy, "your policy"))
+        return found
 
     @property
     def current_timeout(self) -> float | None:
@@ -294,7 +298,12 @@ class ApprovalBroker:
         if tool_name == QUESTION_TOOL:  # a question card, answered by a person or the `answer` policy
             policy = None
             prepare_question(approval, self.answer)
-        if policy is not None:
+        denied = enforce.check(tool_name, tool_input, guard=None, policies=self.policies_in_force(), cwd=self.cwd)
+        if policy is not None and denied is not None and denied.decision == "deny":
+            # every policy in force is heard on its deny side, named as the hook names it
+            approval.decided_rule = (denied.who, denied.rule)
+            approval.deny(denied.reason, by="policy")
+        elif policy is not None:
             try:
                 verdict = policy(tool_name, tool_input)
                 note_of = getattr(policy, "note", None)
@@ -304,10 +313,6 @@ class ApprovalBroker:
                 verdict, note = None, ""
             if verdict == "allow":
                 approval.allow(by="policy", note=note)
-            elif verdict == "deny":  # named as the hook names it: "Denied by your policy rule Bash(rm:*)."
-                denied = enforce.denial(policy, self.policies_in_force()[0][1], tool_name, tool_input, self.cwd)
-                approval.decided_rule = (denied.who, denied.rule)
-                approval.deny(denied.reason, by="policy")
         self.emit(event)
 
     async def decide(self, approval: Approval, timeout: float | None) -> Decision:

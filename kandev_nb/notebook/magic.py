@@ -407,6 +407,7 @@ async def run_cell(line: str, body: str) -> Turn | None:
             await session.start()  # before it replaces anything: a bad option keeps the old session
             _adopt(session, replaced, requested, args.transport)
         session.broker.answer = state.settings.answer  # configure(answer=...) applies at once
+        session.broker.policy = _notebook_policy(state.settings.approve)  # its deny rules hold in every cell
         session.broker.cell = cell_number  # a session grant given now is "given in cell [n]"
         choices = ModeChoices()  # a card's "switch to ... mode for this session"
         turn, failure = await outputs.run_turn(
@@ -414,7 +415,7 @@ async def run_cell(line: str, body: str) -> Turn | None:
             prompt,
             spec,
             [view.handle, choices] if view else [choices],
-            policy or _notebook_policy(state.settings.approve),
+            policy,
             approval_timeout=timeout,
         )
     except (CLINotFoundError, CLIProcessError) as exc:

@@ -96,14 +96,25 @@ async def test_no_answer_within_the_timeout_denies() -> None:
 
 
 async def test_a_turn_policy_and_timeout_apply_to_that_turn_only() -> None:
-    h = Harness(policy=Rules(deny=["Bash(*)"]), timeout=None)
+    h = Harness(policy=Rules(deny=["Bash(ls:*)"]), timeout=None)
     h.broker.begin_turn(Rules(allow=["Bash(*)"]), timeout=None, has_timeout=True)
-    h.ask("r4", "Bash", {"command": "ls"}, tool_use_id="tu-4")
+    h.ask("r4", "Bash", {"command": "pwd"}, tool_use_id="tu-4")
     h.broker.end_turn()
     h.ask("r5", "Bash", {"command": "ls"}, tool_use_id="tu-5")
     await h.settle()
     assert [(r, a["behavior"]) for r, a in h.answers] == [("r4", "allow"), ("r5", "deny")]
     assert h.broker.current_timeout is None
+
+
+async def test_a_turn_policy_never_lifts_the_session_policys_deny_rules() -> None:
+    """A deny rule means never: a cell's own --approve policy answers for its turn, but the
+    session's deny rules still hold (issue 23: "a deny rule in every mode")."""
+    h = Harness(policy=Rules(deny=["Bash(rm:*)"]), timeout=None)
+    h.broker.begin_turn(Rules(allow=["Bash(*)"]), timeout=None, has_timeout=True)
+    h.ask("r8", "Bash", {"command": "rm -rf data"}, tool_use_id="tu-8")
+    await h.settle()
+    assert [(r, a["behavior"]) for r, a in h.answers] == [("r8", "deny")]
+    assert "Bash(rm:*)" in h.answers[0][1]["message"]
 
 
 async def test_a_withdrawn_request_closes_its_card_and_gets_no_answer() -> None:
