@@ -378,3 +378,25 @@ AgentEvent = Annotated[
     | Unknown,
     Field(discriminator="type"),
 ]
+
+
+def failed_turn(
+    message: str,
+    subtype: str,
+    *,
+    session_id: str | None,
+    last_message_uuid: str | None,
+    result_subtype: str | None = None,
+    **error_fields: Any,
+) -> tuple[Error, Complete]:
+    """The two events that end a turn the CLI did not end itself: an :class:`Error` (`message`,
+    `subtype`, `error_fields` such as ``exit_code``/``stderr``), then a :class:`Complete` without
+    figures whose `result_subtype` is `result_subtype` (default `subtype`) and `is_error` True."""
+    return (
+        Error(message=message, subtype=subtype, session_id=session_id, **error_fields),
+        Complete(
+            stats=TurnStats(session_id=session_id, result_subtype=result_subtype or subtype, is_error=True),
+            last_message_uuid=last_message_uuid,
+            session_id=session_id,
+        ),
+    )

@@ -273,7 +273,11 @@ def _session_for(args: argparse.Namespace) -> tuple[Session, Session | None, Ses
         or state.settings.allow_root_bypass
         or (not fresh and base.allow_root_bypass),
         resume=args.resume if fresh else existing.session_id if existing else None,
-        resume_session_at=getattr(args, "resume_session_at", None) if fresh else None,
+        resume_session_at=getattr(args, "resume_session_at", None)
+        if fresh
+        else existing.resume_point
+        if existing
+        else None,
         fork=args.fork and fresh,
         **_launch_extras(extras, base, own=fresh or name in state.requested),
         answer=state.settings.answer,
@@ -349,7 +353,7 @@ def _prepare_retry(args: argparse.Namespace, prompt: str) -> str:
     if not session or not session.session_id:
         raise UsageError("--retry: the failed turn has no session id to resume")
     args.resume = session.session_id
-    args.resume_session_at = failed.meta.get("retry_at", failed.last_message_uuid)
+    args.resume_session_at = failed.meta.get("retry_at")  # the last good message before it (Session.run)
     return prompt or failed.prompt
 
 
@@ -404,6 +408,11 @@ async def run_cell(line: str, body: str) -> Turn | None:
         if state.sessions.get(session.name) is not session:
             await session.start()  # before it replaces anything: a bad option keeps the old session
             _adopt(session, replaced, requested, args.transport)
+            if session.launch_note:  # e.g. --retry could not resume at the last good message
+                print(
+                    f"%%claude{' --retry' if args.retry else ''}: {session.launch_note}"
+                    + (" The prompt was sent again." if args.retry else "")
+                )
         session.broker.answer = state.settings.answer  # configure(answer=...) applies at once
         turn, failure = await outputs.run_turn(
             session,
