@@ -300,6 +300,14 @@ class Session(
         if self.state is not SessionState.CLOSED:
             self.state = SessionState.NEW
 
+    async def stop_process(self) -> None:
+        """End the live CLI process between turns and keep the session (its next turn starts
+        a process that resumes the conversation). The process saves its running totals on
+        exit (the transcript's ``cost-state``), which a process resuming the conversation
+        restores: stop it before starting the one that replaces it."""
+        if self.state is SessionState.READY:
+            await self._teardown()
+
     async def close(self) -> None:
         """End the CLI (stdin EOF, then TERM, then KILL, bounded) and close the session."""
         self.broker.withdraw_all()

@@ -48,3 +48,22 @@ def test_retry_works_every_time_and_the_conversation_keeps_the_retried_answer(
     for said in ("First answer.", "Second answer, on retry.", "Third answer, on retry.", "Fourth question"):
         assert said in sent, sent
     assert "API Error" not in sent
+
+
+def test_a_retry_the_cli_cannot_resume_at_falls_back_and_says_so_in_one_line(
+    kernel: KernelHarness, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path
+) -> None:
+    kernel.execute(setup_code(claude_env, claude_workdir))
+    scripted_model.push(Reply(text("First answer.")), OVERLOADED, Reply(text("Second answer.")))
+    kernel.execute("%%claude\nFirst question")
+    kernel.wait(kernel.start("%%claude\nSecond question"))
+    # A message the transcript does not hold (as a uuid of a branch the CLI did not save).
+    kernel.execute("kandev_nb.last_turn().meta['retry_at'] = '00000000-0000-4000-8000-000000000000'")
+    run = kernel.wait(kernel.start("%%claude --retry\n"))
+    assert run.status == "ok", run.error
+    out = run.stdout()
+    assert "could not resume at the last good message" in out and "The prompt was sent again." in out
+    assert "00000000" not in out and "message.uuid" not in out
+    assert kernel.eval("kandev_nb.last_turn().text") == "Second answer."
+    sent = repr(scripted_model.main_requests[-1].messages)
+    assert "First answer." in sent and "Second question" in sent
