@@ -23,6 +23,7 @@ from sqlalchemy.engine import Dialect
 from kandev_nb._version import __version__
 from kandev_nb.agent import events as ev
 from kandev_nb.agent.turn import Turn
+from kandev_nb.ledger.engine import mask_secrets
 
 __all__ = [
     "RUNS_LEAD",
@@ -80,6 +81,7 @@ turns_table = sa.Table(
     sa.Column("cwd", sa.Text),
     sa.Column("prompt", sa.Text),
     sa.Column("prompt_chars", sa.Integer),
+    sa.Column("answer", sa.Text),
     sa.Column("model", sa.String),
     sa.Column("models", sa.String),
     sa.Column("cost_usd", sa.Float),
@@ -146,6 +148,7 @@ model_usage_table = sa.Table(
 
 RUNS_LEAD: Final = (
     "prompt",
+    "answer",
     "cost_usd",
     "input_tokens",
     "output_tokens",
@@ -201,6 +204,7 @@ _TEXT_COLUMNS = (
     "session_id",
     "cwd",
     "prompt",
+    "answer",
     "models",
     "error",
     "last_message_uuid",
@@ -294,6 +298,7 @@ def _turn_row(turn: Turn, notebook: str | None, execution_count: int | None) -> 
         "cwd": turn.cwd,
         "prompt": turn.prompt,
         "prompt_chars": len(turn.prompt),
+        "answer": mask_secrets(turn.text) if turn.text else None,
         "approval_wait_ms": turn.approval_wait_ms,
         "tool_calls": dict(by_tool),
         "tool_call_count": len(turn.tools),

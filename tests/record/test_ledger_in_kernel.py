@@ -41,3 +41,5 @@ def test_rows_after_restarts_and_retries_are_each_turns_own_requests(
     costs = kernel.eval("kandev_nb.runs()[['cost_usd', 'total_cost_usd']].values.tolist()")
     assert sum(c for c, _ in costs) == pytest.approx(costs[-1][1], abs=1e-9), costs  # the CLI's own running total
     assert sum(c for c, _ in costs) == pytest.approx(0.0008 * 5, abs=1e-9)  # five answered requests
+    answers = kernel.eval("kandev_nb.runs()['answer'].fillna('').tolist()")
+    assert answers == ["One.", "Two.", "", "Three.", "Four.", "Five."]  # issue 28.4
