@@ -552,6 +552,7 @@ class Session(
                 task = asyncio.current_task()
                 if task is not None:
                     task.uncancel()
+                turn.meta["cancelled"] = True  # the kernel's interrupt, not the Stop button (the magic re-raises)
                 self._begin_interrupt(turn)
                 continue
             if isinstance(event, ev.Complete) and turn.done and turn.stats is not None:  # a background follow-up

@@ -380,6 +380,8 @@ async def run_cell(line: str, body: str) -> Turn | None:
             budget, a CLI that refused or did not answer the cell's mode change
             (`set_permission_mode`), or a CLI that cannot start; IPython prints it in one
             line and nothing is sent to the CLI.
+        KeyboardInterrupt: the kernel's interrupt stopped the turn (after it is shown and
+            recorded), so that Jupyter drops the cells queued after this one.
     """
     from IPython.core.error import UsageError
     from IPython.core.getipython import get_ipython
@@ -439,6 +441,11 @@ async def run_cell(line: str, body: str) -> Turn | None:
     state.turns.append(turn)
     if state.settings.record:
         await ledger_hooks.record(turn, _notebook_path(namespace), cell_number)
+    if turn.meta.get("cancelled"):
+        # The kernel's interrupt (the notebook's stop button) stops everything: the partial turn
+        # is shown and recorded, and the cell fails so that Jupyter drops the cells queued after
+        # it (Run All). The card's own Stop button ends only the turn.
+        raise KeyboardInterrupt
     return outputs.deliver(args, turn, failure, namespace)  # -o VAR, or the structured answer's error
 
 
