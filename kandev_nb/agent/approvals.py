@@ -107,6 +107,7 @@ class ApprovalBroker:
     ) -> None:
         self.emit = emit
         self.tool_payload = tool_payload
+        self.on_edited: Callable[[str, str, dict[str, Any]], None] | None = None  # (tool_use_id, name, input that ran)
         self.session_id = session_id
         self.policy = policy
         self.answer: AnswerPolicy | None = None  # answers AskUserQuestion when set (agent/questions.py)
@@ -255,6 +256,9 @@ class ApprovalBroker:
         if decision.decided_by != "cancelled":
             if decision.updated_permissions and decision.suggestion is None:  # a saved suggestion is no session rule
                 self._session_tools.add(approval.tool_name)
+            edited = edited_input(approval, decision)
+            if edited is not None and approval.tool_use_id and self.on_edited is not None:
+                self.on_edited(approval.tool_use_id, approval.tool_name, edited)
             self.emit(
                 ev.PermissionDecided(
                     request_id=approval.request_id,
@@ -265,6 +269,7 @@ class ApprovalBroker:
                     message=decision.message,
                     note=decision.note,
                     tool_use_id=approval.tool_use_id,
+                    updated_input=edited,
                     session_id=self.session_id(),
                 )
             )
@@ -412,3 +417,13 @@ class ApprovalBroker:
                     )
             out.append(event)
         return out
+
+
+def edited_input(approval: Approval, decision: Decision) -> dict[str, Any] | None:
+    """The input a call ran with when the person changed it before allowing (an allow whose
+    `updatedInput` differs from the request's `input`); None otherwise. An AskUserQuestion's
+    answers travel as `updatedInput` too: they are answers, not an edit."""
+    new = decision.updated_input
+    if decision.behavior != "allow" or new is None or approval.tool_name == QUESTION_TOOL:
+        return None
+    return new if new != approval.tool_input else None

@@ -182,6 +182,9 @@ class PermissionDecided(_Event):
     note: str = ""
     """What the person should know about an allow, e.g. that a policy let an interpreter
     through (``Decision.note``, from :meth:`kandev_nb.agent.permissions.Rules.note`)."""
+    updated_input: dict[str, Any] | None = None
+    """The input the tool ran with when the person edited it before allowing (the
+    can_use_tool answer's `updatedInput`); None when it ran as proposed."""
 
 
 class PermissionCancelled(_Event):

@@ -118,6 +118,7 @@ class Session(
             allowed_tools=self._config.allowed_tools,
         )
         self.broker.answer = self._config.answer
+        self.broker.on_edited = self.adapter.note_edited_input  # an edited input's card shows what ran
         self.background = BackgroundWatch()  # a turn stays open for its background tasks
         self.connection: CLIConnection | None = None
         self.cli_path: Path | None = None

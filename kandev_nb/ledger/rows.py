@@ -127,9 +127,11 @@ tool_calls_table = sa.Table(
     sa.Column("decision", sa.String),
     sa.Column("decided_by", sa.String),
     sa.Column("decision_message", sa.Text),
+    sa.Column("edited_input", sa.JSON),
 )
 """One row per tool call; `decision` is "allow", "deny" or NULL (no approval was asked);
-`decision_message` is the deny `message` sent to the CLI (the person's reason), else NULL."""
+`decision_message` is the deny `message` sent to the CLI (the person's reason), else NULL;
+`edited_input` the input the call ran with when the person edited it before allowing, else NULL."""
 
 model_usage_table = sa.Table(
     "model_usage",
@@ -227,6 +229,7 @@ _DTYPES: dict[str, str] = {
     "is_error": "boolean",
     "interrupted": "boolean",
     "tool_calls": "json",
+    "edited_input": "json",
 }
 
 
@@ -349,6 +352,7 @@ def _tool_rows(turn: Turn) -> list[dict[str, Any]]:
                 "decision": decision.behavior if decision else None,
                 "decided_by": decision.decided_by if decision else None,
                 "decision_message": decision.message or None if decision and decision.behavior == "deny" else None,
+                "edited_input": record.call.input if record.edited else None,
             }
         )
     return rows

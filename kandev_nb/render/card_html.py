@@ -242,8 +242,9 @@ def verdict_html(decision: ev.PermissionDecided) -> str:
     note = f'<div class="kandev-decision-note">{esc(decision.note)}</div>' if decision.note else ""
     if denied(decision):
         return _denial_html(decision) + note
+    verb = "edited and allowed" if decision.updated_input is not None else "allowed"
     return (
-        f'<div class="kandev-decision" style="color:{th.OK}">allowed by {esc(decided_by_text(decision))} '
+        f'<div class="kandev-decision" style="color:{th.OK}">{verb} by {esc(decided_by_text(decision))} '
         f"after {fmt_ms(decision.waited_ms)}</div>{note}"
     )
 

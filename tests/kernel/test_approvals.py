@@ -115,7 +115,7 @@ def test_the_card_answers_once_for_the_session_edited_or_denied_with_a_reason(
         "allow_edited",
         input=json.dumps({"file_path": str(claude_workdir / "w.txt"), "content": "edited\n"}),
     )
-    assert "edited input" in wait_until_decided(kernel, edit_card)
+    assert "Edited and allowed" in wait_until_decided(kernel, edit_card)
 
     deny_card = wait_for_card(kernel, 3)
     answer(kernel, deny_card, "deny", reason="x.txt belongs to someone else")

@@ -43,6 +43,7 @@ import traitlets
 from kandev_nb.agent import events as ev
 from kandev_nb.agent import suggestions
 from kandev_nb.agent import tools as t
+from kandev_nb.agent.approvals import edited_input
 from kandev_nb.agent.permissions import Decision
 from kandev_nb.notebook.widgets.cards import WidgetFactory
 from kandev_nb.notebook.widgets.stream import ASSETS
@@ -298,7 +299,7 @@ class ApprovalCard:
             decision.decided_by,
             decision.waited_ms,
             decision.message,
-            edited=decision.updated_input is not None,
+            edited=edited_input(self.approval, decision) is not None,
             always=bool(decision.updated_permissions) and decision.suggestion is None,
         )
         if decision.suggestion is not None:
@@ -324,7 +325,7 @@ class ApprovalCard:
         self.outcome = (behavior, decided_by, waited_ms, message)
         self.controls.pending = False
         if behavior == "allow":
-            verb = "Allowed" + (" for the session" if always else "") + (" with edited input" if edited else "")
+            verb = ("Edited and allowed" if edited else "Allowed") + (" for the session" if always else "")
             color = "#1a7f37"
         elif decided_by == "cancelled":
             verb, color = "Withdrawn by Claude Code", "#888"
