@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import html
 import json
+import math
 import re
 import threading
 from collections import OrderedDict
@@ -71,7 +72,10 @@ def esc(value: object) -> str:
 
 
 def fmt_usd(usd: float) -> str:
-    """A cost in USD: ``$0.0123`` below a dollar, ``$1.23`` above."""
+    """A cost in USD: ``$0.0123`` below a dollar, ``$1.23`` above; an amount too small for
+    four decimals keeps two significant digits (``$0.000042``), never reads ``$0.0000``."""
+    if 0 < usd < 0.0001:
+        return f"${usd:.{1 - math.floor(math.log10(usd))}f}"
     return f"${usd:.4f}" if usd < 1 else f"${usd:,.2f}"
 
 

@@ -30,3 +30,14 @@ def test_an_api_error_footer_says_failed_with_the_status_and_retry(
     markdown = run.data("text/markdown")[-1] if run.data("text/markdown") else ""
     assert "success" not in markdown.split("---")[-1]
     assert "failed (API 529)" in markdown
+
+
+def test_small_budgets_and_costs_are_not_printed_as_zero() -> None:
+    from kandev_nb.notebook.ledger_hooks import check_budget
+    from kandev_nb.notebook.state import NotebookSettings
+    from kandev_nb.render.html import fmt_usd
+
+    assert [fmt_usd(x) for x in (0.001, 0.000042, 0.0008, 1.5)] == ["$0.0010", "$0.000042", "$0.0008", "$1.50"]
+    with pytest.raises(RuntimeError) as refused:
+        check_budget(NotebookSettings(budget_usd=0.001), 0.0016)
+    assert "budget of $0.0010 is spent: $0.0016" in str(refused.value)  # old code: "budget of $0.00"
