@@ -485,7 +485,8 @@ def card_view(
         output: the ToolUpdate's full `output` text ("" while running).
         status: "running", "complete" or "error" (an error shows `output` as the error).
         tool_use_id: the call's `tool_use_id`, named in the "full text in ..." notes.
-        duration_ms: tool_use -> tool_result wall time, ms (a badge).
+        duration_ms: tool_use -> tool_result wall time, ms; the badge shows it less the
+            approval's `waited_ms` (the person's time is on the verdict line).
         decision: the call's approval answer; a deny shows what was proposed, "denied by ..."
             and why, and no `tool_result` figures (exit code, match count): nothing ran.
         images: the ToolUpdate's pictures (``data:`` URIs, e.g. `run_code`'s figures).
@@ -504,7 +505,10 @@ def card_view(
         status = "denied"
         badges.insert(0, Badge(f"denied by {decided_by_text(decision)}", "denied"))
     elif duration_ms is not None:
-        badges.append(Badge(fmt_ms(duration_ms)))
+        # tool_use -> tool_result includes the time the approval waited for an answer: the
+        # badge is the tool's own time; the verdict line says how long the approval took
+        waited = decision.waited_ms if decision is not None else 0
+        badges.append(Badge(fmt_ms(max(duration_ms - waited, 0))))
     if decision is not None:
         parts.append(Verdict(decision))
     shown_title = title if title and title != tool_name else ""

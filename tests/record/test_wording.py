@@ -1,0 +1,33 @@
+"""Issue 28.8, wording that said the wrong thing (widgets driven with AgentEvents)."""
+
+from __future__ import annotations
+
+from kandev_nb.agent import events as ev
+from kandev_nb.notebook.widgets import TurnView
+from kandev_nb.notebook.widgets.recording import Recorder
+from kandev_nb.render.card_view import card_view
+from tests.widgets.conftest import Clock
+from tests.widgets.test_approval import request
+from tests.widgets.test_static import plain
+from tests.widgets.widget_events import call, result
+
+
+async def test_a_call_queued_behind_an_approval_is_not_said_to_run(rec: Recorder, clock: Clock) -> None:
+    v = TurnView("go", clock=clock)
+    v.handle(call("toolu_1", "Write", {"file_path": "/p/a.txt", "content": "a"}))
+    v.handle(request("Write", {"file_path": "/p/a.txt", "content": "a"}))
+    v.handle(call("toolu_2", "Bash", {"command": "pip install pyarrow"}))  # parallel, asked after the first
+    v.refresh()
+    assert "Waiting for your approval" in plain(v.activity.value)
+    assert "Running Bash" not in plain(v.activity.value)  # old code: "Running Bash: pip install pyarrow"
+
+
+async def test_a_tools_time_leaves_out_the_approval_wait(rec: Recorder, clock: Clock) -> None:
+    c = call("toolu_1", "Bash", {"command": "make"})
+    decided = ev.PermissionDecided(
+        request_id="r", tool_name="Bash", behavior="allow", decided_by="person", waited_ms=8000, tool_use_id="toolu_1"
+    )
+    update = result(c, "ok")
+    view = card_view("Bash", c.title, update.normalized, "ok", status="complete", duration_ms=9200, decision=decided)
+    shown = [b.text for b in view.badges if hasattr(b, "text")]
+    assert "1.2 s" in shown and "9.2 s" not in shown  # old code: 9.2 s, the person's 8 s included
