@@ -140,8 +140,10 @@ def _verdict(d: ev.PermissionDecided) -> str:
     who = ms.plain(cv.decided_by_text(d))
     note = f"\n{ms.plain(d.note)}\n" if d.note else ""
     if not cv.denied(d):
-        verb = "edited and allowed" if d.updated_input is not None else "allowed"
-        return f"\n*{verb} by {who} after {r.fmt_ms(d.waited_ms)}*\n{note}"
+        return f"\n*{ms.plain(cv.allowed_text(d))} after {r.fmt_ms(d.waited_ms)}*\n{note}"
+    if cv.kept_planning(d) and d.decided_by == "person":
+        feedback = d.message.removeprefix("The user wants you to keep planning").lstrip(":. ")
+        return "\nYou asked to keep planning" + (f": {ms.plain(feedback)}" if feedback else "") + f"\n{note}"
     waited = f" after {r.fmt_ms(d.waited_ms)}" if d.waited_ms else ""
     why = f"\nreason: {ms.plain(d.message)}\n" if d.message else ""
     return f"\n**Not run**: denied by **{who}**{waited}\n{why}{note}"

@@ -266,6 +266,20 @@ def decided_by_text(decision: ev.PermissionDecided) -> str:
     return _BY.get(decision.decided_by, decision.decided_by)
 
 
+def allowed_text(decision: ev.PermissionDecided) -> str:
+    """An allow in words, for what it was: "answered by you" (an AskUserQuestion: the answers
+    travel as an allow), "edited and allowed by you" (`updated_input` set), else "allowed by ..."."""
+    who = decided_by_text(decision)
+    if decision.tool_name == "AskUserQuestion":
+        return f"answered by {who}"
+    return f"{'edited and allowed' if decision.updated_input is not None else 'allowed'} by {who}"
+
+
+def kept_planning(decision: ev.PermissionDecided | None) -> bool:
+    """True when the person answered a plan (ExitPlanMode) with "Keep planning": feedback, not a refusal."""
+    return decision is not None and decision.tool_name == "ExitPlanMode" and decision.behavior == "deny"
+
+
 def denied(decision: ev.PermissionDecided | None) -> bool:
     """True when `decision` denied the call (it never ran)."""
     return decision is not None and decision.behavior == "deny"
@@ -503,7 +517,10 @@ def card_view(
         parts.append(Images(images))
     if decision is not None and is_denied:
         status = "denied"
-        badges.insert(0, Badge(f"denied by {decided_by_text(decision)}", "denied"))
+        if kept_planning(decision) and decision.decided_by == "person":
+            badges.insert(0, Badge("you asked to keep planning"))  # feedback on the plan, not a refusal
+        else:
+            badges.insert(0, Badge(f"denied by {decided_by_text(decision)}", "denied"))
     elif duration_ms is not None:
         # tool_use -> tool_result includes the time the approval waited for an answer: the
         # badge is the tool's own time; the verdict line says how long the approval took

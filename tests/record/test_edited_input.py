@@ -38,7 +38,7 @@ def test_the_edited_input_is_shown_and_recorded_as_the_one_that_ran(
     while not controls.state.get("input_json") and time.monotonic() < end:
         kernel.pump_for(0.1)
     answer(kernel, card, "allow_edited", input=json.dumps(edited))
-    assert "Edited and allowed" in wait_until_decided(kernel, card)
+    decision_line = wait_until_decided(kernel, card)
     kernel.wait(run)
     assert run.status == "ok", run.error
     assert target.read_text() == "RATE = 7  # chosen by a person\nNAME = 'x'\n"
@@ -46,6 +46,7 @@ def test_the_edited_input_is_shown_and_recorded_as_the_one_that_ran(
     saved = html_of(run)
     assert "chosen by a person" in saved and "RATE = 2" not in saved  # the diff of what ran
     assert "edited and allowed by you" in saved
+    assert "Edited and allowed" in decision_line
     record = kernel.eval(
         "[(r.call.input, r.proposed.input['new_string'] if r.proposed else None, r.edited)"
         " for r in kandev_nb.last_turn().tools.values() if r.call.tool_name == 'Edit'][0]"

@@ -31,3 +31,35 @@ async def test_a_tools_time_leaves_out_the_approval_wait(rec: Recorder, clock: C
     view = card_view("Bash", c.title, update.normalized, "ok", status="complete", duration_ms=9200, decision=decided)
     shown = [b.text for b in view.badges if hasattr(b, "text")]
     assert "1.2 s" in shown and "9.2 s" not in shown  # old code: 9.2 s, the person's 8 s included
+
+
+def _decided(tool: str, behavior: str, message: str = "") -> ev.PermissionDecided:
+    return ev.PermissionDecided(
+        request_id="r",
+        tool_name=tool,
+        behavior=behavior,
+        decided_by="person",
+        waited_ms=2000,
+        message=message,  # type: ignore[arg-type]
+    )
+
+
+def test_an_answered_question_plan_feedback_and_a_failed_allowed_call_read_as_what_they_are() -> None:
+    from kandev_nb.render import card_html, card_md
+    from kandev_nb.render.card_view import card_view
+    from kandev_nb.render.theme import OK
+
+    question = _decided("AskUserQuestion", "allow")
+    assert "answered by you" in card_html.verdict_html(question) and "allowed" not in card_html.verdict_html(question)
+    assert "answered by you" in card_md._verdict(question)
+
+    feedback = _decided("ExitPlanMode", "deny", "The user wants you to keep planning: split step 2")
+    html = card_html.verdict_html(feedback)
+    assert "You asked to keep planning: split step 2" in html and "denied" not in html and "Not run" not in html
+    plan = call("toolu_p", "ExitPlanMode", {"plan": "1. a\n2. b"})
+    view = card_view("ExitPlanMode", plan.title, plan.normalized, decision=feedback)
+    shown = card_html.summary_html(view)
+    assert "keep planning" in shown and "(not run)" not in shown and "denied by" not in shown
+
+    allowed = _decided("mcp__kernel__edit_cell", "allow")
+    assert OK not in card_html.verdict_html(allowed)  # not green under the call's red ✗

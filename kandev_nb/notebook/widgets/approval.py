@@ -326,9 +326,17 @@ class ApprovalCard:
         self.controls.pending = False
         if behavior == "allow":
             verb = ("Edited and allowed" if edited else "Allowed") + (" for the session" if always else "")
-            color = "#1a7f37"
+            color = "#57606a"  # neutral: the call may still fail (its tool card says so)
         elif decided_by == "cancelled":
             verb, color = "Withdrawn by Claude Code", "#888"
+        elif self.plan and decided_by == "person":
+            feedback = message.removeprefix("The user wants you to keep planning").lstrip(":. ")
+            self.status.value = '<span style="color:#57606a"><b>You asked to keep planning</b>' + (
+                f": {r.esc(feedback)}</span>" if feedback else "</span>"
+            )
+            self.box.children = (self.status,) if self.attached else (self.what, self.status)
+            self.box._dom_classes = (*self.box._dom_classes, "kandev-decided")
+            return
         else:
             verb, color = "Denied", "#cf222e"
         who = {
