@@ -266,6 +266,11 @@ def decided_by_text(decision: ev.PermissionDecided) -> str:
     return _BY.get(decision.decided_by, decision.decided_by)
 
 
+STOPPED_TOOL_TEXT = "The user doesn't want to proceed with this tool use."
+"""How the CLI's `tool_result` for a call whose approval was withdrawn by a Stop (the protocol's
+`interrupt`) begins: its message to the model (CLI 2.1.332), shown as "stopped by you (not run)"."""
+
+
 def allowed_text(decision: ev.PermissionDecided) -> str:
     """An allow in words, for what it was: "answered by you" (an AskUserQuestion: the answers
     travel as an allow), "edited and allowed by you" (`updated_input` set), else "allowed by ..."."""
@@ -510,12 +515,16 @@ def card_view(
     """
     where = where_expr(tool_use_id) if tool_use_id else ""
     is_denied = denied(decision)
-    if is_denied:
+    stopped = decision is None and status == "error" and output.startswith(STOPPED_TOOL_TEXT)
+    if is_denied or stopped:
         payload, output, status, images = _proposed(payload), "", "running", ()
     parts, badges, _shown = _body(payload, output, status, where, proposal=False)
     if images:
         parts.append(Images(images))
-    if decision is not None and is_denied:
+    if stopped:  # the turn was stopped while its approval waited: nothing ran
+        status = "denied"
+        badges.insert(0, Badge("stopped by you", "denied"))
+    elif decision is not None and is_denied:
         status = "denied"
         if kept_planning(decision) and decision.decided_by == "person":
             badges.insert(0, Badge("you asked to keep planning"))  # feedback on the plan, not a refusal

@@ -63,3 +63,31 @@ def test_an_answered_question_plan_feedback_and_a_failed_allowed_call_read_as_wh
 
     allowed = _decided("mcp__kernel__edit_cell", "allow")
     assert OK not in card_html.verdict_html(allowed)  # not green under the call's red ✗
+
+
+async def test_stop_while_a_card_waits_reads_stopped_by_you_not_the_clis_message(
+    claude_cli: object, claude_env: dict[str, str], claude_workdir: object, scripted_model: object
+) -> None:
+    import asyncio
+
+    from kandev_nb.agent.session import Session
+    from kandev_nb.render import card_html
+    from kandev_nb.render.static import card_of
+    from kandev_nb.testing import Reply, ScriptedModelServer, tool_use
+
+    assert isinstance(scripted_model, ScriptedModelServer)
+    session = Session(cwd=claude_workdir, cli_path=claude_cli, env=dict(claude_env), inactivity_timeout=120)
+    scripted_model.push(Reply(tool_use("Write", {"file_path": "a.txt", "content": "x"})))
+
+    def stop_at_card(event: ev.AgentEvent) -> None:
+        if isinstance(event, ev.PermissionRequest):
+            asyncio.get_running_loop().create_task(session.interrupt())
+
+    try:
+        turn = await session.run("write", consumers=[stop_at_card])
+    finally:
+        await session.close()
+    (record,) = turn.tools.values()
+    shown = card_html.summary_html(card_of(record))
+    assert "stopped by you" in shown and "(not run)" in shown
+    assert "doesn't want to proceed" not in shown and "✗" not in shown  # old code: ✗ error, the CLI's message
