@@ -282,6 +282,11 @@ def _part_html(part: cv.Part, where: str, full: bool, saved: bool) -> str:
             if part.fold:
                 return f"<details><summary>{esc(part.fold)}</summary>{html}</details>"
             return (f'<div class="{part.cls}">{html}</div>' if part.cls else html) + _more_note(p, where)
+        case cv.Diff() if part.proposed:
+            return (
+                f'<div class="kandev-proposed"><div style="color:{th.MUTED};font-size:90%">Proposed, not written:</div>'
+                f'<div style="opacity:0.55">{_diff_html(part, full=full, saved=saved)}</div></div>'
+            )
         case cv.Diff():
             return _diff_html(part, full=full, saved=saved)
         case cv.Todos():

@@ -172,7 +172,7 @@ def _part(part: cv.Part, where: str) -> str:
             text = ms.safe_markdown(p.shown) + "\n" + _note(p, where)
             return f"<details><summary>{r.esc(part.fold)}</summary>\n\n{text}\n</details>\n" if part.fold else text
         case cv.Diff():
-            return _diff(part)
+            return ("*Proposed, not written:*\n\n" if part.proposed else "") + _diff(part)
         case cv.Todos():
             return todos_markdown(part.items)
         case cv.Questions():

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from kandev_nb.agent import events as ev
@@ -160,6 +160,8 @@ class Diff:
     diff: str
     where: str = ""
     whole: bool = False
+    proposed: bool = False
+    """A denied (or stopped) call's edit: shown muted under "Proposed, not written", never as applied."""
 
 
 @dataclass(frozen=True)
@@ -519,6 +521,8 @@ def card_view(
     if is_denied or stopped:
         payload, output, status, images = _proposed(payload), "", "running", ()
     parts, badges, _shown = _body(payload, output, status, where, proposal=False)
+    if is_denied or stopped:
+        parts = [replace(p, proposed=True) if isinstance(p, Diff) else p for p in parts]
     if images:
         parts.append(Images(images))
     if stopped:  # the turn was stopped while its approval waited: nothing ran

@@ -91,3 +91,17 @@ async def test_stop_while_a_card_waits_reads_stopped_by_you_not_the_clis_message
     shown = card_html.summary_html(card_of(record))
     assert "stopped by you" in shown and "(not run)" in shown
     assert "doesn't want to proceed" not in shown and "✗" not in shown  # old code: ✗ error, the CLI's message
+
+
+def test_a_denied_write_shows_its_lines_as_proposed_not_applied() -> None:
+    from kandev_nb.render import card_html, card_md
+    from kandev_nb.render.card_view import card_view
+
+    c = call("toolu_w", "Write", {"file_path": "/p/new.py", "content": "print('hi')\n"})
+    denied = _decided("Write", "deny", "not now")
+    view = card_view("Write", c.title, c.normalized, decision=denied)
+    html = card_html.parts_html(view.parts)
+    assert "Proposed, not written:" in html and "kandev-proposed" in html  # old code: green + lines, unlabeled
+    assert "Proposed, not written" in "".join(card_md._part(p, "") for p in view.parts)
+    allowed = card_view("Write", c.title, c.normalized, status="complete", decision=_decided("Write", "allow"))
+    assert "Proposed, not written" not in card_html.parts_html(allowed.parts)
