@@ -196,12 +196,6 @@ class Adapter(StreamRules):
             return self.tool_calls[tool_use_id]
         return normalize_tool_call(tool_name, tool_input)
 
-    def note_edited_input(self, tool_use_id: str, tool_name: str, tool_input: dict[str, Any]) -> None:
-        """The person edited this call's input before allowing it: its payload (and so its
-        `tool_result`'s, :class:`~kandev_nb.agent.events.ToolUpdate`) is that of the input that ran."""
-        self.tool_calls[tool_use_id] = normalize_tool_call(tool_name, tool_input)
-        self.tool_inputs[tool_use_id] = tool_input
-
     # -- dispatch -----------------------------------------------------------------------
 
     def _failed(self, msg: WireMessage, exc: Exception) -> ev.AgentEvent:

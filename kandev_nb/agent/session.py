@@ -46,6 +46,7 @@ from kandev_nb.agent.interrupts import TurnControls
 from kandev_nb.agent.permissions import Approval, ApprovalPolicy, mode_from_cli
 from kandev_nb.agent.state import SessionState
 from kandev_nb.agent.structured import OutputSpec, fill_output
+from kandev_nb.agent.tools import normalize_tool_call
 from kandev_nb.agent.transcript import NO_MESSAGE, find_transcript, last_cost_state
 from kandev_nb.agent.turn import Turn
 from kandev_nb.agent.usage import UsageMeter
@@ -118,7 +119,7 @@ class Session(
             allowed_tools=self._config.allowed_tools,
         )
         self.broker.answer = self._config.answer
-        self.broker.on_edited = self.adapter.note_edited_input  # an edited input's card shows what ran
+        self.broker.on_edited = self._note_edited  # an edited input's card shows what ran
         self.background = BackgroundWatch()  # a turn stays open for its background tasks
         self.connection: CLIConnection | None = None
         self.cli_path: Path | None = None
@@ -361,6 +362,11 @@ class Session(
                 message, "cli_exited", session_id=sid, last_message_uuid=uuid, exit_code=code, stderr=stderr
             ):
                 self._emit(event)
+
+    def _note_edited(self, tool_use_id: str, tool_name: str, tool_input: dict[str, Any]) -> None:
+        """An input edited before Allow: the call's payload (its card's, its ToolUpdate's) is the one that ran."""
+        self.adapter.tool_calls[tool_use_id] = normalize_tool_call(tool_name, tool_input)
+        self.adapter.tool_inputs[tool_use_id] = tool_input
 
     def _unreadable_result(self) -> list[ev.AgentEvent]:
         """A `result` the adapter could not read still ends the turn (the raw line is in an
