@@ -138,6 +138,9 @@ class ContextWindow(_Event):
     type: Literal["context_window"] = "context_window"
     size: int
     used: int
+    size_known: bool = True
+    """False while no `result` has said the window's size (`size` is then the 200,000 default,
+    a guess: a 1M-token model reports 1,000,000 only in its first result)."""
 
     @property
     def remaining(self) -> int:

@@ -408,8 +408,8 @@ async def run_cell(line: str, body: str) -> Turn | None:
     timeout = args.approval_timeout if args.approval_timeout is not None else state.settings.approval_timeout
     try:
         if state.sessions.get(session.name) is not session:
-            if replaced is not None:  # it saves its running totals, which the new process restores
-                await replaced.stop_process()
+            if replaced is not None and replaced.session_id == session.config.resume:
+                await replaced.stop_process()  # it saves the running totals the new process restores
             await session.start()  # before it is replaced: a bad option keeps the old session (which resumes)
             _adopt(session, replaced, requested, args.transport)
             if session.launch_note:  # e.g. --retry could not resume at the last good message

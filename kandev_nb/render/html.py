@@ -411,6 +411,8 @@ def context_html(ctx: ev.ContextWindow | None) -> str:
     """The context-window gauge: a bar and ``used / size tokens (pct)``; "" if unknown."""
     if ctx is None or not ctx.size:
         return ""
+    if not ctx.size_known:  # no result has said the window's size yet: never a guessed "/ 200.0k"
+        return f'<span class="kandev-context" title="context window">context {fmt_tokens(ctx.used)}</span>'
     frac = min(ctx.used / ctx.size, 1.0)
     color = (
         "var(--jp-success-color1,#1a7f37)"

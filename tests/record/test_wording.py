@@ -105,3 +105,22 @@ def test_a_denied_write_shows_its_lines_as_proposed_not_applied() -> None:
     assert "Proposed, not written" in "".join(card_md._part(p, "") for p in view.parts)
     allowed = card_view("Write", c.title, c.normalized, status="complete", decision=_decided("Write", "allow"))
     assert "Proposed, not written" not in card_html.parts_html(allowed.parts)
+
+
+async def test_the_context_gauge_never_shows_a_guessed_window_size(
+    claude_cli: object, claude_env: dict[str, str], claude_workdir: object, scripted_model: object
+) -> None:
+    from kandev_nb.agent.session import Session
+    from kandev_nb.render.html import context_html
+    from kandev_nb.testing import Reply, ScriptedModelServer, text
+
+    assert isinstance(scripted_model, ScriptedModelServer)
+    scripted_model.push(Reply(text("Hello there.")))
+    session = Session(cwd=claude_workdir, cli_path=claude_cli, env=dict(claude_env), inactivity_timeout=120)
+    try:
+        turn = await session.run("hi")
+    finally:
+        await session.close()
+    gauges = [context_html(e) for e in turn.events if isinstance(e, ev.ContextWindow)]
+    assert gauges and all("200.0k" not in g for g in gauges)  # old code: "/ 200.0k" while streaming
+    assert "/ 1.00M" in gauges[-1]  # what the result said, once it said it
