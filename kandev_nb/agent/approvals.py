@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from typing import Any
 
 from kandev_nb.agent import events as ev
+from kandev_nb.agent.file_lines import with_file_lines
 from kandev_nb.agent.permissions import Approval, ApprovalPolicy, Decision
 from kandev_nb.agent.questions import QUESTION_TOOL, AnswerPolicy
 from kandev_nb.agent.questions import prepare as prepare_question
@@ -210,7 +211,7 @@ class ApprovalBroker:
             timeout_s=self.current_timeout,
         )
         self.approvals[request_id] = approval
-        payload = self.tool_payload(tool_name, tool_input, tool_use_id)
+        payload = with_file_lines(self.tool_payload(tool_name, tool_input, tool_use_id))  # real line numbers
         event = ev.PermissionRequest(
             request_id=request_id,
             tool_name=tool_name,

@@ -124,3 +124,22 @@ async def test_the_context_gauge_never_shows_a_guessed_window_size(
     gauges = [context_html(e) for e in turn.events if isinstance(e, ev.ContextWindow)]
     assert gauges and all("200.0k" not in g for g in gauges)  # old code: "/ 200.0k" while streaming
     assert "/ 1.00M" in gauges[-1]  # what the result said, once it said it
+
+
+def test_the_approval_cards_edit_diff_has_the_files_line_numbers_and_no_false_eof_marker(tmp_path: object) -> None:
+    from pathlib import Path
+
+    from kandev_nb.agent import tools as t
+    from kandev_nb.agent.file_lines import with_file_lines
+
+    assert isinstance(tmp_path, Path)
+    target = tmp_path / "app.py"
+    target.write_text("".join(f"line {n}\n" for n in range(1, 40)) + "return a - b\n" + "tail\n")
+    proposal = t.normalize_tool_call(
+        "Edit", {"file_path": str(target), "old_string": "return a - b", "new_string": "return a + b"}
+    )
+    shown = with_file_lines(proposal)
+    assert isinstance(shown, t.ModifyFile)
+    diff = shown.mutations[0].diff
+    assert "@@ -40 +40 @@" in diff  # old code: "@@ -1 +1 @@", counted within the snippet
+    assert "No newline at end of file" not in diff  # old code: a marker after both lines
