@@ -138,7 +138,7 @@ class Adapter(StreamRules):
         self.context_size = DEFAULT_CONTEXT_WINDOW
         self.context_used = 0
         self._announced = False
-        self._last_context: tuple[int, int] = (DEFAULT_CONTEXT_WINDOW, 0)
+        self._last_context: tuple[int, int, bool] = (DEFAULT_CONTEXT_WINDOW, 0, False)
         self._pending_tools: dict[str, str] = {}  # tool_use_id -> name, awaiting a tool_result
         self._pending_assistant_uuid: str | None = None
         self._shown_text = False  # main-thread text shown this turn
@@ -217,11 +217,11 @@ class Adapter(StreamRules):
 
     def _context_event(self) -> list[ev.AgentEvent]:
         """A `context_window` event if the figures changed since the last one."""
-        now = (self.context_size, self.context_used)
-        if now == self._last_context:
+        known = self._main_key is not None or self.context_size != DEFAULT_CONTEXT_WINDOW  # a result said, or [1m]
+        if (now := (self.context_size, self.context_used, known)) == self._last_context:
             return []
         self._last_context = now
-        return [trusted(ev.ContextWindow)(size=self.context_size, used=self.context_used, session_id=self.session_id)]
+        return [trusted(ev.ContextWindow)(size=now[0], used=now[1], size_known=known, session_id=self.session_id)]
 
     # -- assistant ----------------------------------------------------------------------
 

@@ -32,6 +32,7 @@ from typing import Any
 
 from kandev_nb.agent import events as ev
 from kandev_nb.agent.cells import acts_on_cell, bound_payload, card_cell
+from kandev_nb.agent.file_lines import with_file_lines
 from kandev_nb.agent.permissions import Approval, ApprovalPolicy, Decision
 from kandev_nb.agent.questions import QUESTION_TOOL, AnswerPolicy
 from kandev_nb.agent.questions import prepare as prepare_question
@@ -119,6 +120,7 @@ class ApprovalBroker:
     ) -> None:
         self.emit = emit
         self.tool_payload = tool_payload
+        self.on_edited: Callable[[str, str, dict[str, Any]], None] | None = None  # (tool_use_id, name, input that ran)
         self.session_id = session_id
         self.policy = policy
         self.answer: AnswerPolicy | None = None  # answers AskUserQuestion when set (agent/questions.py)
@@ -280,7 +282,7 @@ class ApprovalBroker:
         request_id, tool_name, tool_input = approval.request_id, approval.tool_name, approval.tool_input
         tool_use_id = approval.tool_use_id
         if payload is None:
-            payload = self.tool_payload(tool_name, tool_input, tool_use_id)
+            payload = with_file_lines(self.tool_payload(tool_name, tool_input, tool_use_id))  # real line numbers
         self._cards[request_id] = payload
         event = ev.PermissionRequest(
             request_id=request_id,
@@ -333,6 +335,9 @@ class ApprovalBroker:
                 if "(" not in decision.grant:
                     self._session_tools.add(decision.grant)
             who, rule = approval.decided_rule
+            edited = edited_input(approval, decision)
+            if edited is not None and approval.tool_use_id and self.on_edited is not None:
+                self.on_edited(approval.tool_use_id, approval.tool_name, edited)
             self.emit(
                 ev.PermissionDecided(
                     request_id=approval.request_id,
@@ -343,6 +348,7 @@ class ApprovalBroker:
                     message=decision.message,
                     note=decision.note,
                     tool_use_id=approval.tool_use_id,
+                    updated_input=edited,
                     session_id=self.session_id(),
                     rule=rule or decision.grant,
                     who=who,
@@ -588,3 +594,13 @@ class ApprovalBroker:
                     )
             out.append(event)
         return out
+
+
+def edited_input(approval: Approval, decision: Decision) -> dict[str, Any] | None:
+    """The input a call ran with when the person changed it before allowing (an allow whose
+    `updatedInput` differs from the request's `input`); None otherwise. An AskUserQuestion's
+    answers travel as `updatedInput` too: they are answers, not an edit."""
+    new = decision.updated_input
+    if decision.behavior != "allow" or new is None or approval.tool_name == QUESTION_TOOL:
+        return None
+    return new if new != approval.tool_input else None

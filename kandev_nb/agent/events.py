@@ -138,6 +138,9 @@ class ContextWindow(_Event):
     type: Literal["context_window"] = "context_window"
     size: int
     used: int
+    size_known: bool = True
+    """False while no `result` has said the window's size (`size` is then the 200,000 default,
+    a guess: a 1M-token model reports 1,000,000 only in its first result)."""
 
     @property
     def remaining(self) -> int:
@@ -188,6 +191,9 @@ class PermissionDecided(_Event):
     who: str = ""
     """Who decided, in words, when more precise than `decided_by`: "your policy rule
     Bash(rm:*)", "your session grant Bash(touch:*), given in cell [12]"."""
+    updated_input: dict[str, Any] | None = None
+    """The input the tool ran with when the person edited it before allowing (the
+    can_use_tool answer's `updatedInput`); None when it ran as proposed."""
 
 
 class PermissionCancelled(_Event):
@@ -384,3 +390,25 @@ AgentEvent = Annotated[
     | Unknown,
     Field(discriminator="type"),
 ]
+
+
+def failed_turn(
+    message: str,
+    subtype: str,
+    *,
+    session_id: str | None,
+    last_message_uuid: str | None,
+    result_subtype: str | None = None,
+    **error_fields: Any,
+) -> tuple[Error, Complete]:
+    """The two events that end a turn the CLI did not end itself: an :class:`Error` (`message`,
+    `subtype`, `error_fields` such as ``exit_code``/``stderr``), then a :class:`Complete` without
+    figures whose `result_subtype` is `result_subtype` (default `subtype`) and `is_error` True."""
+    return (
+        Error(message=message, subtype=subtype, session_id=session_id, **error_fields),
+        Complete(
+            stats=TurnStats(session_id=session_id, result_subtype=result_subtype or subtype, is_error=True),
+            last_message_uuid=last_message_uuid,
+            session_id=session_id,
+        ),
+    )

@@ -46,7 +46,10 @@ from kandev_nb.agent.interrupts import TurnControls
 from kandev_nb.agent.permissions import Approval, ApprovalPolicy, mode_from_cli
 from kandev_nb.agent.state import SessionState
 from kandev_nb.agent.structured import OutputSpec, fill_output
+from kandev_nb.agent.tools import normalize_tool_call
+from kandev_nb.agent.transcript import NO_MESSAGE, find_transcript, last_cost_state
 from kandev_nb.agent.turn import Turn
+from kandev_nb.agent.usage import UsageMeter
 from kandev_nb.errors import (
     CLINotFoundError,
     CLIProcessError,
@@ -118,6 +121,7 @@ class Session(
         )
         self.broker.answer = self._config.answer
         self.broker.on_card = self.adapter.tool_calls.__setitem__  # a card's cell is the tool card's (issue 23)
+        self.broker.on_edited = self._note_edited  # an edited input's card shows what ran
         self.background = BackgroundWatch()  # a turn stays open for its background tasks
         self.connection: CLIConnection | None = None
         self.cli_path: Path | None = None
@@ -136,6 +140,7 @@ class Session(
         self._output: OutputSpec | None = None  # the running turn's structured output, if asked
         self._interrupt_task: asyncio.Task[None] | None = None
         self._interrupted_at: float | None = None  # monotonic time of the running turn's interrupt
+        self.launch_note: str | None = None  # one line when a launch had to fall back (see start)
 
     # -- properties -----------------------------------------------------------------------
 
@@ -186,28 +191,31 @@ class Session(
 
     # -- lifecycle ------------------------------------------------------------------------
 
+    @property
+    def resume_point(self) -> str | None:
+        """The message uuid a new process of this conversation resumes at
+        (``--resume-session-at``): the last message committed so far
+        (:attr:`Adapter.last_message_uuid`), else the one this session was started at. After a
+        ``--retry`` the transcript branches, and a plain ``--resume`` took the failed branch."""
+        c = self._config
+        return self.adapter.last_message_uuid or (None if c.fork else c.resume_session_at)
+
     def _next_launch(self) -> LaunchOptions:
         """The options of the next process: the config's, resuming our own conversation once
         the CLI has saved it (a CLI killed in its first moments leaves nothing to resume,
-        and --resume would fail)."""
+        and --resume would fail), at :attr:`resume_point`."""
         c = self._config
         own = self.adapter.session_id
-        resume = (own if own and (self._saved or self._transcript_saved(own)) else None) or c.resume
+        saved = own and (self._saved or find_transcript(c.env, own) is not None)
+        resume = (own if saved else None) or c.resume
         original = resume == c.resume
+        fork = c.fork and original
         return c.launch_options(
             resume=resume,
-            resume_session_at=c.resume_session_at if original else None,
-            fork_session=c.fork and original,
+            resume_session_at=(c.resume_session_at if fork else self.resume_point) if resume else None,
+            fork_session=fork,
             json_schema=self._output.schema_json if self._output else None,
         )
-
-    def _transcript_saved(self, session_id: str) -> bool:
-        """Whether the CLI wrote `session_id`'s transcript (``<config>/projects/*/<id>.jsonl``)."""
-        env = {**os.environ, **self._config.env}
-        roots = {Path(env.get("HOME", "~")).expanduser() / ".claude"}
-        if env.get("CLAUDE_CONFIG_DIR"):
-            roots.add(Path(env["CLAUDE_CONFIG_DIR"]).expanduser())
-        return any(next(root.glob(f"projects/*/{session_id}.jsonl"), None) for root in roots)
 
     async def start(self) -> None:
         """Launch the CLI and send `initialize`; no-op if already running.
@@ -237,6 +245,26 @@ class Session(
             self.adapter.new_process()
         self.broker.new_process()
         options = self._next_launch()
+        try:
+            await self._launch(options)
+        except CLIProcessError as exc:
+            if not options.resume_session_at or NO_MESSAGE not in str(exc):
+                raise
+            # The transcript lacks that message: resume the conversation where it ends.
+            self.launch_note = (
+                "Claude Code could not resume at the last good message; "
+                "it resumed the conversation where its transcript ends."
+            )
+            await self._launch(replace(options, resume_session_at=None))
+
+    async def _launch(self, options: LaunchOptions) -> None:
+        """Start one process with `options`, its cumulative figures counted from what it
+        restores (the transcript's last ``cost-state``, :meth:`UsageMeter.resumed`), and
+        send `initialize`. Raises as :meth:`start`."""
+        assert self.cli_path is not None
+        self.adapter.usage = UsageMeter.resumed(
+            last_cost_state(self._config.env, options.resume) if options.resume else None
+        )
         factory = self._transport_factory or (lambda a, e, c: StdioTransport(a, e, c))
         transport = factory(build_argv(self.cli_path, options), process_env(options), self.cwd)
         connection = CLIConnection(
@@ -275,6 +303,14 @@ class Session(
             await connection.close()
         if self.state is not SessionState.CLOSED:
             self.state = SessionState.NEW
+
+    async def stop_process(self) -> None:
+        """End the live CLI process between turns and keep the session (its next turn starts
+        a process that resumes the conversation). The process saves its running totals on
+        exit (the transcript's ``cost-state``), which a process resuming the conversation
+        restores: stop it before starting the one that replaces it."""
+        if self.state is SessionState.READY:
+            await self._teardown()
 
     async def close(self) -> None:
         """End the CLI (stdin EOF, then TERM, then KILL, bounded) and close the session."""
@@ -322,40 +358,24 @@ class Session(
             transport = connection.transport
             code = transport.exit_code
             stderr = transport.stderr_tail.strip()
-            self._emit(
-                ev.Error(
-                    message=f"Claude Code exited mid-turn with exit code {code}"
-                    + (f": {stderr[-2000:]}" if stderr else ""),
-                    subtype="cli_exited",
-                    exit_code=code,
-                    stderr=stderr,
-                    session_id=self.session_id,
-                )
-            )
-            self._emit(
-                ev.Complete(
-                    stats=ev.TurnStats(session_id=self.session_id, result_subtype="cli_exited", is_error=True),
-                    last_message_uuid=self.adapter.last_message_uuid,
-                    session_id=self.session_id,
-                )
-            )
+            message = f"Claude Code exited mid-turn with exit code {code}" + (f": {stderr[-2000:]}" if stderr else "")
+            sid, uuid = self.session_id, self.adapter.last_message_uuid
+            for event in ev.failed_turn(
+                message, "cli_exited", session_id=sid, last_message_uuid=uuid, exit_code=code, stderr=stderr
+            ):
+                self._emit(event)
+
+    def _note_edited(self, tool_use_id: str, tool_name: str, tool_input: dict[str, Any]) -> None:
+        """An input edited before Allow: the call's payload (its card's, its ToolUpdate's) is the one that ran."""
+        self.adapter.tool_calls[tool_use_id] = normalize_tool_call(tool_name, tool_input)
+        self.adapter.tool_inputs[tool_use_id] = tool_input
 
     def _unreadable_result(self) -> list[ev.AgentEvent]:
         """A `result` the adapter could not read still ends the turn (the raw line is in an
         `unknown` event just before): an error, then a Complete without figures."""
-        sid = self.session_id
-        return [
-            ev.Error(
-                message="kandev-nb could not read the CLI's result message; the turn ended without figures",
-                subtype="unreadable_result",
-                session_id=sid,
-            ),
-            ev.Complete(
-                stats=ev.TurnStats(session_id=sid, result_subtype="unreadable_result", is_error=True),
-                last_message_uuid=self.adapter.last_message_uuid,
-                session_id=sid,
-            ),
-        ]
+        message = "kandev-nb could not read the CLI's result message; the turn ended without figures"
+        sid, uuid = self.session_id, self.adapter.last_message_uuid
+        return list(ev.failed_turn(message, "unreadable_result", session_id=sid, last_message_uuid=uuid))
 
     def _emit(self, event: ev.AgentEvent) -> None:
         if self._queue is not None:
@@ -439,6 +459,7 @@ class Session(
                     self._queue.put_nowait(event)
             self._backlog.clear()
             self.state = SessionState.RUNNING
+            turn.meta.setdefault("retry_at", self.resume_point)  # where --retry resumes if this turn fails
             self.turns.append(turn)
             try:
                 assert self.connection is not None
@@ -501,24 +522,20 @@ class Session(
                     event = self._queue.get_nowait()
             except TimeoutError:
                 if self._interrupted_at is not None and time.monotonic() - self._interrupted_at > INTERRUPT_GRACE_S:
-                    self._dispatch(
-                        ev.Error(
-                            message="Claude Code did not end the turn within "
-                            f"{INTERRUPT_GRACE_S:g} s of the interrupt; "
-                            "its process was closed (the next cell resumes the conversation).",
-                            subtype="interrupt_timeout",
-                            session_id=self.session_id,
-                        ),
-                        sinks,
+                    message = (
+                        f"Claude Code did not end the turn within {INTERRUPT_GRACE_S:g} s of the interrupt; "
+                        "its process was closed (the next cell resumes the conversation)."
                     )
-                    self._dispatch(
-                        ev.Complete(
-                            stats=ev.TurnStats(session_id=self.session_id, result_subtype="interrupted", is_error=True),
-                            last_message_uuid=self.adapter.last_message_uuid,
-                            session_id=self.session_id,
-                        ),
-                        sinks,
+                    sid, uuid = self.session_id, self.adapter.last_message_uuid
+                    ended = ev.failed_turn(
+                        message,
+                        "interrupt_timeout",
+                        session_id=sid,
+                        last_message_uuid=uuid,
+                        result_subtype="interrupted",
                     )
+                    for event in ended:
+                        self._dispatch(event, sinks)
                     await self._teardown()
                     break
                 limit = self._config.inactivity_timeout
@@ -545,6 +562,7 @@ class Session(
                 task = asyncio.current_task()
                 if task is not None:
                     task.uncancel()
+                turn.meta["cancelled"] = True  # the kernel's interrupt, not the Stop button (the magic re-raises)
                 self._begin_interrupt(turn)
                 continue
             if isinstance(event, ev.Complete) and turn.done and turn.stats is not None:  # a background follow-up

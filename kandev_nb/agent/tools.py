@@ -234,6 +234,15 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def snippet_diff(old: str, new: str, path: str) -> tuple[str, int, int]:
+    """:func:`unified_diff` of an Edit's `old_string` -> `new_string`: a snippet's last line
+    is not the end of the file, so no "No newline at end of file" marker is made up (a
+    snippet's hunks count lines from 1; :func:`kandev_nb.agent.file_lines.shift_hunks` moves them)."""
+    if old and new and not old.endswith("\n") and not new.endswith("\n"):
+        old, new = old + "\n", new + "\n"
+    return unified_diff(old, new, path)
+
+
 def unified_diff(old: str, new: str, path: str) -> tuple[str, int, int]:
     """A unified diff of `old` -> `new` for `path`, with counts of added/removed lines."""
     lines = list(
@@ -298,7 +307,7 @@ def normalize_tool_call(name: str, tool_input: dict[str, Any]) -> NormalizedPayl
             return ModifyFile(tool=name, file_path=path, mutations=(mutation,))
         case "Edit":
             old, new = _str(i.get("old_string")) or "", _str(i.get("new_string")) or ""
-            diff, added, removed = unified_diff(old, new, path)
+            diff, added, removed = snippet_diff(old, new, path)
             mutation = FileMutation(
                 type="replace", old_content=old, new_content=new, diff=diff, added=added, removed=removed
             )
@@ -309,7 +318,7 @@ def normalize_tool_call(name: str, tool_input: dict[str, Any]) -> NormalizedPayl
             for edit in edits if isinstance(edits, list) else []:  # a model's malformed input: no edits
                 if isinstance(edit, dict):
                     old, new = _str(edit.get("old_string")) or "", _str(edit.get("new_string")) or ""
-                    diff, added, removed = unified_diff(old, new, path)
+                    diff, added, removed = snippet_diff(old, new, path)
                     mutations.append(
                         FileMutation(
                             type="replace", old_content=old, new_content=new, diff=diff, added=added, removed=removed

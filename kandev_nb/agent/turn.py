@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kandev_nb.agent import events as ev
+from kandev_nb.agent.tools import normalize_tool_call
 
 __all__ = ["DISPLAY_RENDERERS", "ToolRecord", "Turn", "compact_events"]
 
@@ -57,6 +58,14 @@ class ToolRecord:
     decision: ev.PermissionDecided | None = None
     started: float = 0.0
     ended: float | None = None
+    proposed: ev.ToolCall | None = None
+    """The call as the model proposed it, when the person edited its input before allowing
+    (`call` then holds the input that ran, ``decision.updated_input``)."""
+
+    @property
+    def edited(self) -> bool:
+        """True when the call ran with an input the person edited."""
+        return self.proposed is not None
 
     @property
     def status(self) -> str:
@@ -180,6 +189,14 @@ class Turn:
                     )
                 if record is not None:
                     record.decision = event
+                    if event.updated_input is not None and record.proposed is None:
+                        record.proposed = record.call
+                        record.call = record.call.model_copy(
+                            update={
+                                "input": event.updated_input,
+                                "normalized": normalize_tool_call(record.call.tool_name, event.updated_input),
+                            }
+                        )
             case ev.ContextWindow():
                 self.context = event
             case ev.Todos():

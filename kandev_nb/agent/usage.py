@@ -2,7 +2,9 @@
 
 The CLI reports `result.total_cost_usd`, `result.duration_api_ms` and `result.modelUsage`
 cumulatively for its process (DESIGN.md); a turn's figures are the differences from the
-previous `result`. :class:`UsageMeter` keeps the previous figures for one process.
+previous `result`. :class:`UsageMeter` keeps the previous figures for one process; a
+process started with ``--resume`` starts from the totals it restored from the transcript
+(:meth:`UsageMeter.resumed`), not from zero.
 """
 
 from __future__ import annotations
@@ -58,6 +60,23 @@ class UsageMeter:
         self.prev_api_ms = 0
         self.prev_model_usage: dict[str, tuple[float, float, float, float, float]] = {}
         self._prev_raw: dict[str, tuple[Any, ...]] = {}  # the same, as sent (to skip what did not change)
+
+    @classmethod
+    def resumed(cls, cost_state: dict[str, Any] | None) -> UsageMeter:
+        """A meter for a process started with ``--resume``, whose cumulative figures start
+        from what it restored: the transcript's last ``cost-state`` line
+        (:func:`kandev_nb.agent.transcript.last_cost_state`: ``totalCostUSD`` USD,
+        ``totalAPIDuration`` ms, ``modelUsage``); from zero when there is none (the CLI
+        restores nothing then either)."""
+        meter = cls()
+        if not cost_state:
+            return meter
+        meter.prev_total_cost = _num(cost_state.get("totalCostUSD"))
+        meter.prev_api_ms = to_int(cost_state.get("totalAPIDuration"))
+        usage = cost_state.get("modelUsage")
+        if isinstance(usage, dict):
+            meter.delta(usage)  # records each model's figures as the previous ones
+        return meter
 
     def delta(self, cumulative: dict[str, Any]) -> dict[str, ev.ModelUsage]:
         """This turn's usage per model: `result.modelUsage` (cumulative per process) minus

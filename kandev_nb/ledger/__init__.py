@@ -302,8 +302,9 @@ class RunLedger(LedgerReports):
             Columns ``turn_id``, ``started_at`` (the turn's), ``session_id``, ``notebook``,
             ``user`` (the turn's), ``seq`` (0-based order in the turn), ``tool_use_id``, ``parent_tool_use_id``,
             ``tool_name``, ``kind``, ``status``, ``duration_ms`` (Int64, ms), ``decision``
-            ("allow"/"deny"/NaN), ``decided_by`` (person/policy/timeout/cancelled) and
-            ``decision_message`` (a denial's reason as sent to the CLI, else NaN).
+            ("allow"/"deny"/NaN), ``decided_by`` (person/policy/timeout/cancelled),
+            ``decision_message`` (a denial's reason as sent to the CLI, else NaN) and
+            ``edited_input`` (the input the call ran with when the person edited it, a dict, else None).
 
         Raises:
             LedgerError: the database cannot be read.
@@ -326,6 +327,7 @@ class RunLedger(LedgerReports):
                 c.decision,
                 c.decided_by,
                 c.decision_message,
+                c.edited_input,
             )
         ).join_from(tool_calls_table, turns_table, c.turn_id == t.id)
         stmt = _where(stmt, filters)

@@ -23,6 +23,7 @@ from sqlalchemy.engine import Dialect
 from kandev_nb._version import __version__
 from kandev_nb.agent import events as ev
 from kandev_nb.agent.turn import Turn
+from kandev_nb.ledger.engine import mask_secrets
 
 __all__ = [
     "RUNS_LEAD",
@@ -80,6 +81,7 @@ turns_table = sa.Table(
     sa.Column("cwd", sa.Text),
     sa.Column("prompt", sa.Text),
     sa.Column("prompt_chars", sa.Integer),
+    sa.Column("answer", sa.Text),
     sa.Column("model", sa.String),
     sa.Column("models", sa.String),
     sa.Column("cost_usd", sa.Float),
@@ -125,9 +127,11 @@ tool_calls_table = sa.Table(
     sa.Column("decision", sa.String),
     sa.Column("decided_by", sa.String),
     sa.Column("decision_message", sa.Text),
+    sa.Column("edited_input", sa.JSON),
 )
 """One row per tool call; `decision` is "allow", "deny" or NULL (no approval was asked);
-`decision_message` is the deny `message` sent to the CLI (the person's reason), else NULL."""
+`decision_message` is the deny `message` sent to the CLI (the person's reason), else NULL;
+`edited_input` the input the call ran with when the person edited it before allowing, else NULL."""
 
 model_usage_table = sa.Table(
     "model_usage",
@@ -146,6 +150,7 @@ model_usage_table = sa.Table(
 
 RUNS_LEAD: Final = (
     "prompt",
+    "answer",
     "cost_usd",
     "input_tokens",
     "output_tokens",
@@ -201,6 +206,7 @@ _TEXT_COLUMNS = (
     "session_id",
     "cwd",
     "prompt",
+    "answer",
     "models",
     "error",
     "last_message_uuid",
@@ -223,6 +229,7 @@ _DTYPES: dict[str, str] = {
     "is_error": "boolean",
     "interrupted": "boolean",
     "tool_calls": "json",
+    "edited_input": "json",
 }
 
 
@@ -294,6 +301,7 @@ def _turn_row(turn: Turn, notebook: str | None, execution_count: int | None) -> 
         "cwd": turn.cwd,
         "prompt": turn.prompt,
         "prompt_chars": len(turn.prompt),
+        "answer": mask_secrets(turn.text) if turn.text else None,
         "approval_wait_ms": turn.approval_wait_ms,
         "tool_calls": dict(by_tool),
         "tool_call_count": len(turn.tools),
@@ -344,6 +352,7 @@ def _tool_rows(turn: Turn) -> list[dict[str, Any]]:
                 "decision": decision.behavior if decision else None,
                 "decided_by": decision.decided_by if decision else None,
                 "decision_message": decision.message or None if decision and decision.behavior == "deny" else None,
+                "edited_input": record.call.input if record.edited else None,
             }
         )
     return rows

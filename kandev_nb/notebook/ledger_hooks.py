@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from typing import Any, Final, Protocol
 
 from kandev_nb.agent.turn import Turn
+from kandev_nb.render.html import fmt_usd
 
 __all__ = [
     "PERIODS",
@@ -110,8 +111,8 @@ def check_budget(settings: _BudgetSettings, spent_usd: float) -> None:
     if settings.budget_usd is None or spent_usd < settings.budget_usd:
         return
     raise RuntimeError(
-        f"the {budget_label(settings)} budget of ${settings.budget_usd:.2f} is spent: "
-        f"${spent_usd:.4f} {_PERIOD_TEXT[settings.budget_period]} ({settings.budget_scope} scope); "
+        f"the {budget_label(settings)} budget of {fmt_usd(settings.budget_usd)} is spent: "
+        f"{fmt_usd(spent_usd)} {_PERIOD_TEXT[settings.budget_period]} ({settings.budget_scope} scope); "
         "raise it with kandev_nb.configure(budget_usd=...)"
     )
 

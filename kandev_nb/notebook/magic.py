@@ -275,7 +275,11 @@ def _session_for(args: argparse.Namespace) -> tuple[Session, Session | None, Ses
         or state.settings.allow_root_bypass
         or (not fresh and base.allow_root_bypass),
         resume=args.resume if fresh else existing.session_id if existing else None,
-        resume_session_at=getattr(args, "resume_session_at", None) if fresh else None,
+        resume_session_at=getattr(args, "resume_session_at", None)
+        if fresh
+        else existing.resume_point
+        if existing
+        else None,
         fork=args.fork and fresh,
         **_launch_extras(extras, base, own=fresh or name in state.requested),
         answer=state.settings.answer,
@@ -351,7 +355,7 @@ def _prepare_retry(args: argparse.Namespace, prompt: str) -> str:
     if not session or not session.session_id:
         raise UsageError("--retry: the failed turn has no session id to resume")
     args.resume = session.session_id
-    args.resume_session_at = failed.meta.get("retry_at", failed.last_message_uuid)
+    args.resume_session_at = failed.meta.get("retry_at")  # the last good message before it (Session.run)
     return prompt or failed.prompt
 
 
@@ -378,6 +382,8 @@ async def run_cell(line: str, body: str) -> Turn | None:
             budget, a CLI that refused or did not answer the cell's mode change
             (`set_permission_mode`), or a CLI that cannot start; IPython prints it in one
             line and nothing is sent to the CLI.
+        KeyboardInterrupt: the kernel's interrupt stopped the turn (after it is shown and
+            recorded), so that Jupyter drops the cells queued after this one.
     """
     from IPython.core.error import UsageError
     from IPython.core.getipython import get_ipython
@@ -404,8 +410,15 @@ async def run_cell(line: str, body: str) -> Turn | None:
     timeout = args.approval_timeout if args.approval_timeout is not None else state.settings.approval_timeout
     try:
         if state.sessions.get(session.name) is not session:
-            await session.start()  # before it replaces anything: a bad option keeps the old session
+            if replaced is not None and replaced.session_id == session.config.resume:
+                await replaced.stop_process()  # it saves the running totals the new process restores
+            await session.start()  # before it is replaced: a bad option keeps the old session (which resumes)
             _adopt(session, replaced, requested, args.transport)
+            if session.launch_note:  # e.g. --retry could not resume at the last good message
+                print(
+                    f"%%claude{' --retry' if args.retry else ''}: {session.launch_note}"
+                    + (" The prompt was sent again." if args.retry else "")
+                )
         session.broker.answer = state.settings.answer  # configure(answer=...) applies at once
         session.broker.policy = _notebook_policy(state.settings.approve)  # its deny rules hold in every cell
         session.broker.cell = cell_number  # a session grant given now is "given in cell [n]"
@@ -435,6 +448,11 @@ async def run_cell(line: str, body: str) -> Turn | None:
         state.card_modes[session.name] = chosen
     if state.settings.record:
         await ledger_hooks.record(turn, _notebook_path(namespace), cell_number)
+    if turn.meta.get("cancelled"):
+        # The kernel's interrupt (the notebook's stop button) stops everything: the partial turn
+        # is shown and recorded, and the cell fails so that Jupyter drops the cells queued after
+        # it (Run All). The card's own Stop button ends only the turn.
+        raise KeyboardInterrupt
     return outputs.deliver(args, turn, failure, namespace)  # -o VAR, or the structured answer's error
 
 

@@ -148,15 +148,13 @@ async def run_turn(
     ``approval_timeout=``); a structured failure is returned,
     not raised, so the cell still shows and records the turn first.
 
-    For ``--retry``, a turn whose answer did not validate keeps in ``turn.meta["retry_at"]``
-    the message UUID before it (the previous turn's last message), where a retry resumes.
+    For ``--retry``, every turn keeps in ``turn.meta["retry_at"]`` the message UUID before it
+    (:attr:`Session.resume_point` when it started), where a retry resumes.
     """
-    before = session.turns[-1].last_message_uuid if session.turns else None
     try:
         return await session.run(prompt, consumers=consumers, approve=approve, output_type=spec, **run_options), None
     except StructuredOutputError as exc:
         turn = exc.turn if isinstance(exc.turn, Turn) else session.turns[-1]
-        turn.meta["retry_at"] = before
         return turn, exc
 
 

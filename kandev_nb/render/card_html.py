@@ -18,7 +18,7 @@ from kandev_nb.agent import tools as t
 from kandev_nb.render import card_view as cv
 from kandev_nb.render import diffs, reveal
 from kandev_nb.render import theme as th
-from kandev_nb.render.card_view import decided_by_text, denied, tool_label, where_expr
+from kandev_nb.render.card_view import allowed_text, decided_by_text, denied, kept_planning, tool_label, where_expr
 from kandev_nb.render.html import (
     Preview,
     _block,
@@ -224,6 +224,13 @@ def inputs_html(part: cv.Inputs) -> str:
 
 
 def _denial_html(decision: ev.PermissionDecided) -> str:
+    if kept_planning(decision) and decision.decided_by == "person":
+        feedback = decision.message.removeprefix("The user wants you to keep planning").lstrip(":. ")
+        said = f": {esc(feedback)}" if feedback else ""
+        return (
+            f'<div class="kandev-denial kandev-kept-planning" style="margin:0.3em 0">'
+            f"You asked to keep planning{said}</div>"
+        )
     why = (
         f'<div class="kandev-denial-reason" style="margin-top:0.2em">reason: {esc(decision.message)}</div>'
         if decision.message
@@ -243,8 +250,9 @@ def verdict_html(decision: ev.PermissionDecided) -> str:
     note = f'<div class="kandev-decision-note">{esc(decision.note)}</div>' if decision.note else ""
     if denied(decision):
         return _denial_html(decision) + note
+    # neutral, not green: the call may still fail (its ✗ above says so)
     return (
-        f'<div class="kandev-decision" style="color:{th.OK}">allowed by {esc(decided_by_text(decision))} '
+        f'<div class="kandev-decision" style="color:{th.MUTED}">{esc(allowed_text(decision))} '
         f"after {fmt_ms(decision.waited_ms)}</div>{note}"
     )
 
@@ -286,6 +294,11 @@ def _part_html(part: cv.Part, where: str, full: bool, saved: bool) -> str:
             if part.fold:
                 return f"<details><summary>{esc(part.fold)}</summary>{html}</details>"
             return (f'<div class="{part.cls}">{html}</div>' if part.cls else html) + _more_note(p, where)
+        case cv.Diff() if part.proposed:
+            return (
+                f'<div class="kandev-proposed"><div style="color:{th.MUTED};font-size:90%">Proposed, not written:</div>'
+                f'<div style="opacity:0.55">{_diff_html(part, full=full, saved=saved)}</div></div>'
+            )
         case cv.Diff():
             return _diff_html(part, full=full, saved=saved)
         case cv.Todos():

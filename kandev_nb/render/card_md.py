@@ -140,7 +140,10 @@ def _verdict(d: ev.PermissionDecided) -> str:
     who = ms.plain(cv.decided_by_text(d))
     note = f"\n{ms.plain(d.note)}\n" if d.note else ""
     if not cv.denied(d):
-        return f"\n*allowed by {who} after {r.fmt_ms(d.waited_ms)}*\n{note}"
+        return f"\n*{ms.plain(cv.allowed_text(d))} after {r.fmt_ms(d.waited_ms)}*\n{note}"
+    if cv.kept_planning(d) and d.decided_by == "person":
+        feedback = d.message.removeprefix("The user wants you to keep planning").lstrip(":. ")
+        return "\nYou asked to keep planning" + (f": {ms.plain(feedback)}" if feedback else "") + f"\n{note}"
     waited = f" after {r.fmt_ms(d.waited_ms)}" if d.waited_ms else ""
     why = f"\nreason: {ms.plain(d.message)}\n" if d.message else ""
     return f"\n**Not run**: denied by **{who}**{waited}\n{why}{note}"
@@ -169,7 +172,7 @@ def _part(part: cv.Part, where: str) -> str:
             text = ms.safe_markdown(p.shown) + "\n" + _note(p, where)
             return f"<details><summary>{r.esc(part.fold)}</summary>\n\n{text}\n</details>\n" if part.fold else text
         case cv.Diff():
-            return _diff(part)
+            return ("*Proposed, not written:*\n\n" if part.proposed else "") + _diff(part)
         case cv.Todos():
             return todos_markdown(part.items)
         case cv.Questions():

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from kandev_nb.agent import events as ev
@@ -162,6 +162,8 @@ class Diff:
     diff: str
     where: str = ""
     whole: bool = False
+    proposed: bool = False
+    """A denied (or stopped) call's edit: shown muted under "Proposed, not written", never as applied."""
 
 
 @dataclass(frozen=True)
@@ -281,6 +283,25 @@ def decided_by_text(decision: ev.PermissionDecided) -> str:
     if decision.decided_by == "hook" and decision.hook:  # a kandev-nb Python hook, by its name
         return f"hook {decision.hook}"
     return _BY.get(decision.decided_by, decision.decided_by)
+
+
+STOPPED_TOOL_TEXT = "The user doesn't want to proceed with this tool use."
+"""How the CLI's `tool_result` for a call whose approval was withdrawn by a Stop (the protocol's
+`interrupt`) begins: its message to the model (CLI 2.1.332), shown as "stopped by you (not run)"."""
+
+
+def allowed_text(decision: ev.PermissionDecided) -> str:
+    """An allow in words, for what it was: "answered by you" (an AskUserQuestion: the answers
+    travel as an allow), "edited and allowed by you" (`updated_input` set), else "allowed by ..."."""
+    who = decided_by_text(decision)
+    if decision.tool_name == "AskUserQuestion":
+        return f"answered by {who}"
+    return f"{'edited and allowed' if decision.updated_input is not None else 'allowed'} by {who}"
+
+
+def kept_planning(decision: ev.PermissionDecided | None) -> bool:
+    """True when the person answered a plan (ExitPlanMode) with "Keep planning": feedback, not a refusal."""
+    return decision is not None and decision.tool_name == "ExitPlanMode" and decision.behavior == "deny"
 
 
 def denied(decision: ev.PermissionDecided | None) -> bool:
@@ -517,7 +538,8 @@ def card_view(
         output: the ToolUpdate's full `output` text ("" while running).
         status: "running", "complete" or "error" (an error shows `output` as the error).
         tool_use_id: the call's `tool_use_id`, named in the "full text in ..." notes.
-        duration_ms: tool_use -> tool_result wall time, ms (a badge).
+        duration_ms: tool_use -> tool_result wall time, ms; the badge shows it less the
+            approval's `waited_ms` (the person's time is on the verdict line).
         decision: the call's approval answer; a deny shows what was proposed, "denied by ..."
             and why, and no `tool_result` figures (exit code, match count): nothing ran.
         images: the ToolUpdate's pictures (``data:`` URIs, e.g. `run_code`'s figures).
@@ -527,16 +549,28 @@ def card_view(
     """
     where = where_expr(tool_use_id) if tool_use_id else ""
     is_denied = denied(decision)
-    if is_denied:
+    stopped = decision is None and status == "error" and output.startswith(STOPPED_TOOL_TEXT)
+    if is_denied or stopped:
         payload, output, status, images = _proposed(payload), "", "running", ()
     parts, badges, _shown = _body(payload, output, status, where, proposal=False, images=bool(images))
+    if is_denied or stopped:
+        parts = [replace(p, proposed=True) if isinstance(p, Diff) else p for p in parts]
     if images:
         parts.append(Images(images))
-    if decision is not None and is_denied:
+    if stopped:  # the turn was stopped while its approval waited: nothing ran
         status = "denied"
-        badges.insert(0, Badge(f"denied by {decided_by_text(decision)}", "denied"))
+        badges.insert(0, Badge("stopped by you", "denied"))
+    elif decision is not None and is_denied:
+        status = "denied"
+        if kept_planning(decision) and decision.decided_by == "person":
+            badges.insert(0, Badge("you asked to keep planning"))  # feedback on the plan, not a refusal
+        else:
+            badges.insert(0, Badge(f"denied by {decided_by_text(decision)}", "denied"))
     elif duration_ms is not None:
-        badges.append(Badge(fmt_ms(duration_ms)))
+        # tool_use -> tool_result includes the time the approval waited for an answer: the
+        # badge is the tool's own time; the verdict line says how long the approval took
+        waited = decision.waited_ms if decision is not None else 0
+        badges.append(Badge(fmt_ms(max(duration_ms - waited, 0))))
     if decision is not None:
         parts.append(Verdict(decision))
     shown_title = title if title and title != tool_name else ""

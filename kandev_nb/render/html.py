@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import html
 import json
+import math
 import re
 import threading
 from collections import OrderedDict
@@ -72,7 +73,10 @@ def esc(value: object) -> str:
 
 
 def fmt_usd(usd: float) -> str:
-    """A cost in USD: ``$0.0123`` below a dollar, ``$1.23`` above."""
+    """A cost in USD: ``$0.0123`` below a dollar, ``$1.23`` above; an amount too small for
+    four decimals keeps two significant digits (``$0.000042``), never reads ``$0.0000``."""
+    if 0 < usd < 0.0001:
+        return f"${usd:.{1 - math.floor(math.log10(usd))}f}"
     return f"${usd:.4f}" if usd < 1 else f"${usd:,.2f}"
 
 
@@ -441,6 +445,8 @@ def context_html(ctx: ev.ContextWindow | None) -> str:
     """The context-window gauge: a bar and ``used / size tokens (pct)``; "" if unknown."""
     if ctx is None or not ctx.size:
         return ""
+    if not ctx.size_known:  # no result has said the window's size yet: never a guessed "/ 200.0k"
+        return f'<span class="kandev-context" title="context window">context {fmt_tokens(ctx.used)}</span>'
     frac = min(ctx.used / ctx.size, 1.0)
     color = (
         "var(--jp-success-color1,#1a7f37)"
@@ -482,12 +488,45 @@ def stats_html(stats: ev.TurnStats, ctx: ev.ContextWindow | None = None, *, inte
     if interrupted:
         state = '<b class="kandev-stopped" style="color:var(--jp-warn-color1,#9a6700)">■ stopped by you</b> · '
     elif stats.is_error:
-        state = f'<b style="color:var(--jp-error-color1,#cf222e)">{esc(stats.result_subtype)}</b> · '
+        head, said, advice = failure_parts(stats)
+        state = (
+            f'<b class="kandev-failed" style="color:var(--jp-error-color1,#cf222e)">✗ {esc(head)}</b>'
+            + (f": {esc(said)}" if said else "")
+            + f" · {esc(advice)} · "
+        )
     return (
         f'<div class="kandev-footer" style="color:var(--jp-content-font-color2,#57606a);font-size:90%;'
         f"border-top:1px solid var(--jp-border-color2,#d0d7de);"
         f'padding-top:0.3em;margin-top:0.3em">{state}{" · ".join(items)}</div>'
     )
+
+
+_WHY = {
+    "error_max_turns": ("the turn limit", "raise --max-turns and send it again"),
+    "error_max_budget_usd": ("the budget", "raise --budget and send it again"),
+    "cli_exited": ("Claude Code exited", "%%claude --retry sends it again"),
+    "inactivity_timeout": ("no message from Claude Code", "%%claude --retry sends it again"),
+    "interrupt_timeout": ("no answer to the interrupt", "%%claude --retry sends it again"),
+    "unreadable_result": ("an unreadable result", "%%claude --retry sends it again"),
+}
+_API_STATUS = re.compile(r"API Error: (\d{3})")
+
+
+def failure_parts(stats: ev.TurnStats) -> tuple[str, str, str]:
+    """What a failed turn's footer says: ``("failed (API 529)", the CLI's text, what to do)``.
+    The reason is the HTTP status of `result.api_error_status` (or the "API Error: NNN" of
+    `result.result`), else the `result.subtype`; the CLI's text is the first line of
+    `result.result` or `result.errors` (at most 200 characters); a failed `result` whose
+    subtype says "success" (an API error) never reads "success"."""
+    said = (stats.result_text or "\n".join(stats.errors) or "").strip().split("\n", 1)[0]
+    said = said if len(said) <= 200 else said[:199] + "…"
+    found = _API_STATUS.search(stats.result_text or "")
+    status = stats.api_error_status or (int(found.group(1)) if found else None)
+    subtype = stats.result_subtype or ""
+    if status:
+        return f"failed (API {status})", said, "%%claude --retry sends it again"
+    why, advice = _WHY.get(subtype, ("" if subtype in ("", "success", "error_during_execution") else subtype, ""))
+    return (f"failed ({why})" if why else "failed"), said, advice or "%%claude --retry sends it again"
 
 
 def budget_html(spent_usd: float, budget_usd: float, scope: str | None = None) -> str:

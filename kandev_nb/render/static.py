@@ -275,7 +275,10 @@ def _md_footer(turn: Turn) -> str:
     if turn.context is not None and turn.context.size:
         c = turn.context
         bits.append(f"context {r.fmt_tokens(c.used)} / {r.fmt_tokens(c.size)} ({c.used / c.size:.0%})")
-    state = "**stopped by you** · " if turn.stopped else (f"**{s.result_subtype}** · " if turn.failed else "")
+    state = "**stopped by you** · " if turn.stopped else ""
+    if not turn.stopped and turn.failed:
+        head, said, advice = r.failure_parts(s)
+        state = f"**✗ {head}**" + (f": {ms.plain(said)}" if said else "") + f" · {ms.plain(advice)} · "
     return "---\n" + state + " · ".join(bits) + "\n"
 
 

@@ -233,6 +233,7 @@ class ScriptedModelServer:
         self._lock = threading.Lock()
         self._script: deque[ScriptEntry] = deque(script or [])
         self._requests: list[RecordedRequest] = []
+        self._usages: list[Usage | None] = []  # the usage each request was answered with (None: an error)
         self._errors: list[Exception] = []
         self._tool_ids = itertools.count(1)
         self._message_ids = itertools.count(1)
@@ -324,6 +325,13 @@ class ScriptedModelServer:
             return list(self._requests)
 
     @property
+    def answered_usage(self) -> list[Usage | None]:
+        """The :class:`Usage` each request of :attr:`requests` was answered with, in the same
+        order (tokens); None for an HTTP error or a request that is not ``/v1/messages`` (a copy)."""
+        with self._lock:
+            return list(self._usages)
+
+    @property
     def main_requests(self) -> list[RecordedRequest]:
         """The requests that consumed a script entry (or found the script exhausted)."""
         return [r for r in self.requests if r.main]
@@ -364,13 +372,15 @@ class ScriptedModelServer:
         )
         entry: ScriptEntry | None = None
         with self._lock:
+            index = len(self._requests)
             self._requests.append(recorded)
+            self._usages.append(None)
             if recorded.main and self._script:
                 entry = self._script.popleft()
             elif recorded.main:
                 self.exhausted = True
         if not recorded.main:
-            return self._side_response(recorded)
+            return self._side_response(recorded, index)
         answer = entry if entry is not None else Reply(text(EXHAUSTED_TEXT))
         if callable(answer):
             try:
@@ -380,11 +390,13 @@ class ScriptedModelServer:
                     self._errors.append(exc)
                 message = f"scripted callable raised {exc!r}"
                 answer = http_error(500, message, headers={"x-should-retry": "false"})
-        return await self._respond(answer, body)
+        return await self._respond(answer, body, index)
 
-    async def _respond(self, answer: Reply | HttpError, body: Any) -> Response:
+    async def _respond(self, answer: Reply | HttpError, body: Any, index: int) -> Response:
         if isinstance(answer, HttpError):
             return JSONResponse(answer.body(), answer.status, headers=dict(answer.headers))
+        with self._lock:
+            self._usages[index] = answer.usage
         if answer.delay_first_byte > 0:
             await asyncio.sleep(answer.delay_first_byte)
         return self._reply_response(answer, body)
@@ -404,10 +416,13 @@ class ScriptedModelServer:
             return StreamingResponse(rendered.events(self._closing), media_type="text/event-stream", headers=headers)
         return JSONResponse(rendered.message())
 
-    def _side_response(self, request: RecordedRequest) -> Response:
+    def _side_response(self, request: RecordedRequest, index: int) -> Response:
         path = request.path.rstrip("/")
         if request.method == "POST" and path == "/v1/messages/count_tokens":
             return JSONResponse({"input_tokens": max(1, len(json.dumps(request.body)) // 4)})
         if request.method == "POST" and path == "/v1/messages":
-            return self._reply_response(Reply(text(SIDE_TEXT), usage=Usage(1, 1)), request.body)
+            reply = Reply(text(SIDE_TEXT), usage=Usage(1, 1))
+            with self._lock:
+                self._usages[index] = reply.usage
+            return self._reply_response(reply, request.body)
         return JSONResponse({})

@@ -115,7 +115,7 @@ def test_the_card_answers_once_for_the_session_edited_or_denied_with_a_reason(
         "allow_edited",
         input=json.dumps({"file_path": str(claude_workdir / "w.txt"), "content": "edited\n"}),
     )
-    assert "edited input" in wait_until_decided(kernel, edit_card)
+    assert "Edited and allowed" in wait_until_decided(kernel, edit_card)
 
     deny_card = wait_for_card(kernel, 3)
     answer(kernel, deny_card, "deny", reason="x.txt belongs to someone else")
@@ -183,7 +183,7 @@ def test_kernel_interrupt_while_a_card_waits_withdraws_it_and_keeps_the_session(
     controls = part(kernel, card, "kandev-approval-controls")
     kernel.km.interrupt_kernel()
     kernel.wait(run, timeout=60)
-    assert run.status == "ok", run.error
+    assert run.status == "error" and run.reply["ename"] == "KeyboardInterrupt"  # drops a Run All queue (28.9)
     assert "Withdrawn by Claude Code" in wait_until_decided(kernel, card)
     kernel.send_custom(controls, {"action": "allow"})  # a click on the withdrawn card changes nothing
     kernel.execute("%%claude\nWhat was the code word?")
@@ -218,7 +218,8 @@ def test_stopping_a_streaming_turn_keeps_the_process_and_the_conversation(
     else:
         kernel.km.interrupt_kernel()
     kernel.wait(run, timeout=60)
-    assert run.status == "ok", run.error
+    # The Stop button ends the turn; the kernel's interrupt also fails the cell (Run All stops, 28.9).
+    assert run.status == ("ok" if how == "stop_button" else "error"), run.error
     interrupted = kernel.eval(
         "(kandev_nb.last_turn().interrupted, kandev_nb.last_turn().stats.result_subtype,"
         " len(kandev_nb.last_turn().text), kandev_nb.sessions['default'].pid)"

@@ -177,7 +177,7 @@ async def test_edit_then_allow_takes_the_edited_text_from_the_message(rec: Recor
     assert e.approval.decision is None and "JSON object" in card.controls.error
     rec.custom(card.controls, {"action": "allow_edited", "input": '{"command": "ls"}'})
     d = e.approval.decision
-    assert d is not None and d.updated_input == {"command": "ls"} and "edited input" in card.status.value
+    assert d is not None and d.updated_input == {"command": "ls"} and "Edited and allowed" in card.status.value
 
 
 async def test_bad_messages_decide_nothing(rec: Recorder) -> None:

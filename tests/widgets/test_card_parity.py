@@ -150,7 +150,10 @@ def _texts(view: cv.CardView) -> list[str]:
                 out += [str(q.get("question", "")) for q in p.input.get("questions") or [] if isinstance(q, dict)]
             case cv.Verdict():
                 d = p.decision
-                out += [f"by {cv.decided_by_text(d)}", r.fmt_ms(d.waited_ms), d.message, d.note]
+                if cv.kept_planning(d) and d.decided_by == "person":  # feedback on a plan (issue 28.8)
+                    out += ["You asked to keep planning", d.message.split(":", 1)[-1], d.note]
+                else:
+                    out += [f"by {cv.decided_by_text(d)}", r.fmt_ms(d.waited_ms), d.message, d.note]
             case _:
                 pass  # an empty Block; Images (alt texts only)
     return [x for x in (_norm(t) for t in out) if x]

@@ -42,7 +42,7 @@ def test_a_timeout_that_interrupts_stays_an_error(rec: Recorder, clock: Clock) -
     view = TurnView("go", clock=clock)
     for event in _events(TIMEOUT, STOPPED):
         view.handle(event)
-    assert "stopped by you" not in view.footer.value and "error_during_execution" in view.footer.value
+    assert "stopped by you" not in view.footer.value and "✗ failed" in view.footer.value  # issue 28.6: in words
     assert "Failed" in view.activity.value
 
 

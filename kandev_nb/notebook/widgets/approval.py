@@ -46,6 +46,7 @@ import traitlets
 from kandev_nb.agent import events as ev
 from kandev_nb.agent import suggestions
 from kandev_nb.agent import tools as t
+from kandev_nb.agent.approvals import edited_input
 from kandev_nb.agent.permissions import Decision
 from kandev_nb.notebook.widgets.cards import WidgetFactory
 from kandev_nb.notebook.widgets.stream import ASSETS
@@ -312,7 +313,7 @@ class ApprovalCard:
             decision.decided_by,
             decision.waited_ms,
             decision.message,
-            edited=decision.updated_input is not None,
+            edited=edited_input(self.approval, decision) is not None,
             always=decision.grant,
         )
         if decision.suggestion is not None:
@@ -339,14 +340,18 @@ class ApprovalCard:
         self.outcome = (behavior, decided_by, waited_ms, message)
         self.controls.pending = False
         if behavior == "allow":
-            verb = (
-                "Allowed"
-                + (f" for the session ({always})" if always else "")
-                + (" with edited input" if edited else "")
-            )
-            color = "#1a7f37"
+            verb = ("Edited and allowed" if edited else "Allowed") + (f" for the session ({always})" if always else "")
+            color = "#57606a"  # neutral: the call may still fail (its tool card says so)
         elif decided_by == "cancelled":
             verb, color = "Withdrawn by Claude Code", "#888"
+        elif self.plan and decided_by == "person":
+            feedback = message.removeprefix("The user wants you to keep planning").lstrip(":. ")
+            self.status.value = '<span style="color:#57606a"><b>You asked to keep planning</b>' + (
+                f": {r.esc(feedback)}</span>" if feedback else "</span>"
+            )
+            self.box.children = (self.status,) if self.attached else (self.what, self.status)
+            self.box._dom_classes = (*self.box._dom_classes, "kandev-decided")
+            return
         else:
             verb, color = "Denied", "#cf222e"
         who = {

@@ -189,6 +189,8 @@ class ToolCard:
     def set_decision(self, decision: ev.PermissionDecided) -> None:
         """Show how this call's approval ended (a deny: "⊘ denied by ..., not run", and why)."""
         self.decision = decision
+        if decision.updated_input is not None and self.status == "running":  # the input that runs
+            self.payload = t.normalize_tool_call(self.call.tool_name, decision.updated_input)
         if ch.denied(decision):
             self.box._dom_classes = (*self.box._dom_classes, "kandev-denied")
         self._render()

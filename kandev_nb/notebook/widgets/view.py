@@ -319,6 +319,8 @@ class TurnView:
                     early[0].attached = True
                     card.box.children = (early[0].box, *card.box.children[1:])
                     return
+                if self._waiting():  # it does not run yet: it waits behind an approval (parallel calls)
+                    return
                 self._set_state(
                     f"Running {event.tool_name}: {event.title[:80]}"
                     if event.title != event.tool_name

@@ -5,6 +5,8 @@
 //   | {action: "allow_tool"} (every call of the tool, model "tool_label") | {action: "deny", reason: <text>}
 //   | {action: "edit"} (asks the kernel for the input as JSON) | {action: "allow_edited", input: <JSON text>}
 //   | {action: "allow_suggestion", index: <i>} (one of the CLI's permission_suggestions, model "suggestions")
+// Once the editor is open, the green Allow runs the edited input too (it sends allow_edited), and
+// "Allow for session" is disabled (a session grant would cover the proposed call, not the edit).
 // While a cell blocks, JupyterLab holds back a Text widget's later value updates, so a reason
 // kept in a synced trait would reach the kernel stale; a custom message is sent at once.
 //
@@ -103,7 +105,9 @@ export default {
       model.send(content);
     };
     const denyNow = () => send({ action: "deny", reason: reason.value });
-    allow.addEventListener("click", () => send({ action: "allow" }));
+    const editing = () => editor.style.display !== "none";
+    allow.addEventListener("click", () =>
+      send(editing() ? { action: "allow_edited", input: editor.value } : { action: "allow" }));
     always.addEventListener("click", () => send({ action: "allow_always" }));
     whole.addEventListener("click", () => send({ action: "allow_tool" }));
     deny.addEventListener("click", denyNow);
@@ -122,6 +126,10 @@ export default {
         editor.value = text;
         editor.style.display = "";
         allowEdited.style.display = "";
+        allow.textContent = "Allow edited";
+        allow.title = "Run the edited input";
+        always.title = "Not with an edited input: Allow edited runs it once";
+        sync();
       }
     };
     edit.addEventListener("click", () => (model.get("input_json") ? showEditor() : send({ action: "edit" })));
@@ -130,6 +138,7 @@ export default {
     const sync = () => {
       const off = !model.get("pending");
       for (const c of [allow, always, whole, deny, reason, edit, editor, allowEdited, ...saved]) c.disabled = off;
+      if (editing()) for (const c of [always, whole, ...saved]) c.disabled = true; // they would allow the unedited call
       error.textContent = model.get("error");
     };
     model.on("change:pending", sync);

@@ -1,0 +1,66 @@
+"""What the CLI saved of a conversation: its transcript file and the running totals in it.
+
+Claude Code writes each session to ``<config>/projects/<cwd slug>/<session_id>.jsonl``
+(``<config>`` is ``$CLAUDE_CONFIG_DIR`` or ``~/.claude``). When a process ends in order it
+appends a ``{"type": "cost-state", "totalCostUSD": ..., "totalAPIDuration": ...,
+"modelUsage": {...}}`` line; a process started with ``--resume`` restores its cumulative
+`total_cost_usd`, `duration_api_ms` and `modelUsage` from the last such line (measured on
+CLI 2.1.332: DESIGN.md, "Cumulative figures survive --resume"; a process killed with
+SIGKILL writes none, and the next one restores the older line). :func:`last_cost_state`
+reads that line, so a resumed process's first per-turn delta is taken from what it restored.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+__all__ = ["NO_MESSAGE", "find_transcript", "last_cost_state"]
+
+NO_MESSAGE = "No message found with message.uuid"
+"""The CLI's stderr when ``--resume-session-at`` names a message its transcript lacks."""
+
+
+def _roots(env: Mapping[str, str]) -> set[Path]:
+    merged = {**os.environ, **env}
+    roots = {Path(merged.get("HOME", "~")).expanduser() / ".claude"}
+    if merged.get("CLAUDE_CONFIG_DIR"):
+        roots.add(Path(merged["CLAUDE_CONFIG_DIR"]).expanduser())
+    return roots
+
+
+def find_transcript(env: Mapping[str, str], session_id: str) -> Path | None:
+    """The transcript file of `session_id` (``<config>/projects/*/<session_id>.jsonl``) for a
+    CLI run with the environment `env` over ``os.environ``; None if the CLI wrote none."""
+    for root in _roots(env):
+        found = next(root.glob(f"projects/*/{session_id}.jsonl"), None)
+        if found is not None:
+            return found
+    return None
+
+
+def last_cost_state(env: Mapping[str, str], session_id: str) -> dict[str, Any] | None:
+    """The last ``cost-state`` line of `session_id`'s transcript, as a dict (``totalCostUSD``
+    in USD, ``totalAPIDuration`` in ms, ``modelUsage`` as in `result.modelUsage`); None
+    without a transcript or such a line. Unreadable lines are skipped."""
+    path = find_transcript(env, session_id)
+    if path is None:
+        return None
+    found: dict[str, Any] | None = None
+    try:
+        with path.open("rb") as lines:
+            for line in lines:
+                if b'"cost-state"' not in line:
+                    continue
+                try:
+                    entry = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(entry, dict) and entry.get("type") == "cost-state":
+                    found = entry
+    except OSError:
+        return None
+    return found
