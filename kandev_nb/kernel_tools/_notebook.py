@@ -33,6 +33,7 @@ from kandev_nb.agent.cells import CellSnapshot, set_cell_lookup
 from kandev_nb.errors import NoNotebookViewError, NotebookViewError
 from kandev_nb.kernel_tools._notebook_schema import tool_list
 from kandev_nb.kernel_tools._run import CodeRunner, RunResult
+from kandev_nb.redact import REDACTED
 
 if TYPE_CHECKING:
     from kandev_nb.kernel_tools._server import KernelTools
@@ -440,6 +441,13 @@ class NotebookTools:
         cell, _cells = await self._resolve(args)
         self._check_fresh(cell, "edit_cell")
         cell_id = str(cell.get("id"))
+        shown = self.server._answer(self.known[cell_id].source)
+        if REDACTED in source and REDACTED in shown and REDACTED not in self.known[cell_id].source:
+            raise ValueError(  # the secret it stood for would be lost (kandev_nb/redact.py)
+                f"edit_cell refused: cell {cell.get('index', '')} (id {cell_id}) holds a secret you were shown as "
+                f"{REDACTED}; writing it back would erase the user's value. Nothing was changed; insert a new "
+                "cell instead, or ask the user to make this edit."
+            )
         done = await self._request(
             "edit", {"id": cell_id, "source": source, "expected_source": self.known[cell_id].source}
         )

@@ -35,7 +35,6 @@ from kandev_nb.kernel_tools._namespace import (
     describe_variables,
     inspect_value,
     is_secret_name,
-    redact_secrets,
     secret_values,
 )
 from kandev_nb.kernel_tools._notebook import INSTRUCTIONS as NOTEBOOK_INSTRUCTIONS
@@ -43,6 +42,7 @@ from kandev_nb.kernel_tools._notebook import TOOL_NAMES as NOTEBOOK_TOOL_NAMES
 from kandev_nb.kernel_tools._notebook import NotebookTools, NotebookView, ViewProvider
 from kandev_nb.kernel_tools._options import KernelToolsOptions, options
 from kandev_nb.kernel_tools._run import CodeRunner, RunResult
+from kandev_nb.redact import redact_text
 
 __all__ = ["KernelTools", "ToolCallRecord"]
 
@@ -278,7 +278,8 @@ class KernelTools:
     def _redact(self, text: str) -> str:
         if self.options.reveal_secrets:
             return text
-        return redact_secrets(text, secret_values(self.namespace(), extra=_configured_secrets()))
+        # the one routine (kandev_nb/redact.py): known values, credentials by shape, code
+        return redact_text(text, secret_values(self.namespace(), extra=_configured_secrets()), code=True)
 
     def _answer(self, text: str) -> str:
         return cap(self._redact(text), self.options.max_output_chars)
