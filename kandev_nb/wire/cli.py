@@ -5,12 +5,16 @@
 
 from __future__ import annotations
 
+import atexit
+import hashlib
 import math
 import os
 import re
 import shutil
 import subprocess
-from collections.abc import Mapping
+import tempfile
+import threading
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from types import MappingProxyType
@@ -29,6 +33,7 @@ __all__ = [
     "child_env",
     "cli_version",
     "find_cli",
+    "private_file",
     "process_env",
     "sdk_url_supported",
 ]
@@ -111,6 +116,51 @@ CLI_PERMISSION_MODES: tuple[str, ...] = ("default", "plan", "acceptEdits", "bypa
 _TEXT_FIELDS = ("model", "resume", "resume_session_at", "mcp_config", "system_prompt", "append_system_prompt")
 
 
+class _PrivateFiles:
+    """Texts the CLI reads from a file rather than its command line, which every local user
+    can read (``/proc/<pid>/cmdline``, ``ps``): one folder per kernel process, made by
+    :func:`tempfile.mkdtemp` (mode 0700, a new random name), files created exclusively
+    (``O_CREAT | O_EXCL | O_NOFOLLOW``, mode 0600) and named by their content's hash, so the
+    same text is one file; the folder is removed when the kernel process exits (``atexit``)."""
+
+    def __init__(self) -> None:
+        self._folder: str | None = None
+        self._lock = threading.Lock()
+
+    def path(self, text: str, suffix: str) -> str:
+        with self._lock:
+            if self._folder is None or not os.path.isdir(self._folder):
+                self._folder = tempfile.mkdtemp(prefix="kandev-nb-")  # 0700, O_EXCL by construction
+            target = os.path.join(self._folder, hashlib.sha256(text.encode()).hexdigest()[:24] + suffix)
+            if not os.path.exists(target):
+                flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+                fd = os.open(target, flags, 0o600)
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    handle.write(text)
+            return target
+
+    def remove(self) -> None:
+        with self._lock:
+            folder, self._folder = self._folder, None
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+_private_files = _PrivateFiles()
+atexit.register(_private_files.remove)
+
+
+def private_file(text: str, suffix: str = ".txt") -> str:
+    """The path of a file holding `text`, readable by this user only (0600 in a 0700 folder
+    of its own), removed when the kernel process ends: what the CLI gets instead of a
+    secret-bearing value on its command line (``--mcp-config``, ``--system-prompt-file``).
+
+    Raises:
+        OSError: the temporary folder cannot be written.
+    """
+    return _private_files.path(text, suffix)
+
+
 @dataclass(frozen=True)
 class LaunchOptions:
     """Everything one CLI process is started with; the argv comes from :func:`build_argv`.
@@ -130,8 +180,13 @@ class LaunchOptions:
             ``--resume-session-at <message uuid>`` and ``--fork-session`` (both only with resume).
         max_turns: ``--max-turns`` (API round trips, a positive int).
         max_budget_usd: ``--max-budget-usd`` (USD, >= 0).
-        mcp_config: ``--mcp-config`` (JSON text or a path).
-        system_prompt, append_system_prompt: ``--system-prompt`` / ``--append-system-prompt``.
+        mcp_config: ``--mcp-config``: the user's path (passed as it is) or inline JSON
+            (passed as it is too: visible to every local user, as any command line).
+        mcp_config_files: more ``--mcp-config`` files (the ``kernel`` server's entry, in a
+            :func:`private_file`), after `mcp_config`.
+        system_prompt, append_system_prompt: the texts of ``--system-prompt-file`` /
+            ``--append-system-prompt-file`` (each written to a :func:`private_file`, never
+            on the command line).
         allowed_tools, disallowed_tools: ``--allowedTools`` / ``--disallowedTools`` rules
             (``"Read"``, ``"Bash(git *)"``), a tuple of strings (a list is turned into one).
         include_partial_messages: ``--include-partial-messages`` (`stream_event` deltas).
@@ -159,6 +214,7 @@ class LaunchOptions:
     max_turns: int | None = None
     max_budget_usd: float | None = None
     mcp_config: str | None = None
+    mcp_config_files: tuple[str, ...] = ()
     system_prompt: str | None = None
     append_system_prompt: str | None = None
     allowed_tools: tuple[str, ...] = ()
@@ -199,7 +255,7 @@ class LaunchOptions:
                 raise TypeError(f"max_budget_usd must be a number of USD or None, not {budget!r}")
             if budget < 0 or math.isnan(budget):
                 raise ValueError(f"max_budget_usd must be a non-negative number of USD, not {budget!r}")
-        for name in ("allowed_tools", "disallowed_tools"):
+        for name in ("allowed_tools", "disallowed_tools", "mcp_config_files"):
             value = getattr(self, name)
             if (
                 isinstance(value, str)
@@ -234,12 +290,22 @@ class LaunchOptions:
         return key(self) == key(other)
 
 
-def build_argv(cli: str | os.PathLike[str], options: LaunchOptions) -> list[str]:
+def build_argv(
+    cli: str | os.PathLike[str], options: LaunchOptions, *, text_file: Callable[[str, str], str] | None = None
+) -> list[str]:
     """The full argv for a stream-json session (the seed's flags) from `options`.
 
-    Pure: nothing is looked up or started. `options.cli_path`, `cwd` and `env` are not part
-    of the argv (`cli` is the binary found for it; cwd and env go to the process).
+    Nothing is looked up or started. `options.cli_path`, `cwd` and `env` are not part of the
+    argv (`cli` is the binary found for it; cwd and env go to the process). No value that
+    may hold a secret is on it either (issue 24: every local user reads a command line):
+    the system prompts go in files (`text_file`, default :func:`private_file`:
+    ``(text, suffix) -> path``), ``--mcp-config`` gets the user's value as given (a path,
+    or inline JSON the user typed) and the files of `options.mcp_config_files`. What
+    stays on it: the binary, modes, model, session ids and message uuids, limits, tool rules,
+    ``--json-schema`` (a schema, built from a type) and `extra_args` as the user wrote
+    them (``--agents`` JSON, ``--settings``; the README says they are visible).
     """
+    write = text_file or (lambda text, suffix: private_file(text, suffix))
     argv = [
         str(cli),
         "-p",
@@ -268,12 +334,14 @@ def build_argv(cli: str | os.PathLike[str], options: LaunchOptions) -> list[str]
         argv += ["--max-turns", str(options.max_turns)]
     if options.max_budget_usd is not None:
         argv += ["--max-budget-usd", f"{options.max_budget_usd:g}"]
-    if options.mcp_config:
-        argv += ["--mcp-config", options.mcp_config]
+    configs = ([options.mcp_config] if options.mcp_config else []) + list(options.mcp_config_files)
+    if configs:  # `--mcp-config <configs...>`: one flag per config, so no value is read as a config
+        for config in configs:
+            argv += ["--mcp-config", config]
     if options.system_prompt is not None:
-        argv += ["--system-prompt", options.system_prompt]
+        argv += ["--system-prompt-file", write(options.system_prompt, ".md")]
     if options.append_system_prompt is not None:
-        argv += ["--append-system-prompt", options.append_system_prompt]
+        argv += ["--append-system-prompt-file", write(options.append_system_prompt, ".md")]
     if options.allowed_tools:
         argv += ["--allowedTools", ",".join(options.allowed_tools)]
     if options.disallowed_tools:
