@@ -31,12 +31,13 @@ def url_secrets(url: str | URL | None) -> list[str]:
     if url is None:
         return []
     if not isinstance(url, URL):
-        try:
-            url = sa.make_url(url) if _URL_RE.match(url) else None
-        except (sa.exc.ArgumentError, ValueError):
-            return environment_secrets({"url": url})
-        if url is None:
+        text = url
+        if not _URL_RE.match(text):
             return []
+        try:
+            url = sa.make_url(text)
+        except (sa.exc.ArgumentError, ValueError):
+            return environment_secrets({"url": text})
     found = [str(url.password)] if url.password else []
     for key, value in url.query.items():
         if is_secret_name(key):
