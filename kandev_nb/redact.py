@@ -27,21 +27,26 @@ Pure functions over ``str``; nothing here imports a front end.
 
 from __future__ import annotations
 
+import json
 import os
 import re
-from collections.abc import Iterable, Mapping
-from typing import Final
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final
 
 __all__ = [
     "ENV_NOT_SECRET",
     "MIN_FOUND",
     "REDACTED",
+    "LineMasker",
     "environment_secrets",
     "is_secret_name",
+    "known_secrets",
     "mask_credentials",
     "mask_values",
     "redact_assignments",
+    "redact_json",
     "redact_text",
+    "token_like",
 ]
 
 REDACTED: Final = "<redacted>"
@@ -229,3 +234,86 @@ def redact_text(text: str, secrets: Iterable[str] = (), *, code: bool = False) -
     text = mask_values(text, secrets)
     text = mask_credentials(text)
     return redact_assignments(text) if code else text
+
+
+def token_like(value: str) -> bool:
+    """Whether a value given without a secret-looking name still looks like a credential:
+    12 characters or more, no ``/`` or space, not only digits (``configure(env=...)``)."""
+    return len(value) >= 12 and "/" not in value and " " not in value and not value.isdigit()
+
+
+def known_secrets(child_env: Mapping[str, str], base: Mapping[str, str] | None = None) -> list[str]:
+    """The secret values a CLI process started with `child_env` may print, longest first:
+    :func:`environment_secrets` of the kernel's environment `base` (default ``os.environ``,
+    which also holds the ledger's URL) and of `child_env`, and the values `child_env` adds
+    to `base` (``configure(env=...)``, ``Session(env=...)``) under a secret-looking name or
+    looking like a token (:func:`token_like`)."""
+    parent = os.environ if base is None else base
+    found = set(environment_secrets(parent)) | set(environment_secrets(child_env))
+    for name, value in child_env.items():
+        if parent.get(name) != value and (is_secret_name(name) or token_like(value)) and len(value) >= 4:
+            found.add(value)
+    return sorted(found, key=len, reverse=True)
+
+
+def redact_json(value: Any, secrets: Sequence[str], *, shapes: bool = True) -> Any:
+    """A copy of the JSON value `value` with every string (not the keys of objects) passed
+    through :func:`mask_values` and, with `shapes`, :func:`mask_credentials`; `value` itself
+    when nothing changed (compare with ``is``)."""
+    if isinstance(value, str):
+        masked = mask_values(value, secrets)
+        masked = mask_credentials(masked) if shapes else masked
+        return value if masked == value else masked
+    if isinstance(value, list):
+        items = [redact_json(item, secrets, shapes=shapes) for item in value]
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+    if isinstance(value, dict):
+        pairs = {key: redact_json(item, secrets, shapes=shapes) for key, item in value.items()}
+        return value if all(pairs[k] is v for k, v in value.items()) else pairs
+    return value
+
+
+_TOOL_OUTPUT: Final = (b'"tool_result"', b'"tool_response"')
+"""Lines that carry a tool's output: a `user` line's tool_result, a PostToolUse hook_callback's input."""
+
+
+class LineMasker:
+    """Masks the CLI's stdout lines (stream-json, one message per line) before anything
+    above the transport sees them: the adapter, cards, saved outputs, the ledger, a recording.
+
+    A line holding one of the known `secrets` (as written, or JSON-escaped), and every line
+    carrying a tool's output (a ``tool_result``, a hook's ``tool_response``: credentials by
+    shape too), is decoded, its
+    string values masked (:func:`redact_json`; keys and numbers are never touched, so the
+    message keeps its meaning) and encoded again; other lines pass unchanged, at the cost of
+    one substring search per secret. A line that is not JSON has the secrets replaced as bytes.
+
+    Args:
+        secrets: the known secret values (:func:`known_secrets`); 4 characters or more.
+    """
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        self.secrets = sorted({s for s in secrets if len(s) >= 4}, key=len, reverse=True)
+        needles: set[bytes] = set()
+        for secret in self.secrets:
+            needles.add(secret.encode())
+            needles.add(json.dumps(secret)[1:-1].encode())
+            needles.add(json.dumps(secret, ensure_ascii=False)[1:-1].encode())
+        self._needles = sorted(needles, key=len, reverse=True)
+
+    def line(self, line: bytes) -> bytes:
+        """`line` with the secrets in it masked (the same object when there were none)."""
+        known = any(needle in line for needle in self._needles)
+        output = any(marker in line for marker in _TOOL_OUTPUT)
+        if not known and not output:
+            return line
+        try:
+            message = json.loads(line)
+        except ValueError:
+            for needle in self._needles:
+                line = line.replace(needle, REDACTED.encode())
+            return line
+        masked = redact_json(message, self.secrets, shapes=output)
+        if masked is message:
+            return line
+        return json.dumps(masked, ensure_ascii=False, separators=(",", ":")).encode()

@@ -23,8 +23,11 @@ from typing import Final
 from kandev_nb.errors import CLINotFoundError
 
 __all__ = [
+    "CHILD_ENV_NAMES",
+    "CHILD_ENV_PREFIXES",
     "CLI_PERMISSION_MODES",
     "ENV_CLI_PATH",
+    "PROVIDER_ENV",
     "SDK_URL_REFUSED_FROM",
     "CLINotFoundError",
     "LaunchOptions",
@@ -172,7 +175,7 @@ class LaunchOptions:
     Attributes:
         cli_path: the binary (None: :func:`find_cli` looks it up). Paths are kept as strings.
         cwd: the process's working directory (None: the kernel's).
-        env: extra environment on top of the kernel's (:func:`child_env`), read-only.
+        env: extra environment on top of the kernel's allow-listed variables (:func:`child_env`), read-only.
         model: ``--model``.
         permission_mode: the CLI's own value (``default``, ``plan``, ``acceptEdits``,
             ``bypassPermissions``; see :func:`kandev_nb.agent.permissions.cli_permission_mode`).
@@ -352,24 +355,112 @@ def build_argv(
     return argv
 
 
-def child_env(extra: dict[str, str] | None = None, base: dict[str, str] | None = None) -> dict[str, str]:
-    """The child's environment: ours (or `base`), minus ``CLAUDECODE`` and
-    ``KANDEV_NB_LEDGER``, plus `extra`.
+CHILD_ENV_NAMES: Final = frozenset(
+    {
+        # the system and the shell the Bash tool runs
+        "PATH",
+        "HOME",
+        "USER",
+        "LOGNAME",
+        "SHELL",
+        "TERM",
+        "COLORTERM",
+        "TMPDIR",
+        "TEMP",
+        "TMP",
+        "LANG",
+        "LANGUAGE",
+        "TZ",
+        "VIRTUAL_ENV",
+        "CONDA_PREFIX",
+        "CONDA_DEFAULT_ENV",
+        # Windows
+        "SYSTEMROOT",
+        "COMSPEC",
+        "PATHEXT",
+        "USERPROFILE",
+        "APPDATA",
+        "LOCALAPPDATA",
+        # proxies and certificates
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "NO_PROXY",
+        "ALL_PROXY",
+        "http_proxy",
+        "https_proxy",
+        "no_proxy",
+        "all_proxy",
+        "SSL_CERT_FILE",
+        "SSL_CERT_DIR",
+        "NODE_EXTRA_CA_CERTS",
+        "REQUESTS_CA_BUNDLE",
+        "CURL_CA_BUNDLE",
+        # Claude Code's own settings that have no ANTHROPIC_/CLAUDE_ prefix
+        "API_TIMEOUT_MS",
+        "BASH_DEFAULT_TIMEOUT_MS",
+        "BASH_MAX_TIMEOUT_MS",
+        "BASH_MAX_OUTPUT_LENGTH",
+        "MAX_THINKING_TOKENS",
+        "MAX_MCP_OUTPUT_TOKENS",
+        "SLASH_COMMAND_TOOL_CHAR_BUDGET",
+        "USE_BUILTIN_RIPGREP",
+    }
+)
+"""Variables of the kernel's environment the CLI inherits by name (:func:`child_env`)."""
 
-    ``CLAUDECODE`` is dropped so the CLI does not refuse to start "inside another Claude
-    Code session" when the kernel itself was started from one. ``KANDEV_NB_LEDGER`` is
-    the kernel's, not the CLI's: a team ledger's URL carries a database password, which
-    the agent must not be able to print (``env`` in a Bash tool) into a saved output.
+CHILD_ENV_PREFIXES: Final = ("ANTHROPIC_", "CLAUDE_", "LC_", "XDG_", "DISABLE_", "ENABLE_", "MCP_")
+"""Prefixes of inherited variables: Claude Code's own (``ANTHROPIC_*``, ``CLAUDE_*``,
+``DISABLE_*``, ``ENABLE_*``, ``MCP_*``), the locale (``LC_*``) and the XDG folders."""
+
+PROVIDER_ENV: Final = (
+    ("CLAUDE_CODE_USE_BEDROCK", ("AWS_",), ()),
+    ("CLAUDE_CODE_USE_VERTEX", ("GOOGLE_", "GCLOUD_", "CLOUDSDK_", "VERTEX_REGION_"), ("CLOUD_ML_REGION",)),
+    ("CLAUDE_CODE_USE_FOUNDRY", ("AZURE_",), ()),
+    ("CLAUDE_CODE_ENABLE_TELEMETRY", ("OTEL_",), ()),
+)
+"""A cloud provider's credentials (and OpenTelemetry's exporter settings) pass only while
+the switch that uses them is on: ``(switch, prefixes, names)``."""
+
+_OFF = frozenset({"", "0", "false", "no", "off"})
+
+
+def _inherited(name: str, env: Mapping[str, str]) -> bool:
+    if name in CHILD_ENV_NAMES or name.startswith(CHILD_ENV_PREFIXES):
+        return True
+    for switch, prefixes, names in PROVIDER_ENV:
+        if env.get(switch, "").strip().lower() not in _OFF and (name.startswith(prefixes) or name in names):
+            return True
+    return False
+
+
+def child_env(extra: Mapping[str, str] | None = None, base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The child's environment: an allow-list of ours (or of `base`), plus `extra`.
+
+    Inherited: :data:`CHILD_ENV_NAMES` (``PATH``, ``HOME``, ``USER``, ``SHELL``, ``TERM``,
+    ``TMPDIR``, ``LANG``, ``TZ``, proxies, certificate bundles, the active virtualenv or
+    conda env, Claude Code's unprefixed settings) and :data:`CHILD_ENV_PREFIXES`
+    (``ANTHROPIC_*``, ``CLAUDE_*``, ``DISABLE_*``, ``ENABLE_*``, ``MCP_*``, ``LC_*``,
+    ``XDG_*``); a cloud provider's variables only with its switch on (:data:`PROVIDER_ENV`:
+    ``AWS_*`` with ``CLAUDE_CODE_USE_BEDROCK=1``, ``GOOGLE_*``/``CLOUD_ML_REGION`` with
+    ``CLAUDE_CODE_USE_VERTEX=1``, ``AZURE_*`` with ``CLAUDE_CODE_USE_FOUNDRY=1``, ``OTEL_*``
+    with ``CLAUDE_CODE_ENABLE_TELEMETRY=1``). Nothing else: the kernel's secrets
+    (``JUPYTERHUB_API_TOKEN``, ``PGPASSWORD``, ``GITHUB_TOKEN``, ``KANDEV_NB_LEDGER``...)
+    stay in the kernel, where the agent's ``env`` in a Bash tool cannot print them. More
+    variables are the user's to pass: `extra` (``configure(env=...)``, ``Session(env=...)``)
+    is added as it is, and its switches count (``env={"CLAUDE_CODE_USE_BEDROCK": "1"}``).
+
+    ``CLAUDECODE`` is never inherited, so the CLI does not refuse to start "inside another
+    Claude Code session" when the kernel itself was started from one.
     """
-    env = dict(os.environ if base is None else base)
-    env.pop("CLAUDECODE", None)
-    env.pop("KANDEV_NB_LEDGER", None)
+    source = os.environ if base is None else base
+    switches = {**source, **(extra or {})}
+    env = {name: value for name, value in source.items() if _inherited(name, switches)}
     env.setdefault("CLAUDE_CODE_ENTRYPOINT", "sdk-py")
     env.update(extra or {})
     return env
 
 
-def process_env(options: LaunchOptions, base: dict[str, str] | None = None) -> dict[str, str]:
+def process_env(options: LaunchOptions, base: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment of a process started with `options`: :func:`child_env` with
     `options.env`, plus ``IS_SANDBOX=1`` if `options.is_sandbox`; otherwise any
     ``IS_SANDBOX`` inherited from the kernel is removed (only the user's opt-in counts)."""
