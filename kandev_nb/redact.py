@@ -38,6 +38,7 @@ __all__ = [
     "MIN_FOUND",
     "REDACTED",
     "LineMasker",
+    "configured_secrets",
     "environment_secrets",
     "is_secret_name",
     "known_secrets",
@@ -240,6 +241,12 @@ def token_like(value: str) -> bool:
     """Whether a value given without a secret-looking name still looks like a credential:
     12 characters or more, no ``/`` or space, not only digits (``configure(env=...)``)."""
     return len(value) >= 12 and "/" not in value and " " not in value and not value.isdigit()
+
+
+def configured_secrets(env: Mapping[str, str]) -> list[str]:
+    """The values of `env` (``configure(env=...)``) that must not reach the model: those of
+    secret-looking names, and token-like ones (:func:`token_like`)."""
+    return [v for k, v in env.items() if isinstance(v, str) and (is_secret_name(str(k)) or token_like(v))]
 
 
 def known_secrets(child_env: Mapping[str, str], base: Mapping[str, str] | None = None) -> list[str]:

@@ -42,7 +42,7 @@ from kandev_nb.kernel_tools._notebook import TOOL_NAMES as NOTEBOOK_TOOL_NAMES
 from kandev_nb.kernel_tools._notebook import NotebookTools, NotebookView, ViewProvider
 from kandev_nb.kernel_tools._options import KernelToolsOptions, options
 from kandev_nb.kernel_tools._run import CodeRunner, RunResult
-from kandev_nb.redact import redact_text
+from kandev_nb.redact import configured_secrets, redact_text
 
 __all__ = ["KernelTools", "ToolCallRecord"]
 
@@ -413,18 +413,11 @@ _REFUSED_ROOTS = frozenset({"In", "Out", "exit", "quit", "get_ipython", "open"})
 
 
 def _configured_secrets() -> list[str]:
-    """Values given to ``kandev_nb.configure(env=...)`` that must not reach the model: those
-    of secret-looking names, and token-like ones (12+ characters, no ``/`` or space)."""
+    """Values given to ``kandev_nb.configure(env=...)`` that must not reach the model
+    (:func:`kandev_nb.redact.configured_secrets`)."""
     magic = sys.modules.get("kandev_nb.notebook.magic")
     env = getattr(getattr(magic, "settings", None), "env", None)
-    if not isinstance(env, Mapping):
-        return []
-    return [
-        str(v)
-        for k, v in env.items()
-        if isinstance(v, str)
-        and (is_secret_name(str(k)) or (len(v) >= 12 and "/" not in v and " " not in v and not v.isdigit()))
-    ]
+    return configured_secrets(env) if isinstance(env, Mapping) else []
 
 
 def _opt_str(args: dict[str, Any], key: str) -> str | None:
