@@ -191,7 +191,14 @@ class RunLedger(LedgerReports):
             self.flush()
             ledger_id = self._insert(rows)
         except (SQLAlchemyError, OSError) as exc:
-            spooled = _spool.write(self.spool_dir, rows, str(self))
+            try:
+                spooled = _spool.write(self.spool_dir, rows, str(self))
+            except OSError as spool_exc:  # e.g. a spool folder that is not ours (spool.check_folder)
+                raise LedgerError(
+                    f"the ledger at {self} did not take the turn ({_masked(exc, self.url)}); "
+                    f"and the spool cannot be written: {spool_exc}",
+                    url=str(self),
+                ) from exc
             raise LedgerError(
                 f"the ledger at {self} did not take the turn ({_masked(exc, self.url)}); it is kept in {spooled} "
                 "and written when the ledger answers again (next turn or kandev_nb.ledger_flush())",
