@@ -207,10 +207,20 @@ def redact_assignments(source: str) -> str:
         if match and any(is_secret_name(word) for word in _IDENT.findall(match["lhs"]) + _quoted(match["lhs"])):
             line = match["lhs"] + match["op"] + REDACTED
         else:
-            line = _KWARG.sub(lambda m: m["name"] + m["eq"] + REDACTED if is_secret_name(m["name"]) else m[0], line)
-            line = _DICT_ITEM.sub(lambda m: m["head"] + REDACTED if is_secret_name(m["key"]) else m[0], line)
+            line = _KWARG.sub(
+                lambda m: m["name"] + m["eq"] + REDACTED if is_secret_name(m["name"]) and not _masked(m[0]) else m[0],
+                line,
+            )
+            line = _DICT_ITEM.sub(
+                lambda m: m["head"] + REDACTED if is_secret_name(m["key"]) and not _masked(m[0]) else m[0], line
+            )
         lines.append(line)
     return "\n".join(lines)
+
+
+def _masked(match: str) -> bool:
+    """A literal that already is ``'<redacted>'`` (a repr of a redacted copy) stays as it is."""
+    return match.endswith((f"'{REDACTED}'", f'"{REDACTED}"'))
 
 
 def _quoted(text: str) -> list[str]:
