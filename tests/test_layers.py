@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 PKG = Path(__file__).resolve().parents[1] / "kandev_nb"
-ROOT_FILES = {"__init__.py", "_version.py", "errors.py"}
-SHARED = {"kandev_nb._version", "kandev_nb.errors"}  # importable from every stage
+ROOT_FILES = {"__init__.py", "_version.py", "errors.py", "redact.py"}
+SHARED = {"kandev_nb._version", "kandev_nb.errors", "kandev_nb.redact"}  # importable from every stage
 ALLOWED: dict[str, set[str]] = {
     "wire": set(),
     "policy": set(),  # permission rules: pure, below agent

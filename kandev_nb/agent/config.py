@@ -67,6 +67,8 @@ class SessionConfig:
         allow_root_bypass: the explicit opt-in for autonomous mode as root (sets IS_SANDBOX=1).
         initialize_timeout: seconds the CLI has to answer `initialize`.
         mcp_servers: in-process MCP servers by name, answering `mcp_message` control requests.
+        mcp_config, mcp_config_files: ``--mcp-config`` (the user's path or inline JSON) and
+            more config files after it (the ``kernel`` entry, in a private file).
         file_guard: ``(tool_name, tool_input) -> reason | None`` asked through a PreToolUse
             hook (`hook_callback`) before every NotebookEdit, Write, Edit and MultiEdit, in
             every mode: a reason denies the call with it (the notebook layer refuses edits
@@ -99,6 +101,7 @@ class SessionConfig:
     max_turns: int | None = None
     max_budget_usd: float | None = None
     mcp_config: str | None = None
+    mcp_config_files: tuple[str, ...] = ()
     system_prompt: str | None = None
     append_system_prompt: str | None = None
     allowed_tools: tuple[str, ...] = ()
@@ -132,7 +135,7 @@ class SessionConfig:
         for name in ("fork", "allow_root_bypass"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be True or False, not {getattr(self, name)!r}")
-        for name in ("allowed_tools", "disallowed_tools"):
+        for name in ("allowed_tools", "disallowed_tools", "mcp_config_files"):
             value = getattr(self, name)
             if isinstance(value, list):
                 object.__setattr__(self, name, tuple(value))

@@ -26,15 +26,17 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from kandev_nb.agent import events as ev
+from kandev_nb.agent import output_redact
 from kandev_nb.agent.approvals import ApprovalBroker
 from kandev_nb.agent.file_guard import FileGuard
 from kandev_nb.agent.hooks import HookRegistry, answer_hook_callback
 from kandev_nb.errors import CLIProcessError, TransportClosedError
 from kandev_nb.policy import enforce
+from kandev_nb.redact import LineMasker
 from kandev_nb.wire.control import ControlError, ControlPlane
 from kandev_nb.wire.protocol import (
     ControlCancelRequest,
@@ -69,6 +71,9 @@ class CLIConnection:
         file_guard: asked through the PreToolUse hook before every tool (:mod:`kandev_nb.policy.enforce`).
         hooks: the session's Python hooks (:class:`~kandev_nb.agent.hooks.HookRegistry`).
         session_id: the session's current session_id (for the events hooks make).
+        secrets: known secret values (:func:`kandev_nb.redact.known_secrets`), masked in every
+            line the CLI prints (:class:`~kandev_nb.redact.LineMasker`) and, through kandev-nb's
+            PostToolUse hook, in tool outputs before the model reads them (:mod:`~kandev_nb.agent.output_redact`).
     Attributes:
         last_activity: monotonic time of the latest message that was not a `keep_alive`.
     """
@@ -86,6 +91,7 @@ class CLIConnection:
         file_guard: FileGuard | None = None,
         hooks: HookRegistry | None = None,
         session_id: Callable[[], str | None] = lambda: None,
+        secrets: Sequence[str] = (),
     ) -> None:
         self.transport = transport
         self.control = ControlPlane(transport.send)
@@ -100,6 +106,7 @@ class CLIConnection:
         self.hooks = hooks or HookRegistry(None)
         self._session_id = session_id
         self._reader: asyncio.Task[None] | None = None
+        self.masker = LineMasker(secrets)
 
     @property
     def pid(self) -> int | None:
@@ -152,7 +159,8 @@ class CLIConnection:
 
     async def _read_loop(self) -> None:
         try:
-            async for lines in self.transport.batches():
+            async for batch in self.transport.batches():
+                lines = [line if isinstance(line, LineTooLong) else self.masker.line(line) for line in batch]
                 items = self._feed(lines)
                 if len(items) < len(lines) or any(m is None or not isinstance(m, KeepAlive) for m, _ in items):
                     self.last_activity = time.monotonic()
@@ -178,10 +186,12 @@ class CLIConnection:
         self._on_exit(self)
 
     def _initialize_hooks(self) -> dict[str, Any] | None:
-        """`initialize`'s ``hooks``: the user's Python hooks and kandev-nb's PreToolUse hook of
-        every tool (the file guard and the policies' deny side, :mod:`kandev_nb.policy.enforce`)."""
+        """`initialize`'s ``hooks``: the user's Python hooks, kandev-nb's PreToolUse hook of every
+        tool (the file guard and the policies' deny side, :mod:`kandev_nb.policy.enforce`) and its
+        PostToolUse output redaction (:mod:`kandev_nb.agent.output_redact`), by event."""
         merged: dict[str, list[dict[str, Any]]] = {}
-        for part in (self.hooks.initialize_config(), enforce.initialize_hooks()):
+        redact = output_redact.initialize_hooks(self.masker.secrets)
+        for part in (self.hooks.initialize_config(), enforce.initialize_hooks(), redact):
             for event, matchers in (part or {}).items():
                 merged.setdefault(event, []).extend(matchers)
         return merged or None
@@ -194,6 +204,8 @@ class CLIConnection:
                 self.broker.on_can_use_tool(msg.request_id, request, self.control.answer)
             elif subtype == "hook_callback" and request.get("callback_id") == enforce.CALLBACK_ID:
                 await self.control.answer(msg.request_id, self.broker.pre_tool_use(request, self.file_guard))
+            elif subtype == "hook_callback" and request.get("callback_id") == output_redact.CALLBACK_ID:
+                await self.control.answer(msg.request_id, output_redact.hook_answer(request, self.masker.secrets))
             elif subtype == "hook_callback":  # a Python hook, on a task: a slow hook never stops the reader
                 task = self.broker.spawn(
                     answer_hook_callback(

@@ -56,6 +56,7 @@ from kandev_nb.errors import (
     SessionClosedError,
     TurnInProgressError,
 )
+from kandev_nb.redact import known_secrets
 from kandev_nb.wire.cli import LaunchOptions, build_argv, cli_version, find_cli, process_env
 from kandev_nb.wire.control import ControlPlane
 from kandev_nb.wire.protocol import ResultMessage, UserMessage, WireMessage, user_message
@@ -266,7 +267,8 @@ class Session(
             last_cost_state(self._config.env, options.resume) if options.resume else None
         )
         factory = self._transport_factory or (lambda a, e, c: StdioTransport(a, e, c))
-        transport = factory(build_argv(self.cli_path, options), process_env(options), self.cwd)
+        env = process_env(options)
+        transport = factory(build_argv(self.cli_path, options), env, self.cwd)
         connection = CLIConnection(
             transport,
             self.broker,
@@ -278,6 +280,7 @@ class Session(
             file_guard=self._config.file_guard,
             hooks=HookRegistry(self._config.hooks),
             session_id=lambda: self.session_id,
+            secrets=known_secrets(env),  # masked in its output and, by a hook, in what the model reads
         )
         self.connection, self._launched = connection, options
         self._launched_hooks = hooks_key(self._config.hooks)

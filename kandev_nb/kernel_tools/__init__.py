@@ -1,9 +1,10 @@
 """The live kernel as Claude's workspace: an in-process MCP server named ``kernel``.
 
-`%%claude` starts the CLI with ``--mcp-config '{"mcpServers":{"kernel":{"type":"sdk",
-"name":"kernel"}}}'``; the CLI then sends that server's JSON-RPC traffic as `mcp_message`
-control requests, which :class:`KernelTools` answers from the kernel the cell runs in. The
-model sees four tools, ``mcp__kernel__list_variables``, ``mcp__kernel__inspect_variable``,
+`%%claude` starts the CLI with ``--mcp-config <file>``, a private file holding
+``{"mcpServers":{"kernel":{"type":"sdk","name":"kernel"}}}``; the CLI then sends that
+server's JSON-RPC traffic as `mcp_message` control requests, which :class:`KernelTools`
+answers from the kernel the cell runs in. The model sees four tools,
+``mcp__kernel__list_variables``, ``mcp__kernel__inspect_variable``,
 ``mcp__kernel__recent_history`` (read-only, allowed without asking) and
 ``mcp__kernel__run_code`` (asks for approval every time, through the normal card; a
 `tools/call` that arrives without an allowed can_use_tool asks too, in every mode).
@@ -34,9 +35,10 @@ import logging
 import os
 import warnings
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from kandev_nb.kernel_tools._options import KernelToolsOptions, options
+from kandev_nb.wire.cli import private_file
 
 log = logging.getLogger("kandev_nb")
 
@@ -60,6 +62,7 @@ __all__ = [
     "mcp_config_with_kernel",
     "options",
     "set_view_provider",
+    "user_mcp_servers",
     "with_kernel_tools",
 ]
 
@@ -113,45 +116,55 @@ def available() -> bool:
     return hasattr(mcp.types, "jsonrpc_message_adapter")
 
 
-def mcp_config_with_kernel(user_config: str | None) -> str:
-    """The ``--mcp-config`` JSON text: the user's servers plus the ``kernel`` sdk server.
-
-    Args:
-        user_config: the user's ``--mcp-config`` (JSON text or a path to a JSON file), or None.
-
-    Returns:
-        JSON text ``{"mcpServers": {..., "kernel": {"type": "sdk", "name": "kernel", "alwaysLoad": true}}}``
-        (``alwaysLoad``: the CLI sends the kernel tools' schemas in every request's `tools`
-        instead of deferring them behind ToolSearch).
+def user_mcp_servers(user_config: str | None) -> dict[str, Any]:
+    """The servers of the user's ``--mcp-config`` (JSON text or a path to a JSON file).
 
     Raises:
         ValueError: the user's config is not JSON (text or file), or it already has a
             server named ``kernel``.
     """
-    servers: dict[str, Any] = {}
-    if user_config:
-        text = user_config
-        if not user_config.lstrip().startswith("{"):
-            if not os.path.isfile(user_config):
-                raise ValueError(f"--mcp-config {user_config!r} is neither JSON nor a file")
-            with open(user_config, encoding="utf-8") as handle:
-                text = handle.read()
-        try:
-            parsed = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"--mcp-config is not valid JSON: {exc}") from exc
-        servers = dict(parsed.get("mcpServers") or {}) if isinstance(parsed, dict) else {}
-        if SERVER_NAME in servers:
-            raise ValueError(f"--mcp-config already has a server named {SERVER_NAME!r}")
-    # alwaysLoad: CLI 2.1.332 otherwise defers MCP tools behind ToolSearch (only their names in
-    # a system message), so a model would need a ToolSearch round trip before each first call.
-    servers[SERVER_NAME] = {"type": "sdk", "name": SERVER_NAME, "alwaysLoad": True}
+    if not user_config:
+        return {}
+    text = user_config
+    if not user_config.lstrip().startswith("{"):
+        if not os.path.isfile(user_config):
+            raise ValueError(f"--mcp-config {user_config!r} is neither JSON nor a file")
+        with open(user_config, encoding="utf-8") as handle:
+            text = handle.read()
+    try:
+        parsed = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"--mcp-config is not valid JSON: {exc}") from exc
+    servers = dict(parsed.get("mcpServers") or {}) if isinstance(parsed, dict) else {}
+    if SERVER_NAME in servers:
+        raise ValueError(f"--mcp-config already has a server named {SERVER_NAME!r}")
+    return servers
+
+
+KERNEL_ENTRY: Final = {"type": "sdk", "name": SERVER_NAME, "alwaysLoad": True}
+"""The ``kernel`` server's ``--mcp-config`` entry. ``alwaysLoad``: CLI 2.1.332 otherwise defers
+MCP tools behind ToolSearch (only their names in a system message), so a model would need a
+ToolSearch round trip before each first call."""
+
+
+def mcp_config_with_kernel(user_config: str | None) -> str:
+    """The user's servers plus the ``kernel`` sdk server as one JSON text
+    ``{"mcpServers": {..., "kernel": {"type": "sdk", "name": "kernel", "alwaysLoad": true}}}``
+    (for display and tests: the CLI gets the user's config as given and the kernel entry
+    in a private file, :func:`with_kernel_tools`).
+
+    Raises:
+        ValueError: see :func:`user_mcp_servers`.
+    """
+    servers = user_mcp_servers(user_config)
+    servers[SERVER_NAME] = dict(KERNEL_ENTRY)
     return json.dumps({"mcpServers": servers})
 
 
 def with_kernel_tools(config: SessionConfig, server: KernelTools | None = None) -> SessionConfig:
-    """`config` with the kernel tools added: the merged ``mcp_config``, ``mcp_servers["kernel"]``
-    and the read-only tools in ``allowed_tools``.
+    """`config` with the kernel tools added: the ``kernel`` entry's private file in
+    ``mcp_config_files`` (the user's ``mcp_config`` stays as given, a path made absolute),
+    ``mcp_servers["kernel"]`` and the read-only tools in ``allowed_tools``.
 
     Args:
         config: the session's configuration (not modified).
@@ -165,17 +178,27 @@ def with_kernel_tools(config: SessionConfig, server: KernelTools | None = None) 
         log.info("kandev-nb kernel tools need the `mcp` library (2.x); they are off")
         return config
     try:
-        merged = mcp_config_with_kernel(config.mcp_config)
+        user_mcp_servers(config.mcp_config)  # a bad config or a second "kernel" turns the tools off
     except ValueError as exc:
         warnings.warn(f"kandev-nb kernel tools are off for this session: {exc}", stacklevel=2)
         return config
+    user = config.mcp_config
+    if user and not user.lstrip().startswith("{"):
+        user = os.path.abspath(user)  # the CLI may run in another folder
+    # Files, not their content, on the command line (issue 24): the user's own as it is, and
+    # the kernel entry in a private one (0600 in a 0700 folder, removed when the kernel exits).
+    kernel_file = private_file(json.dumps({"mcpServers": {SERVER_NAME: KERNEL_ENTRY}}), ".json")
     if server is None:
         from kandev_nb.kernel_tools._server import KernelTools
 
         server = KernelTools()
     allowed = config.allowed_tools + tuple(t for t in READ_ONLY_TOOLS if t not in config.allowed_tools)
     return replace(
-        config, mcp_config=merged, mcp_servers={**config.mcp_servers, SERVER_NAME: server}, allowed_tools=allowed
+        config,
+        mcp_config=user,
+        mcp_config_files=(*config.mcp_config_files, kernel_file),
+        mcp_servers={**config.mcp_servers, SERVER_NAME: server},
+        allowed_tools=allowed,
     )
 
 

@@ -7,44 +7,15 @@ exception IPython showed last, with its traceback).
 
 from __future__ import annotations
 
-import re
 import sys
 import traceback
 from typing import Any
 
 from kandev_nb.kernel_tools._bounded import bounded_repr
 from kandev_nb.kernel_tools._namespace import is_secret_name
+from kandev_nb.redact import redact_assignments
 
 __all__ = ["format_history", "redact_assignments"]
-
-_ASSIGN = re.compile(r"^(?P<lhs>\s*[^=#\n(]*?[^=!<>+\-*/%&|^:\s])(?P<op>\s*(?::[^=]*)?=(?!=)\s*)(?P<rhs>.+)$")
-_KWARG = re.compile(r"\b(?P<name>[A-Za-z_]\w*)(?P<eq>\s*[=:]\s*)(?P<lit>'[^'\n]*'|\"[^\"\n]*\")")
-_DICT_ITEM = re.compile(r"(?P<head>(?P<q>['\"])(?P<key>[\w-]+)(?P=q)\s*:\s*)(?:'[^'\n]*'|\"[^\"\n]*\")")
-_IDENT = re.compile(r"[A-Za-z_]\w*")
-
-
-def redact_assignments(source: str) -> str:
-    """`source` with the right-hand side of every assignment to a secret-looking name, and
-    every string literal passed as a secret-looking keyword or dict key, replaced by
-    ``<redacted>``.
-
-    >>> redact_assignments('api_key = "sk-123"\\nconnect(password="pw", user="me")')
-    'api_key = <redacted>\\nconnect(password=<redacted>, user="me")'
-    """
-    lines = []
-    for line in source.splitlines():
-        match = _ASSIGN.match(line)
-        if match and any(is_secret_name(word) for word in _IDENT.findall(match["lhs"]) + _quoted(match["lhs"])):
-            line = match["lhs"] + match["op"] + "<redacted>"
-        else:
-            line = _KWARG.sub(lambda m: m["name"] + m["eq"] + "<redacted>" if is_secret_name(m["name"]) else m[0], line)
-            line = _DICT_ITEM.sub(lambda m: m["head"] + "<redacted>" if is_secret_name(m["key"]) else m[0], line)
-        lines.append(line)
-    return "\n".join(lines)
-
-
-def _quoted(text: str) -> list[str]:
-    return re.findall(r"['\"]([\w-]+)['\"]", text)
 
 
 def _short(value: Any, limit: int = 300) -> str:
@@ -79,7 +50,8 @@ def format_history(shell: Any, cells: int = 8) -> str:
     Returns:
         Plain text: ``In [n]:`` blocks, with ``Out [n]:`` reprs (300 chars), then
         ``Last error:`` and its traceback, or "(no error so far)". Assignments of
-        secret-looking names are redacted (:func:`redact_assignments`).
+        secret-looking names are redacted (:func:`kandev_nb.redact.redact_assignments`); the
+        kernel tools then pass the whole answer through :func:`kandev_nb.redact.redact_text`.
     """
     raw: list[str] = list(getattr(getattr(shell, "history_manager", None), "input_hist_raw", []) or [])
     outputs: dict[int, Any] = dict(getattr(shell, "user_ns", {}).get("Out", {}) or {})

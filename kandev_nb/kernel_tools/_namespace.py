@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import fnmatch
 import inspect
-import os
-import re
 import sys
 import types
 from collections.abc import Iterable, Mapping
@@ -21,6 +19,14 @@ from typing import Any
 
 from kandev_nb.kernel_tools import _reach
 from kandev_nb.kernel_tools._bounded import bounded_repr, count_note
+from kandev_nb.redact import (
+    ENV_NOT_SECRET,
+    MIN_FOUND,
+    REDACTED,
+    environment_secrets,
+    is_secret_name,
+    mask_values,
+)
 
 __all__ = [
     "HIDDEN",
@@ -40,41 +46,13 @@ __all__ = [
 HIDDEN = "<hidden: secret-looking name>"
 """What stands in for the value of a variable whose name looks like a secret."""
 
-_SECRET_WORDS = frozenset(
-    {"token", "key", "password", "passwd", "pwd", "secret", "apikey", "credential", "credentials", "passphrase", "auth"}
-)
-_SECRET_SUFFIXES = ("token", "password", "passwd", "secret")
-_KEY_PREFIXES = frozenset({"api", "secret", "private", "access", "auth", "signing", "encryption", "master", "session"})
-_WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 _IPYTHON_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython", "open"})
-
-
-def is_secret_name(name: str) -> bool:
-    """True when `name` looks like it holds a secret: one of its words (split on ``_`` and
-    camelCase) is token, key, password, secret (and a few spellings), or a run-together
-    form of one (``apikey``, ``authtoken``, ``dbpassword``).
-
-    >>> [is_secret_name(n) for n in ("api_key", "GITHUB_TOKEN", "dbPassword", "monkey", "keys")]
-    [True, True, True, False, False]
-    """
-    for word in _WORDS.findall(name):
-        low = word.lower()
-        if low in _SECRET_WORDS or (len(low) > 6 and low.endswith(_SECRET_SUFFIXES)):
-            return True
-        if low.endswith("key") and low[:-3] in _KEY_PREFIXES:
-            return True
-    return False
-
-
-REDACTED = "<redacted>"
-"""What stands in for a secret value inside a shown structure or text."""
 
 _WALK_BUDGET = 5000  # containers' items looked at per call, all variables together
 _WALK_DEPTH = 6
 _MIN_SECRET = 4  # shorter values of secret-looking names are not searched for in texts
-_MIN_FOUND = 6  # the same for values found in the environment and in DataFrame columns
-_ENV_NOT_SECRET = frozenset({"PWD", "OLDPWD", "SSH_AUTH_SOCK", "GPG_TTY", "XAUTHORITY", "KEYTIMEOUT"})
-"""Environment names that look secret but hold none (a path, a socket); absolute paths are skipped too."""
+_MIN_FOUND = MIN_FOUND  # the same for values found in the environment and in DataFrame columns
+_ENV_NOT_SECRET = ENV_NOT_SECRET
 
 
 def _is_frame(value: Any) -> bool:
@@ -167,9 +145,8 @@ def secret_values(namespace: Mapping[str, Any], extra: Iterable[str] = ()) -> li
         if is_secret_name(name):
             take_all(value)
         walk(value, 0)
-    for name, value in list(os.environ.items()):
-        if is_secret_name(name) and name not in _ENV_NOT_SECRET and not value.startswith("/"):
-            take(value, _MIN_FOUND)
+    for value in environment_secrets():
+        take(value, _MIN_FOUND)
     for value in extra:
         take(value)
     return sorted(found, key=len, reverse=True)
@@ -205,11 +182,10 @@ def redacted_copy(value: Any, depth: int = 0) -> Any:
 
 
 def redact_secrets(text: str, secrets: Iterable[str]) -> str:
-    """`text` with every occurrence of each of `secrets` replaced by ``<redacted>``."""
-    for secret in secrets:
-        if secret in text:
-            text = text.replace(secret, "<redacted>")
-    return text
+    """`text` with every occurrence of each of `secrets` replaced by ``<redacted>``
+    (:func:`kandev_nb.redact.mask_values`; the kernel tools' answers go through
+    :func:`kandev_nb.redact.redact_text`, which also masks credentials by their shape)."""
+    return mask_values(text, secrets)
 
 
 def cap(text: str, limit: int, what: str = "output") -> str:

@@ -40,6 +40,7 @@ from kandev_nb.errors import NoNotebookViewError, NotebookViewError
 from kandev_nb.kernel_tools._notebook_schema import tool_list
 from kandev_nb.kernel_tools._run import CodeRunner, capture_display, nbformat_outputs
 from kandev_nb.policy.binding import BoundPayload, Shown, check
+from kandev_nb.redact import REDACTED
 
 if TYPE_CHECKING:
     from kandev_nb.kernel_tools._server import KernelTools
@@ -499,6 +500,13 @@ class NotebookTools:
             raise ValueError("edit_cell refused: that is the running %%claude cell")
         _check_cell(bound, cell, source)
         self._check_fresh(cell, "edit_cell")
+        shown = self.server._answer(self.known[cell_id].source)
+        if REDACTED in source and REDACTED in shown and REDACTED not in self.known[cell_id].source:
+            raise ValueError(  # the secret it stood for would be lost (kandev_nb/redact.py)
+                f"edit_cell refused: cell {cell.get('index', '')} (id {cell_id}) holds a secret you were shown as "
+                f"{REDACTED}; writing it back would erase the user's value. Nothing was changed; insert a new "
+                "cell instead, or ask the user to make this edit."
+            )
         done = await self._request(
             "edit", {"id": cell_id, "source": source, "expected_source": self.known[cell_id].source}
         )

@@ -35,7 +35,6 @@ from kandev_nb.kernel_tools._namespace import (
     describe_variables,
     inspect_value,
     is_secret_name,
-    redact_secrets,
     secret_values,
 )
 from kandev_nb.kernel_tools._notebook import INSTRUCTIONS as NOTEBOOK_INSTRUCTIONS
@@ -45,6 +44,7 @@ from kandev_nb.kernel_tools._options import KernelToolsOptions, options
 from kandev_nb.kernel_tools._reach import refusal, refused_ids, step
 from kandev_nb.kernel_tools._run import CodeRunner, RunResult
 from kandev_nb.policy.binding import META_KEY, BoundPayload, Shown, check
+from kandev_nb.redact import configured_secrets, redact_text
 
 __all__ = ["KernelTools", "ToolCallRecord"]
 
@@ -275,7 +275,8 @@ class KernelTools:
     def _redact(self, text: str) -> str:
         if self.options.reveal_secrets:
             return text
-        return redact_secrets(text, secret_values(self.namespace(), extra=_configured_secrets()))
+        # the one routine (kandev_nb/redact.py): known values, credentials by shape, code
+        return redact_text(text, secret_values(self.namespace(), extra=_configured_secrets()), code=True)
 
     def _answer(self, text: str) -> str:
         return cap(self._redact(text), self.options.max_output_chars)
@@ -431,18 +432,11 @@ _REFUSED_ROOTS = frozenset({"In", "Out", "exit", "quit", "get_ipython", "open"})
 
 
 def _configured_secrets() -> list[str]:
-    """Values given to ``kandev_nb.configure(env=...)`` that must not reach the model: those
-    of secret-looking names, and token-like ones (12+ characters, no ``/`` or space)."""
+    """Values given to ``kandev_nb.configure(env=...)`` that must not reach the model
+    (:func:`kandev_nb.redact.configured_secrets`)."""
     magic = sys.modules.get("kandev_nb.notebook.magic")
     env = getattr(getattr(magic, "settings", None), "env", None)
-    if not isinstance(env, Mapping):
-        return []
-    return [
-        str(v)
-        for k, v in env.items()
-        if isinstance(v, str)
-        and (is_secret_name(str(k)) or (len(v) >= 12 and "/" not in v and " " not in v and not v.isdigit()))
-    ]
+    return configured_secrets(env) if isinstance(env, Mapping) else []
 
 
 def _opt_str(args: dict[str, Any], key: str) -> str | None:

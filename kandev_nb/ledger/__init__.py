@@ -136,10 +136,10 @@ class RunLedger(LedgerReports):
             self._writer = self.engine.execution_options(kandev_write=True)
             self.upgraded = upgrade(self.engine, self._writer)
         except (SQLAlchemyError, OSError) as exc:
-            raise LedgerError(f"cannot open the ledger at {self}: {_masked(exc)}", url=str(self)) from exc
+            raise LedgerError(f"cannot open the ledger at {self}: {_masked(exc, self.url)}", url=str(self)) from exc
 
     def __str__(self) -> str:
-        return self.url.render_as_string(hide_password=True)
+        return mask_url(self.url)
 
     def __repr__(self) -> str:
         return f"RunLedger({str(self)!r})"
@@ -191,9 +191,16 @@ class RunLedger(LedgerReports):
             self.flush()
             ledger_id = self._insert(rows)
         except (SQLAlchemyError, OSError) as exc:
-            spooled = _spool.write(self.spool_dir, rows, str(self))
+            try:
+                spooled = _spool.write(self.spool_dir, rows, str(self))
+            except OSError as spool_exc:  # e.g. a spool folder that is not ours (spool.check_folder)
+                raise LedgerError(
+                    f"the ledger at {self} did not take the turn ({_masked(exc, self.url)}); "
+                    f"and the spool cannot be written: {spool_exc}",
+                    url=str(self),
+                ) from exc
             raise LedgerError(
-                f"the ledger at {self} did not take the turn ({_masked(exc)}); it is kept in {spooled} "
+                f"the ledger at {self} did not take the turn ({_masked(exc, self.url)}); it is kept in {spooled} "
                 "and written when the ledger answers again (next turn or kandev_nb.ledger_flush())",
                 url=str(self),
                 spooled=spooled,
@@ -264,7 +271,7 @@ class RunLedger(LedgerReports):
             with self.engine.connect() as conn:
                 frame = pd.read_sql(stmt, conn)
         except (SQLAlchemyError, OSError) as exc:
-            raise LedgerError(f"could not read the ledger at {self}: {_masked(exc)}", url=str(self)) from exc
+            raise LedgerError(f"could not read the ledger at {self}: {_masked(exc, self.url)}", url=str(self)) from exc
         return _typed(frame)
 
     def runs(self, **filters: Unpack[Filters]) -> pd.DataFrame:
@@ -397,7 +404,7 @@ class RunLedger(LedgerReports):
             with self.engine.connect() as conn:
                 values = conn.execute(stmt).one()
         except (SQLAlchemyError, OSError) as exc:
-            raise LedgerError(f"could not read the ledger at {self}: {_masked(exc)}", url=str(self)) from exc
+            raise LedgerError(f"could not read the ledger at {self}: {_masked(exc, self.url)}", url=str(self)) from exc
         turns, cost, tokens_in, tokens_out, tools, errors, interrupted, denials, first, last = values
         stamp = UTCDateTime()
         return {
@@ -423,9 +430,11 @@ def _as_utc(value: Any, stamp: UTCDateTime) -> dt.datetime | None:
     return stamp.process_result_value(value, sa.engine.default.DefaultDialect())
 
 
-def _masked(exc: BaseException) -> str:
-    """An error's message for ours, passwords of URLs in it masked (:func:`mask_secrets`)."""
-    return mask_secrets(str(exc))
+def _masked(exc: BaseException, url: URL | None = None) -> str:
+    """An error's message for ours, passwords of URLs in it and the secrets of `url` masked
+    (:func:`mask_secrets`)."""
+    text = mask_secrets(str(exc))
+    return mask_secrets(text, url) if url is not None else text
 
 
 # -- the default ledger ---------------------------------------------------------------------
@@ -486,7 +495,8 @@ def ledger_flush() -> int:
         return ledger.flush()
     except (SQLAlchemyError, OSError) as exc:
         raise LedgerError(
-            f"the ledger at {ledger} still does not answer: {_masked(exc)}; the turns stay in {ledger.spool_dir}",
+            f"the ledger at {ledger} still does not answer: {_masked(exc, ledger.url)}; "
+            f"the turns stay in {ledger.spool_dir}",
             url=str(ledger),
         ) from exc
 

@@ -14,28 +14,52 @@ import platformdirs
 import sqlalchemy as sa
 from sqlalchemy.engine import URL, Connection, Engine
 
-__all__ = ["ENV_LEDGER", "default_path", "make_engine", "mask_secrets", "mask_url", "resolve_url"]
+from kandev_nb.redact import environment_secrets, is_secret_name, mask_credentials, mask_values
+
+__all__ = ["ENV_LEDGER", "default_path", "make_engine", "mask_secrets", "mask_url", "resolve_url", "url_secrets"]
 
 ENV_LEDGER: Final = "KANDEV_NB_LEDGER"
 """Environment variable naming the ledger: a filesystem path or an SQLAlchemy URL."""
 
 _URL_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")
-_PASSWORD_RE = re.compile(r"(?P<head>^[A-Za-z][A-Za-z0-9+.\-]*://[^/@:\s]*:)(?P<password>[^@\s]*)(?=@)")
 
 
-_EMBEDDED_RE = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.\-]*://[^/@:\s'\"]*:)(?P<password>[^@\s'\"]*)(?=@)")
+def url_secrets(url: str | URL | None) -> list[str]:
+    """The secret parts of a ledger URL: its password and every password-like query
+    parameter's value (``?password=...``, which psycopg accepts), as given and percent-decoded.
+    Nothing for None or text that is not a URL."""
+    if url is None:
+        return []
+    if not isinstance(url, URL):
+        text = url
+        if not _URL_RE.match(text):
+            return []
+        try:
+            url = sa.make_url(text)
+        except (sa.exc.ArgumentError, ValueError):
+            return environment_secrets({"url": text})
+    found = [str(url.password)] if url.password else []
+    for key, value in url.query.items():
+        if is_secret_name(key):
+            found.extend([value] if isinstance(value, str) else list(value))
+    return [s for s in found if s]
 
 
-def mask_secrets(text: str) -> str:
-    """`text` (an error message, a log line) with the password of every URL in it as ``***``."""
-    return _EMBEDDED_RE.sub(lambda m: m.group("head") + "***", text)
+def mask_secrets(text: str, url: str | URL | None = None) -> str:
+    """`text` (an error message, a log line, a repr) with every credential in it as ``***``:
+    the password of every URL (through its last raw ``@``), password-like query parameters,
+    and the known secrets of `url` (default: the ``KANDEV_NB_LEDGER`` URL), wherever they
+    appear (:func:`kandev_nb.redact.mask_credentials`)."""
+    known = url_secrets(url if url is not None else os.environ.get(ENV_LEDGER))
+    return mask_values(mask_credentials(text, "***"), known, "***")
 
 
 def mask_url(url: str | URL) -> str:
-    """`url` with its password shown as ``***`` (also for text that is not a valid URL)."""
+    """`url` with its password and password-like query parameters shown as ``***`` (also for
+    text that is not a valid URL)."""
     if isinstance(url, URL):
-        return url.render_as_string(hide_password=True)
-    return _PASSWORD_RE.sub(lambda m: m.group("head") + "***", url)
+        return mask_values(mask_credentials(url.render_as_string(hide_password=True), "***"), url_secrets(url), "***")
+    return mask_credentials(url, "***")
 
 
 # -- where the ledger lives -----------------------------------------------------------------

@@ -36,6 +36,7 @@ from kandev_nb.notebook.bridge import ensure_bridge, open_notebook_guard
 from kandev_nb.notebook.cell_text import PromptError, clean_help, did_you_mean, interpolate
 from kandev_nb.notebook.state import NotebookSettings, configure, current, last_turn
 from kandev_nb.policy.enforce import LabelledPolicy
+from kandev_nb.redact import configured_secrets
 from kandev_nb.wire.cli import CLINotFoundError
 from kandev_nb.wire.transport import CLIProcessError
 
@@ -469,7 +470,8 @@ def _prompt_and_policy(
     settings = current().settings
     prompt = body.strip("\n")
     if not args.no_interpolate and settings.interpolate:
-        prompt = interpolate(prompt, namespace)
+        reveal = kernel_tools.options.reveal_secrets  # the kernel tools' opt-in counts here too
+        prompt = interpolate(prompt, namespace, secrets=configured_secrets(settings.env), reveal_secrets=reveal)
     if args.resume == "last":
         args.resume = _last_session_of(_notebook_path(namespace))
     if args.retry:

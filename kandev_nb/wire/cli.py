@@ -5,12 +5,16 @@
 
 from __future__ import annotations
 
+import atexit
+import hashlib
 import math
 import os
 import re
 import shutil
 import subprocess
-from collections.abc import Mapping
+import tempfile
+import threading
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from types import MappingProxyType
@@ -19,8 +23,11 @@ from typing import Final
 from kandev_nb.errors import CLINotFoundError
 
 __all__ = [
+    "CHILD_ENV_NAMES",
+    "CHILD_ENV_PREFIXES",
     "CLI_PERMISSION_MODES",
     "ENV_CLI_PATH",
+    "PROVIDER_ENV",
     "SDK_URL_REFUSED_FROM",
     "CLINotFoundError",
     "LaunchOptions",
@@ -29,6 +36,7 @@ __all__ = [
     "child_env",
     "cli_version",
     "find_cli",
+    "private_file",
     "process_env",
     "sdk_url_supported",
 ]
@@ -111,6 +119,51 @@ CLI_PERMISSION_MODES: tuple[str, ...] = ("default", "plan", "acceptEdits", "bypa
 _TEXT_FIELDS = ("model", "resume", "resume_session_at", "mcp_config", "system_prompt", "append_system_prompt")
 
 
+class _PrivateFiles:
+    """Texts the CLI reads from a file rather than its command line, which every local user
+    can read (``/proc/<pid>/cmdline``, ``ps``): one folder per kernel process, made by
+    :func:`tempfile.mkdtemp` (mode 0700, a new random name), files created exclusively
+    (``O_CREAT | O_EXCL | O_NOFOLLOW``, mode 0600) and named by their content's hash, so the
+    same text is one file; the folder is removed when the kernel process exits (``atexit``)."""
+
+    def __init__(self) -> None:
+        self._folder: str | None = None
+        self._lock = threading.Lock()
+
+    def path(self, text: str, suffix: str) -> str:
+        with self._lock:
+            if self._folder is None or not os.path.isdir(self._folder):
+                self._folder = tempfile.mkdtemp(prefix="kandev-nb-")  # 0700, O_EXCL by construction
+            target = os.path.join(self._folder, hashlib.sha256(text.encode()).hexdigest()[:24] + suffix)
+            if not os.path.exists(target):
+                flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+                fd = os.open(target, flags, 0o600)
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    handle.write(text)
+            return target
+
+    def remove(self) -> None:
+        with self._lock:
+            folder, self._folder = self._folder, None
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+_private_files = _PrivateFiles()
+atexit.register(_private_files.remove)
+
+
+def private_file(text: str, suffix: str = ".txt") -> str:
+    """The path of a file holding `text`, readable by this user only (0600 in a 0700 folder
+    of its own), removed when the kernel process ends: what the CLI gets instead of a
+    secret-bearing value on its command line (``--mcp-config``, ``--system-prompt-file``).
+
+    Raises:
+        OSError: the temporary folder cannot be written.
+    """
+    return _private_files.path(text, suffix)
+
+
 @dataclass(frozen=True)
 class LaunchOptions:
     """Everything one CLI process is started with; the argv comes from :func:`build_argv`.
@@ -122,7 +175,7 @@ class LaunchOptions:
     Attributes:
         cli_path: the binary (None: :func:`find_cli` looks it up). Paths are kept as strings.
         cwd: the process's working directory (None: the kernel's).
-        env: extra environment on top of the kernel's (:func:`child_env`), read-only.
+        env: extra environment on top of the kernel's allow-listed variables (:func:`child_env`), read-only.
         model: ``--model``.
         permission_mode: the CLI's own value (``default``, ``plan``, ``acceptEdits``,
             ``bypassPermissions``; see :func:`kandev_nb.agent.permissions.cli_permission_mode`).
@@ -130,8 +183,13 @@ class LaunchOptions:
             ``--resume-session-at <message uuid>`` and ``--fork-session`` (both only with resume).
         max_turns: ``--max-turns`` (API round trips, a positive int).
         max_budget_usd: ``--max-budget-usd`` (USD, >= 0).
-        mcp_config: ``--mcp-config`` (JSON text or a path).
-        system_prompt, append_system_prompt: ``--system-prompt`` / ``--append-system-prompt``.
+        mcp_config: ``--mcp-config``: the user's path (passed as it is) or inline JSON
+            (passed as it is too: visible to every local user, as any command line).
+        mcp_config_files: more ``--mcp-config`` files (the ``kernel`` server's entry, in a
+            :func:`private_file`), after `mcp_config`.
+        system_prompt, append_system_prompt: the texts of ``--system-prompt-file`` /
+            ``--append-system-prompt-file`` (each written to a :func:`private_file`, never
+            on the command line).
         allowed_tools, disallowed_tools: ``--allowedTools`` / ``--disallowedTools`` rules
             (``"Read"``, ``"Bash(git *)"``), a tuple of strings (a list is turned into one).
         include_partial_messages: ``--include-partial-messages`` (`stream_event` deltas).
@@ -159,6 +217,7 @@ class LaunchOptions:
     max_turns: int | None = None
     max_budget_usd: float | None = None
     mcp_config: str | None = None
+    mcp_config_files: tuple[str, ...] = ()
     system_prompt: str | None = None
     append_system_prompt: str | None = None
     allowed_tools: tuple[str, ...] = ()
@@ -199,7 +258,7 @@ class LaunchOptions:
                 raise TypeError(f"max_budget_usd must be a number of USD or None, not {budget!r}")
             if budget < 0 or math.isnan(budget):
                 raise ValueError(f"max_budget_usd must be a non-negative number of USD, not {budget!r}")
-        for name in ("allowed_tools", "disallowed_tools"):
+        for name in ("allowed_tools", "disallowed_tools", "mcp_config_files"):
             value = getattr(self, name)
             if (
                 isinstance(value, str)
@@ -234,12 +293,22 @@ class LaunchOptions:
         return key(self) == key(other)
 
 
-def build_argv(cli: str | os.PathLike[str], options: LaunchOptions) -> list[str]:
+def build_argv(
+    cli: str | os.PathLike[str], options: LaunchOptions, *, text_file: Callable[[str, str], str] | None = None
+) -> list[str]:
     """The full argv for a stream-json session (the seed's flags) from `options`.
 
-    Pure: nothing is looked up or started. `options.cli_path`, `cwd` and `env` are not part
-    of the argv (`cli` is the binary found for it; cwd and env go to the process).
+    Nothing is looked up or started. `options.cli_path`, `cwd` and `env` are not part of the
+    argv (`cli` is the binary found for it; cwd and env go to the process). No value that
+    may hold a secret is on it either (issue 24: every local user reads a command line):
+    the system prompts go in files (`text_file`, default :func:`private_file`:
+    ``(text, suffix) -> path``), ``--mcp-config`` gets the user's value as given (a path,
+    or inline JSON the user typed) and the files of `options.mcp_config_files`. What
+    stays on it: the binary, modes, model, session ids and message uuids, limits, tool rules,
+    ``--json-schema`` (a schema, built from a type) and `extra_args` as the user wrote
+    them (``--agents`` JSON, ``--settings``; the README says they are visible).
     """
+    write = text_file or (lambda text, suffix: private_file(text, suffix))
     argv = [
         str(cli),
         "-p",
@@ -268,12 +337,14 @@ def build_argv(cli: str | os.PathLike[str], options: LaunchOptions) -> list[str]
         argv += ["--max-turns", str(options.max_turns)]
     if options.max_budget_usd is not None:
         argv += ["--max-budget-usd", f"{options.max_budget_usd:g}"]
-    if options.mcp_config:
-        argv += ["--mcp-config", options.mcp_config]
+    configs = ([options.mcp_config] if options.mcp_config else []) + list(options.mcp_config_files)
+    if configs:  # `--mcp-config <configs...>`: one flag per config, so no value is read as a config
+        for config in configs:
+            argv += ["--mcp-config", config]
     if options.system_prompt is not None:
-        argv += ["--system-prompt", options.system_prompt]
+        argv += ["--system-prompt-file", write(options.system_prompt, ".md")]
     if options.append_system_prompt is not None:
-        argv += ["--append-system-prompt", options.append_system_prompt]
+        argv += ["--append-system-prompt-file", write(options.append_system_prompt, ".md")]
     if options.allowed_tools:
         argv += ["--allowedTools", ",".join(options.allowed_tools)]
     if options.disallowed_tools:
@@ -284,24 +355,112 @@ def build_argv(cli: str | os.PathLike[str], options: LaunchOptions) -> list[str]
     return argv
 
 
-def child_env(extra: dict[str, str] | None = None, base: dict[str, str] | None = None) -> dict[str, str]:
-    """The child's environment: ours (or `base`), minus ``CLAUDECODE`` and
-    ``KANDEV_NB_LEDGER``, plus `extra`.
+CHILD_ENV_NAMES: Final = frozenset(
+    {
+        # the system and the shell the Bash tool runs
+        "PATH",
+        "HOME",
+        "USER",
+        "LOGNAME",
+        "SHELL",
+        "TERM",
+        "COLORTERM",
+        "TMPDIR",
+        "TEMP",
+        "TMP",
+        "LANG",
+        "LANGUAGE",
+        "TZ",
+        "VIRTUAL_ENV",
+        "CONDA_PREFIX",
+        "CONDA_DEFAULT_ENV",
+        # Windows
+        "SYSTEMROOT",
+        "COMSPEC",
+        "PATHEXT",
+        "USERPROFILE",
+        "APPDATA",
+        "LOCALAPPDATA",
+        # proxies and certificates
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "NO_PROXY",
+        "ALL_PROXY",
+        "http_proxy",
+        "https_proxy",
+        "no_proxy",
+        "all_proxy",
+        "SSL_CERT_FILE",
+        "SSL_CERT_DIR",
+        "NODE_EXTRA_CA_CERTS",
+        "REQUESTS_CA_BUNDLE",
+        "CURL_CA_BUNDLE",
+        # Claude Code's own settings that have no ANTHROPIC_/CLAUDE_ prefix
+        "API_TIMEOUT_MS",
+        "BASH_DEFAULT_TIMEOUT_MS",
+        "BASH_MAX_TIMEOUT_MS",
+        "BASH_MAX_OUTPUT_LENGTH",
+        "MAX_THINKING_TOKENS",
+        "MAX_MCP_OUTPUT_TOKENS",
+        "SLASH_COMMAND_TOOL_CHAR_BUDGET",
+        "USE_BUILTIN_RIPGREP",
+    }
+)
+"""Variables of the kernel's environment the CLI inherits by name (:func:`child_env`)."""
 
-    ``CLAUDECODE`` is dropped so the CLI does not refuse to start "inside another Claude
-    Code session" when the kernel itself was started from one. ``KANDEV_NB_LEDGER`` is
-    the kernel's, not the CLI's: a team ledger's URL carries a database password, which
-    the agent must not be able to print (``env`` in a Bash tool) into a saved output.
+CHILD_ENV_PREFIXES: Final = ("ANTHROPIC_", "CLAUDE_", "LC_", "XDG_", "DISABLE_", "ENABLE_", "MCP_")
+"""Prefixes of inherited variables: Claude Code's own (``ANTHROPIC_*``, ``CLAUDE_*``,
+``DISABLE_*``, ``ENABLE_*``, ``MCP_*``), the locale (``LC_*``) and the XDG folders."""
+
+PROVIDER_ENV: Final = (
+    ("CLAUDE_CODE_USE_BEDROCK", ("AWS_",), ()),
+    ("CLAUDE_CODE_USE_VERTEX", ("GOOGLE_", "GCLOUD_", "CLOUDSDK_", "VERTEX_REGION_"), ("CLOUD_ML_REGION",)),
+    ("CLAUDE_CODE_USE_FOUNDRY", ("AZURE_",), ()),
+    ("CLAUDE_CODE_ENABLE_TELEMETRY", ("OTEL_",), ()),
+)
+"""A cloud provider's credentials (and OpenTelemetry's exporter settings) pass only while
+the switch that uses them is on: ``(switch, prefixes, names)``."""
+
+_OFF = frozenset({"", "0", "false", "no", "off"})
+
+
+def _inherited(name: str, env: Mapping[str, str]) -> bool:
+    if name in CHILD_ENV_NAMES or name.startswith(CHILD_ENV_PREFIXES):
+        return True
+    for switch, prefixes, names in PROVIDER_ENV:
+        if env.get(switch, "").strip().lower() not in _OFF and (name.startswith(prefixes) or name in names):
+            return True
+    return False
+
+
+def child_env(extra: Mapping[str, str] | None = None, base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The child's environment: an allow-list of ours (or of `base`), plus `extra`.
+
+    Inherited: :data:`CHILD_ENV_NAMES` (``PATH``, ``HOME``, ``USER``, ``SHELL``, ``TERM``,
+    ``TMPDIR``, ``LANG``, ``TZ``, proxies, certificate bundles, the active virtualenv or
+    conda env, Claude Code's unprefixed settings) and :data:`CHILD_ENV_PREFIXES`
+    (``ANTHROPIC_*``, ``CLAUDE_*``, ``DISABLE_*``, ``ENABLE_*``, ``MCP_*``, ``LC_*``,
+    ``XDG_*``); a cloud provider's variables only with its switch on (:data:`PROVIDER_ENV`:
+    ``AWS_*`` with ``CLAUDE_CODE_USE_BEDROCK=1``, ``GOOGLE_*``/``CLOUD_ML_REGION`` with
+    ``CLAUDE_CODE_USE_VERTEX=1``, ``AZURE_*`` with ``CLAUDE_CODE_USE_FOUNDRY=1``, ``OTEL_*``
+    with ``CLAUDE_CODE_ENABLE_TELEMETRY=1``). Nothing else: the kernel's secrets
+    (``JUPYTERHUB_API_TOKEN``, ``PGPASSWORD``, ``GITHUB_TOKEN``, ``KANDEV_NB_LEDGER``...)
+    stay in the kernel, where the agent's ``env`` in a Bash tool cannot print them. More
+    variables are the user's to pass: `extra` (``configure(env=...)``, ``Session(env=...)``)
+    is added as it is, and its switches count (``env={"CLAUDE_CODE_USE_BEDROCK": "1"}``).
+
+    ``CLAUDECODE`` is never inherited, so the CLI does not refuse to start "inside another
+    Claude Code session" when the kernel itself was started from one.
     """
-    env = dict(os.environ if base is None else base)
-    env.pop("CLAUDECODE", None)
-    env.pop("KANDEV_NB_LEDGER", None)
+    source = os.environ if base is None else base
+    switches = {**source, **(extra or {})}
+    env = {name: value for name, value in source.items() if _inherited(name, switches)}
     env.setdefault("CLAUDE_CODE_ENTRYPOINT", "sdk-py")
     env.update(extra or {})
     return env
 
 
-def process_env(options: LaunchOptions, base: dict[str, str] | None = None) -> dict[str, str]:
+def process_env(options: LaunchOptions, base: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment of a process started with `options`: :func:`child_env` with
     `options.env`, plus ``IS_SANDBOX=1`` if `options.is_sandbox`; otherwise any
     ``IS_SANDBOX`` inherited from the kernel is removed (only the user's opt-in counts)."""

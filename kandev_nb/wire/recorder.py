@@ -25,6 +25,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
+from kandev_nb.redact import LineMasker, known_secrets
 from kandev_nb.wire.protocol import decode_json
 from kandev_nb.wire.transport import LineTooLong, StdioTransport, Transport, TransportClosedError
 
@@ -109,8 +110,11 @@ class RecordingTransport(Transport):
         append: add to an existing file (a second CLI process of the same session).
         meta: extra fields for the leading "meta" entry.
 
-    Recording never changes the traffic: lines are passed on as received, and "out"
-    entries hold the decoded JSON object (or the text of a line that is not JSON).
+    Recording never changes the meaning of the traffic: lines are passed on as received but
+    for the secrets the CLI's environment holds (:func:`kandev_nb.redact.known_secrets` of
+    the inner transport's ``env``, masked by :class:`~kandev_nb.redact.LineMasker` as the
+    session masks them), and "out" entries hold the decoded JSON object (or the text of a
+    line that is not JSON).
     """
 
     def __init__(
@@ -129,6 +133,8 @@ class RecordingTransport(Transport):
         self._meta = dict(meta or {})
         self._writer: _Writer | None = None
         self._exit_written = False
+        env = getattr(inner, "env", None)
+        self._masker = LineMasker(known_secrets(env) if isinstance(env, Mapping) else ())
         if isinstance(inner, StdioTransport):
             self._meta.setdefault("argv", list(inner.argv))
             previous = inner.on_stderr
@@ -172,6 +178,8 @@ class RecordingTransport(Transport):
 
     async def lines(self) -> AsyncIterator[bytes | LineTooLong]:
         async for line in self.inner.lines():
+            if not isinstance(line, LineTooLong):
+                line = self._masker.line(line)
             if self._writer is not None:
                 if isinstance(line, LineTooLong):
                     self._writer.write("out", f"[line of {line.size} bytes over the limit]")

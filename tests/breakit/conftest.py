@@ -16,9 +16,9 @@ FAKE = textwrap.dedent("""\
     import json, os, sys
     if "--version" in sys.argv:
         print("2.1.332 (Claude Code)"); sys.exit(0)
-    log = open(os.environ["FAKE_LOG"], "a")
+    log = open(os.environ["CLAUDE_FAKE_LOG"], "a")
     log.write("ARGV " + json.dumps(sys.argv[1:]) + "\\n"); log.flush()
-    if "--resume" in sys.argv and os.environ.get("FAKE_REFUSE_RESUME"):
+    if "--resume" in sys.argv and os.environ.get("CLAUDE_FAKE_REFUSE_RESUME"):
         sys.stderr.write("No conversation found\\n"); sys.exit(1)
     SID = "11111111-2222-3333-4444-555555555555"
     def out(o):
@@ -35,7 +35,7 @@ FAKE = textwrap.dedent("""\
         if m.get("type") != "user":
             continue
         out({{"type": "system", "subtype": "init", "session_id": SID, "model": "m", "tools": [], "cwd": os.getcwd()}})
-        scenario = os.environ.get("FAKE_SCENARIO", "ok")
+        scenario = os.environ.get("CLAUDE_FAKE_SCENARIO", "ok")
         if scenario == "approval":
             out({{"type": "control_request", "request_id": "perm-1", "request": {{"subtype": "can_use_tool",
                  "tool_name": "Write", "input": {{"file_path": "x", "content": "y"}}, "tool_use_id": "toolu_1"}}}})
@@ -55,11 +55,12 @@ FAKE = textwrap.dedent("""\
 
 @pytest.fixture
 def fake_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A fake `claude` (path returned); it appends its argv and stdin lines to FAKE_LOG."""
+    """A fake `claude` (path returned); it appends its argv and stdin lines to CLAUDE_FAKE_LOG
+    (a CLAUDE_* name: the CLI inherits those from the kernel, issue 24.2)."""
     script = tmp_path / "claude"
     script.write_text(FAKE.format(python=sys.executable))
     script.chmod(0o755)
-    monkeypatch.setenv("FAKE_LOG", str(tmp_path / "fake.log"))
+    monkeypatch.setenv("CLAUDE_FAKE_LOG", str(tmp_path / "fake.log"))
     monkeypatch.setenv("KANDEV_NB_LEDGER", str(tmp_path / "ledger.sqlite"))
     return script
 

@@ -40,7 +40,7 @@ async def test_cli_typo_breaks_every_later_plain_cell(magic_state: None) -> None
 
 
 async def test_bogus_resume_breaks_every_later_plain_cell(magic_state: None, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("FAKE_REFUSE_RESUME", "1")
+    monkeypatch.setenv("CLAUDE_FAKE_REFUSE_RESUME", "1")
     try:
         assert (await run_cell("", "first")).error is None  # type: ignore[union-attr]
         with pytest.raises(UsageError, match="initialize"):
@@ -103,7 +103,7 @@ async def test_unusable_cli_binary_raises_raw_error_and_leaves_view_ticking(magi
 async def test_string_approval_timeout_hangs_the_turn(
     fake_cli: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("FAKE_SCENARIO", "approval")
+    monkeypatch.setenv("CLAUDE_FAKE_SCENARIO", "approval")
     try:
         session = Session(cli_path=fake_cli, cwd=tmp_path, approval_timeout="1")  # type: ignore[arg-type]
     except (TypeError, ValueError):
@@ -125,7 +125,7 @@ async def test_string_approval_timeout_hangs_the_turn(
 async def test_result_the_adapter_chokes_on_hangs_the_turn(
     fake_cli: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("FAKE_SCENARIO", "infinite_tokens")
+    monkeypatch.setenv("CLAUDE_FAKE_SCENARIO", "infinite_tokens")
     session = Session(cli_path=fake_cli, cwd=tmp_path)
     try:
         # (wait_for cannot raise here: Session.run absorbs the cancel as an interrupt and returns)
