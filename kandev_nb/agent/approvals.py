@@ -37,43 +37,14 @@ from kandev_nb.agent.permissions import Approval, ApprovalPolicy, Decision
 from kandev_nb.agent.questions import QUESTION_TOOL, AnswerPolicy
 from kandev_nb.agent.questions import prepare as prepare_question
 from kandev_nb.agent.tools import NormalizedPayload
+from kandev_nb.agent.unasked import NO_APPROVAL_NOTE, UnaskedCalls
 from kandev_nb.errors import TransportClosedError
 from kandev_nb.policy import enforce
 from kandev_nb.policy.binding import META_KEY, BoundPayload
-from kandev_nb.policy.grants import grant_matches
 
 __all__ = ["NO_APPROVAL_NOTE", "UNASKED_TOOL_TIMEOUT_S", "Answer", "ApprovalBroker"]
 
 log = logging.getLogger("kandev_nb")
-
-NO_APPROVAL_NOTE = frozenset(
-    {
-        "Read",
-        "Glob",
-        "Grep",
-        "LS",
-        "NotebookRead",
-        "TodoWrite",
-        "Task",
-        "Agent",
-        "TaskCreate",
-        "TaskUpdate",
-        "TaskList",
-        "TaskGet",
-        "TaskOutput",
-        "TaskStop",
-        "ToolSearch",
-        "Skill",
-        "EnterPlanMode",
-        "ExitPlanMode",
-        "AskUserQuestion",
-        "ListAgents",
-        "Monitor",
-        "SendMessage",
-        "CronList",
-    }
-)
-"""Tools that never need approval: running them without a request is not worth a note."""
 
 UNASKED_TOOL_TIMEOUT_S = 300.0
 """Seconds a person has to answer for an in-process MCP `tools/call` that came with no
@@ -86,7 +57,7 @@ ToolPayload = Callable[[str, dict[str, Any], str | None], NormalizedPayload]
 """``(tool_name, tool_input, tool_use_id) -> NormalizedPayload`` for the card (the adapter's)."""
 
 
-class ApprovalBroker:
+class ApprovalBroker(UnaskedCalls):
     """The approvals of one session.
 
     Args:
@@ -460,140 +431,6 @@ class ApprovalBroker:
             if decision.behavior == "allow"
             else (f"Permission to use {full} was denied: {decision.message or 'denied by the user'}")
         )
-
-    # -- the PreToolUse hook of every tool call ---------------------------------------------
-
-    def pre_tool_use(self, request: dict[str, Any], guard: enforce.FileGuard | None) -> dict[str, Any]:
-        """The answer to the enforcement hook's `hook_callback` (:mod:`kandev_nb.policy.enforce`).
-
-        Args:
-            request: the control_request's `request`: ``callback_id``, ``tool_use_id``,
-                ``input: {hook_event_name, tool_name, tool_input, tool_use_id, cwd, permission_mode}``.
-            guard: the session's file guard, asked first.
-
-        Returns:
-            The hook output: a deny (the guard's reason; a policy's "deny", naming its rule),
-            an "ask" (a policy raised), or ``{}`` (no opinion). A policy's deny is reported
-            first as a PermissionDecided (``decided_by="policy"``, `rule`, `who`), in every
-            mode, and its tool_use_id counts as asked. Never raises.
-        """
-        raw = request.get("input")
-        hook_input: dict[str, Any] = raw if isinstance(raw, dict) else {}
-        tool_name = str(hook_input.get("tool_name") or "unknown")
-        raw_input = hook_input.get("tool_input")
-        tool_input: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
-        tool_use_id = request.get("tool_use_id") or hook_input.get("tool_use_id")
-        tool_use_id = tool_use_id if isinstance(tool_use_id, str) else None
-        if tool_use_id is not None and self._grants:  # to name the grant that lets it run unasked
-            self._inputs[tool_use_id] = (tool_name, tool_input)
-        cwd = hook_input.get("cwd")
-        verdict = enforce.check(
-            tool_name,
-            tool_input,
-            guard=guard,
-            policies=self.policies_in_force() if tool_name != QUESTION_TOOL else [],  # the answer policy's
-            cwd=cwd if isinstance(cwd, str) else self.cwd,
-        )
-        if verdict is None:
-            return {}
-        if verdict.source == "policy" and verdict.decision == "deny":
-            if tool_use_id is not None:
-                self._asked.add(tool_use_id)
-            self.emit(
-                ev.PermissionDecided(
-                    request_id=f"policy:{tool_use_id or uuid.uuid4().hex}",
-                    tool_name=tool_name,
-                    behavior="deny",
-                    decided_by="policy",
-                    waited_ms=0,
-                    message=verdict.reason,
-                    tool_use_id=tool_use_id,
-                    session_id=self.session_id(),
-                    rule=verdict.rule,
-                    who=verdict.who,
-                )
-            )
-        return verdict.hook_output()
-
-    def _grant_of(self, call: tuple[str, dict[str, Any] | None]) -> tuple[str, str] | None:
-        """The session grant (rule, where given) that covers the call ``(tool_name,
-        tool_input)`` (input None: unknown, only a whole-tool grant can be named), if one does."""
-        name, tool_input = call
-        for rule, where in self._grants:
-            if tool_input is None:
-                if rule == name:
-                    return rule, where
-            elif grant_matches(rule, name, tool_input, self.cwd):
-                return rule, where
-        return None
-
-    # -- tools that ran unasked -------------------------------------------------------------
-
-    def note_unasked(self, raw: dict[str, Any], events: list[ev.AgentEvent], mode: str) -> list[ev.AgentEvent]:
-        """Make visible that the CLI ran a tool without asking us.
-
-        In every mode but autonomous, a tool outside :data:`NO_APPROVAL_NOTE` whose result
-        arrives with no can_use_tool before it was allowed by the CLI's own permission
-        settings: a ``permissions.allow`` rule of the user, the mode (acceptEdits), or its
-        read-only classification of a shell command. A
-        :class:`~kandev_nb.agent.events.PermissionDecided` with ``decided_by="settings"`` is
-        put before its ToolUpdate, so the tool's record and card show who decided. On CLIs
-        that report it (2.1.332), the reason comes from the `user` message's
-        ``tool_result_meta[].permission_decision`` (`source`, `reason_type`), given in `raw`; a
-        PreToolUse hook's deny (``source: "hook"``, measured with 2.1.332) is reported as
-        ``decided_by="hook"`` with the hook's reason (the `tool_result` text). A call that a
-        person's session grant covers (:meth:`pre_tool_use` saw its input) is reported as
-        ``decided_by="grant"``: "allowed by your session grant Bash(touch:*), given in cell [12]".
-        """
-        calls = {e.tool_call_id: self._inputs.pop(e.tool_call_id, None) for e in events if isinstance(e, ev.ToolUpdate)}
-        if mode == "autonomous":
-            return events
-        meta: dict[str, dict[str, Any]] = {}
-        for entry in raw.get("tool_result_meta") or ():
-            if isinstance(entry, dict) and isinstance(entry.get("permission_decision"), dict):
-                meta[str(entry.get("id"))] = entry["permission_decision"]
-        out: list[ev.AgentEvent] = []
-        for event in events:
-            if (
-                isinstance(event, ev.ToolUpdate)
-                and event.tool_call_id not in self._asked
-                and event.tool_name not in NO_APPROVAL_NOTE
-                and not event.auto_completed
-            ):
-                self._asked.add(event.tool_call_id)
-                decision = meta.get(event.tool_call_id, {})
-                accepted = decision.get("decision", "accept" if event.status == "complete" else None)
-                if accepted in ("accept", "reject", "deny"):
-                    source = " / ".join(str(decision[k]) for k in ("source", "reason_type") if decision.get(k))
-                    call = calls.get(event.tool_call_id)
-                    grant = self._grant_of(call or (event.tool_name, None)) if accepted == "accept" else None
-                    who = f"your session grant {grant[0]}, {grant[1]}" if grant else ""
-                    why = (
-                        f"allowed by {who}"
-                        if grant
-                        else f"Claude Code's own permission settings ({source or 'no request was sent'})"
-                    )
-                    by_hook = decision.get("source") == "hook"
-                    if accepted != "accept" and event.output.strip():
-                        # the tool_result text is the reason (a hook's permissionDecisionReason)
-                        why = event.output.strip() if by_hook else f"{why}: {event.output.strip()}"
-                    out.append(
-                        ev.PermissionDecided(
-                            request_id=f"settings:{event.tool_call_id}",
-                            tool_name=event.tool_name,
-                            tool_use_id=event.tool_call_id,
-                            behavior="allow" if accepted == "accept" else "deny",
-                            decided_by="grant" if grant else "hook" if by_hook else "settings",
-                            waited_ms=0,
-                            message=why,
-                            session_id=self.session_id(),
-                            parent_tool_use_id=event.parent_tool_use_id,
-                            rule=grant[0] if grant else "",
-                            who=who,
-                        )
-                    )
-            out.append(event)
-        return out
 
 
 def edited_input(approval: Approval, decision: Decision) -> dict[str, Any] | None:

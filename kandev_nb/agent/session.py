@@ -36,11 +36,7 @@ from kandev_nb.agent.approvals import NO_APPROVAL_NOTE, UNASKED_TOOL_TIMEOUT_S, 
 from kandev_nb.agent.background import BackgroundWatch, merge_stats
 from kandev_nb.agent.config import UNSET, SessionConfig, Unset, check_seconds
 from kandev_nb.agent.connection import CLIConnection
-from kandev_nb.agent.controls import (
-    CHECKPOINT_ARGS,
-    LiveControls,
-    with_mcp_failures,
-)
+from kandev_nb.agent.controls import CHECKPOINT_ARGS, LiveControls, with_mcp_failures
 from kandev_nb.agent.hooks import HookRegistry, hooks_key
 from kandev_nb.agent.interrupts import TurnControls
 from kandev_nb.agent.permissions import Approval, ApprovalPolicy, mode_from_cli
@@ -50,12 +46,7 @@ from kandev_nb.agent.tools import normalize_tool_call
 from kandev_nb.agent.transcript import NO_MESSAGE, find_transcript, last_cost_state
 from kandev_nb.agent.turn import Turn
 from kandev_nb.agent.usage import UsageMeter
-from kandev_nb.errors import (
-    CLINotFoundError,
-    CLIProcessError,
-    SessionClosedError,
-    TurnInProgressError,
-)
+from kandev_nb.errors import CLINotFoundError, CLIProcessError, SessionClosedError, TurnInProgressError
 from kandev_nb.redact import known_secrets
 from kandev_nb.wire.cli import LaunchOptions, build_argv, cli_version, find_cli, process_env
 from kandev_nb.wire.control import ControlPlane
@@ -85,9 +76,7 @@ Consumer = Callable[[ev.AgentEvent], None]
 TransportFactory = Callable[[list[str], dict[str, str], str], Transport]
 
 
-class Session(
-    LiveControls, TurnControls
-):  # set_model, rewind...: agent/controls.py; interrupt, set_mode: agent/interrupts.py
+class Session(LiveControls, TurnControls):  # set_model, rewind: agent/controls.py; interrupt, set_mode: interrupts.py
     """One conversation with Claude Code.
 
     Args:

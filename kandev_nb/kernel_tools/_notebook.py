@@ -28,7 +28,6 @@ Cells are addressed by their nbformat ``id``; an ``index`` is resolved when the 
 
 from __future__ import annotations
 
-import re
 import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
@@ -37,6 +36,8 @@ import mcp.types as mt
 
 from kandev_nb.agent.cells import CellSnapshot, set_cell_lookup, set_cell_resolver
 from kandev_nb.errors import NoNotebookViewError, NotebookViewError
+from kandev_nb.kernel_tools._cell_outputs import MAX_CELL_OUTPUT_CHARS, MAX_IMAGE_CHARS, MAX_IMAGES, outputs_text
+from kandev_nb.kernel_tools._cell_outputs import text_of as _text
 from kandev_nb.kernel_tools._notebook_schema import tool_list
 from kandev_nb.kernel_tools._run import CodeRunner, capture_display, nbformat_outputs
 from kandev_nb.policy.binding import BoundPayload, Shown, check
@@ -66,18 +67,11 @@ INSTRUCTIONS = (
     "the open notebook."
 )
 
-MAX_IMAGES = 4
-"""read_notebook / run_cell attach at most this many images per answer."""
-MAX_IMAGE_CHARS = 1_000_000
-"""An image bigger than this (base64 characters, about 750 kB of PNG) is left out."""
-MAX_CELL_OUTPUT_CHARS = 3_000
-"""Each output (stream text, result, traceback) is cut to this many characters: head and tail."""
 PING_TIMEOUT_S = 1.5
 """How long a tool waits for any tab to answer when none said hello."""
 REQUEST_TIMEOUT_S = 10.0
 """How long a tool waits for the tab's answer to one request."""
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 _NO_VIEW = (
     "There is no open notebook view: this kernel's notebook is not open in a JupyterLab 4 or "
     "Notebook 7 tab (it runs under nbclient, papermill, `jupyter execute`, a console, or a frontend "
@@ -140,27 +134,6 @@ async def _resolve_any(cell_id: str | None, index: int | None) -> CellSnapshot |
 
 set_cell_lookup(_lookup_any)
 set_cell_resolver(_resolve_any)
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, list):
-        return "".join(str(v) for v in value)
-    return "" if value is None else str(value)
-
-
-def _strip_ansi(text: str) -> str:
-    return _ANSI.sub("", text)
-
-
-def _cut(text: str, position: int, what: str) -> str:
-    """`text` cut to :data:`MAX_CELL_OUTPUT_CHARS` (its head and tail), saying where and how much."""
-    if len(text) <= MAX_CELL_OUTPUT_CHARS:
-        return text
-    half = MAX_CELL_OUTPUT_CHARS // 2
-    return (
-        f"{text[:half]}\n[{what} of cell {position} cut: {len(text) - 2 * half} of {len(text)} characters "
-        f"left out here]\n{text[-half:]}"
-    )
 
 
 def _index_arg(args: dict[str, Any]) -> tuple[str | None, int | None]:
@@ -406,42 +379,8 @@ class NotebookTools:
         outputs = cell.get("outputs") if kind == "code" else None
         if isinstance(outputs, list) and outputs:
             lines.append(f"[outputs of cell {position}]")
-            lines.append(self._outputs_text(outputs, position, images))
+            lines.append(outputs_text(outputs, position, images))
         return "\n".join(lines)
-
-    def _outputs_text(self, outputs: list[Any], position: int, images: list[mt.ImageContent]) -> str:
-        pieces: list[str] = []
-        for out in outputs:
-            if not isinstance(out, dict):
-                continue
-            kind = out.get("output_type")
-            if kind == "stream":
-                text = _strip_ansi(_text(out.get("text"))).rstrip("\n")
-                pieces.append(f"{out.get('name', 'stdout')}: " + _cut(text, position, "stream output"))
-            elif kind == "error":  # kept whole but for a long traceback: the error is what matters
-                tb = _cut(_strip_ansi("\n".join(_text(x) for x in out.get("traceback") or [])), position, "traceback")
-                pieces.append(f"error: {out.get('ename')}: {_strip_ansi(_text(out.get('evalue')))}\n{tb}".rstrip())
-            elif kind in ("execute_result", "display_data"):
-                raw = out.get("data")
-                data: dict[str, Any] = raw if isinstance(raw, dict) else {}
-                label = "result" if kind == "execute_result" else "display"
-                image_kinds = [m for m in ("image/png", "image/jpeg") if m in data]
-                if image_kinds:
-                    pieces.append(self._attach(images, image_kinds[0], _text(data[image_kinds[0]]), position))
-                elif "text/plain" in data:
-                    pieces.append(f"{label}: " + _cut(_strip_ansi(_text(data["text/plain"])), position, label))
-                else:
-                    pieces.append(f"{label}: [{', '.join(sorted(data)) or 'empty'}]")
-        return "\n".join(pieces)
-
-    def _attach(self, images: list[mt.ImageContent], mime: str, data: str, position: int) -> str:
-        data = data.replace("\n", "")
-        if len(images) >= MAX_IMAGES:
-            return f"[{mime} of cell {position} not attached: at most {MAX_IMAGES} images per answer]"
-        if len(data) > MAX_IMAGE_CHARS:
-            return f"[{mime} of cell {position} not attached: {len(data)} characters, over the cap]"
-        images.append(mt.ImageContent(data=data, mime_type=mime))
-        return f"[{mime} attached as image {len(images)}]"
 
     async def insert_cell(self, source: Any, cell_type: Any = "code", index: Any = None) -> str:
         """The ``insert_cell`` tool. Returns the answer naming the new cell's id and index."""
@@ -564,7 +503,7 @@ class NotebookTools:
             self._outputs = None
         await self._request("set_outputs", {"id": cell_id, "outputs": outputs, "execution_count": count})
         images: list[mt.ImageContent] = []
-        shown = self._outputs_text(outputs, int(cell.get("index") or 0), images)
+        shown = outputs_text(outputs, int(cell.get("index") or 0), images)
         failed = bool(result.error or result.timed_out or result.stopped)
         head = f"ran cell {cell.get('index')} (id {cell_id}) as [{count}]; its output area now shows:"
         notes = []

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import os
 import re
 from dataclasses import replace
 from typing import Any
@@ -26,17 +25,16 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 
 from kandev_nb import kernel_tools
 from kandev_nb.agent.config import SessionConfig
-from kandev_nb.agent.permissions import MODES, ApprovalPolicy, mode_from_cli
+from kandev_nb.agent.permissions import MODES, mode_from_cli
 from kandev_nb.agent.session import Session
 from kandev_nb.agent.suggestions import ModeChoices
 from kandev_nb.agent.turn import Turn
 from kandev_nb.notebook import ledger_hooks, live_options, outputs
-from kandev_nb.notebook.attachments import AttachmentError, attach, prompt_with_attachments
+from kandev_nb.notebook.attachments import AttachmentError
 from kandev_nb.notebook.bridge import ensure_bridge, open_notebook_guard
+from kandev_nb.notebook.cell_prompt import notebook_path, notebook_policy, prompt_and_policy
 from kandev_nb.notebook.cell_text import PromptError, clean_help, did_you_mean, interpolate
 from kandev_nb.notebook.state import NotebookSettings, configure, current, last_turn
-from kandev_nb.policy.enforce import LabelledPolicy
-from kandev_nb.redact import configured_secrets
 from kandev_nb.wire.cli import CLINotFoundError
 from kandev_nb.wire.transport import CLIProcessError
 
@@ -45,6 +43,7 @@ __all__ = [
     "PromptError",
     "claude_help",
     "configure",
+    "interpolate",
     "last_turn",
     "run_cell",
     "transform_cell",
@@ -323,53 +322,9 @@ def _adopt(session: Session, replaced: Session | None, requested: SessionConfig,
         _close_later(replaced)
 
 
-def _last_session_of(notebook: str | None) -> str:
-    """The session_id of the latest ledger row of `notebook` (``--resume last``).
-
-    Raises:
-        RuntimeError: the notebook path is unknown, or the ledger has no turn for it.
-    """
-    from kandev_nb.ledger import default_ledger
-
-    if not notebook:
-        raise RuntimeError(
-            "--resume last: this notebook's path is unknown here; pass the session id (kandev_nb.runs() lists them)"
-        )
-    rows = default_ledger().runs(notebook=notebook).dropna(subset=["session_id"])
-    if rows.empty:
-        raise RuntimeError(f"--resume last: the ledger has no turn for {notebook}")
-    return str(rows.iloc[-1]["session_id"])
-
-
-def _prepare_retry(args: argparse.Namespace, prompt: str) -> str:
-    """--retry: resume the session at its last good message UUID; resend the failed prompt.
-
-    Raises:
-        UsageError: the session has no turn to retry, or its last turn did not fail.
-    """
-    from IPython.core.error import UsageError
-
-    session = current().sessions.get(args.session)
-    failed = session.turns[-1] if session and session.turns else None
-    if failed is None or (failed.error is None and failed.output_error is None):
-        raise UsageError("--retry: the last turn of this session did not fail; nothing to retry")
-    if not session or not session.session_id:
-        raise UsageError("--retry: the failed turn has no session id to resume")
-    args.resume = session.session_id
-    args.resume_session_at = failed.meta.get("retry_at")  # the last good message before it (Session.run)
-    return prompt or failed.prompt
-
-
 def _close_later(session: Session) -> None:
     task = asyncio.get_running_loop().create_task(session.close())
     task.add_done_callback(lambda t: t.exception() if not t.cancelled() else None)
-
-
-def _notebook_path(namespace: dict[str, Any]) -> str | None:
-    for key in ("__vsc_ipynb_file__", "__session__"):
-        if isinstance(namespace.get(key), str):
-            return str(namespace[key])
-    return os.environ.get("JPY_SESSION_NAME")
 
 
 async def run_cell(line: str, body: str) -> Turn | None:
@@ -394,7 +349,7 @@ async def run_cell(line: str, body: str) -> Turn | None:
     cell_number = ledger_hooks.cell_number(ip)  # now: IPython may advance its counter during the turn
     try:
         args = parse_options(line)
-        prompt, policy = _prompt_and_policy(args, body, namespace)
+        prompt, policy = prompt_and_policy(args, body, namespace)
         await _switch_mode(args)
         await live_options.apply_live(args, current(), namespace)  # --model etc. on the live process
         _check_budget()
@@ -421,7 +376,7 @@ async def run_cell(line: str, body: str) -> Turn | None:
                     + (" The prompt was sent again." if args.retry else "")
                 )
         session.broker.answer = state.settings.answer  # configure(answer=...) applies at once
-        session.broker.policy = _notebook_policy(state.settings.approve)  # its deny rules hold in every cell
+        session.broker.policy = notebook_policy(state.settings.approve)  # its deny rules hold in every cell
         session.broker.cell = cell_number  # a session grant given now is "given in cell [n]"
         choices = ModeChoices()  # a card's "switch to ... mode for this session"
         turn, failure = await outputs.run_turn(
@@ -448,50 +403,13 @@ async def run_cell(line: str, body: str) -> Turn | None:
     if choices.mode is not None and (chosen := mode_from_cli(choices.mode)) is not None:
         state.card_modes[session.name] = chosen
     if state.settings.record:
-        await ledger_hooks.record(turn, _notebook_path(namespace), cell_number)
+        await ledger_hooks.record(turn, notebook_path(namespace), cell_number)
     if turn.meta.get("cancelled"):
         # The kernel's interrupt (the notebook's stop button) stops everything: the partial turn
         # is shown and recorded, and the cell fails so that Jupyter drops the cells queued after
         # it (Run All). The card's own Stop button ends only the turn.
         raise KeyboardInterrupt
     return outputs.deliver(args, turn, failure, namespace)  # -o VAR, or the structured answer's error
-
-
-def _prompt_and_policy(
-    args: argparse.Namespace, body: str, namespace: dict[str, Any]
-) -> tuple[str, ApprovalPolicy | None]:
-    """The prompt to send (interpolated, retried, with attachments) and the cell's policy.
-
-    Raises:
-        UsageError, PromptError, AttachmentError, RuntimeError: see :func:`run_cell`.
-    """
-    from IPython.core.error import UsageError
-
-    settings = current().settings
-    prompt = body.strip("\n")
-    if not args.no_interpolate and settings.interpolate:
-        reveal = kernel_tools.options.reveal_secrets  # the kernel tools' opt-in counts here too
-        prompt = interpolate(prompt, namespace, secrets=configured_secrets(settings.env), reveal_secrets=reveal)
-    if args.resume == "last":
-        args.resume = _last_session_of(_notebook_path(namespace))
-    if args.retry:
-        prompt = _prepare_retry(args, prompt)
-    if args.attach:
-        cwd = args.cwd or settings.cwd or os.getcwd()
-        prompt = prompt_with_attachments(prompt, [attach(item, namespace, cwd) for item in args.attach])
-    if not prompt.strip():
-        raise UsageError("the %%claude cell is empty: write the prompt below the %%claude line")
-    policy: ApprovalPolicy | None = None
-    if args.approve:
-        if args.approve not in namespace or not callable(namespace[args.approve]):
-            raise UsageError(f"--approve {args.approve}: no callable notebook variable of that name")
-        policy = LabelledPolicy(namespace[args.approve], f"this cell's policy (--approve {args.approve})")
-    return prompt, policy
-
-
-def _notebook_policy(policy: ApprovalPolicy | None) -> ApprovalPolicy | None:
-    """``configure(approve=...)``, named as such in its denials."""
-    return LabelledPolicy(policy, "the notebook's policy (configure(approve=...))") if policy is not None else None
 
 
 def cell_mode(args: argparse.Namespace) -> str:
@@ -576,7 +494,7 @@ def _spent() -> float:
 
     ip = get_ipython()
     state = current()
-    return ledger_hooks.spent(state.settings, state.turns, _notebook_path(ip.user_ns if ip is not None else {}))
+    return ledger_hooks.spent(state.settings, state.turns, notebook_path(ip.user_ns if ip is not None else {}))
 
 
 def _check_budget() -> None:
@@ -610,5 +528,5 @@ def claude_stats(line: str) -> Any:
     ip = get_ipython()
     session = current().sessions.get("default")
     return ledger_hooks.stats(
-        line, _notebook_path(ip.user_ns if ip is not None else {}), session.session_id if session else None
+        line, notebook_path(ip.user_ns if ip is not None else {}), session.session_id if session else None
     )
