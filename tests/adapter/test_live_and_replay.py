@@ -59,7 +59,12 @@ async def test_live_turn_with_approvals_then_replay(version: str, tmp_path: Path
     await again.close()
     assert replayed.text == turn.text and replayed.stats == turn.stats
     assert [r.status for r in replayed.tools.values()] == ["complete", "error"]
-    assert [m["type"] for m in replay.sent] == ["control_request", "user", "control_response", "control_response"]
+    # initialize, the prompt, then one answer per control_request of the CLI: the two
+    # can_use_tool and kandev-nb's hooks (PreToolUse of every tool, PostToolUse redaction)
+    out = [e["msg"] for e in load_transcript(record) if e["dir"] == "out" and isinstance(e["msg"], dict)]
+    asked = [m["request"]["subtype"] for m in out if m.get("type") == "control_request"]
+    assert asked.count("can_use_tool") == 2 and set(asked) == {"can_use_tool", "hook_callback"}
+    assert [m["type"] for m in replay.sent] == ["control_request", "user", *["control_response"] * len(asked)]
 
 
 async def test_replay_of_a_recording_that_wrote_both_messages_first() -> None:
