@@ -233,7 +233,7 @@ def scripted_env(server: ScriptedModelServer | str, home: str | os.PathLike[str]
     (home_path / ".claude").mkdir(parents=True, exist_ok=True)
     env = {
         "ANTHROPIC_BASE_URL": url,
-        "ANTHROPIC_API_KEY": "scripted",
+        "ANTHROPIC_API_KEY": "sk-ant-scripted-model-key",  # distinctive: known secrets are masked by value
         "HOME": str(home_path),
         "CLAUDE_CONFIG_DIR": str(home_path / ".claude"),
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",

@@ -103,7 +103,7 @@ def test_scripted_env_points_at_the_server_and_isolates_home(tmp_path: Path) -> 
     with ScriptedModelServer() as server:
         env = scripted_env(server, tmp_path / "home")
     assert env["ANTHROPIC_BASE_URL"] == server.url
-    assert env["ANTHROPIC_API_KEY"] == "scripted"
+    assert env["ANTHROPIC_API_KEY"] == "sk-ant-scripted-model-key"
     assert env["HOME"] == str(tmp_path / "home")
     assert env["CLAUDE_CONFIG_DIR"] == str(tmp_path / "home" / ".claude")
     assert (tmp_path / "home" / ".claude").is_dir()
