@@ -452,7 +452,9 @@ async def test_a_request_before_its_tool_call_moves_onto_the_tool_card(rec: Reco
     )
     tool = v.cards["toolu_1"]
     assert v.body.children == (tool.box,) and tool.box.children[0] is card.box and card.attached
-    assert "Waiting for your approval" in v.activity.value
+    # the status line names the tool as its card does (issue 28.8), not by its wire name
+    assert "Waiting for your approval: kernel · run_code" in v.activity.value
+    assert "mcp__kernel__run_code" not in v.activity.value
 
 
 async def test_the_header_keeps_waiting_while_another_request_waits(rec: Recorder) -> None:

@@ -38,6 +38,7 @@ from kandev_nb.notebook.widgets.questions import card_for
 from kandev_nb.notebook.widgets.stream import StreamText, Throttle
 from kandev_nb.render import html as r
 from kandev_nb.render import static
+from kandev_nb.render.card_view import tool_label
 from kandev_nb.render.theme import NO_MATH
 
 __all__ = ["TurnView"]
@@ -348,7 +349,7 @@ class TurnView:
                     # no card: the CLI decided unasked ("settings", a session "grant") or a hook did ("policy", "hook")
                     self.cards[event.tool_use_id].set_decision(event)
                 still = self._waiting()  # another request may still wait (parallel tool calls)
-                self._set_state(f"Waiting for your approval: {still[0].event.tool_name}" if still else "Working")
+                self._set_state(f"Waiting for your approval: {tool_label(still[0].event.tool_name)}" if still else "Working")
             case ev.Todos():
                 if self.todo_card is None:
                     self.todo_card = TodoCard(self.f, event.items)
@@ -410,7 +411,7 @@ class TurnView:
             for card in self.cards.values():
                 if card is not host and card.status != "running":
                     card.fold(True)
-        self._set_state(f"Waiting for your approval: {event.tool_name}")
+        self._set_state(f"Waiting for your approval: {tool_label(event.tool_name)}")
 
     def _approved(self, acard: ApprovalCard) -> None:
         """The tool card is back in its place, the approval's decision line under it."""
