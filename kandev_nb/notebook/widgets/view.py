@@ -349,7 +349,9 @@ class TurnView:
                     # no card: the CLI decided unasked ("settings", a session "grant") or a hook did ("policy", "hook")
                     self.cards[event.tool_use_id].set_decision(event)
                 still = self._waiting()  # another request may still wait (parallel tool calls)
-                self._set_state(f"Waiting for your approval: {tool_label(still[0].event.tool_name)}" if still else "Working")
+                self._set_state(
+                    f"Waiting for your approval: {tool_label(still[0].event.tool_name)}" if still else "Working"
+                )
             case ev.Todos():
                 if self.todo_card is None:
                     self.todo_card = TodoCard(self.f, event.items)
