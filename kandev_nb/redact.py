@@ -318,6 +318,16 @@ class LineMasker:
             needles.add(json.dumps(secret, ensure_ascii=False)[1:-1].encode())
         self._needles = sorted(needles, key=len, reverse=True)
 
+    def lines(self, batch: list[Any]) -> list[Any]:
+        """:meth:`line` of every bytes line of one read (other items, e.g. a line over the
+        framer's limit, pass as they are). A read with no secret and no tool output in it
+        (the common case: runs of text deltas) is checked with one substring search per
+        secret over the whole read, not per line, and returned as it is."""
+        blob = b"\n".join(line for line in batch if isinstance(line, bytes))
+        if not any(needle in blob for needle in self._needles) and not any(m in blob for m in _TOOL_OUTPUT):
+            return batch
+        return [self.line(line) if isinstance(line, bytes) else line for line in batch]
+
     def line(self, line: bytes) -> bytes:
         """`line` with the secrets in it masked (the same object when there were none)."""
         known = any(needle in line for needle in self._needles)

@@ -160,7 +160,7 @@ class CLIConnection:
     async def _read_loop(self) -> None:
         try:
             async for batch in self.transport.batches():
-                lines = [line if isinstance(line, LineTooLong) else self.masker.line(line) for line in batch]
+                lines = self.masker.lines(batch)  # secrets masked before anything above sees them
                 items = self._feed(lines)
                 if len(items) < len(lines) or any(m is None or not isinstance(m, KeepAlive) for m, _ in items):
                     self.last_activity = time.monotonic()

@@ -121,6 +121,17 @@ def test_the_line_masker_keeps_the_message_and_touches_only_strings() -> None:
     assert masker.line(plain) is plain  # nothing to mask: the same bytes
 
 
+def test_the_line_masker_checks_a_whole_read_at_once_and_masks_only_the_lines_that_need_it() -> None:
+    masker = LineMasker(["sekret-value-1"])
+    plain = [b'{"type":"stream_event","event":{"delta":{"text":"hi"}}}', b'{"type":"keep_alive"}']
+    assert masker.lines(plain) is plain  # nothing to mask in the read: the same list
+    too_long = object()  # a line over the framer's limit passes as it is
+    leaky = b'{"type":"stream_event","event":{"delta":{"text":"the key is sekret-value-1"}}}'
+    out = masker.lines([plain[0], leaky, too_long])
+    assert out[0] is plain[0] and out[2] is too_long
+    assert b"sekret-value-1" not in out[1] and json.loads(out[1])["event"]["delta"]["text"] == "the key is <redacted>"
+
+
 def test_known_secrets_are_the_environments_and_what_the_user_passes() -> None:
     base = {"PGPASSWORD": "pg-password-1", "PATH": "/bin", "KANDEV_NB_LEDGER": "postgresql://u:ledgerpw9@h/d"}
     child = {"PATH": "/bin", "HOME": "/h", "MY_SETTING": "abcdefghijklmnop", "LABEL": "short"}
