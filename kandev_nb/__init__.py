@@ -43,6 +43,7 @@ from kandev_nb.errors import (
     TransportError,
     TurnInProgressError,
 )
+from kandev_nb.fleet import fleet_results
 from kandev_nb.notebook.state import configure, last_turn
 from kandev_nb.render.static import render_html, render_markdown
 from kandev_nb.wire.cli import find_cli
@@ -91,6 +92,8 @@ __all__ = [
     "claude_sessions",
     "configure",
     "find_cli",
+    "fleet",
+    "fleet_results",
     "last_turn",
     "ledger_flush",
     "load_ipython_extension",

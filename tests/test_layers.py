@@ -26,7 +26,8 @@ ALLOWED: dict[str, set[str]] = {
     "render": {"agent", "wire", "policy"},
     "ledger": {"agent", "wire", "policy"},
     "kernel_tools": {"agent", "wire", "policy"},
-    "notebook": {"agent", "wire", "render", "ledger", "kernel_tools", "policy"},
+    "fleet": {"agent", "wire", "ledger", "kernel_tools", "policy"},
+    "notebook": {"agent", "wire", "render", "ledger", "kernel_tools", "policy", "fleet"},
     "testing": set(),
 }
 
