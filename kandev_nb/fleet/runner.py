@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
@@ -213,7 +214,7 @@ class Fleet:
                 continue
             task = loop.create_task(self._row(state))
             self._tasks[key] = task
-            task.add_done_callback(lambda t, s=state: self._task_done(s, t))
+            task.add_done_callback(functools.partial(self._task_done, state))
         self._changed()
         pending = list(self._tasks.values())
         try:

@@ -33,7 +33,7 @@ import socket
 import threading
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self, TypeAlias
@@ -394,7 +394,7 @@ class ScriptedModelServer:
         with self._lock:
             self.in_flight -= 1
 
-    async def _counted(self, body: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    async def _counted(self, body: AsyncIterable[Any]) -> AsyncIterator[Any]:
         """A stream's body that leaves :attr:`in_flight` when it ends (or is cut)."""
         try:
             async for chunk in body:
