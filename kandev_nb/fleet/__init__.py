@@ -25,7 +25,8 @@ import sys
 import types
 from typing import Any
 
-from kandev_nb.fleet.api import FRONTEND, build_fleet, fleet, fleet_results
+from kandev_nb.fleet import api
+from kandev_nb.fleet.api import FRONTEND, build_fleet, fleet_results
 from kandev_nb.fleet.queue import ApprovalQueue, FleetRule, QueuedApproval
 from kandev_nb.fleet.results import STAT_COLUMNS, RowResult
 from kandev_nb.fleet.runner import Fleet, RowState
@@ -43,7 +44,6 @@ __all__ = [
     "RowResult",
     "RowState",
     "build_fleet",
-    "fleet",
     "fleet_results",
 ]
 
@@ -52,7 +52,7 @@ class _CallableModule(types.ModuleType):
     """``kandev_nb.fleet(...)`` calls :func:`kandev_nb.fleet.api.fleet`."""
 
     def __call__(self, frame: Any, prompt_template: Any, **options: Any) -> Any:
-        return fleet(frame, prompt_template, **options)
+        return api.fleet(frame, prompt_template, **options)
 
 
 sys.modules[__name__].__class__ = _CallableModule

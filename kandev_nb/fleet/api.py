@@ -79,9 +79,9 @@ def build_fleet(
             raise FleetError(f"allowed_tools must be a list of rules, e.g. [{allowed_tools!r}], not a string")
         base = replace(base, allowed_tools=tuple(allowed_tools))
     if kernel_tools:
-        from kandev_nb import kernel_tools as kt
+        from kandev_nb.kernel_tools import with_kernel_tools
 
-        base = kt.with_kernel_tools(base)
+        base = with_kernel_tools(base)
     if ledger is DEFAULT:
         from kandev_nb.ledger import default_ledger
 

@@ -84,7 +84,9 @@ async def test_the_budget_interrupts_running_rows_and_skips_the_rest(
     assert result.loc[0, "cost_usd"] > 0.01
     assert "the fleet's budget of $0.01 was spent" in result.loc[1, "error"]
     assert all("never started: the fleet's budget of $0.01 was spent" in e for e in result["error"][2:])
-    assert sorted({n for r in scripted_model.main_requests if (n := _number(r)) is not None}) == [1, 2]
+    # Rows 3-6 sent nothing (row 2 may have been stopped before its CLI sent its request).
+    sent = {n for r in scripted_model.main_requests if (n := _number(r)) is not None}
+    assert 1 in sent and sent <= {1, 2}
 
 
 def _number(request: RecordedRequest) -> int | None:
