@@ -26,6 +26,7 @@ from kandev_nb.agent import events as ev
 from kandev_nb.agent.config import SessionConfig
 from kandev_nb.agent.permissions import ApprovalPolicy
 from kandev_nb.agent.session import Session
+from kandev_nb.agent.state import SessionState
 from kandev_nb.errors import KandevError, LedgerError, StructuredOutputError
 from kandev_nb.fleet.queue import ApprovalQueue, activity_of
 from kandev_nb.fleet.results import RowResult, RowStatus, result_frame
@@ -60,6 +61,7 @@ class RowState:
     session: Session | None = None
     stop_reason: str | None = None
     result: RowResult | None = None
+    interrupt_sent: bool = False
 
     @property
     def elapsed_s(self) -> float:
@@ -254,12 +256,19 @@ class Fleet:
         for state in targets:
             if state.status in ("pending", "running") and state.stop_reason is None:
                 state.stop_reason = reason
-                session = state.session
-                if state.status == "running" and session is not None:
-                    task = asyncio.get_running_loop().create_task(session.interrupt())
-                    task.add_done_callback(lambda t: t.exception() if not t.cancelled() else None)
-                    session.broker.deny_all(reason)
+                if state.status == "running" and state.session is not None:
+                    self._interrupt(state, state.session)
         self._changed()
+
+    def _interrupt(self, state: RowState, session: Session) -> None:
+        """Send the row's turn the protocol's `interrupt` once it runs (a session still
+        starting is interrupted at its first event, :meth:`_on_event`)."""
+        if state.interrupt_sent or session.state is not SessionState.RUNNING:
+            return
+        state.interrupt_sent = True
+        task = asyncio.get_running_loop().create_task(session.interrupt())
+        task.add_done_callback(lambda t: t.exception() if not t.cancelled() else None)
+        session.broker.deny_all(state.stop_reason or "stopped")
 
     def _task_done(self, state: RowState, task: asyncio.Task[RowResult]) -> None:
         if task.cancelled() or task.exception() is not None:
@@ -352,7 +361,10 @@ class Fleet:
         return RowResult.of_turn(state.key, turn, "done", None)
 
     def _on_event(self, state: RowState, session: Session, event: ev.AgentEvent) -> None:
-        """A row's event: its activity line, and its approvals into the fleet's queue."""
+        """A row's event: its activity line, and its approvals into the fleet's queue; a row
+        asked to stop while its CLI was starting is interrupted now."""
+        if state.stop_reason is not None and not state.interrupt_sent:
+            self._interrupt(state, session)
         if isinstance(event, ev.PermissionRequest):
             state.activity = "waiting · " + activity_of(event.tool_name, event.input)
             self.queue.offer(state.key, state.position, self.total, event, session.cwd)
