@@ -1,0 +1,60 @@
+"""The fleet board (widgets built in the kernel process, no browser) and the magic's options."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+import pandas as pd
+import pytest
+
+from kandev_nb.agent.session import SessionConfig
+from kandev_nb.fleet import build_fleet
+from kandev_nb.notebook.fleet_board import FleetBoard, board_html
+from kandev_nb.notebook.magic import parse_options
+from tests.fleet.conftest import answer_per_row
+from tests.fleet.test_fleet_queue_budget import _until, touch_then_answer
+
+pytestmark = pytest.mark.timeout(240)
+
+
+async def test_the_board_shows_the_queue_card_and_its_for_all_rows_buttons_answer(
+    base_config: SessionConfig, feed: Callable[..., None]
+) -> None:
+    feed(answer_per_row(touch_then_answer), 12)
+    fleet = build_fleet(pd.DataFrame({"id": [1, 2]}), "Handle ticket {id}.", name="b", config=base_config, ledger=None)
+    board = FleetBoard(fleet)  # not displayed: refreshed by hand
+    run = asyncio.create_task(fleet.run())
+    await _until(lambda: fleet.queue.head is not None, "a queued approval")
+    board.refresh()
+    assert board.queue_box.children, "the card is on top"
+    label = board.queue_box.children[0].value
+    assert "of 2 · Bash · touch out-" in label
+    allow_all = board.queue_box.children[2].children[0]
+    assert allow_all.description == "Allow for all rows" and not allow_all.disabled
+    allow_all.click()
+    result = await asyncio.wait_for(run, 180)
+    assert list(result["status"]) == ["done", "done"]
+    board.refresh()
+    assert board.queue_box.children == ()
+    assert "2 of 2 rows" in board.progress.value and "Bash(touch:*)" in board.rules.value
+    saved = board_html(fleet, result)
+    assert "kandev-fleet-board" in saved and "allow for all rows: <code>Bash(touch:*)</code>" in saved
+    assert "<table" in saved and "made out-1.txt" in saved
+    before = board.redraws
+    board.refresh()
+    assert board.redraws == before  # nothing changed: no redraw, no comm message
+    board.finish(result)
+
+
+def test_the_magic_takes_the_fleet_options() -> None:
+    args = parse_options("--over tickets -o triage --schema Triage --concurrency 8 --budget 5 --fleet triage-dec")
+    assert (args.over, args.output, args.schema, args.concurrency, args.budget, args.fleet, args.redo) == (
+        "tickets",
+        "triage",
+        "Triage",
+        8,
+        5.0,
+        "triage-dec",
+        False,
+    )
