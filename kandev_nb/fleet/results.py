@@ -1,7 +1,7 @@
 """One row's outcome (:class:`RowResult`) and the fleet's result frame.
 
 The result frame has the input's index; first the schema's fields as typed columns (as
-``--frame`` types them, :func:`kandev_nb.agent.typed_frame.to_frame`) or ``answer`` (the
+``--frame`` types them, :func:`kandev_nb.ledger.typed_frame.to_frame`) or ``answer`` (the
 final text) without a schema; then :data:`STAT_COLUMNS`.
 """
 
@@ -16,7 +16,7 @@ import pandas as pd
 
 from kandev_nb.agent.structured import OutputSpec
 from kandev_nb.agent.turn import Turn
-from kandev_nb.agent.typed_frame import to_frame
+from kandev_nb.ledger.typed_frame import to_frame
 
 __all__ = ["STAT_COLUMNS", "RowResult", "RowStatus", "result_frame"]
 

@@ -26,8 +26,8 @@ from kandev_nb.agent.hooks import HookRegistry
 from kandev_nb.agent.session import Session
 from kandev_nb.agent.structured import OutputSpec
 from kandev_nb.agent.turn import Turn
-from kandev_nb.agent.typed_frame import to_frame
 from kandev_nb.errors import StructuredOutputError
+from kandev_nb.ledger.typed_frame import to_frame
 
 __all__ = ["HookRegistry", "deliver", "output_arguments", "prepare", "run_turn", "to_frame"]
 
