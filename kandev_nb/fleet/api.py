@@ -70,7 +70,10 @@ def build_fleet(
     check_options(concurrency=concurrency, budget_usd=budget_usd, retries=retries, name=name)
     if retries:
         raise FleetError("retries is not supported yet: rerun the fleet by its name to start the failed rows again")
-    spec = FleetSpec.of(frame, prompt_template, schema=schema, variables=variables)
+    columns = set(map(str, frame.columns)) if isinstance(frame, pd.DataFrame) else set()
+    cwd_column = cwd if isinstance(cwd, str) and cwd in columns else None
+    spec = FleetSpec.of(frame, prompt_template, schema=schema, variables=variables, cwd_column=cwd_column)
+    cwd = None if cwd_column is not None else cwd
     base = config or SessionConfig()
     changes = {"mode": mode, "model": model, "max_turns": max_turns, "cwd": cwd}
     base = replace(base, **{k: v for k, v in changes.items() if v is not None})
@@ -117,7 +120,8 @@ async def fleet(frame: Any, prompt_template: Any, **options: Any) -> pd.DataFram
             finished ("done") row of the same template and options (`redo=True`: all).
         retries: must be 0 in this release.
         mode, approve, model, max_turns, cwd, allowed_tools: as for one `%%claude` cell, for
-            every row (`approve` answers before the fleet's approval queue).
+            every row (`approve` answers before the fleet's approval queue); a `cwd` that
+            names a column is each row's own working directory.
         kernel_tools: give every row the kernel MCP tools (off by default).
         approval_timeout: seconds a queued approval waits before it is denied.
 

@@ -17,7 +17,7 @@ import functools
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pandas as pd
@@ -318,8 +318,12 @@ class Fleet:
         return None
 
     def session_for(self, state: RowState) -> Session:
-        """The fresh Session of one row (named ``<fleet>[<key>]``)."""
-        return Session(self.config, name=f"{self.name or 'fleet'}[{state.key}]")
+        """The fresh Session of one row (named ``<fleet>[<key>]``), in the row's own working
+        directory when the fleet has a cwd column."""
+        config = self.config
+        if self.spec.cwds is not None:
+            config = replace(config, cwd=self.spec.cwds[state.key])
+        return Session(config, name=f"{self.name or 'fleet'}[{state.key}]")
 
     async def execute_row(self, state: RowState) -> RowResult:
         """Run one row's turn in a fresh Session and record it; never raises for the row's

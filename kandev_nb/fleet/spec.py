@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import string
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -96,6 +97,8 @@ class FleetSpec:
     output: OutputSpec | None = None
     schema: Any = None
     variables: Mapping[str, Any] = field(default_factory=dict)
+    cwds: dict[Any, str] | None = None
+    """By row key, the row's working directory (``cwd=COLUMN``), or None (the config's)."""
 
     @classmethod
     def of(
@@ -105,6 +108,7 @@ class FleetSpec:
         *,
         schema: Any = None,
         variables: Mapping[str, Any] | None = None,
+        cwd_column: str | None = None,
     ) -> FleetSpec:
         """Check the request and make every row's prompt.
 
@@ -114,11 +118,13 @@ class FleetSpec:
                 ``variables[name]`` (a notebook variable); ``{{`` stays a literal ``{``.
             schema: a pydantic model, dataclass, TypedDict or JSON-schema dict (or None).
             variables: fallback values for names that are not columns.
+            cwd_column: a column holding each row's working directory (a non-empty string).
 
         Raises:
             FleetError: not a DataFrame, an empty frame, a duplicate index value (named), an
                 empty or invalid template, a name that is neither a column nor a variable,
-                a schema with no JSON schema.
+                a schema with no JSON schema, a `cwd_column` value that is not a non-empty
+                string (the row is named).
         """
         if not isinstance(frame, pd.DataFrame):
             raise FleetError(f"a fleet runs over a pandas DataFrame, not {type(frame).__name__}")
@@ -155,7 +161,19 @@ class FleetSpec:
                 prompts[key] = template.format_map(row)
             except (KeyError, AttributeError, IndexError, ValueError, TypeError) as exc:
                 raise FleetError(f"row {key!r}: the prompt template cannot be filled ({exc!r})") from None
-        return cls(frame, template, prompts, output, schema, extra)
+        cwds = None
+        if cwd_column is not None:
+            cwds = {}
+            for key, value in frame[cwd_column].items():
+                if isinstance(value, os.PathLike):
+                    value = os.fspath(value)
+                if not isinstance(value, str) or not value.strip():
+                    raise FleetError(
+                        f"cwd={cwd_column!r}: row {key!r} has {value!r}; each row's working directory must be "
+                        "a non-empty string (a path)"
+                    )
+                cwds[key] = value
+        return cls(frame, template, prompts, output, schema, extra, cwds)
 
     @property
     def keys(self) -> list[Any]:
@@ -178,6 +196,7 @@ class FleetSpec:
             "system_prompt": config.system_prompt,
             "append_system_prompt": config.append_system_prompt,
             "kernel_tools": kernel_tools,
+            "cwd_column": sorted(set(self.cwds.values())) if self.cwds else None,
         }
         text = json.dumps(options, sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
