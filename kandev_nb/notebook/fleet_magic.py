@@ -66,8 +66,13 @@ async def run_fleet(frame: Any, prompt_template: Any, *, show: bool | None = Non
     (:class:`~kandev_nb.notebook.fleet_board.FleetBoard`, shown when a kernel runs this,
     or `show`).
 
+    The notebook's budget (``configure(budget_usd=...)``, its scope and period) still
+    applies: a fleet does not start once it is spent, and its own budget is at most what is
+    left of it.
+
     Raises:
         FleetError: bad input, before anything starts (see :func:`kandev_nb.fleet.fleet`).
+        RuntimeError: the notebook's budget is spent.
     """
     from IPython.core.getipython import get_ipython
 
@@ -93,6 +98,14 @@ async def run_fleet(frame: Any, prompt_template: Any, *, show: bool | None = Non
     if not s.record:
         options.setdefault("ledger", None)
     options.setdefault("notebook", _notebook_path())
+    if s.budget_usd is not None:  # the notebook's budget (configure(budget_usd=...)) still applies
+        from kandev_nb.notebook import ledger_hooks
+
+        spent = ledger_hooks.spent(s, current().turns, options["notebook"])
+        ledger_hooks.check_budget(s, spent)
+        left = s.budget_usd - spent
+        given = options.get("budget_usd")
+        options["budget_usd"] = left if given is None else min(given, left)
     fleet = build_fleet(frame, prompt_template, **options)
     ip = get_ipython()  # type: ignore[no-untyped-call, unused-ignore]
     board = None
@@ -164,7 +177,7 @@ async def run_over(args: argparse.Namespace, body: str, namespace: dict[str, Any
         )
     try:
         result = await run_fleet(frame, body.strip("\n"), **options)
-    except (FleetError, ValueError, TypeError) as exc:
+    except (FleetError, ValueError, TypeError, RuntimeError) as exc:
         raise UsageError(f"%%claude --over {args.over}: {exc}") from None
     if args.output:
         namespace[args.output] = result
