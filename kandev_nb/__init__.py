@@ -43,6 +43,8 @@ from kandev_nb.errors import (
     TransportError,
     TurnInProgressError,
 )
+from kandev_nb.fleet import api as _fleet_api
+from kandev_nb.fleet import fleet_results
 from kandev_nb.notebook.state import configure, last_turn
 from kandev_nb.render.static import render_html, render_markdown
 from kandev_nb.wire.cli import find_cli
@@ -56,6 +58,9 @@ async def _notebook_fleet(frame: Any, prompt_template: Any, **options: Any) -> p
     from kandev_nb.notebook.fleet_magic import run_fleet
 
     return await run_fleet(frame, prompt_template, **options)
+
+
+_fleet_api.FRONTEND.append(_notebook_fleet)  # kandev_nb.fleet(...): the notebook's defaults and the board
 
 
 if TYPE_CHECKING:
@@ -119,20 +124,11 @@ MIN_IPYKERNEL = (7, 4)
 def __getattr__(name: str) -> Any:
     """``kandev_nb.settings`` (:class:`~kandev_nb.notebook.state.NotebookSettings`) and
     ``kandev_nb.sessions`` (the `%%claude` sessions by name): those of the notebook's
-    current :class:`~kandev_nb.notebook.state.NotebookState`; ``kandev_nb.fleet`` (callable:
-    one agent per row of a DataFrame, :func:`kandev_nb.fleet.api.fleet`, with the notebook's
-    defaults and board) and ``kandev_nb.fleet_results``."""
+    current :class:`~kandev_nb.notebook.state.NotebookState`."""
     if name in ("settings", "sessions"):
         from kandev_nb.notebook.state import current
 
         return getattr(current(), name)
-    if name in ("fleet", "fleet_results"):  # the package kandev_nb.fleet is callable: kandev_nb.fleet(...)
-        import importlib
-
-        api = importlib.import_module("kandev_nb.fleet.api")
-        if _notebook_fleet not in api.FRONTEND:
-            api.FRONTEND.append(_notebook_fleet)
-        return importlib.import_module("kandev_nb.fleet") if name == "fleet" else api.fleet_results
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
