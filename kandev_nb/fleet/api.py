@@ -63,13 +63,10 @@ def build_fleet(
     (a RunLedger, None for none) and `notebook` (the path recorded with each row).
 
     Raises:
-        FleetError: bad input (see :meth:`FleetSpec.of`), an option out of range, ``retries``
-            above 0 (not supported yet).
+        FleetError: bad input (see :meth:`FleetSpec.of`), an option out of range.
         TypeError, ValueError: an option SessionConfig refuses (an unknown mode...).
     """
     check_options(concurrency=concurrency, budget_usd=budget_usd, retries=retries, name=name)
-    if retries:
-        raise FleetError("retries is not supported yet: rerun the fleet by its name to start the failed rows again")
     columns = set(map(str, frame.columns)) if isinstance(frame, pd.DataFrame) else set()
     cwd_column = cwd if isinstance(cwd, str) and cwd in columns else None
     spec = FleetSpec.of(frame, prompt_template, schema=schema, variables=variables, cwd_column=cwd_column)
@@ -101,6 +98,7 @@ def build_fleet(
         kernel_tools=kernel_tools,
         ledger=ledger,
         notebook=notebook,
+        retries=retries,
     )
 
 
@@ -118,7 +116,8 @@ async def fleet(frame: Any, prompt_template: Any, **options: Any) -> pd.DataFram
             "skipped" with the reason.
         name: the fleet's name in the ledger; running it again starts only the rows with no
             finished ("done") row of the same template and options (`redo=True`: all).
-        retries: must be 0 in this release.
+        retries: run a row that failed for a transient reason (an API error such as 429,
+            500 or 529, a CLI that died) again, up to this many times, resuming its session.
         mode, approve, model, max_turns, cwd, allowed_tools: as for one `%%claude` cell, for
             every row (`approve` answers before the fleet's approval queue); a `cwd` that
             names a column is each row's own working directory.

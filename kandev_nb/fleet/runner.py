@@ -18,7 +18,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Final
 
 import pandas as pd
 
@@ -27,12 +27,30 @@ from kandev_nb.agent.config import SessionConfig
 from kandev_nb.agent.permissions import ApprovalPolicy
 from kandev_nb.agent.session import Session
 from kandev_nb.agent.state import SessionState
-from kandev_nb.errors import KandevError, LedgerError, StructuredOutputError
+from kandev_nb.errors import CLIProcessError, KandevError, LedgerError, StructuredOutputError
+from kandev_nb.fleet.pacing import Limiter, RateGovernor
 from kandev_nb.fleet.queue import ApprovalQueue, activity_of
 from kandev_nb.fleet.results import RowResult, RowStatus, result_frame
 from kandev_nb.fleet.spec import FleetSpec, key_text
 
-__all__ = ["Fleet", "RowState"]
+__all__ = ["TRANSIENT_STATUSES", "Fleet", "RowState", "transient"]
+
+TRANSIENT_STATUSES: Final = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+"""HTTP statuses of API errors worth another try."""
+_TRANSIENT_SUBTYPES: Final = frozenset({"cli_exited", "inactivity_timeout", "interrupt_timeout", "reader_error"})
+
+
+def transient(turn: Any) -> bool:
+    """Whether a failed turn may succeed if tried again: an API error with a status of
+    :data:`TRANSIENT_STATUSES` (`result.api_error_status`), or a CLI that exited, went silent
+    or could not be read (Error subtypes cli_exited, inactivity_timeout, interrupt_timeout,
+    reader_error). A stopped turn or an answer that does not validate is not."""
+    if turn is None or turn.stopped or not turn.failed:
+        return False
+    error, stats = turn.error, turn.stats
+    status = (error.api_error_status if error is not None else None) or (stats.api_error_status if stats else None)
+    return status in TRANSIENT_STATUSES or (error is not None and error.subtype in _TRANSIENT_SUBTYPES)
+
 
 log = logging.getLogger("kandev_nb")
 
@@ -71,25 +89,6 @@ class RowState:
         return (self.ended if self.ended is not None else time.monotonic()) - self.started
 
 
-class _Limiter:
-    """At most `limit` holders at once; the limit can change while rows wait."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.active = 0
-        self._cond = asyncio.Condition()
-
-    async def acquire(self) -> None:
-        async with self._cond:
-            await self._cond.wait_for(lambda: self.active < self.limit)
-            self.active += 1
-
-    async def release(self) -> None:
-        async with self._cond:
-            self.active -= 1
-            self._cond.notify_all()
-
-
 class Fleet:
     """One agent per row of `spec.frame`.
 
@@ -107,6 +106,10 @@ class Fleet:
         ledger: a :class:`~kandev_nb.ledger.RunLedger` to record finished rows in and read
             finished rows from (None: nothing recorded, nothing resumed).
         notebook: the notebook path recorded with each row.
+        retries: how many times a row that failed for a transient reason (an API error, a
+            CLI that died or went silent) is run again, resuming its session.
+        rate_quiet_s: seconds without a rate limit before the lowered concurrency is raised
+            by one (:class:`~kandev_nb.fleet.pacing.RateGovernor`).
 
     Attributes:
         rows: :class:`RowState` by key, in frame order.
@@ -129,6 +132,8 @@ class Fleet:
         kernel_tools: bool = False,
         ledger: Any = None,
         notebook: str | None = None,
+        retries: int = 0,
+        rate_quiet_s: float = 30.0,
     ) -> None:
         self.spec = spec
         self.config = config
@@ -149,7 +154,9 @@ class Fleet:
         self.started: float | None = None
         self.ended: float | None = None
         self.stopped_reason: str | None = None
-        self._limiter = _Limiter(concurrency)
+        self._limiter = Limiter(concurrency)
+        self.pacing = RateGovernor(self._limiter, concurrency, rate_quiet_s, self._changed)
+        self.retries = retries
         self._tasks: dict[Any, asyncio.Task[RowResult]] = {}
         self._budget_hit = False
 
@@ -229,6 +236,7 @@ class Fleet:
             self.stop(reason="stopped by the kernel's interrupt")
             await asyncio.wait(pending)
         self.ended = time.monotonic()
+        self.pacing.close()
         self._changed()
         return self.frame()
 
@@ -328,9 +336,32 @@ class Fleet:
     async def execute_row(self, state: RowState) -> RowResult:
         """Run one row's turn in a fresh Session and record it; never raises for the row's
         own failures (a CLI that cannot start, a failed turn, an answer that does not
-        validate: status "error" with the reason)."""
+        validate: status "error" with the reason). A transient failure (:func:`transient`) is
+        tried again in the same session (the CLI resumes the conversation), up to
+        :attr:`retries` times; the result's cost includes every attempt."""
         session = self.session_for(state)
         state.session = session
+        spent = 0.0
+        try:
+            for attempt in range(self.retries + 1):
+                turn, result, again = await self._attempt(state, session)
+                if turn is not None:
+                    await self._record(turn, result)
+                if result.status != "error" or not again or attempt == self.retries or state.stop_reason:
+                    break
+                spent += result.cost_usd or 0.0
+                state.activity = f"retry {attempt + 1} of {self.retries}: {(result.error or '')[:60]}"
+                self._changed()
+        finally:
+            state.session = None
+            with contextlib.suppress(Exception):
+                await session.close()
+        if spent:
+            result.cost_usd = (result.cost_usd or 0.0) + spent
+        return result
+
+    async def _attempt(self, state: RowState, session: Session) -> tuple[Any, RowResult, bool]:
+        """One turn of a row: (turn or None, its result, whether a retry may help)."""
         turn = None
         try:
             turn = await session.run(
@@ -340,19 +371,16 @@ class Fleet:
                 approval_timeout=self.approval_timeout,
                 output_type=self.spec.output,
             )
-            result = self._judge(state, turn, None)
+            return turn, self._judge(state, turn, None), transient(turn)
         except StructuredOutputError as exc:
             turn = exc.turn if exc.turn is not None else (session.turns[-1] if session.turns else None)
-            result = self._judge(state, turn, str(exc)) if turn is not None else RowResult(state.key, "error", str(exc))
+            if turn is None:
+                return None, RowResult(state.key, "error", str(exc)), False
+            return turn, self._judge(state, turn, str(exc)), transient(turn)
+        except CLIProcessError as exc:  # the CLI died before answering initialize
+            return None, RowResult(state.key, "error", f"{type(exc).__name__}: {exc}"), True
         except (KandevError, OSError) as exc:
-            result = RowResult(state.key, "error", f"{type(exc).__name__}: {exc}")
-        finally:
-            state.session = None
-            with contextlib.suppress(Exception):
-                await session.close()
-        if turn is not None:
-            await self._record(turn, result)
-        return result
+            return None, RowResult(state.key, "error", f"{type(exc).__name__}: {exc}"), False
 
     def _judge(self, state: RowState, turn: Any, output_error: str | None) -> RowResult:
         if turn.stopped or (state.stop_reason is not None and turn.error is not None):
@@ -377,7 +405,9 @@ class Fleet:
         elif isinstance(event, ev.MessageChunk) and not state.activity.startswith("writing"):
             state.activity = "writing"
         elif isinstance(event, ev.ApiRetry | ev.RateLimit):
-            state.activity = f"API retry: {getattr(event, 'error', '') or event.type}"
+            self.pacing.report(event)
+            status = getattr(event, "status", None)
+            state.activity = f"API retry after HTTP {status}" if status else "rate limited"
         else:
             return
         self._changed()

@@ -52,7 +52,8 @@ def _clock(seconds: float | None) -> str:
 
 
 def progress_text(fleet: Fleet) -> str:
-    """``7 of 12 rows · $0.0123 of $5 · 00:42 elapsed · ~01:10 left`` (plus "stopped: why")."""
+    """``7 of 12 rows · $0.0123 of $5 · 00:42 elapsed · ~01:10 left`` (plus "rate limited:
+    8 -> 4" while the API rate-limits, and "stopped: why")."""
     budget = f" of ${fleet.budget_usd:g}" if fleet.budget_usd is not None else ""
     left = fleet.estimate_left_s()
     parts = [
@@ -62,6 +63,8 @@ def progress_text(fleet: Fleet) -> str:
     ]
     if fleet.ended is None and left:
         parts.append(f"~{_clock(left)} left")
+    if fleet.pacing.note:
+        parts.append(fleet.pacing.note)
     if fleet.stopped_reason:
         parts.append(f"stopped: {fleet.stopped_reason}")
     return " · ".join(parts)

@@ -31,9 +31,13 @@ __all__ = ["fleet_arguments", "run_fleet", "run_over"]
 
 
 def fleet_arguments(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """The decorator adding ``--over``, ``--concurrency``, ``--fleet`` and ``--redo``."""
+    """The decorator adding ``--over``, ``--concurrency``, ``--fleet``, ``--redo`` and ``--retries``."""
     options: list[tuple[tuple[str, ...], dict[str, Any]]] = [
         (("--redo",), {"action": "store_true", "help": "with --over --fleet: run every row again"}),
+        (
+            ("--retries",),
+            {"type": int, "default": 0, "metavar": "N", "help": "with --over: retry a transient failure N times"},
+        ),
         (("--fleet",), {"metavar": "NAME", "help": "with --over: the fleet's name in the ledger (resumable)"}),
         (
             ("--concurrency",),
@@ -160,6 +164,7 @@ async def run_over(args: argparse.Namespace, body: str, namespace: dict[str, Any
         "budget_usd": args.budget,
         "name": args.fleet,
         "redo": args.redo,
+        "retries": args.retries,
         "mode": args.mode,
         "approve": approve,
         "model": args.model,

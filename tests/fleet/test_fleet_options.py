@@ -45,7 +45,7 @@ async def test_a_cwd_column_gives_each_row_its_folder_and_the_policy_answers_eve
         ({"cwd": "where"}, "row 1 has nan; each row's working directory must be a non-empty string"),
         ({"concurrency": 0}, "concurrency must be an integer >= 1"),
         ({"budget_usd": -1}, "budget_usd must be a number >= 0 or None"),
-        ({"retries": 2}, "retries is not supported yet"),
+        ({"retries": -1}, "retries must be an integer >= 0"),
         ({"allowed_tools": "Read"}, "allowed_tools must be a list of rules"),
     ],
 )
