@@ -44,7 +44,7 @@ from kandev_nb.errors import (
     TurnInProgressError,
 )
 from kandev_nb.fleet import api as _fleet_api
-from kandev_nb.fleet import fleet_results
+from kandev_nb.fleet import fleet_cleanup, fleet_results
 from kandev_nb.notebook.state import configure, last_turn
 from kandev_nb.render.static import render_html, render_markdown
 from kandev_nb.wire.cli import find_cli
@@ -106,6 +106,7 @@ __all__ = [
     "configure",
     "find_cli",
     "fleet",
+    "fleet_cleanup",
     "fleet_results",
     "last_turn",
     "ledger_flush",

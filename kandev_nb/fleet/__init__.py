@@ -9,6 +9,8 @@ per row and returns a typed DataFrame with the input's index. Modules:
 ``runner``      :class:`Fleet`: futures per row, concurrency, budget, stop, ledger rows
 ``queue``       :class:`ApprovalQueue`: every row's approvals, one FIFO, fleet-wide rules
 ``results``     :class:`RowResult` and the result frame
+``pacing``      the concurrency limit, halved while the API rate-limits
+``worktrees``   one git worktree per row (``worktree=True``), :func:`fleet_cleanup`
 ``api``         :func:`fleet`, :func:`fleet_results`, :func:`build_fleet`
 ==============  ===========================================================================
 
@@ -31,6 +33,7 @@ from kandev_nb.fleet.queue import ApprovalQueue, FleetRule, QueuedApproval
 from kandev_nb.fleet.results import STAT_COLUMNS, RowResult
 from kandev_nb.fleet.runner import Fleet, RowState
 from kandev_nb.fleet.spec import FleetError, FleetSpec
+from kandev_nb.fleet.worktrees import cleanup as fleet_cleanup
 
 __all__ = [
     "FRONTEND",
@@ -44,6 +47,7 @@ __all__ = [
     "RowResult",
     "RowState",
     "build_fleet",
+    "fleet_cleanup",
     "fleet_results",
 ]
 

@@ -52,6 +52,7 @@ def build_fleet(
     allowed_tools: Sequence[str] | None = None,
     kernel_tools: bool = False,
     approval_timeout: float | None = 300.0,
+    worktree: bool = False,
     config: SessionConfig | None = None,
     ledger: Any = DEFAULT,
     notebook: str | None = None,
@@ -82,6 +83,15 @@ def build_fleet(
         from kandev_nb.kernel_tools import with_kernel_tools
 
         base = with_kernel_tools(base)
+    trees = None
+    if worktree:
+        import os
+
+        from kandev_nb.fleet.worktrees import Worktrees
+
+        if spec.cwds is not None:
+            raise FleetError("worktree=True takes one repository (cwd), not a cwd column")
+        trees = Worktrees(base.cwd or os.getcwd(), name or "fleet")
     if ledger is DEFAULT:
         from kandev_nb.ledger import default_ledger
 
@@ -99,6 +109,7 @@ def build_fleet(
         ledger=ledger,
         notebook=notebook,
         retries=retries,
+        worktrees=trees,
     )
 
 
@@ -123,6 +134,10 @@ async def fleet(frame: Any, prompt_template: Any, **options: Any) -> pd.DataFram
             names a column is each row's own working directory.
         kernel_tools: give every row the kernel MCP tools (off by default).
         approval_timeout: seconds a queued approval waits before it is denied.
+        worktree: with `cwd` in a git repository, each row works in its own ``git worktree``
+            on a new branch ``kandev/<name>/<key>``; the result gains ``branch``,
+            ``worktree``, ``files_changed``, ``insertions``, ``deletions``; the user's
+            checkout is never written (:func:`kandev_nb.fleet.worktrees.cleanup` removes them).
 
     Returns:
         The input's index; the schema's fields as typed columns (else ``answer``); then

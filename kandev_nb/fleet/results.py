@@ -18,7 +18,7 @@ from kandev_nb.agent.structured import OutputSpec
 from kandev_nb.agent.turn import Turn
 from kandev_nb.ledger.typed_frame import to_frame
 
-__all__ = ["STAT_COLUMNS", "RowResult", "RowStatus", "result_frame"]
+__all__ = ["EXTRA_DTYPES", "STAT_COLUMNS", "RowResult", "RowStatus", "result_frame"]
 
 RowStatus = Literal["pending", "running", "done", "error", "stopped", "skipped"]
 """A row's state; the result frame has only the four final ones (done, error, stopped, skipped)."""
@@ -35,6 +35,15 @@ STAT_COLUMNS: Final = (
     "session_id",
 )
 """The columns after the answer's, in this order."""
+
+EXTRA_DTYPES: Final = {
+    "branch": "string",
+    "worktree": "string",
+    "files_changed": "Int64",
+    "insertions": "Int64",
+    "deletions": "Int64",
+}
+"""The columns a row may add after :data:`STAT_COLUMNS` (``worktree=True``), with their dtypes."""
 
 _DTYPES: Final = {
     "status": "category",
@@ -68,6 +77,7 @@ class RowResult:
         session_id: the CLI's session_id.
         turn: the :class:`Turn` (None for a skipped row or one read back from the ledger).
         from_ledger: True when read back from an earlier run (nothing was sent).
+        extra: more columns (see :data:`EXTRA_DTYPES`).
     """
 
     key: Any
@@ -85,6 +95,8 @@ class RowResult:
     session_id: str | None = None
     turn: Turn | None = None
     from_ledger: bool = False
+    extra: dict[str, Any] = dataclasses.field(default_factory=dict)
+    """More columns of this row (``worktree=True``: branch, worktree, files_changed, insertions, deletions)."""
 
     @classmethod
     def of_turn(cls, key: Any, turn: Turn, status: RowStatus, error: str | None) -> RowResult:
@@ -114,6 +126,7 @@ class RowResult:
             "error": self.error,
             "answer": self.answer,
             "output": _jsonable(self.output_raw),
+            "extra": _jsonable(self.extra),
         }
 
     @classmethod
@@ -142,6 +155,7 @@ class RowResult:
             tool_call_count=_int(row.get("tool_call_count")),
             session_id=row.get("session_id") if isinstance(row.get("session_id"), str) else None,
             from_ledger=True,
+            extra=dict(saved.get("extra") or {}),
         )
 
 
@@ -174,7 +188,8 @@ def result_frame(keys: list[Any], index: pd.Index, results: dict[Any, RowResult]
 
     With a `schema`, its fields as typed columns (NA for a row without a valid answer); without
     one, ``answer`` (string). Then :data:`STAT_COLUMNS` (status category, costs Float64 USD,
-    tokens/ms/counts Int64, error and session_id string).
+    tokens/ms/counts Int64, error and session_id string), and the :data:`EXTRA_DTYPES`
+    columns some row has.
     """
     rows = [results.get(k) or RowResult(k, "skipped", "not run") for k in keys]
     if schema is not None:
@@ -190,7 +205,10 @@ def result_frame(keys: list[Any], index: pd.Index, results: dict[Any, RowResult]
     for column, dtype in _DTYPES.items():
         stats[column] = stats[column].astype(dtype)
     stats["status"] = stats["status"].cat.set_categories(["done", "error", "stopped", "skipped"])
-    clash = [c for c in STAT_COLUMNS if c in answers.columns]
+    extra = [c for c in EXTRA_DTYPES if any(c in r.extra for r in rows)]
+    for column in extra:
+        stats[column] = pd.Series([r.extra.get(column) for r in rows], index=index).astype(EXTRA_DTYPES[column])
+    clash = [c for c in stats.columns if c in answers.columns]
     if clash:
         answers = answers.rename(columns={c: f"answer_{c}" for c in clash})
     return pd.concat([answers, stats], axis=1)

@@ -110,6 +110,8 @@ class Fleet:
             CLI that died or went silent) is run again, resuming its session.
         rate_quiet_s: seconds without a rate limit before the lowered concurrency is raised
             by one (:class:`~kandev_nb.fleet.pacing.RateGovernor`).
+        worktrees: a :class:`~kandev_nb.fleet.worktrees.Worktrees`: each row in its own git
+            worktree (None: rows share the working directory).
 
     Attributes:
         rows: :class:`RowState` by key, in frame order.
@@ -134,6 +136,7 @@ class Fleet:
         notebook: str | None = None,
         retries: int = 0,
         rate_quiet_s: float = 30.0,
+        worktrees: Any = None,
     ) -> None:
         self.spec = spec
         self.config = config
@@ -145,7 +148,7 @@ class Fleet:
         self.approval_timeout = approval_timeout
         self.ledger = ledger
         self.notebook = notebook
-        self.fingerprint = spec.fingerprint(config, kernel_tools)
+        self.fingerprint = spec.fingerprint(config, kernel_tools, worktrees is not None)
         self.rows: dict[Any, RowState] = {k: RowState(k, i + 1, spec.prompts[k]) for i, k in enumerate(spec.keys)}
         self.futures: dict[Any, asyncio.Future[RowResult]] = {}
         self.queue = ApprovalQueue()
@@ -157,6 +160,7 @@ class Fleet:
         self._limiter = Limiter(concurrency)
         self.pacing = RateGovernor(self._limiter, concurrency, rate_quiet_s, self._changed)
         self.retries = retries
+        self.worktrees = worktrees
         self._tasks: dict[Any, asyncio.Task[RowResult]] = {}
         self._budget_hit = False
 
@@ -325,11 +329,13 @@ class Fleet:
             return f"never started: the fleet's budget of ${self.budget_usd:g} was spent (${self.spent_usd:.4f})"
         return None
 
-    def session_for(self, state: RowState) -> Session:
-        """The fresh Session of one row (named ``<fleet>[<key>]``), in the row's own working
-        directory when the fleet has a cwd column."""
+    def session_for(self, state: RowState, cwd: Any = None) -> Session:
+        """The fresh Session of one row (named ``<fleet>[<key>]``), in `cwd` (its worktree),
+        else the row's own working directory when the fleet has a cwd column."""
         config = self.config
-        if self.spec.cwds is not None:
+        if cwd is not None:
+            config = replace(config, cwd=cwd)
+        elif self.spec.cwds is not None:
             config = replace(config, cwd=self.spec.cwds[state.key])
         return Session(config, name=f"{self.name or 'fleet'}[{state.key}]")
 
@@ -338,8 +344,16 @@ class Fleet:
         own failures (a CLI that cannot start, a failed turn, an answer that does not
         validate: status "error" with the reason). A transient failure (:func:`transient`) is
         tried again in the same session (the CLI resumes the conversation), up to
-        :attr:`retries` times; the result's cost includes every attempt."""
-        session = self.session_for(state)
+        :attr:`retries` times; the result's cost includes every attempt. With
+        :attr:`worktrees`, the row runs in its own git worktree and its result counts the
+        changes (:mod:`kandev_nb.fleet.worktrees`)."""
+        tree = None
+        if self.worktrees is not None:
+            try:
+                tree = await self.worktrees.make(state.key)
+            except (KandevError, OSError) as exc:
+                return RowResult(state.key, "error", f"no worktree for this row: {exc}")
+        session = self.session_for(state, tree.cwd if tree is not None else None)
         state.session = session
         spent = 0.0
         try:
@@ -358,6 +372,11 @@ class Fleet:
                 await session.close()
         if spent:
             result.cost_usd = (result.cost_usd or 0.0) + spent
+        if tree is not None:
+            try:
+                result.extra = await asyncio.to_thread(tree.stats)
+            except (KandevError, OSError) as exc:
+                log.warning("kandev_nb fleet: row %r: no diff stats: %s", state.key, exc)
         return result
 
     async def _attempt(self, state: RowState, session: Session) -> tuple[Any, RowResult, bool]:

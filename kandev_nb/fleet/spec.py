@@ -180,11 +180,11 @@ class FleetSpec:
         """The row keys in frame order."""
         return list(self.frame.index)
 
-    def fingerprint(self, config: SessionConfig, kernel_tools: bool) -> str:
+    def fingerprint(self, config: SessionConfig, kernel_tools: bool, worktree: bool = False) -> str:
         """A short hash of the template and of every option that changes an answer: the
         schema, mode, model, max_turns, cwd, tool rules, system prompts, kernel tools.
         A rerun counts a finished row only if its fingerprint is this one."""
-        options = {
+        options: dict[str, Any] = {
             "template": self.template,
             "schema": self.output.schema_json if self.output else None,
             "mode": config.mode,
@@ -198,6 +198,8 @@ class FleetSpec:
             "kernel_tools": kernel_tools,
             "cwd_column": sorted(set(self.cwds.values())) if self.cwds else None,
         }
+        if worktree:
+            options["worktree"] = True
         text = json.dumps(options, sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 

@@ -31,9 +31,13 @@ __all__ = ["fleet_arguments", "run_fleet", "run_over"]
 
 
 def fleet_arguments(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """The decorator adding ``--over``, ``--concurrency``, ``--fleet``, ``--redo`` and ``--retries``."""
+    """The decorator adding ``--over``, ``--concurrency``, ``--fleet``, ``--redo``, ``--retries`` and ``--worktree``."""
     options: list[tuple[tuple[str, ...], dict[str, Any]]] = [
         (("--redo",), {"action": "store_true", "help": "with --over --fleet: run every row again"}),
+        (
+            ("--worktree",),
+            {"action": "store_true", "help": "with --over: each row in its own git worktree (cwd in a git repo)"},
+        ),
         (
             ("--retries",),
             {"type": int, "default": 0, "metavar": "N", "help": "with --over: retry a transient failure N times"},
@@ -165,6 +169,7 @@ async def run_over(args: argparse.Namespace, body: str, namespace: dict[str, Any
         "name": args.fleet,
         "redo": args.redo,
         "retries": args.retries,
+        "worktree": args.worktree,
         "mode": args.mode,
         "approve": approve,
         "model": args.model,
