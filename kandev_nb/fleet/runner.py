@@ -17,7 +17,7 @@ import functools
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 import pandas as pd
@@ -80,6 +80,8 @@ class RowState:
     stop_reason: str | None = None
     result: RowResult | None = None
     interrupt_sent: bool = False
+    watchers: list[Callable[[ev.AgentEvent], None]] = field(default_factory=list)
+    """Called with each of the row's events (a board showing the row's live turn)."""
 
     @property
     def elapsed_s(self) -> float:
@@ -414,6 +416,11 @@ class Fleet:
     def _on_event(self, state: RowState, session: Session, event: ev.AgentEvent) -> None:
         """A row's event: its activity line, and its approvals into the fleet's queue; a row
         asked to stop while its CLI was starting is interrupted now."""
+        for watch in list(state.watchers):
+            try:
+                watch(event)
+            except Exception:
+                log.exception("kandev_nb fleet: a watcher of row %r failed", state.key)
         if state.stop_reason is not None and not state.interrupt_sent:
             self._interrupt(state, session)
         if isinstance(event, ev.PermissionRequest):

@@ -6,7 +6,8 @@ of 200 · Bash · pytest -x"), with "Allow for all rows" / "Deny for all rows" (
 rule, :class:`~kandev_nb.fleet.queue.ApprovalQueue`) and the rules given so far. Then the
 progress line (rows done of total, spend against the budget, elapsed, an estimate of the
 time left), Stop all, and a compact table with a line per row (status, elapsed, cost, what
-its agent does now) and a Stop button per running row.
+its agent does now) and a Stop button per running row; "Show the row's turn" opens one row's
+full turn under it (the usual live turn view while it runs: streaming text, cards).
 
 Updates are batched: the fleet's changes only mark the board dirty, and a ticker redraws it
 at most :data:`REFRESH_HZ` times a second (no comm message per text delta). When the fleet
@@ -15,7 +16,8 @@ which is what a saved notebook shows.
 
 Class names tests look for: ``kandev-fleet-board``, ``kandev-fleet-progress``,
 ``kandev-fleet-table``, ``kandev-fleet-queue``, ``kandev-fleet-allow-all``,
-``kandev-fleet-deny-all``, ``kandev-fleet-stop-all``, ``kandev-fleet-stop-row``.
+``kandev-fleet-deny-all``, ``kandev-fleet-stop-all``, ``kandev-fleet-stop-row``,
+``kandev-fleet-open-row``, ``kandev-fleet-row-turn``.
 """
 
 from __future__ import annotations
@@ -135,6 +137,10 @@ class FleetBoard:
         self.rules = f.html("")
         self.table = f.html("")
         self.stops = f.hbox((), "kandev-fleet-stops")
+        self.pick = f.track(w.Dropdown(options=[(f"row {s.position} · {s.key}", s.key) for s in fleet.rows.values()]))
+        self.open_row_button = f.button("Show the row's turn", "kandev-fleet-open-row")
+        self.open_row_button.on_click(lambda _b: self._soon(lambda: self.open_row(self.pick.value)))
+        self.row_box = f.vbox((), "kandev-fleet-row-turn")
         self.root = f.vbox(
             (
                 self.title,
@@ -143,9 +149,13 @@ class FleetBoard:
                 self.rules,
                 self.table,
                 self.stops,
+                f.hbox((self.pick, self.open_row_button)),
+                self.row_box,
             ),
             "kandev-fleet-board",
         )
+        self.shown_row: Any = None
+        self._view: Any = None
         self.redraws = 0
         self._dirty = True
         self._card_for: QueuedApproval | None = None
@@ -199,6 +209,8 @@ class FleetBoard:
         )
         self._show_queue()
         self._show_stops()
+        if self._view is not None and self.fleet.rows[self.shown_row].result is not None:
+            self.open_row(self.shown_row)  # the row ended: its saved rendering
 
     def _show_queue(self) -> None:
         from kandev_nb.notebook.widgets.approval import ApprovalCard
@@ -247,10 +259,48 @@ class FleetBoard:
             buttons.append(button)
         self.stops.children = tuple(buttons)
 
+    def open_row(self, key: Any) -> None:
+        """Show row `key`'s turn under the table: live (the usual turn view, fed with the
+        row's events so far and then as they come) while it runs, its saved rendering once
+        finished, or why there is none."""
+        from kandev_nb.notebook.widgets.view import TurnView
+        from kandev_nb.render.static import render_html
+
+        self._close_view()
+        state = self.fleet.rows[key]
+        self.shown_row = key
+        session = state.session
+        if state.status == "running" and session is not None:
+            view = TurnView(state.prompt, session_name=session.name, on_stop=lambda: self.fleet.stop(key))
+            for event in list(session.turns[-1].events) if session.turns else []:
+                view.handle(event)
+            state.watchers.append(view.handle)
+            self._view = view
+            self.row_box.children = (view.root,)
+            return
+        turn = state.result.turn if state.result is not None else None
+        if turn is not None:
+            body = render_html(turn)
+        elif state.result is not None and state.result.from_ledger:
+            body = f"<i>read back from the ledger</i>: {html.escape(state.result.answer or str(state.result.output))}"
+        else:
+            body = f"<i>{html.escape(state.status)}</i> {html.escape(state.result.error or '' if state.result else '')}"
+        self.row_box.children = (self.factory.html(body, "kandev-fleet-row-static"),)
+
+    def _close_view(self) -> None:
+        view, self._view = self._view, None
+        if view is None or self.shown_row is None:
+            return
+        state = self.fleet.rows[self.shown_row]
+        if view.handle in state.watchers:
+            state.watchers.remove(view.handle)
+        view.finish(state.result.turn if state.result is not None else None)
+
     def finish(self, result: pd.DataFrame | None) -> None:
         """Stop the ticker; the output becomes the static board and result table."""
         if self._ticker is not None:
             self._ticker.cancel()
+        self._close_view()
         bundle = {"text/html": board_html(self.fleet, result), "text/plain": progress_text(self.fleet)}
         if self._handle is not None:
             with contextlib.suppress(Exception):

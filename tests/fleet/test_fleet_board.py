@@ -58,3 +58,26 @@ def test_the_magic_takes_the_fleet_options() -> None:
         "triage-dec",
         False,
     )
+
+
+async def test_a_rows_turn_opens_live_under_the_board_and_becomes_its_saved_rendering(
+    base_config: SessionConfig, scripted_model: object, feed: Callable[..., None]
+) -> None:
+    from tests.fleet.test_fleet_stop import slow
+
+    feed(answer_per_row(slow), 6)
+    fleet = build_fleet(pd.DataFrame({"id": [1]}), "Handle ticket {id}.", config=base_config, ledger=None)
+    board = FleetBoard(fleet)
+    run = asyncio.create_task(fleet.run())
+    await _until(lambda: fleet.rows[0].status == "running" and fleet.rows[0].activity == "writing", "row 1 writes")
+    board.open_row(0)
+    view = board._view
+    assert view is not None and board.row_box.children == (view.root,)
+    await _until(lambda: "slow slow" in view.turn.text, "the live view gets the row's text")
+    fleet.stop(0)
+    result = await asyncio.wait_for(run, 60)
+    assert list(result["status"]) == ["stopped"]
+    board.refresh()
+    assert board._view is None and "kandev-fleet-row-static" in board.row_box.children[0]._dom_classes
+    assert "row 1 slow" in board.row_box.children[0].value  # the saved rendering of the row's turn
+    board.finish(result)
