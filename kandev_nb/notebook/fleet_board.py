@@ -1,7 +1,8 @@
 """The fleet's board: one widget for every row of a :class:`~kandev_nb.fleet.Fleet`.
 
 On top, the approval queue: its oldest request as the usual approval card
-(:class:`~kandev_nb.notebook.widgets.approval.ApprovalCard`), named after its row ("row 17
+(:class:`~kandev_nb.notebook.widgets.approval.ApprovalCard`; a question card for
+AskUserQuestion, answered for its row only), named after its row ("row 17
 of 200 · Bash · pytest -x"), with "Allow for all rows" / "Deny for all rows" (a fleet-wide
 rule, :class:`~kandev_nb.fleet.queue.ApprovalQueue`) and the rules given so far. Then the
 progress line (rows done of total, spend against the budget, elapsed, an estimate of the
@@ -213,7 +214,8 @@ class FleetBoard:
             self.open_row(self.shown_row)  # the row ended: its saved rendering
 
     def _show_queue(self) -> None:
-        from kandev_nb.notebook.widgets.approval import ApprovalCard
+        from kandev_nb.agent.questions import QUESTION_TOOL
+        from kandev_nb.notebook.widgets.questions import card_for
 
         head = self.fleet.queue.head
         if head is self._card_for:
@@ -226,7 +228,7 @@ class FleetBoard:
         f = self.factory
         waiting = len(self.fleet.queue.pending)
         label = f.html(f"<b>{html.escape(head.label)}</b> · {waiting} waiting")
-        self._card = ApprovalCard(head.event, f)
+        self._card = card_for(head.event, f)  # a question card for AskUserQuestion
         allow_all = f.button("Allow for all rows", "kandev-fleet-allow-all", button_style="success")
         deny_all = f.button("Deny for all rows", "kandev-fleet-deny-all", button_style="danger")
         rule = self.fleet.queue.rule_for(head)
@@ -245,6 +247,9 @@ class FleetBoard:
 
         allow_all.on_click(lambda _b: self._soon(lambda: for_all("allow")))
         deny_all.on_click(lambda _b: self._soon(lambda: for_all("deny")))
+        if head.event.tool_name == QUESTION_TOOL:  # a question is answered row by row
+            self.queue_box.children = (label, self._card.box)
+            return
         self.queue_box.children = (label, self._card.box, f.hbox((allow_all, deny_all)), error)
 
     def _show_stops(self) -> None:

@@ -81,3 +81,38 @@ async def test_a_rows_turn_opens_live_under_the_board_and_becomes_its_saved_rend
     assert board._view is None and "kandev-fleet-row-static" in board.row_box.children[0]._dom_classes
     assert "row 1 slow" in board.row_box.children[0].value  # the saved rendering of the row's turn
     board.finish(result)
+
+
+async def test_a_rows_question_queues_with_the_question_card_answered_for_that_row(
+    base_config: SessionConfig, scripted_model: object, feed: Callable[..., None]
+) -> None:
+    from kandev_nb.testing import RecordedRequest, Reply, text, tool_use
+
+    question = {
+        "questions": [
+            {
+                "question": "Which colour?",
+                "header": "Colour",
+                "multiSelect": False,
+                "options": [{"label": "Red", "description": "warm"}, {"label": "Blue", "description": "cool"}],
+            }
+        ]
+    }
+
+    def ask(number: int, request: RecordedRequest) -> Reply:
+        if request.last_user_text():
+            return Reply(tool_use("AskUserQuestion", question))
+        said = "Blue" if "Blue" in repr(request.messages[-1]) else "nothing"
+        return Reply(text(f"row {number} got {said}"))
+
+    feed(answer_per_row(ask), 6)
+    fleet = build_fleet(pd.DataFrame({"id": [1]}), "Handle ticket {id}.", config=base_config, ledger=None)
+    board = FleetBoard(fleet)
+    run = asyncio.create_task(fleet.run())
+    await _until(lambda: fleet.queue.head is not None, "the question queued")
+    board.refresh()
+    assert type(board._card).__name__ == "QuestionCard" and len(board.queue_box.children) == 2  # no "for all rows"
+    assert board._card.press("answer", answers={"Which colour?": "Blue"})
+    result = await asyncio.wait_for(run, 120)
+    assert list(result["answer"]) == ["row 1 got Blue"]
+    board.finish(result)
