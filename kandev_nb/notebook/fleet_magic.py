@@ -9,7 +9,7 @@ row value wins over a notebook variable of the same name, ``{{`` stays literal),
 is the whole fleet's (USD), ``-o VAR`` receives the result frame, and the cell's other
 options (``--mode``, ``--approve``, ``--model``, ``--max-turns``, ``--cwd``,
 ``--allowed-tools``, ``--approval-timeout``, ``--cli``) apply to every row. Kernel tools are
-off for fleet rows.
+off for fleet rows unless ``--kernel-tools`` (run_code and the notebook tools still ask).
 """
 
 from __future__ import annotations
@@ -31,9 +31,14 @@ __all__ = ["fleet_arguments", "run_fleet", "run_over"]
 
 
 def fleet_arguments(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """The decorator adding ``--over``, ``--concurrency``, ``--fleet``, ``--redo``, ``--retries`` and ``--worktree``."""
+    """The decorator adding ``--over``, ``--concurrency``, ``--fleet``, ``--redo``, ``--retries``,
+    ``--worktree`` and ``--kernel-tools``."""
     options: list[tuple[tuple[str, ...], dict[str, Any]]] = [
         (("--redo",), {"action": "store_true", "help": "with --over --fleet: run every row again"}),
+        (
+            ("--kernel-tools",),
+            {"action": "store_true", "help": "with --over: give every row the kernel MCP tools (off by default)"},
+        ),
         (
             ("--worktree",),
             {"action": "store_true", "help": "with --over: each row in its own git worktree (cwd in a git repo)"},
@@ -170,6 +175,7 @@ async def run_over(args: argparse.Namespace, body: str, namespace: dict[str, Any
         "redo": args.redo,
         "retries": args.retries,
         "worktree": args.worktree,
+        "kernel_tools": args.kernel_tools,
         "mode": args.mode,
         "approve": approve,
         "model": args.model,
