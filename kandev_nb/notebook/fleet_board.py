@@ -161,6 +161,7 @@ class FleetBoard:
         self._dirty = True
         self._card_for: QueuedApproval | None = None
         self._card: Any = None
+        self._queue_label: Any = None
         self._running: tuple[Any, ...] = ()
         self._handle: Any = None
         self._ticker: asyncio.Task[None] | None = None
@@ -218,16 +219,19 @@ class FleetBoard:
         from kandev_nb.notebook.widgets.questions import card_for
 
         head = self.fleet.queue.head
+        waiting = len(self.fleet.queue.pending)
+        text = f"<b>{html.escape(head.label)}</b> · {waiting} waiting" if head is not None else ""
         if head is self._card_for:
+            if self._queue_label is not None:
+                self._queue_label.value = text  # more rows may be waiting behind it now
             return
         self._card_for = head
         if head is None:
             self.queue_box.children = ()
-            self._card = None
+            self._card = self._queue_label = None
             return
         f = self.factory
-        waiting = len(self.fleet.queue.pending)
-        label = f.html(f"<b>{html.escape(head.label)}</b> · {waiting} waiting")
+        label = self._queue_label = f.html(text, "kandev-fleet-queue-label")
         self._card = card_for(head.event, f)  # a question card for AskUserQuestion
         allow_all = f.button("Allow for all rows", "kandev-fleet-allow-all", button_style="success")
         deny_all = f.button("Deny for all rows", "kandev-fleet-deny-all", button_style="danger")

@@ -28,8 +28,10 @@ async def test_the_board_shows_the_queue_card_and_its_for_all_rows_buttons_answe
     await _until(lambda: fleet.queue.head is not None, "a queued approval")
     board.refresh()
     assert board.queue_box.children, "the card is on top"
+    await _until(lambda: len(fleet.queue.pending) == 2, "both rows waiting")
+    board.refresh()
     label = board.queue_box.children[0].value
-    assert "of 2 · Bash · touch out-" in label
+    assert "of 2 · Bash · touch out-" in label and "2 waiting" in label  # the count follows the queue
     allow_all = board.queue_box.children[2].children[0]
     assert allow_all.description == "Allow for all rows" and not allow_all.disabled
     allow_all.click()
