@@ -11,7 +11,9 @@ which answers each request after `--delay` seconds. Measured, in one run:
   not displayed) and the approval queue on;
 * the kernel's own CPU per row (``time.process_time`` of this process: the fleet's overhead
   outside the CLI processes);
-* the scaling from concurrency 1 to `--concurrency` (rows per minute).
+* the scaling from concurrency 1 to `--concurrency` (rows per minute);
+* the board's comm bytes per second while `--stream-rows` rows stream text at once (recorded
+  with :func:`kandev_nb.notebook.widgets.recording.record_comms`; payload bytes, no envelope).
 
 Prints a table, then ``headline: fleet rows/min: <r>x Agent SDK gather`` and
 ``headline: fleet at concurrency N: <r>x concurrency 1``. Asserts nothing.
@@ -40,6 +42,8 @@ from kandev_nb.testing import RecordedRequest, Reply, ScriptedModelServer, pinne
 
 def _answer(delay: float):  # type: ignore[no-untyped-def]
     def entry(request: RecordedRequest) -> Reply:
+        if "Stream" in repr(request.messages):  # the streaming run: many small text deltas
+            return Reply(text("word " * 300, chunk_size=5, delay=0.005))
         return Reply(text("classified"), delay_first_byte=delay)
 
     return entry
@@ -63,14 +67,14 @@ async def _anchor(rows: int, concurrency: int, env: dict[str, str], cwd: str, cl
 
 
 async def _fleet(
-    rows: int, concurrency: int, config: SessionConfig, ledger: RunLedger, name: str
+    rows: int, concurrency: int, config: SessionConfig, ledger: RunLedger, name: str, template: str = ""
 ) -> tuple[float, float]:
     """(seconds, CPU seconds of this process) for one fleet of `rows` rows with the board on."""
     from kandev_nb.notebook.fleet_board import FleetBoard
 
     frame = pd.DataFrame({"id": range(rows)})
     fleet = build_fleet(
-        frame, "Classify ticket {id}.", concurrency=concurrency, name=name, config=config, ledger=ledger
+        frame, template or "Classify ticket {id}.", concurrency=concurrency, name=name, config=config, ledger=ledger
     )
     board = FleetBoard(fleet)
     ticker = asyncio.get_running_loop().create_task(board._tick())
@@ -96,12 +100,21 @@ async def main_async(args: argparse.Namespace) -> None:
         fleet_s, fleet_cpu = await _fleet(args.rows, args.concurrency, config, ledger, "bench")
         one_s, _ = await _fleet(max(2, args.rows // 4), 1, config, ledger, "bench-1")
         one_rate = max(2, args.rows // 4) / one_s * 60
+        from kandev_nb.notebook.widgets.recording import record_comms
+
+        with record_comms() as recorder:
+            stream_s, _ = await _fleet(
+                args.stream_rows, args.stream_rows, config, ledger, "bench-stream", "Stream ticket {id}."
+            )
+        comm_rate, comm_count = recorder.total_bytes() / stream_s, recorder.count() / stream_s
     rate_anchor, rate_fleet = args.rows / anchor * 60, args.rows / fleet_s * 60
     print(f"rows {args.rows}, concurrency {args.concurrency}, model delay {args.delay:g} s, CLI {cli.name}")
     print(f"{'Agent SDK gather + semaphore':36} {rate_anchor:10.1f} rows/min")
     print(f"{'kandev_nb.fleet (ledger, board)':36} {rate_fleet:10.1f} rows/min")
     print(f"{'kandev_nb.fleet at concurrency 1':36} {one_rate:10.1f} rows/min")
     print(f"{'kernel CPU per row (fleet)':36} {fleet_cpu / args.rows * 1000:10.1f} ms")
+    label = f"board comm, {args.stream_rows} rows streaming"
+    print(f"{label:36} {comm_rate:10.1f} bytes/s ({comm_count:.1f} messages/s, 300 text deltas per row)")
     headline("fleet rows/min", rate_fleet / rate_anchor, "Agent SDK gather")
     headline(f"fleet at concurrency {args.concurrency}", rate_fleet / one_rate, "concurrency 1")
 
@@ -113,9 +126,10 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=32)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--delay", type=float, default=2.0)
+    parser.add_argument("--stream-rows", type=int, default=16, help="rows streaming text for the comm figure")
     args = parser.parse_args()
     if args.quick:
-        args.rows, args.concurrency, args.delay = 8, 4, 0.5
+        args.rows, args.concurrency, args.delay, args.stream_rows = 8, 4, 0.5, 6
     asyncio.run(main_async(args))
 
 
