@@ -15,6 +15,7 @@ import json
 import math
 import os
 import string
+from collections import ChainMap
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -156,7 +157,7 @@ class FleetSpec:
         prompts: dict[Any, str] = {}
         wanted = [n for n in names if n in columns]
         for key, values in zip(frame.index, frame[[columns[n] for n in wanted]].itertuples(index=False), strict=True):
-            row = {**extra, **dict(zip(wanted, values, strict=True))}
+            row = ChainMap(dict(zip(wanted, values, strict=True)), extra)  # a row value wins over a variable
             try:
                 prompts[key] = template.format_map(row)
             except (KeyError, AttributeError, IndexError, ValueError, TypeError) as exc:

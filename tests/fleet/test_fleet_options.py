@@ -61,3 +61,14 @@ async def test_the_notebooks_budget_still_applies(notebook_state: object, script
     with pytest.raises(RuntimeError, match=r"budget of \$0.00 is spent"):
         await kandev_nb.fleet(pd.DataFrame({"id": [1]}), "ticket {id}", ledger=None)
     assert scripted_model.requests == []  # type: ignore[attr-defined]
+
+
+def test_a_row_value_wins_over_a_variable_and_double_braces_stay_literal() -> None:
+    from kandev_nb.fleet import FleetSpec
+
+    spec = FleetSpec.of(
+        pd.DataFrame({"id": [1, 2]}, index=["a", "b"]),
+        "ticket {id} in {repo} {{not a field}}",
+        variables={"id": 99, "repo": "core"},
+    )
+    assert spec.prompts == {"a": "ticket 1 in core {not a field}", "b": "ticket 2 in core {not a field}"}
