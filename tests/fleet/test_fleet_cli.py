@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -88,9 +89,13 @@ async def test_a_row_whose_answer_does_not_validate_is_an_error_and_the_others_a
         return Reply(tool_use("StructuredOutput", {"ticket": number, "priority": priority}))
 
     feed(answer_per_row(answer), 12)
-    result = await build_fleet(
+    fleet = build_fleet(
         tickets(3), "Classify ticket {id}.", schema=Triage, concurrency=3, config=base_config, ledger=None
-    ).run()
+    )
+    run = asyncio.create_task(fleet.run())
+    finished = [(r.key, r.status) async for r in fleet.as_completed()]  # like dask's as_completed
+    result = await run
+    assert sorted(finished) == [("T1", "done"), ("T2", "error"), ("T3", "done")]
     assert list(result["status"]) == ["done", "error", "done"]
     assert "structured output" in result.loc["T2", "error"] and "priority" in result.loc["T2", "error"]
     assert pd.isna(result.loc["T2", "ticket"]) and result.loc["T3", "ticket"] == 3
