@@ -23,17 +23,19 @@ This package is callable: ``kandev_nb.fleet(...)`` is :func:`kandev_nb.fleet.api
 
 from __future__ import annotations
 
+import importlib
 import sys
 import types
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-from kandev_nb.fleet import api
-from kandev_nb.fleet.api import FRONTEND, build_fleet, fleet_results
-from kandev_nb.fleet.queue import ApprovalQueue, FleetRule, QueuedApproval
-from kandev_nb.fleet.results import STAT_COLUMNS, RowResult
-from kandev_nb.fleet.runner import Fleet, RowState
-from kandev_nb.fleet.spec import FleetError, FleetSpec
-from kandev_nb.fleet.worktrees import cleanup as fleet_cleanup
+if TYPE_CHECKING:
+    from kandev_nb.fleet.api import build_fleet, fleet_results
+    from kandev_nb.fleet.queue import ApprovalQueue, FleetRule, QueuedApproval
+    from kandev_nb.fleet.results import STAT_COLUMNS, RowResult
+    from kandev_nb.fleet.runner import Fleet, RowState
+    from kandev_nb.fleet.spec import FleetError, FleetSpec
+    from kandev_nb.fleet.worktrees import cleanup as fleet_cleanup
 
 __all__ = [
     "FRONTEND",
@@ -51,11 +53,42 @@ __all__ = [
     "fleet_results",
 ]
 
+FRONTEND: list[Callable[..., Any]] = []
+"""The notebook's runner (``(frame, template, **options) -> awaitable DataFrame``), registered
+by ``kandev_nb/__init__.py``; :func:`kandev_nb.fleet.api.fleet` calls it when present. Kept
+here, in the light package module, so registering it imports nothing heavy."""
+
+_WHERE = {
+    "build_fleet": "api",
+    "fleet_results": "api",
+    "ApprovalQueue": "queue",
+    "FleetRule": "queue",
+    "QueuedApproval": "queue",
+    "STAT_COLUMNS": "results",
+    "RowResult": "results",
+    "Fleet": "runner",
+    "RowState": "runner",
+    "FleetError": "spec",
+    "FleetSpec": "spec",
+    "fleet_cleanup": "worktrees",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The names of :data:`__all__`, imported on first use (pandas comes with them)."""
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = importlib.import_module(f"{__name__}.{_WHERE[name]}")
+    value = getattr(module, "cleanup" if name == "fleet_cleanup" else name)
+    globals()[name] = value
+    return value
+
 
 class _CallableModule(types.ModuleType):
     """``kandev_nb.fleet(...)`` calls :func:`kandev_nb.fleet.api.fleet`."""
 
     def __call__(self, frame: Any, prompt_template: Any, **options: Any) -> Any:
+        api = importlib.import_module(f"{__name__}.api")
         return api.fleet(frame, prompt_template, **options)
 
 

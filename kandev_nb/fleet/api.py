@@ -12,7 +12,7 @@ without one (a script), the defaults are :class:`~kandev_nb.agent.config.Session
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -20,15 +20,15 @@ import pandas as pd
 
 from kandev_nb.agent.config import SessionConfig
 from kandev_nb.agent.permissions import ApprovalPolicy
+from kandev_nb.fleet import FRONTEND as _FRONTEND
 from kandev_nb.fleet.results import RowResult, result_frame
 from kandev_nb.fleet.runner import Fleet
 from kandev_nb.fleet.spec import FleetError, FleetSpec, check_options
 
 __all__ = ["FRONTEND", "build_fleet", "fleet", "fleet_results"]
 
-FRONTEND: list[Callable[..., Any]] = []
-"""The notebook's runner (``(**fleet kwargs) -> awaitable DataFrame``), registered by
-``kandev_nb/__init__.py``; :func:`fleet` calls it when present."""
+FRONTEND = _FRONTEND
+"""The notebook's runner (:data:`kandev_nb.fleet.FRONTEND`); :func:`fleet` calls it when present."""
 
 DEFAULT = object()
 """`ledger` default: the process's ledger (:func:`kandev_nb.ledger.default_ledger`)."""
