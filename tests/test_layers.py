@@ -2,8 +2,9 @@
 
 ``wire`` (the CLI, transports, wire models, control plane) and ``policy`` (permission rules,
 enforcement, grants, bindings; no imports of ours) <- ``agent`` (adapter, events, turns,
-permissions, the Session) <- ``render`` (pure HTML/Markdown) / ``ledger`` / ``kernel_tools`` <- ``fleet`` (one agent per
-row of a DataFrame) <- ``notebook`` (the magic and widgets), and only the extension entry point
+permissions, the Session) <- ``render`` (pure HTML/Markdown) / ``ledger`` / ``kernel_tools``
+<- ``fleet`` (one agent per row of a DataFrame) <- ``notebook`` (the magic and widgets), and
+only the extension entry point
 ``kandev_nb/__init__.py`` imports ``notebook``. ``testing`` ships the scripted model server
 and stands alone. Every import is checked, also those inside functions; cycles are checked
 among the imports that run at import time.
