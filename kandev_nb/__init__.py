@@ -43,11 +43,24 @@ from kandev_nb.errors import (
     TransportError,
     TurnInProgressError,
 )
+from kandev_nb.fleet import FRONTEND as _FLEET_FRONTEND
 from kandev_nb.notebook.state import configure, last_turn
 from kandev_nb.render.static import render_html, render_markdown
 from kandev_nb.wire.cli import find_cli
 
 DISPLAY_RENDERERS.update({"text/html": render_html, "text/markdown": render_markdown})
+
+
+async def _notebook_fleet(frame: Any, prompt_template: Any, **options: Any) -> pd.DataFrame:
+    """``kandev_nb.fleet(...)`` with the notebook's defaults and the board
+    (:func:`kandev_nb.notebook.fleet_magic.run_fleet`)."""
+    from kandev_nb.notebook.fleet_magic import run_fleet
+
+    return await run_fleet(frame, prompt_template, **options)
+
+
+_FLEET_FRONTEND.append(_notebook_fleet)  # kandev_nb.fleet(...): the notebook's defaults and the board
+
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -91,6 +104,9 @@ __all__ = [
     "claude_sessions",
     "configure",
     "find_cli",
+    "fleet",
+    "fleet_cleanup",
+    "fleet_results",
     "last_turn",
     "ledger_flush",
     "load_ipython_extension",
@@ -121,6 +137,20 @@ def runs(**filters: Any) -> pd.DataFrame:
     from kandev_nb import ledger
 
     return ledger.runs(**filters)
+
+
+def fleet_results(name: str, **options: Any) -> pd.DataFrame:
+    """A fleet's result frame rebuilt from the ledger (:func:`kandev_nb.fleet.api.fleet_results`)."""
+    from kandev_nb.fleet.api import fleet_results as rebuild
+
+    return rebuild(name, **options)
+
+
+def fleet_cleanup(name: str, cwd: Any = None, *, delete_branches: bool = False) -> list[str]:
+    """Remove a fleet's git worktrees (:func:`kandev_nb.fleet.worktrees.cleanup`); returns the folders."""
+    from kandev_nb.fleet.worktrees import cleanup
+
+    return cleanup(name, cwd, delete_branches=delete_branches)
 
 
 def claude_sessions(cwd: str | None = None) -> pd.DataFrame:

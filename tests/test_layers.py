@@ -3,7 +3,8 @@
 ``wire`` (the CLI, transports, wire models, control plane) and ``policy`` (permission rules,
 enforcement, grants, bindings; no imports of ours) <- ``agent`` (adapter, events, turns,
 permissions, the Session) <- ``render`` (pure HTML/Markdown) / ``ledger`` / ``kernel_tools``
-<- ``notebook`` (the magic and widgets), and only the extension entry point
+<- ``fleet`` (one agent per row of a DataFrame) <- ``notebook`` (the magic and widgets), and
+only the extension entry point
 ``kandev_nb/__init__.py`` imports ``notebook``. ``testing`` ships the scripted model server
 and stands alone. Every import is checked, also those inside functions; cycles are checked
 among the imports that run at import time.
@@ -26,7 +27,8 @@ ALLOWED: dict[str, set[str]] = {
     "render": {"agent", "wire", "policy"},
     "ledger": {"agent", "wire", "policy"},
     "kernel_tools": {"agent", "wire", "policy"},
-    "notebook": {"agent", "wire", "render", "ledger", "kernel_tools", "policy"},
+    "fleet": {"agent", "wire", "ledger", "kernel_tools", "policy"},
+    "notebook": {"agent", "wire", "render", "ledger", "kernel_tools", "policy", "fleet"},
     "testing": set(),
 }
 

@@ -45,6 +45,7 @@ class Filters(TypedDict, total=False):
             of the kernel that recorded it; rows of releases before it have none).
         since, until: only turns started at or after `since` and before `until`;
             datetimes, dates, pandas Timestamps or ISO strings; naive values are local time.
+        fleet: only the rows of this fleet (``turns.fleet``, :mod:`kandev_nb.fleet`).
     """
 
     session_id: str | None
@@ -52,6 +53,7 @@ class Filters(TypedDict, total=False):
     user: str | None
     since: TimeLike | None
     until: TimeLike | None
+    fleet: str | None
 
 
 def _where(stmt: _Select, filters: Filters) -> _Select:
@@ -71,6 +73,8 @@ def _where(stmt: _Select, filters: Filters) -> _Select:
         stmt = stmt.where(t.notebook == os.fspath(notebook))
     if (user := filters.get("user")) is not None:
         stmt = stmt.where(t.user == user)
+    if (fleet := filters.get("fleet")) is not None:
+        stmt = stmt.where(t.fleet == fleet)
     if (since := filters.get("since")) is not None:
         stmt = stmt.where(t.started_at >= _utc(since))
     if (until := filters.get("until")) is not None:

@@ -109,8 +109,14 @@ turns_table = sa.Table(
     sa.Column("user", sa.String, index=True),
     sa.Column("host", sa.String),
     sa.Column("turn_uid", sa.String(32), index=True, unique=True),
+    sa.Column("fleet", sa.String, index=True),
+    sa.Column("fleet_key", sa.Text),
+    sa.Column("fleet_fingerprint", sa.String),
+    sa.Column("fleet_result", sa.JSON),
 )
-"""One row per turn. Costs in USD, tokens as counts, durations in ms (see :func:`_turn_row`)."""
+"""One row per turn. Costs in USD, tokens as counts, durations in ms (see :func:`_turn_row`).
+A turn run as a fleet's row also has ``fleet``, ``fleet_key``, ``fleet_fingerprint`` and
+``fleet_result`` (from ``turn.meta["fleet"]``, :mod:`kandev_nb.fleet`); NULL otherwise."""
 
 tool_calls_table = sa.Table(
     "tool_calls",
@@ -214,6 +220,9 @@ _TEXT_COLUMNS = (
     "parent_tool_use_id",
     "decision_message",
     "turn_uid",
+    "fleet",
+    "fleet_key",
+    "fleet_fingerprint",
 )
 _TEXT = "str" if int(pd.__version__.split(".")[0]) >= 3 else "object"
 """pandas 3's string dtype (missing values are NaN); plain object columns before it."""
@@ -230,6 +239,7 @@ _DTYPES: dict[str, str] = {
     "interrupted": "boolean",
     "tool_calls": "json",
     "edited_input": "json",
+    "fleet_result": "json",
 }
 
 
@@ -312,6 +322,7 @@ def _turn_row(turn: Turn, notebook: str | None, execution_count: int | None) -> 
         "interrupted": turn.interrupted or turn.stopped,
         "cli_version": turn.cli_version,
         "kandev_nb_version": __version__,
+        **_fleet_columns(turn),
     }
     if stats is None:
         return row
@@ -331,6 +342,15 @@ def _turn_row(turn: Turn, notebook: str | None, execution_count: int | None) -> 
         "terminal_reason": stats.terminal_reason,
         "api_error_status": stats.api_error_status,
     }
+
+
+_FLEET_COLUMNS: Final = ("fleet", "fleet_key", "fleet_fingerprint", "fleet_result")
+
+
+def _fleet_columns(turn: Turn) -> dict[str, Any]:
+    """The fleet columns of a fleet row's turn (``turn.meta["fleet"]``), else {}."""
+    meta = turn.meta.get("fleet")
+    return {k: meta.get(k) for k in _FLEET_COLUMNS} if isinstance(meta, dict) else {}
 
 
 def _tool_rows(turn: Turn) -> list[dict[str, Any]]:

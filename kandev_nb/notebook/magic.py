@@ -34,6 +34,7 @@ from kandev_nb.notebook.attachments import AttachmentError
 from kandev_nb.notebook.bridge import ensure_bridge, open_notebook_guard
 from kandev_nb.notebook.cell_prompt import notebook_path, notebook_policy, prompt_and_policy
 from kandev_nb.notebook.cell_text import PromptError, clean_help, did_you_mean, interpolate
+from kandev_nb.notebook.fleet_magic import fleet_arguments, run_over
 from kandev_nb.notebook.state import NotebookSettings, configure, current, last_turn
 from kandev_nb.wire.cli import CLINotFoundError
 from kandev_nb.wire.transport import CLIProcessError
@@ -91,6 +92,7 @@ def transform_cell(lines: list[str]) -> list[str]:
 
 
 @magic_arguments()
+@fleet_arguments
 @outputs.output_arguments
 @argument(
     "--mode",
@@ -349,6 +351,9 @@ async def run_cell(line: str, body: str) -> Turn | None:
     cell_number = ledger_hooks.cell_number(ip)  # now: IPython may advance its counter during the turn
     try:
         args = parse_options(line)
+        if args.over:  # one agent per row of a DataFrame (kandev_nb/notebook/fleet_magic.py)
+            await run_over(args, body, namespace)
+            return None
         prompt, policy = prompt_and_policy(args, body, namespace)
         await _switch_mode(args)
         await live_options.apply_live(args, current(), namespace)  # --model etc. on the live process

@@ -33,7 +33,7 @@ import socket
 import threading
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self, TypeAlias
@@ -227,6 +227,9 @@ class ScriptedModelServer:
     Attributes:
         exhausted: Set when a main request found the script empty; it was answered with
             the text ``"(scripted model: script exhausted)"``. :meth:`push` clears it.
+        in_flight: Main requests being answered now (from arrival to the end of the
+            response body, or of the stream when it is cut).
+        max_in_flight: The most main requests that were in flight at once.
     """
 
     def __init__(self, script: list[ScriptEntry] | None = None) -> None:
@@ -238,6 +241,8 @@ class ScriptedModelServer:
         self._tool_ids = itertools.count(1)
         self._message_ids = itertools.count(1)
         self.exhausted = False
+        self.in_flight = 0
+        self.max_in_flight = 0
         self._closing = threading.Event()
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
@@ -381,6 +386,37 @@ class ScriptedModelServer:
                 self.exhausted = True
         if not recorded.main:
             return self._side_response(recorded, index)
+        with self._lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            response = await self._main_response(entry, recorded, body, index)
+        except BaseException:
+            self._leave()
+            raise
+        if isinstance(response, StreamingResponse):
+            response.body_iterator = self._counted(response.body_iterator)
+        else:
+            self._leave()
+        return response
+
+    def _leave(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
+
+    async def _counted(self, body: AsyncIterable[Any]) -> AsyncIterator[Any]:
+        """A stream's body that leaves :attr:`in_flight` when it ends (or is cut)."""
+        try:
+            async for chunk in body:
+                yield chunk
+        finally:
+            self._leave()
+
+    async def _main_response(
+        self, entry: ScriptEntry | None, recorded: RecordedRequest, body: Any, index: int
+    ) -> Response:
+        """The answer to main request number `index`: its script entry (a callable is called
+        with the request), or the exhausted-script text."""
         answer = entry if entry is not None else Reply(text(EXHAUSTED_TEXT))
         if callable(answer):
             try:

@@ -212,3 +212,12 @@ def test_bench_browser_quick_prints_page_figures_and_ratios(cli_binary: object) 
         assert math.isfinite(x), targets  # "nan" fails: e.g. too few updates for a slope
         assert x > 0 if label == "first token" else (label == "per-update slope" or x >= 0), targets
     assert len(headlines(lines)) == 3
+
+
+def test_bench_fleet_quick_prints_rows_per_minute_and_its_ratios(cli_binary: object) -> None:
+    lines = run("bench_fleet")
+    rates = [line for line in lines if line.endswith(("rows/min", " ms", "per row)"))]
+    assert len(rates) == 5 and any(line.startswith("kandev_nb.fleet (ledger, board)") for line in rates)
+    for line in rates:
+        assert_positive(line[36:], line)
+    assert len(headlines(lines)) == 2

@@ -1,0 +1,137 @@
+"""One agent per row (issue 25): the fleet's rows per minute against a hand-written anchor.
+
+Run: ``python benchmarks/bench_fleet.py [--quick] [--rows 32] [--concurrency 8] [--delay 2]``.
+Every row is one turn of the real CLI (the newest pinned one) against the scripted model,
+which answers each request after `--delay` seconds. Measured, in one run:
+
+* the anchor a user would write by hand: ``asyncio.gather`` over the Agent SDK's ``query()``
+  with an ``asyncio.Semaphore(concurrency)``, same rows, same model;
+* ``kandev_nb.fleet`` (:func:`kandev_nb.fleet.build_fleet`) with a ledger, the board
+  (:class:`~kandev_nb.notebook.fleet_board.FleetBoard`, refreshed by its own 4 Hz ticker,
+  not displayed) and the approval queue on;
+* the kernel's own CPU per row (``time.process_time`` of this process: the fleet's overhead
+  outside the CLI processes);
+* the scaling from concurrency 1 to `--concurrency` (rows per minute);
+* the board's comm bytes per second while `--stream-rows` rows stream text at once (recorded
+  with :func:`kandev_nb.notebook.widgets.recording.record_comms`; payload bytes, no envelope).
+
+Prints a table, then ``headline: fleet rows/min: <r>x Agent SDK gather`` and
+``headline: fleet at concurrency N: <r>x concurrency 1``. Asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from _common import headline, use_this_clone
+
+use_this_clone()
+
+import pandas as pd
+
+from kandev_nb.agent.config import SessionConfig
+from kandev_nb.fleet import build_fleet
+from kandev_nb.ledger import RunLedger
+from kandev_nb.testing import RecordedRequest, Reply, ScriptedModelServer, pinned_cli, scripted_env, text
+
+
+def _answer(delay: float):  # type: ignore[no-untyped-def]
+    def entry(request: RecordedRequest) -> Reply:
+        if "Stream" in repr(request.messages):  # the streaming run: many small text deltas
+            return Reply(text("word " * 300, chunk_size=5, delay=0.005))
+        return Reply(text("classified"), delay_first_byte=delay)
+
+    return entry
+
+
+async def _anchor(rows: int, concurrency: int, env: dict[str, str], cwd: str, cli: Path) -> float:
+    """Seconds for `rows` Agent SDK ``query()`` calls under a semaphore."""
+    from claude_agent_sdk import ClaudeAgentOptions, query
+
+    gate = asyncio.Semaphore(concurrency)
+    options = ClaudeAgentOptions(cwd=cwd, env=env, cli_path=str(cli))
+
+    async def one(i: int) -> None:
+        async with gate:
+            async for _message in query(prompt=f"Classify ticket {i}.", options=options):
+                pass
+
+    began = time.perf_counter()
+    await asyncio.gather(*(one(i) for i in range(rows)))
+    return time.perf_counter() - began
+
+
+async def _fleet(
+    rows: int, concurrency: int, config: SessionConfig, ledger: RunLedger, name: str, template: str = ""
+) -> tuple[float, float]:
+    """(seconds, CPU seconds of this process) for one fleet of `rows` rows with the board on."""
+    from kandev_nb.notebook.fleet_board import FleetBoard
+
+    frame = pd.DataFrame({"id": range(rows)})
+    fleet = build_fleet(
+        frame, template or "Classify ticket {id}.", concurrency=concurrency, name=name, config=config, ledger=ledger
+    )
+    board = FleetBoard(fleet)
+    ticker = asyncio.get_running_loop().create_task(board._tick())
+    cpu, began = time.process_time(), time.perf_counter()
+    result = await fleet.run()
+    seconds, cpu = time.perf_counter() - began, time.process_time() - cpu
+    ticker.cancel()
+    board.finish(result)
+    assert (result["status"] == "done").all(), result["error"].tolist()
+    return seconds, cpu
+
+
+async def main_async(args: argparse.Namespace) -> None:
+    """Run the anchor, the fleet and the scaling; print the table and the headlines."""
+    cli = pinned_cli()
+    home = Path(tempfile.mkdtemp(prefix="bench-fleet-home-"))
+    cwd = tempfile.mkdtemp(prefix="bench-fleet-")
+    with ScriptedModelServer([_answer(args.delay)] * (args.rows * 6 + 20)) as model:
+        env = scripted_env(model, home)
+        config = SessionConfig(cwd=cwd, cli_path=cli, env=env, approval_timeout=60)
+        ledger = RunLedger(Path(cwd) / "ledger.sqlite")
+        anchor = await _anchor(args.rows, args.concurrency, {**os.environ, **env}, cwd, cli)
+        fleet_s, fleet_cpu = await _fleet(args.rows, args.concurrency, config, ledger, "bench")
+        one_s, _ = await _fleet(max(2, args.rows // 4), 1, config, ledger, "bench-1")
+        one_rate = max(2, args.rows // 4) / one_s * 60
+        from kandev_nb.notebook.widgets.recording import record_comms
+
+        with record_comms() as recorder:
+            stream_s, _ = await _fleet(
+                args.stream_rows, args.stream_rows, config, ledger, "bench-stream", "Stream ticket {id}."
+            )
+        comm_rate, comm_count = recorder.total_bytes() / stream_s, recorder.count() / stream_s
+    rate_anchor, rate_fleet = args.rows / anchor * 60, args.rows / fleet_s * 60
+    print(f"rows {args.rows}, concurrency {args.concurrency}, model delay {args.delay:g} s, CLI {cli.name}")
+    print(f"{'Agent SDK gather + semaphore':36} {rate_anchor:10.1f} rows/min")
+    print(f"{'kandev_nb.fleet (ledger, board)':36} {rate_fleet:10.1f} rows/min")
+    print(f"{'kandev_nb.fleet at concurrency 1':36} {one_rate:10.1f} rows/min")
+    print(f"{'kernel CPU per row (fleet)':36} {fleet_cpu / args.rows * 1000:10.1f} ms")
+    label = f"board comm, {args.stream_rows} rows streaming"
+    print(f"{label:36} {comm_rate:10.1f} bytes/s ({comm_count:.1f} messages/s, 300 text deltas per row)")
+    headline("fleet rows/min", rate_fleet / rate_anchor, "Agent SDK gather")
+    headline(f"fleet at concurrency {args.concurrency}", rate_fleet / one_rate, "concurrency 1")
+
+
+def main() -> None:
+    """Parse the options and run."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="8 rows, concurrency 4, 0.5 s per answer")
+    parser.add_argument("--rows", type=int, default=32)
+    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--delay", type=float, default=2.0)
+    parser.add_argument("--stream-rows", type=int, default=16, help="rows streaming text for the comm figure")
+    args = parser.parse_args()
+    if args.quick:
+        args.rows, args.concurrency, args.delay, args.stream_rows = 8, 4, 0.5, 6
+    asyncio.run(main_async(args))
+
+
+if __name__ == "__main__":
+    main()

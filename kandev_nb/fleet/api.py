@@ -1,0 +1,194 @@
+"""``kandev_nb.fleet(frame, prompt_template, ...)`` and ``kandev_nb.fleet_results(name)``.
+
+>>> triage = await kandev_nb.fleet(tickets, "Read ticket {id} and classify it.",
+...                                schema=Triage, concurrency=8, budget_usd=5, name="triage-dec")  # doctest: +SKIP
+>>> tickets.join(triage)                                                                          # doctest: +SKIP
+
+The notebook layer registers a :data:`FRONTEND` that fills the notebook's defaults
+(:func:`kandev_nb.configure`: cli, env, cwd, approval timeout, policy) and shows the board;
+without one (a script), the defaults are :class:`~kandev_nb.agent.config.SessionConfig`'s.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+import pandas as pd
+
+from kandev_nb.agent.config import SessionConfig
+from kandev_nb.agent.permissions import ApprovalPolicy
+from kandev_nb.fleet import FRONTEND as _FRONTEND
+from kandev_nb.fleet.results import RowResult, result_frame
+from kandev_nb.fleet.runner import Fleet
+from kandev_nb.fleet.spec import FleetError, FleetSpec, check_options
+
+__all__ = ["FRONTEND", "build_fleet", "fleet", "fleet_results"]
+
+FRONTEND = _FRONTEND
+"""The notebook's runner (:data:`kandev_nb.fleet.FRONTEND`); :func:`fleet` calls it when present."""
+
+DEFAULT = object()
+"""`ledger` default: the process's ledger (:func:`kandev_nb.ledger.default_ledger`)."""
+
+
+def build_fleet(
+    frame: Any,
+    prompt_template: Any,
+    *,
+    schema: Any = None,
+    concurrency: int = 4,
+    budget_usd: float | None = None,
+    name: str | None = None,
+    retries: int = 0,
+    redo: bool = False,
+    mode: str | None = None,
+    approve: ApprovalPolicy | None = None,
+    model: str | None = None,
+    max_turns: int | None = None,
+    cwd: Any = None,
+    allowed_tools: Sequence[str] | None = None,
+    kernel_tools: bool = False,
+    approval_timeout: float | None = 300.0,
+    worktree: bool = False,
+    config: SessionConfig | None = None,
+    ledger: Any = DEFAULT,
+    notebook: str | None = None,
+    variables: Mapping[str, Any] | None = None,
+) -> Fleet:
+    """Check everything and make the :class:`~kandev_nb.fleet.runner.Fleet` (nothing starts).
+
+    Takes the arguments of :func:`fleet`, plus `config` (the base SessionConfig), `ledger`
+    (a RunLedger, None for none) and `notebook` (the path recorded with each row).
+
+    Raises:
+        FleetError: bad input (see :meth:`FleetSpec.of`), an option out of range.
+        TypeError, ValueError: an option SessionConfig refuses (an unknown mode...).
+    """
+    check_options(concurrency=concurrency, budget_usd=budget_usd, retries=retries, name=name)
+    columns = set(map(str, frame.columns)) if isinstance(frame, pd.DataFrame) else set()
+    cwd_column = cwd if isinstance(cwd, str) and cwd in columns else None
+    spec = FleetSpec.of(frame, prompt_template, schema=schema, variables=variables, cwd_column=cwd_column)
+    cwd = None if cwd_column is not None else cwd
+    base = config or SessionConfig()
+    changes = {"mode": mode, "model": model, "max_turns": max_turns, "cwd": cwd}
+    base = replace(base, **{k: v for k, v in changes.items() if v is not None})
+    if allowed_tools is not None:
+        if isinstance(allowed_tools, str):
+            raise FleetError(f"allowed_tools must be a list of rules, e.g. [{allowed_tools!r}], not a string")
+        base = replace(base, allowed_tools=tuple(allowed_tools))
+    if kernel_tools:
+        from kandev_nb.kernel_tools import with_kernel_tools
+
+        base = with_kernel_tools(base)
+    trees = None
+    if worktree:
+        import os
+
+        from kandev_nb.fleet.worktrees import Worktrees
+
+        if spec.cwds is not None:
+            raise FleetError("worktree=True takes one repository (cwd), not a cwd column")
+        trees = Worktrees(base.cwd or os.getcwd(), name or "fleet")
+    if ledger is DEFAULT:
+        from kandev_nb.ledger import default_ledger
+
+        ledger = default_ledger()
+    return Fleet(
+        spec,
+        base,
+        name=name,
+        concurrency=concurrency,
+        budget_usd=budget_usd,
+        redo=redo,
+        approve=approve,
+        approval_timeout=approval_timeout,
+        kernel_tools=kernel_tools,
+        ledger=ledger,
+        notebook=notebook,
+        retries=retries,
+        worktrees=trees,
+    )
+
+
+async def fleet(frame: Any, prompt_template: Any, **options: Any) -> pd.DataFrame:
+    """One Claude Code agent per row of `frame`; the results as a DataFrame.
+
+    Args:
+        frame: a DataFrame with a unique index; one fresh CLI session per row.
+        prompt_template: ``{column}`` is the row's value (``{{`` a literal brace).
+        schema: a pydantic model, dataclass, TypedDict or JSON-schema dict: every row answers
+            with one (``--json-schema``); a row whose answer does not validate is "error".
+        concurrency: at most this many CLI processes at once (default 4).
+        budget_usd: the whole fleet's limit in USD: no row starts once the spend reaches it,
+            running rows are interrupted when it is exceeded, rows never started are
+            "skipped" with the reason.
+        name: the fleet's name in the ledger; running it again starts only the rows with no
+            finished ("done") row of the same template and options (`redo=True`: all).
+        retries: run a row that failed for a transient reason (an API error such as 429,
+            500 or 529, a CLI that died) again, up to this many times, resuming its session.
+        mode, approve, model, max_turns, cwd, allowed_tools: as for one `%%claude` cell, for
+            every row (`approve` answers before the fleet's approval queue); a `cwd` that
+            names a column is each row's own working directory.
+        kernel_tools: give every row the kernel MCP tools (off by default).
+        approval_timeout: seconds a queued approval waits before it is denied.
+        worktree: with `cwd` in a git repository, each row works in its own ``git worktree``
+            on a new branch ``kandev/<name>/<key>``; the result gains ``branch``,
+            ``worktree``, ``files_changed``, ``insertions``, ``deletions``; the user's
+            checkout is never written (:func:`kandev_nb.fleet.worktrees.cleanup` removes them).
+
+    Returns:
+        The input's index; the schema's fields as typed columns (else ``answer``); then
+        ``status`` (done/error/stopped/skipped), ``error``, ``cost_usd`` (USD),
+        ``input_tokens``, ``output_tokens``, ``duration_ms``, ``num_turns``,
+        ``tool_call_count``, ``session_id``. Join it back with ``frame.join(result)``.
+
+    Raises:
+        FleetError: bad input (an empty frame, a missing ``{column}``, a duplicate index, a
+            bad option), before anything starts.
+    """
+    if FRONTEND:
+        result: pd.DataFrame = await FRONTEND[-1](frame, prompt_template, **options)
+        return result
+    return await build_fleet(frame, prompt_template, **options).run()
+
+
+def fleet_results(name: str, *, schema: Any = None, ledger: Any = DEFAULT) -> pd.DataFrame:
+    """The result frame of fleet `name` rebuilt from the ledger: the latest row of each key
+    (any fingerprint), indexed by the keys (as recorded), in the order they were first recorded.
+
+    Args:
+        name: the fleet's name.
+        schema: the row type, for typed columns (without it, pandas infers them from the JSON).
+        ledger: a RunLedger (default: the process's).
+
+    Raises:
+        FleetError: the ledger has no row of that fleet.
+        LedgerError: the ledger cannot be read.
+    """
+    from kandev_nb.agent.structured import OutputSpec
+
+    if ledger is DEFAULT:
+        from kandev_nb.ledger import default_ledger
+
+        ledger = default_ledger()
+    runs = ledger.runs(fleet=name)
+    if runs.empty:
+        raise FleetError(f"the ledger has no row of fleet {name!r} (kandev_nb.runs() lists what it has)")
+    output = OutputSpec.of(schema) if schema is not None else None
+    latest: dict[str, dict[str, Any]] = {}
+    for row in runs.to_dict("records"):
+        latest[row["fleet_key"]] = row
+    keys = [json.loads(k) for k in latest]
+    keys = [tuple(k) if isinstance(k, list) else k for k in keys]
+    results = {k: RowResult.of_ledger(k, row, output) for k, row in zip(keys, latest.values(), strict=True)}
+    typed = schema
+    if schema is None:
+        raws = [r.output_raw for r in results.values() if r.output_raw is not None]
+        typed = {} if raws else None
+    if typed == {}:
+        for r in results.values():
+            r.output = r.output_raw
+    return result_frame(keys, pd.Index(keys), results, typed)

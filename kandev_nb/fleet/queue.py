@@ -1,0 +1,206 @@
+"""One approval queue for every row of a fleet, and its fleet-wide rules.
+
+Each row's session asks through its own :class:`~kandev_nb.agent.approvals.ApprovalBroker`
+as a single cell does (the row's policy answers first; the approval timeout denies). A
+PermissionRequest that no policy answered comes here (:meth:`ApprovalQueue.offer`), in FIFO
+order, named after its row ("row 17 of 200 · Bash · pytest -x"). A person answers it on the
+usual card (its :class:`~kandev_nb.agent.permissions.Approval`), or with
+:meth:`ApprovalQueue.allow_all` / :meth:`ApprovalQueue.deny_all`: a fleet-wide rule in the
+CLI's rule syntax, scoped like "Allow for this session" (:func:`kandev_nb.policy.grants.session_grant`:
+``Bash(pytest:*)``, a folder, a domain), kept as a :class:`kandev_nb.policy.Rules`, that
+answers the same request from every other row, now (the queue is swept) and later (each new
+request is checked before it is queued).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from kandev_nb.agent import events as ev
+from kandev_nb.agent.permissions import Approval
+from kandev_nb.agent.tools import NormalizedPayload
+from kandev_nb.policy import Rules
+
+__all__ = ["ApprovalQueue", "FleetRule", "QueuedApproval", "activity_of"]
+
+
+def activity_of(tool_name: str, tool_input: dict[str, Any]) -> str:
+    """A one-line "what the agent does": ``Bash · pytest -x``, ``Edit · src/a.py``, ``WebFetch · url``."""
+    detail = (
+        tool_input.get("command")
+        or tool_input.get("file_path")
+        or tool_input.get("notebook_path")
+        or tool_input.get("url")
+        or tool_input.get("pattern")
+        or tool_input.get("description")
+        or ""
+    )
+    text = " ".join(str(detail).split())
+    if len(text) > 60:
+        text = text[:59] + "…"
+    name = tool_name.replace("mcp__", "").replace("__", " · ") if tool_name.startswith("mcp__") else tool_name
+    return f"{name} · {text}" if text else name
+
+
+@dataclass
+class QueuedApproval:
+    """One waiting request of one row.
+
+    Attributes:
+        key: the row's key (the frame's index value).
+        position: the row's 1-based position in the frame; `total` the number of rows.
+        event: the row's PermissionRequest (its ``approval`` is answered).
+        cwd: the row's working directory (rules with paths resolve against it).
+    """
+
+    key: Any
+    position: int
+    total: int
+    event: ev.PermissionRequest
+    cwd: str
+
+    @property
+    def approval(self) -> Approval:
+        """The request's once-only :class:`Approval`."""
+        assert self.event.approval is not None
+        return self.event.approval
+
+    @property
+    def label(self) -> str:
+        """``row 17 of 200 · Bash · pytest -x``."""
+        return f"row {self.position} of {self.total} · {activity_of(self.event.tool_name, self.event.input)}"
+
+    @property
+    def payload(self) -> NormalizedPayload:
+        """What the card shows."""
+        return self.event.normalized
+
+
+@dataclass(frozen=True)
+class FleetRule:
+    """A fleet-wide answer: `behavior` for every call `rule` (the CLI's syntax) matches."""
+
+    behavior: Literal["allow", "deny"]
+    rule: str
+    given_for: str = ""
+    """The request it was given on ("row 3 of 12 · Bash · pytest -x")."""
+
+
+@dataclass
+class ApprovalQueue:
+    """The fleet's FIFO of waiting approvals and its fleet-wide rules.
+
+    Attributes:
+        pending: the waiting requests, oldest first.
+        rules: the fleet-wide rules, in the order given.
+        on_change: called (no arguments) whenever `pending` or `rules` change.
+    """
+
+    pending: list[QueuedApproval] = field(default_factory=list)
+    rules: list[FleetRule] = field(default_factory=list)
+    on_change: list[Callable[[], None]] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def _changed(self) -> None:
+        for callback in list(self.on_change):
+            callback()
+
+    def policy(self, cwd: str) -> Rules:
+        """The fleet-wide rules as a :class:`~kandev_nb.policy.Rules` rooted at `cwd`."""
+        return Rules(
+            allow=[r.rule for r in self.rules if r.behavior == "allow"],
+            deny=[r.rule for r in self.rules if r.behavior == "deny"],
+            root=cwd,
+        )
+
+    def _answer_by_rule(self, item: QueuedApproval) -> bool:
+        """Answer `item` with a fleet-wide rule if one matches; True if it did."""
+        if not self.rules:
+            return False
+        verdict = self.policy(item.cwd).verdict(item.event.tool_name, item.event.input)
+        if verdict.answer not in ("allow", "deny"):
+            return False
+        approval = item.approval
+        approval.decided_rule = (f"the fleet's rule {verdict.rule}", verdict.rule or "")
+        if verdict.answer == "allow":
+            return approval.allow(by="policy", note=f"allowed for all rows by the fleet's rule {verdict.rule}")
+        return approval.deny(f"Denied for all rows of this fleet (rule {verdict.rule}).", by="policy")
+
+    def offer(
+        self, key: Any, position: int, total: int, event: ev.PermissionRequest, cwd: str
+    ) -> QueuedApproval | None:
+        """A row's PermissionRequest: answered by a fleet-wide rule, else queued (FIFO) until
+        decided. Returns the queued item, or None (no approval, already decided, or a rule
+        answered)."""
+        approval = event.approval
+        if approval is None or approval.decision is not None:
+            return None
+        item = QueuedApproval(key, position, total, event, cwd)
+        if self._answer_by_rule(item):
+            return None
+        with self._lock:
+            self.pending.append(item)
+        approval.on_decided(lambda _d: self._remove(item))
+        self._changed()
+        return item
+
+    def _remove(self, item: QueuedApproval) -> None:
+        with self._lock:
+            if item not in self.pending:
+                return
+            self.pending.remove(item)
+        self._changed()
+
+    @property
+    def head(self) -> QueuedApproval | None:
+        """The oldest waiting request (the card on top of the board), or None."""
+        with self._lock:
+            return self.pending[0] if self.pending else None
+
+    def rule_for(self, item: QueuedApproval) -> str | None:
+        """The fleet-wide rule "for all rows" would give on `item`: its scoped session grant
+        (``Bash(pytest:*)``, ``Edit(//dir/**)``, a domain, an MCP tool), or None when the call
+        has none (a compound or dynamic command: answer such rows one by one)."""
+        grant = item.approval.grant
+        return grant.rule if grant is not None else None
+
+    def allow_all(self, item: QueuedApproval) -> str:
+        """Allow `item` and every other row's request that its rule covers, now and later.
+
+        Returns:
+            The rule given.
+
+        Raises:
+            ValueError: the call has no scoped rule (:meth:`rule_for`); nothing is decided.
+        """
+        return self._for_all(item, "allow")
+
+    def deny_all(self, item: QueuedApproval, reason: str = "") -> str:
+        """Deny `item` and every other row's request its rule covers, now and later (the
+        call's scoped rule, else the whole tool). Returns the rule given."""
+        return self._for_all(item, "deny", reason)
+
+    def _for_all(self, item: QueuedApproval, behavior: Literal["allow", "deny"], reason: str = "") -> str:
+        rule = self.rule_for(item)
+        if rule is None and behavior == "deny":
+            rule = item.approval.whole_tool.rule
+        if rule is None:
+            raise ValueError(
+                f"no scoped rule for this {item.event.tool_name} call (a compound or dynamic command): "
+                "answer it for this row only"
+            )
+        self.rules.append(FleetRule(behavior, rule, item.label))
+        if behavior == "allow":
+            item.approval.allow(always=True)  # this row's CLI gets the session grant too
+        else:
+            item.approval.deny(reason.strip() or f"Denied for all rows of this fleet (rule {rule}).")
+        with self._lock:
+            others = list(self.pending)
+        for other in others:
+            if other is not item and other.approval.decision is None:
+                self._answer_by_rule(other)
+        self._changed()
+        return rule

@@ -1,0 +1,215 @@
+"""What a fleet is asked to do, checked before anything starts: the frame, the prompt
+template, the options, each row's prompt, the row keys as the ledger keeps them, and the
+fingerprint that tells a rerun which finished rows still count.
+
+>>> import pandas as pd
+>>> spec = FleetSpec.of(pd.DataFrame({"id": [1, 2]}, index=["a", "b"]), "Ticket {id} {{literal}}")
+>>> spec.prompts["b"]
+'Ticket 2 {literal}'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import string
+from collections import ChainMap
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from kandev_nb.agent.config import SessionConfig
+from kandev_nb.agent.structured import OutputSpec
+from kandev_nb.errors import KandevError
+
+__all__ = ["FleetError", "FleetSpec", "key_text", "template_fields"]
+
+
+class FleetError(KandevError, ValueError):
+    """A fleet that cannot start (an empty frame, a missing ``{column}``, a duplicate index,
+    a bad option); raised before any CLI process starts, so nothing is lost."""
+
+
+def key_text(key: Any) -> str:
+    """A row's index value as the ledger keeps it (``turns.fleet_key``): JSON text of the
+    value (numpy scalars as their Python value, a tuple of a MultiIndex as a list, anything
+    else as its ``str``)."""
+    item = getattr(key, "item", None)
+    if callable(item) and not isinstance(key, (str, bytes)):
+        try:
+            key = item()
+        except (TypeError, ValueError):
+            pass
+    if isinstance(key, tuple):
+        key = [key_text(k) for k in key]
+    return json.dumps(key, default=str, sort_keys=True)
+
+
+def template_fields(template: str) -> list[str]:
+    """The names a prompt template reads, in order (``"{id} and {subject!r}"`` -> id, subject).
+
+    Raises:
+        FleetError: the template is not valid (an unmatched ``{``, a positional ``{}``).
+    """
+    try:
+        parsed = list(string.Formatter().parse(template))
+    except ValueError as exc:
+        raise FleetError(f"the prompt template is not valid ({exc}); write {{{{ for a literal brace") from None
+    names: list[str] = []
+    for _text, name, _spec, _conv in parsed:
+        if name is None:
+            continue
+        root = name.split(".", 1)[0].split("[", 1)[0]
+        if not root or root.isdigit():
+            raise FleetError(f"the prompt template has a positional field {{{name}}}: name a column, e.g. {{id}}")
+        if root not in names:
+            names.append(root)
+    return names
+
+
+def _check_number(name: str, value: Any, *, minimum: float, integer: bool, allow_none: bool) -> None:
+    if value is None and allow_none:
+        return
+    kinds = int if integer else int | float
+    if isinstance(value, bool) or not isinstance(value, kinds) or value < minimum or math.isnan(value):
+        what = "an integer" if integer else "a number"
+        raise FleetError(f"{name} must be {what} >= {minimum:g}{' or None' if allow_none else ''}, not {value!r}")
+
+
+@dataclass(frozen=True)
+class FleetSpec:
+    """A checked fleet request.
+
+    Attributes:
+        frame: the input DataFrame (one row per agent).
+        template: the prompt template (``{column}`` is the row's value, ``{{`` a literal brace).
+        prompts: by row key (the frame's index value), the row's prompt.
+        output: the structured answer every row gives (None: the final text, ``answer``).
+        schema: the type `output` was made from (for the result's typed columns).
+    """
+
+    frame: pd.DataFrame
+    template: str
+    prompts: dict[Any, str]
+    output: OutputSpec | None = None
+    schema: Any = None
+    variables: Mapping[str, Any] = field(default_factory=dict)
+    cwds: dict[Any, str] | None = None
+    """By row key, the row's working directory (``cwd=COLUMN``), or None (the config's)."""
+
+    @classmethod
+    def of(
+        cls,
+        frame: Any,
+        template: Any,
+        *,
+        schema: Any = None,
+        variables: Mapping[str, Any] | None = None,
+        cwd_column: str | None = None,
+    ) -> FleetSpec:
+        """Check the request and make every row's prompt.
+
+        Args:
+            frame: a pandas DataFrame with a unique index and at least one row.
+            template: ``str.format`` text; each ``{name}`` is the row's column `name`, else
+                ``variables[name]`` (a notebook variable); ``{{`` stays a literal ``{``.
+            schema: a pydantic model, dataclass, TypedDict or JSON-schema dict (or None).
+            variables: fallback values for names that are not columns.
+            cwd_column: a column holding each row's working directory (a non-empty string).
+
+        Raises:
+            FleetError: not a DataFrame, an empty frame, a duplicate index value (named), an
+                empty or invalid template, a name that is neither a column nor a variable,
+                a schema with no JSON schema, a `cwd_column` value that is not a non-empty
+                string (the row is named).
+        """
+        if not isinstance(frame, pd.DataFrame):
+            raise FleetError(f"a fleet runs over a pandas DataFrame, not {type(frame).__name__}")
+        if frame.empty or len(frame.index) == 0:
+            raise FleetError("the frame has no rows: a fleet needs at least one row")
+        if not frame.index.is_unique:
+            dupes = frame.index[frame.index.duplicated()].unique().tolist()[:5]
+            raise FleetError(
+                f"the frame's index has duplicate values {dupes}: each row needs its own key "
+                "(the result joins back on it and the ledger resumes by it); try frame.reset_index()"
+            )
+        if not isinstance(template, str) or not template.strip():
+            raise FleetError("the prompt template is empty: write what each row's agent should do")
+        names = template_fields(template)
+        extra = dict(variables or {})
+        columns = {str(c): c for c in frame.columns}
+        missing = [n for n in names if n not in columns and n not in extra]
+        if missing:
+            raise FleetError(
+                f"the prompt template names {', '.join('{' + m + '}' for m in missing)}, which is not a column "
+                f"of the frame (columns: {', '.join(map(str, frame.columns))}); write {{{{ for a literal brace"
+            )
+        output = None
+        if schema is not None:
+            try:
+                output = OutputSpec.of(schema)
+            except TypeError as exc:
+                raise FleetError(f"schema: {exc}") from None
+        prompts: dict[Any, str] = {}
+        wanted = [n for n in names if n in columns]
+        for key, values in zip(frame.index, frame[[columns[n] for n in wanted]].itertuples(index=False), strict=True):
+            row = ChainMap(dict(zip(wanted, values, strict=True)), extra)  # a row value wins over a variable
+            try:
+                prompts[key] = template.format_map(row)
+            except (KeyError, AttributeError, IndexError, ValueError, TypeError) as exc:
+                raise FleetError(f"row {key!r}: the prompt template cannot be filled ({exc!r})") from None
+        cwds = None
+        if cwd_column is not None:
+            cwds = {}
+            for key, value in frame[cwd_column].items():
+                if isinstance(value, os.PathLike):
+                    value = os.fspath(value)
+                if not isinstance(value, str) or not value.strip():
+                    raise FleetError(
+                        f"cwd={cwd_column!r}: row {key!r} has {value!r}; each row's working directory must be "
+                        "a non-empty string (a path)"
+                    )
+                cwds[key] = value
+        return cls(frame, template, prompts, output, schema, extra, cwds)
+
+    @property
+    def keys(self) -> list[Any]:
+        """The row keys in frame order."""
+        return list(self.frame.index)
+
+    def fingerprint(self, config: SessionConfig, kernel_tools: bool, worktree: bool = False) -> str:
+        """A short hash of the template and of every option that changes an answer: the
+        schema, mode, model, max_turns, cwd, tool rules, system prompts, kernel tools.
+        A rerun counts a finished row only if its fingerprint is this one."""
+        options: dict[str, Any] = {
+            "template": self.template,
+            "schema": self.output.schema_json if self.output else None,
+            "mode": config.mode,
+            "model": config.model,
+            "max_turns": config.max_turns,
+            "cwd": str(config.cwd) if config.cwd is not None else None,
+            "allowed_tools": list(config.allowed_tools),
+            "disallowed_tools": list(config.disallowed_tools),
+            "system_prompt": config.system_prompt,
+            "append_system_prompt": config.append_system_prompt,
+            "kernel_tools": kernel_tools,
+            "cwd_column": sorted(set(self.cwds.values())) if self.cwds else None,
+        }
+        if worktree:
+            options["worktree"] = True
+        text = json.dumps(options, sort_keys=True, default=str)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def check_options(*, concurrency: Any, budget_usd: Any, retries: Any, name: Any) -> None:
+    """Raise FleetError for an option out of range (concurrency >= 1, budget >= 0, retries >= 0,
+    name a non-empty string or None)."""
+    _check_number("concurrency", concurrency, minimum=1, integer=True, allow_none=False)
+    _check_number("budget_usd", budget_usd, minimum=0, integer=False, allow_none=True)
+    _check_number("retries", retries, minimum=0, integer=True, allow_none=False)
+    if name is not None and (not isinstance(name, str) or not name.strip()):
+        raise FleetError(f"name must be a non-empty string or None, not {name!r}")

@@ -1,0 +1,317 @@
+"""The fleet's board: one widget for every row of a :class:`~kandev_nb.fleet.Fleet`.
+
+On top, the approval queue: its oldest request as the usual approval card
+(:class:`~kandev_nb.notebook.widgets.approval.ApprovalCard`; a question card for
+AskUserQuestion, answered for its row only), named after its row ("row 17
+of 200 · Bash · pytest -x"), with "Allow for all rows" / "Deny for all rows" (a fleet-wide
+rule, :class:`~kandev_nb.fleet.queue.ApprovalQueue`) and the rules given so far. Then the
+progress line (rows done of total, spend against the budget, elapsed, an estimate of the
+time left), Stop all, and a compact table with a line per row (status, elapsed, cost, what
+its agent does now) and a Stop button per running row; "Show the row's turn" opens one row's
+full turn under it (the usual live turn view while it runs: streaming text, cards).
+
+Updates are batched: the fleet's changes only mark the board dirty, and a ticker redraws it
+at most :data:`REFRESH_HZ` times a second (no comm message per text delta). When the fleet
+ends, the output becomes static HTML: the board and the result table (:func:`board_html`),
+which is what a saved notebook shows.
+
+Class names tests look for: ``kandev-fleet-board``, ``kandev-fleet-progress``,
+``kandev-fleet-table``, ``kandev-fleet-queue``, ``kandev-fleet-allow-all``,
+``kandev-fleet-deny-all``, ``kandev-fleet-stop-all``, ``kandev-fleet-stop-row``,
+``kandev-fleet-open-row``, ``kandev-fleet-row-turn``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import html
+from typing import Any, Final
+
+import pandas as pd
+
+from kandev_nb.fleet import Fleet, QueuedApproval
+
+__all__ = ["REFRESH_HZ", "FleetBoard", "board_html", "progress_text"]
+
+REFRESH_HZ: Final = 4.0
+"""At most this many redraws of the board per second."""
+
+_STATUS_COLOR: Final = {
+    "pending": "#57606a",
+    "running": "#0969da",
+    "done": "#1a7f37",
+    "error": "#cf222e",
+    "stopped": "#9a6700",
+    "skipped": "#57606a",
+}
+
+
+def _clock(seconds: float | None) -> str:
+    if seconds is None:
+        return "…"
+    whole = round(seconds)
+    return f"{whole // 60:02d}:{whole % 60:02d}"
+
+
+def progress_text(fleet: Fleet) -> str:
+    """``7 of 12 rows · $0.0123 of $5 · 00:42 elapsed · ~01:10 left`` (plus "rate limited:
+    8 -> 4" while the API rate-limits, and "stopped: why")."""
+    budget = f" of ${fleet.budget_usd:g}" if fleet.budget_usd is not None else ""
+    left = fleet.estimate_left_s()
+    parts = [
+        f"{fleet.finished} of {fleet.total} rows",
+        f"${fleet.spent_usd:.4f}{budget}",
+        f"{_clock(fleet.elapsed_s)} elapsed",
+    ]
+    if fleet.ended is None and left:
+        parts.append(f"~{_clock(left)} left")
+    if fleet.pacing.note:
+        parts.append(fleet.pacing.note)
+    if fleet.stopped_reason:
+        parts.append(f"stopped: {fleet.stopped_reason}")
+    return " · ".join(parts)
+
+
+def _table_html(fleet: Fleet) -> str:
+    lines = []
+    for state in fleet.rows.values():
+        cost = state.result.cost_usd if state.result is not None else None
+        what = state.activity or (state.result.error or "" if state.result is not None else "")
+        color = _STATUS_COLOR.get(state.status, "#57606a")
+        lines.append(
+            "<tr>"
+            f"<td>{html.escape(str(state.key))}</td>"
+            f'<td style="color:{color}">{html.escape(state.status)}</td>'
+            f"<td>{_clock(state.elapsed_s) if state.started is not None else ''}</td>"
+            f"<td>{'' if cost is None else f'${cost:.4f}'}</td>"
+            f"<td>{html.escape(what[:120])}</td>"
+            "</tr>"
+        )
+    head = "<tr><th>row</th><th>status</th><th>elapsed</th><th>cost</th><th>now</th></tr>"
+    return f'<table class="kandev-fleet-table">{head}{"".join(lines)}</table>'
+
+
+def board_html(fleet: Fleet, result: pd.DataFrame | None = None) -> str:
+    """The board as static HTML (the saved notebook's view): title, progress, the fleet-wide
+    rules, the row table, and the result frame when given."""
+    title = html.escape(f"claude fleet · {fleet.name or 'unnamed'} · {fleet.total} rows")
+    rules = "".join(
+        f"<li>{html.escape(r.behavior)} for all rows: <code>{html.escape(r.rule)}</code> "
+        f"(given on {html.escape(r.given_for)})</li>"
+        for r in fleet.queue.rules
+    )
+    parts = [
+        f"<b>{title}</b>",
+        f'<div class="kandev-fleet-progress">{html.escape(progress_text(fleet))}</div>',
+        f"<ul>{rules}</ul>" if rules else "",
+        _table_html(fleet),
+    ]
+    if result is not None:
+        parts.append("<details><summary>result</summary>" + result.to_html(max_rows=200) + "</details>")
+    return '<div class="kandev-fleet-board">' + "".join(parts) + "</div>"
+
+
+class FleetBoard:
+    """The live board of one fleet; :meth:`display` it, the fleet runs, :meth:`finish` it.
+
+    Attributes:
+        root: the board's ``VBox`` (``kandev-fleet-board``).
+        redraws: how many times the board was redrawn (bounded by :data:`REFRESH_HZ`).
+    """
+
+    def __init__(self, fleet: Fleet) -> None:
+        import ipywidgets as w
+
+        from kandev_nb.notebook.widgets.cards import WidgetFactory
+
+        self.fleet = fleet
+        self.factory = WidgetFactory()
+        f = self.factory
+        name = fleet.name or "unnamed"
+        self.title = f.html(f"<b>{html.escape(f'claude fleet · {name} · {fleet.total} rows')}</b>")
+        self.bar = f.track(w.IntProgress(value=0, min=0, max=fleet.total))
+        self.progress = f.html("", "kandev-fleet-progress")
+        self.stop_all = f.button("Stop all", "kandev-fleet-stop-all", button_style="danger")
+        self.stop_all.on_click(lambda _b: self._soon(lambda: fleet.stop(reason="stopped by you (Stop all)")))
+        self.queue_box = f.vbox((), "kandev-fleet-queue")
+        self.rules = f.html("")
+        self.table = f.html("")
+        self.stops = f.hbox((), "kandev-fleet-stops")
+        self.pick = f.track(w.Dropdown(options=[(f"row {s.position} · {s.key}", s.key) for s in fleet.rows.values()]))
+        self.open_row_button = f.button("Show the row's turn", "kandev-fleet-open-row")
+        self.open_row_button.on_click(lambda _b: self._soon(lambda: self.open_row(self.pick.value)))
+        self.row_box = f.vbox((), "kandev-fleet-row-turn")
+        self.root = f.vbox(
+            (
+                self.title,
+                self.queue_box,
+                f.hbox((self.bar, self.progress, self.stop_all)),
+                self.rules,
+                self.table,
+                self.stops,
+                f.hbox((self.pick, self.open_row_button)),
+                self.row_box,
+            ),
+            "kandev-fleet-board",
+        )
+        self.shown_row: Any = None
+        self._view: Any = None
+        self.redraws = 0
+        self._dirty = True
+        self._card_for: QueuedApproval | None = None
+        self._card: Any = None
+        self._queue_label: Any = None
+        self._running: tuple[Any, ...] = ()
+        self._handle: Any = None
+        self._ticker: asyncio.Task[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        fleet.listeners.append(self.mark)
+
+    def mark(self) -> None:
+        """The fleet changed: redraw at the next tick."""
+        self._dirty = True
+
+    def _soon(self, action: Any) -> None:
+        loop = self._loop
+        if loop is None:
+            action()
+        else:
+            loop.call_soon_threadsafe(action)
+
+    def display(self) -> None:
+        """Show the board under a display_id and start the ticker (needs a running loop)."""
+        from IPython.display import display
+
+        self._loop = asyncio.get_running_loop()
+        self.refresh()
+        self._handle = display(self.root, display_id=True)  # type: ignore[no-untyped-call, unused-ignore]
+        self._ticker = self._loop.create_task(self._tick())
+
+    async def _tick(self) -> None:
+        while True:
+            await asyncio.sleep(1 / REFRESH_HZ)
+            self.refresh()
+
+    def refresh(self, *, force: bool = False) -> None:
+        """Redraw what changed (a no-op when nothing did, unless `force`)."""
+        if not (self._dirty or force):
+            if self._card is not None:
+                self._card.tick()
+            return
+        self._dirty = False
+        self.redraws += 1
+        fleet = self.fleet
+        self.bar.value = fleet.finished
+        self.progress.value = html.escape(progress_text(fleet))
+        self.table.value = _table_html(fleet)
+        self.rules.value = "".join(
+            f"<div>{html.escape(r.behavior)} for all rows: <code>{html.escape(r.rule)}</code></div>"
+            for r in fleet.queue.rules
+        )
+        self._show_queue()
+        self._show_stops()
+        if self._view is not None and self.fleet.rows[self.shown_row].result is not None:
+            self.open_row(self.shown_row)  # the row ended: its saved rendering
+
+    def _show_queue(self) -> None:
+        from kandev_nb.agent.questions import QUESTION_TOOL
+        from kandev_nb.notebook.widgets.questions import card_for
+
+        head = self.fleet.queue.head
+        waiting = len(self.fleet.queue.pending)
+        text = f"<b>{html.escape(head.label)}</b> · {waiting} waiting" if head is not None else ""
+        if head is self._card_for:
+            if self._queue_label is not None:
+                self._queue_label.value = text  # more rows may be waiting behind it now
+            return
+        self._card_for = head
+        if head is None:
+            self.queue_box.children = ()
+            self._card = self._queue_label = None
+            return
+        f = self.factory
+        label = self._queue_label = f.html(text, "kandev-fleet-queue-label")
+        self._card = card_for(head.event, f)  # a question card for AskUserQuestion
+        allow_all = f.button("Allow for all rows", "kandev-fleet-allow-all", button_style="success")
+        deny_all = f.button("Deny for all rows", "kandev-fleet-deny-all", button_style="danger")
+        rule = self.fleet.queue.rule_for(head)
+        allow_all.tooltip = f"Allow {rule} for every row, now and later" if rule else "no scoped rule for this call"
+        allow_all.disabled = rule is None
+        error = f.html("")
+
+        def for_all(kind: str) -> None:
+            try:
+                if kind == "allow":
+                    self.fleet.queue.allow_all(head)
+                else:
+                    self.fleet.queue.deny_all(head)
+            except ValueError as exc:
+                error.value = html.escape(str(exc))
+
+        allow_all.on_click(lambda _b: self._soon(lambda: for_all("allow")))
+        deny_all.on_click(lambda _b: self._soon(lambda: for_all("deny")))
+        if head.event.tool_name == QUESTION_TOOL:  # a question is answered row by row
+            self.queue_box.children = (label, self._card.box)
+            return
+        self.queue_box.children = (label, self._card.box, f.hbox((allow_all, deny_all)), error)
+
+    def _show_stops(self) -> None:
+        running = tuple(k for k, s in self.fleet.rows.items() if s.status == "running")
+        if running == self._running:
+            return
+        self._running = running
+        buttons = []
+        for key in running:
+            button = self.factory.button(f"Stop {key}", "kandev-fleet-stop-row", tooltip=f"Stop row {key}")
+            button.on_click(lambda _b, k=key: self._soon(lambda: self.fleet.stop(k)))
+            buttons.append(button)
+        self.stops.children = tuple(buttons)
+
+    def open_row(self, key: Any) -> None:
+        """Show row `key`'s turn under the table: live (the usual turn view, fed with the
+        row's events so far and then as they come) while it runs, its saved rendering once
+        finished, or why there is none."""
+        from kandev_nb.notebook.widgets.view import TurnView
+        from kandev_nb.render.static import render_html
+
+        self._close_view()
+        state = self.fleet.rows[key]
+        self.shown_row = key
+        session = state.session
+        if state.status == "running" and session is not None:
+            view = TurnView(state.prompt, session_name=session.name, on_stop=lambda: self.fleet.stop(key))
+            for event in list(session.turns[-1].events) if session.turns else []:
+                view.handle(event)
+            state.watchers.append(view.handle)
+            self._view = view
+            self.row_box.children = (view.root,)
+            return
+        turn = state.result.turn if state.result is not None else None
+        if turn is not None:
+            body = render_html(turn)
+        elif state.result is not None and state.result.from_ledger:
+            body = f"<i>read back from the ledger</i>: {html.escape(state.result.answer or str(state.result.output))}"
+        else:
+            body = f"<i>{html.escape(state.status)}</i> {html.escape(state.result.error or '' if state.result else '')}"
+        self.row_box.children = (self.factory.html(body, "kandev-fleet-row-static"),)
+
+    def _close_view(self) -> None:
+        view, self._view = self._view, None
+        if view is None or self.shown_row is None:
+            return
+        state = self.fleet.rows[self.shown_row]
+        if view.handle in state.watchers:
+            state.watchers.remove(view.handle)
+        view.finish(state.result.turn if state.result is not None else None)
+
+    def finish(self, result: pd.DataFrame | None) -> None:
+        """Stop the ticker; the output becomes the static board and result table."""
+        if self._ticker is not None:
+            self._ticker.cancel()
+        self._close_view()
+        bundle = {"text/html": board_html(self.fleet, result), "text/plain": progress_text(self.fleet)}
+        if self._handle is not None:
+            with contextlib.suppress(Exception):
+                self._handle.update(bundle, raw=True)
+        self.factory.close_all()

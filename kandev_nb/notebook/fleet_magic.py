@@ -1,0 +1,199 @@
+"""The fleet in the notebook: ``kandev_nb.fleet(...)`` with the notebook's defaults and the
+board, and ``%%claude --over FRAME`` (one agent per row of a DataFrame variable).
+
+>>> %%claude --over tickets -o triage --schema Triage --concurrency 8 --budget 5 --fleet triage-dec
+... Read ticket {id} ("{subject}") in tickets/{id}.md and classify it.
+
+With ``--over``, the cell's body is the prompt template (``{column}`` is the row's value, a
+row value wins over a notebook variable of the same name, ``{{`` stays literal), ``--budget``
+is the whole fleet's (USD), ``-o VAR`` receives the result frame, and the cell's other
+options (``--mode``, ``--approve``, ``--model``, ``--max-turns``, ``--cwd``,
+``--allowed-tools``, ``--approval-timeout``, ``--cli``) apply to every row. Kernel tools are
+off for fleet rows unless ``--kernel-tools`` (run_code and the notebook tools still ask).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable
+from typing import Any
+
+import pandas as pd
+from IPython.core.magic_arguments import argument
+
+from kandev_nb.agent.config import SessionConfig
+from kandev_nb.fleet import FleetError, build_fleet
+from kandev_nb.notebook.state import current
+from kandev_nb.policy.enforce import LabelledPolicy
+
+__all__ = ["fleet_arguments", "run_fleet", "run_over"]
+
+
+def fleet_arguments(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The decorator adding ``--over``, ``--concurrency``, ``--fleet``, ``--redo``, ``--retries``,
+    ``--worktree`` and ``--kernel-tools``."""
+    options: list[tuple[tuple[str, ...], dict[str, Any]]] = [
+        (("--redo",), {"action": "store_true", "help": "with --over --fleet: run every row again"}),
+        (
+            ("--kernel-tools",),
+            {"action": "store_true", "help": "with --over: give every row the kernel MCP tools (off by default)"},
+        ),
+        (
+            ("--worktree",),
+            {"action": "store_true", "help": "with --over: each row in its own git worktree (cwd in a git repo)"},
+        ),
+        (
+            ("--retries",),
+            {"type": int, "default": 0, "metavar": "N", "help": "with --over: retry a transient failure N times"},
+        ),
+        (("--fleet",), {"metavar": "NAME", "help": "with --over: the fleet's name in the ledger (resumable)"}),
+        (
+            ("--concurrency",),
+            {"type": int, "default": 4, "metavar": "N", "help": "with --over: at most N agents at once"},
+        ),
+        (
+            ("--over",),
+            {"metavar": "FRAME", "help": "a DataFrame variable: one agent per row, {column} is the row's value"},
+        ),
+    ]
+    for names, kwargs in options:
+        fn = argument(*names, **kwargs)(fn)  # type: ignore[no-untyped-call]  # IPython's has no annotations
+    return fn
+
+
+def _notebook_path() -> str | None:
+    from IPython.core.getipython import get_ipython
+
+    ip = get_ipython()  # type: ignore[no-untyped-call, unused-ignore]
+    namespace = ip.user_ns if ip is not None else {}
+    for key in ("__vsc_ipynb_file__", "__session__"):
+        if isinstance(namespace.get(key), str):
+            return str(namespace[key])
+    return os.environ.get("JPY_SESSION_NAME")
+
+
+async def run_fleet(frame: Any, prompt_template: Any, *, show: bool | None = None, **options: Any) -> pd.DataFrame:
+    """:func:`kandev_nb.fleet.fleet` with the notebook's defaults (``configure``: cli, env, cwd,
+    model, approval timeout and policy, inactivity timeout, hooks, ledger) and the board
+    (:class:`~kandev_nb.notebook.fleet_board.FleetBoard`, shown when a kernel runs this,
+    or `show`).
+
+    The notebook's budget (``configure(budget_usd=...)``, its scope and period) still
+    applies: a fleet does not start once it is spent, and its own budget is at most what is
+    left of it.
+
+    Raises:
+        FleetError: bad input, before anything starts (see :func:`kandev_nb.fleet.fleet`).
+        RuntimeError: the notebook's budget is spent.
+    """
+    from IPython.core.getipython import get_ipython
+
+    s = current().settings
+    options.setdefault(
+        "config",
+        SessionConfig(
+            cwd=s.cwd,
+            model=s.model,
+            approval_timeout=s.approval_timeout,
+            inactivity_timeout=s.inactivity_timeout,
+            env=dict(s.env),
+            cli_path=s.cli_path,
+            allow_root_bypass=s.allow_root_bypass,
+            answer=s.answer,
+            hooks=s.hooks,
+            mode=s.mode,
+        ),
+    )
+    options.setdefault("approval_timeout", s.approval_timeout)
+    if options.get("approve") is None and s.approve is not None:
+        options["approve"] = LabelledPolicy(s.approve, "the notebook's policy (configure(approve=...))")
+    if not s.record:
+        options.setdefault("ledger", None)
+    options.setdefault("notebook", _notebook_path())
+    if s.budget_usd is not None:  # the notebook's budget (configure(budget_usd=...)) still applies
+        from kandev_nb.notebook import ledger_hooks
+
+        spent = ledger_hooks.spent(s, current().turns, options["notebook"])
+        ledger_hooks.check_budget(s, spent)
+        left = s.budget_usd - spent
+        given = options.get("budget_usd")
+        options["budget_usd"] = left if given is None else min(given, left)
+    fleet = build_fleet(frame, prompt_template, **options)
+    ip = get_ipython()  # type: ignore[no-untyped-call, unused-ignore]
+    board = None
+    if show if show is not None else getattr(ip, "kernel", None) is not None:
+        from kandev_nb.notebook.fleet_board import FleetBoard
+
+        board = FleetBoard(fleet)
+        board.display()
+    result = None
+    try:
+        result = await fleet.run()
+    finally:
+        if board is not None:
+            board.finish(result)
+    return result
+
+
+def _tool_list(text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        text = text[1:-1]
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+async def run_over(args: argparse.Namespace, body: str, namespace: dict[str, Any]) -> None:
+    """Run a ``%%claude --over FRAME`` cell; ``-o VAR`` gets the result frame (the board shows it).
+
+    Raises:
+        UsageError: no such DataFrame variable, a bad option, bad input (one line; nothing starts).
+    """
+    from IPython.core.error import UsageError
+
+    frame = namespace.get(args.over)
+    if not isinstance(frame, pd.DataFrame):
+        raise UsageError(f"%%claude --over {args.over}: no DataFrame variable of that name")
+    schema = None
+    if args.schema is not None:
+        if args.schema not in namespace:
+            raise UsageError(f"%%claude --schema {args.schema}: no notebook variable of that name")
+        schema = namespace[args.schema]
+    if args.frame:
+        raise UsageError("%%claude --over: --frame does not apply (every row gives one record; the result is a frame)")
+    approve = None
+    if args.approve:
+        if not callable(namespace.get(args.approve)):
+            raise UsageError(f"--approve {args.approve}: no callable notebook variable of that name")
+        approve = LabelledPolicy(namespace[args.approve], f"this cell's policy (--approve {args.approve})")
+    options: dict[str, Any] = {
+        "schema": schema,
+        "concurrency": args.concurrency,
+        "budget_usd": args.budget,
+        "name": args.fleet,
+        "redo": args.redo,
+        "retries": args.retries,
+        "worktree": args.worktree,
+        "kernel_tools": args.kernel_tools,
+        "mode": args.mode,
+        "approve": approve,
+        "model": args.model,
+        "max_turns": args.max_turns,
+        "cwd": args.cwd,
+        "allowed_tools": _tool_list(args.allowed_tools),
+        "variables": namespace,
+    }
+    if args.approval_timeout is not None:
+        options["approval_timeout"] = args.approval_timeout
+    if args.cli:
+        s = current().settings
+        options["config"] = SessionConfig(
+            cwd=s.cwd, model=s.model, approval_timeout=s.approval_timeout, env=dict(s.env), cli_path=args.cli
+        )
+    try:
+        result = await run_fleet(frame, body.strip("\n"), **options)
+    except (FleetError, ValueError, TypeError, RuntimeError) as exc:
+        raise UsageError(f"%%claude --over {args.over}: {exc}") from None
+    if args.output:
+        namespace[args.output] = result
