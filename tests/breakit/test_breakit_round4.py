@@ -1,0 +1,96 @@
+"""Round-4 break-it findings on the approval policy (issue 23): shell spellings that ran a
+denied program while ``Rules(allow=["Bash(*)"], deny=[...])`` said "allow".
+
+Each test failed on the code before its fix (the policy answered "allow").
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kandev_nb.policy import Rules
+
+RM = Rules(allow=["Bash(*)"], deny=["Bash(rm:*)"])
+
+
+def _not_allowed(command: str) -> None:
+    assert RM("Bash", {"command": command}) != "allow", command
+
+
+def test_backtick_inside_parameter_expansion_is_read() -> None:
+    # bash runs `rm x` when x is unset; the grammar read ${x:=`rm x`} as a plain word
+    _not_allowed('echo "${x:=`rm x`}"')
+    _not_allowed("echo ${x:-`rm x`}")
+    assert RM("Bash", {"command": 'echo "${x:=`rm x`}"'}) == "deny"
+
+
+def test_find_exec_shell_script_is_read() -> None:
+    # find -exec sh -c TEXT runs TEXT; only the words after -exec were compared
+    assert RM("Bash", {"command": "find . -exec sh -c 'rm x' \\;"}) == "deny"
+    assert RM("Bash", {"command": "find . -exec sudo rm {} +"}) == "deny"
+
+
+def test_trap_action_is_read() -> None:
+    # trap 'rm x' EXIT runs rm x when the shell exits
+    assert RM("Bash", {"command": "trap 'rm x' EXIT; true"}) == "deny"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo 'rm x' | sh -",
+        "echo 'rm x' | bash /dev/stdin",
+        "bash /dev/stdin <<< 'rm x'",
+        "bash <(echo rm x)",
+        ". <(echo rm x)",
+        "source <(echo rm x)",
+        "source /dev/stdin <<< 'rm x'",
+    ],
+)
+def test_shell_reading_stdin_or_a_substituted_file_is_asked(command: str) -> None:
+    # `sh -`, `bash /dev/stdin` read standard input; `. <(...)` runs what a command prints
+    _not_allowed(command)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "parallel rm ::: x",
+        "parallel -j1 'rm {}' ::: x",
+        "toybox rm x",
+        "rlwrap rm x",
+        "valgrind --quiet rm x",
+    ],
+)
+def test_more_wrappers_are_peeled(command: str) -> None:
+    assert RM("Bash", {"command": command}) == "deny"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git -c core.pager='rm x' log",
+        "git -c alias.x='!rm x' x",
+        "git -c core.editor='rm x' commit",
+        "git -c core.sshCommand='rm x' fetch",
+        "git -c core.fsmonitor='rm x' status",
+        "git -C . -c diff.x.textconv='rm x' diff",
+        "git submodule foreach rm x",
+        "git submodule foreach --recursive 'rm x'",
+        "git difftool -x 'rm x'",
+        "git rebase --exec 'rm x' HEAD~1",
+        "git bisect run rm x",
+    ],
+)
+def test_git_runs_commands_from_its_options(command: str) -> None:
+    assert RM("Bash", {"command": command}) == "deny"
+
+
+def test_git_hooks_path_is_asked() -> None:
+    # core.hooksPath points git at scripts nobody read
+    _not_allowed("git -c core.hooksPath=/tmp/h commit -m x")
+
+
+def test_hash_p_rebinding_a_name_is_read() -> None:
+    # hash -p /bin/rm ls makes `ls x` run rm
+    _not_allowed("hash -p /bin/rm ls; ls x")
