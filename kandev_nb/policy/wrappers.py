@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import takewhile
 
-__all__ = ["INTERPRETERS", "SHELLS", "Peeled", "git_scripts", "peel", "runs_code", "shell_script"]
+__all__ = ["INTERPRETERS", "SHELLS", "WRAPPER_NAMES", "Peeled", "git_scripts", "peel", "runs_code", "shell_script"]
 
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
@@ -128,6 +128,9 @@ _WRAPPERS: dict[str, _Wrapper] = {
     ),
 }
 """Commands that run their arguments as a command or a script, with how to skip their options."""
+
+WRAPPER_NAMES = frozenset(_WRAPPERS)
+"""The command words :func:`peel` sees through (``sudo``, ``env``, ``stdbuf``...)."""
 
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "rbash", "yash", "posh"})
 """Shells: ``sh -c TEXT`` runs TEXT, ``sh FILE`` a script, ``sh`` alone its standard input."""

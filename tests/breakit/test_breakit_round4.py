@@ -94,3 +94,29 @@ def test_git_hooks_path_is_asked() -> None:
 def test_hash_p_rebinding_a_name_is_read() -> None:
     # hash -p /bin/rm ls makes `ls x` run rm
     _not_allowed("hash -p /bin/rm ls; ls x")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "python3.12 script.py",
+        "nodejs app.js",
+        "gawk -f x.awk f",
+        "stdbuf -oL ls",
+        "setsid ls",
+        "ionice -c3 ls",
+        "strace ls",
+        "git -c color.ui=never status",
+        "git submodule status",
+        "git rebase main",
+    ],
+)
+def test_session_grant_for_a_code_runner_is_the_exact_command(command: str) -> None:
+    # a prefix grant `stdbuf:*` / `python3.12:*` / `git:*` also allows `stdbuf rm -rf ~`,
+    # `python3.12 -c ...`, `git -c core.pager='rm -rf ~' log`: the button said less
+    from kandev_nb.policy.grants import session_grant
+
+    grant = session_grant("Bash", {"command": command}, "/tmp")
+    assert grant is not None
+    assert grant.rule == f"Bash({command})", grant.rule
+    assert "this exact command" in grant.label
