@@ -30,8 +30,8 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
+from kandev_nb.policy.rules import whatwg_url
 from kandev_nb.policy.wrappers import INTERPRETERS, SHELLS, WRAPPER_NAMES
 
 __all__ = ["Grant", "grant_matches", "session_grant", "tool_grant"]
@@ -198,10 +198,10 @@ def session_grant(tool_name: str, tool_input: dict[str, Any], cwd: str) -> Grant
         return _grant(kind, f"/{folder.as_posix()}/**", f"Allow {verb} in {_shown(folder, cwd)} for this session")
     if tool_name == "WebFetch":
         url = tool_input.get("url")
-        host = urlsplit(url).hostname if isinstance(url, str) else None
+        parsed = whatwg_url(url) if isinstance(url, str) else None
+        host = parsed.hostname.rstrip(".") if parsed is not None else ""
         if not host:
             return None
-        host = host.rstrip(".").lower()
         return _grant("WebFetch", f"domain:{host}", f"Allow fetching from {host} for this session")
     if tool_name.startswith("mcp__"):
         return tool_grant(tool_name)

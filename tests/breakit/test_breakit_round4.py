@@ -120,3 +120,37 @@ def test_session_grant_for_a_code_runner_is_the_exact_command(command: str) -> N
     assert grant is not None
     assert grant.rule == f"Bash({command})", grant.rule
     assert "this exact command" in grant.label
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://evil.com\\@good.com/",  # WHATWG: a backslash is a slash, the host is evil.com
+        "https:evil.com",
+        "https:/evil.com/x",
+        "https://%65vil.com/",
+        "https://evil%2Ecom/",
+        "https://evil\u3002com/",  # ideographic full stop
+        "https://\uff45vil.com/",  # fullwidth e
+    ],
+)
+def test_webfetch_domain_rules_read_the_url_as_the_cli_does(url: str) -> None:
+    deny = Rules(allow=["WebFetch"], deny=["WebFetch(domain:evil.com)"])
+    assert deny("WebFetch", {"url": url}) == "deny", url
+    allow = Rules(allow=["WebFetch(domain:good.com)"])
+    assert allow("WebFetch", {"url": url}) != "allow", url
+
+
+def test_webfetch_grant_names_the_host_the_cli_fetches() -> None:
+    from kandev_nb.policy.grants import session_grant
+
+    grant = session_grant("WebFetch", {"url": "https://evil.com\\@good.com/"}, "/tmp")
+    assert grant is not None and grant.rule == "WebFetch(domain:evil.com)", grant
+
+
+def test_domain_rule_written_as_a_url_is_refused() -> None:
+    # it was accepted as a URL-glob rule "domain:https://evil.com" that matches no URL
+    from kandev_nb.errors import RuleError
+
+    with pytest.raises(RuleError):
+        Rules(deny=["WebFetch(domain:https://evil.com)"])
