@@ -47,6 +47,7 @@ __all__ = [
     "disallowed_tools",
     "initialize_hooks",
     "policy_label",
+    "rooted",
 ]
 
 log = logging.getLogger("kandev_nb")
@@ -158,6 +159,22 @@ def denying_rule(policy: Policy, tool_name: str, tool_input: dict[str, Any], cwd
     return ""
 
 
+def rooted(policy: Policy, cwd: str | None) -> Policy:
+    """`policy` with the CLI's `cwd` as the root of its relative rules when it has no root of
+    its own (``Rules.with_root``): ``Read(./.env)`` is the session folder's .env even when the
+    kernel runs elsewhere. Other policies, or no `cwd`: `policy` itself. Never raises."""
+    target = getattr(policy, "policy", policy)  # a LabelledPolicy's own policy
+    with_root = getattr(target, "with_root", None)
+    if not cwd or not callable(with_root) or getattr(target, "root", None) is not None:
+        return policy
+    try:
+        bound: Policy = with_root(cwd)
+    except Exception:  # the policy as it is
+        log.debug("kandev-nb could not root the policy at %s", cwd, exc_info=True)
+        return policy
+    return bound
+
+
 def _function_name(policy: Policy) -> str:
     target = getattr(policy, "policy", policy)
     name = getattr(target, "__qualname__", None) or type(target).__name__
@@ -214,7 +231,7 @@ def check(
     for policy, default in policies:
         label = policy_label(policy, default)
         try:
-            answer = policy(tool_name, tool_input)
+            answer = rooted(policy, cwd)(tool_name, tool_input)
         except Exception as exc:  # noqa: BLE001 - a broken policy makes the CLI ask a person
             log.warning("approval policy %s raised %r; asking a person", label, exc)
             broken.append(f"{label} raised {type(exc).__name__}: {exc}")

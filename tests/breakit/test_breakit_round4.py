@@ -154,3 +154,21 @@ def test_domain_rule_written_as_a_url_is_refused() -> None:
 
     with pytest.raises(RuleError):
         Rules(deny=["WebFetch(domain:https://evil.com)"])
+
+
+def test_relative_file_rules_mean_the_clis_folder_not_the_kernels(tmp_path: object) -> None:
+    # Session(cwd=X) with the kernel elsewhere: the hook got cwd=X but Rules resolved
+    # Read(./.env) against os.getcwd(), so the deny never matched X/.env
+    from pathlib import Path
+
+    from kandev_nb.policy import enforce
+
+    folder = Path(str(tmp_path)) / "project"
+    folder.mkdir()
+    rules = Rules(allow=["Read", "Write"], deny=["Read(./.env)", "Edit(/secrets/**)"])
+    policies = [(rules, "your policy")]
+    read = enforce.check("Read", {"file_path": str(folder / ".env")}, guard=None, policies=policies, cwd=str(folder))
+    assert read is not None and read.decision == "deny" and read.rule == "Read(./.env)"
+    write = {"file_path": str(folder / "secrets" / "k"), "content": "x"}
+    denied = enforce.check("Write", write, guard=None, policies=policies, cwd=str(folder))
+    assert denied is not None and denied.decision == "deny" and denied.rule == "Edit(/secrets/**)"
