@@ -172,3 +172,55 @@ def test_relative_file_rules_mean_the_clis_folder_not_the_kernels(tmp_path: obje
     write = {"file_path": str(folder / "secrets" / "k"), "content": "x"}
     denied = enforce.check("Write", write, guard=None, policies=policies, cwd=str(folder))
     assert denied is not None and denied.decision == "deny" and denied.rule == "Edit(/secrets/**)"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a failing tool fires PostToolUseFailure, whose answer takes only additionalContext (CLI 2.1.332): "
+    "the error text cannot be replaced by a hook; masking it needs another route (e.g. a Bash wrapper)",
+)
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("claude_cli", ["2.1.332"], indirect=True)
+@pytest.mark.parametrize("command", ["cat creds.txt; exit 3", "cat creds.txt >&2; exit 1"])
+async def test_a_failing_tools_output_reaches_the_model_masked(
+    command: str,
+    claude_cli: object,
+    scripted_model: object,
+    claude_env: dict[str, str],
+    claude_workdir: object,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # PostToolUse is not sent for a tool that fails (non-zero exit): the error text went to
+    # the model with the secret the file held
+    import json
+    import uuid
+    from pathlib import Path
+
+    from kandev_nb.agent.session import Session, SessionConfig
+    from kandev_nb.testing import Reply, ScriptedModelServer, text, tool_use
+
+    assert isinstance(scripted_model, ScriptedModelServer)
+    workdir = Path(str(claude_workdir))
+    token = f"svc-{uuid.uuid4().hex}"
+    monkeypatch.setenv("SERVICE_TOKEN", token)
+    (workdir / "creds.txt").write_text(f"token in a file: {token}\n")
+    scripted_model.push(Reply(tool_use("Bash", {"command": command})), Reply(text("done")))
+    session = Session(
+        SessionConfig(
+            cwd=workdir,
+            cli_path=Path(str(claude_cli)),
+            env=claude_env,
+            approve=lambda tool_name, tool_input: "allow",
+            approval_timeout=60,
+        )
+    )
+    try:
+        turn = await session.run("show the creds")
+    finally:
+        await session.close()
+    call = next(e for e in turn.events if e.type == "tool_update")
+    assert "token in a file" in str(call.output)  # type: ignore[attr-defined]  # the tool ran
+    assert token not in str(call.output)  # type: ignore[attr-defined]
+    body = json.dumps(scripted_model.main_requests[-1].body)
+    assert "token in a file" in body
+    assert token not in body, "the failing tool's output reached the model with the secret"
