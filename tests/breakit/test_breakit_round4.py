@@ -224,3 +224,25 @@ async def test_a_failing_tools_output_reaches_the_model_masked(
     body = json.dumps(scripted_model.main_requests[-1].body)
     assert "token in a file" in body
     assert token not in body, "the failing tool's output reached the model with the secret"
+
+
+def test_child_env_keeps_secret_looking_names_under_inherited_prefixes() -> None:
+    # MCP_*, ENABLE_*, DISABLE_*, LC_*, XDG_* were inherited whatever the name: the agent's
+    # `env | base64` in a Bash tool carried MCP_SERVER_TOKEN out past the output masking
+    from kandev_nb.wire.cli import child_env
+
+    base = {
+        "PATH": "/usr/bin",
+        "MCP_SERVER_TOKEN": "mcp-secret-123",
+        "ENABLE_FOO_TOKEN": "tok-123456",
+        "DISABLE_X_PASSWORD": "pw-1234567",
+        "XDG_SESSION_COOKIE": "c0123456",
+        "MCP_TIMEOUT": "5000",
+        "ANTHROPIC_API_KEY": "sk-ant-x",
+        "CLAUDE_CODE_OAUTH_TOKEN": "oauth-x",
+    }
+    env = child_env(base=base)
+    for name in ("MCP_SERVER_TOKEN", "ENABLE_FOO_TOKEN", "DISABLE_X_PASSWORD", "XDG_SESSION_COOKIE"):
+        assert name not in env, name
+    for name in ("MCP_TIMEOUT", "ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"):
+        assert name in env, name
