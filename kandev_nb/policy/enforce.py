@@ -110,7 +110,8 @@ class PolicyVerdict:
     """The enforcement hook's decision for one call.
 
     Attributes:
-        decision: "deny" (the call does not run) or "ask" (a policy raised: a person decides).
+        decision: "deny" (the call does not run) or "ask" (an ask rule matched, or a policy
+            raised or answered something else than "allow", "deny" or None: a person decides).
         reason: the ``permissionDecisionReason`` (the model reads it in the tool_result).
         who: who decided, in words: "your policy rule Bash(rm:*)", "the file guard".
         rule: the rule that matched ("" for the file guard, a function policy, an error).
@@ -175,6 +176,16 @@ def rooted(policy: Policy, cwd: str | None) -> Policy:
     return bound
 
 
+def _ask_rule(policy: Policy, tool_name: str, tool_input: dict[str, Any]) -> str:
+    """The ask rule of a ``Rules``-like policy (one with ``verdict``) that matches this call, or ""."""
+    target = getattr(policy, "policy", policy)
+    verdict_of = getattr(target, "verdict", None)
+    if not callable(verdict_of):
+        return ""
+    verdict = verdict_of(tool_name, tool_input)
+    return str(verdict.rule or "") if getattr(verdict, "answer", None) == "ask" else ""
+
+
 def _function_name(policy: Policy) -> str:
     target = getattr(policy, "policy", policy)
     name = getattr(target, "__qualname__", None) or type(target).__name__
@@ -228,16 +239,27 @@ def check(
         if reason:
             return PolicyVerdict("deny", str(reason), "the file guard", source="guard")
     broken: list[str] = []
+    asked: list[tuple[str, str]] = []
     for policy, default in policies:
         label = policy_label(policy, default)
         try:
-            answer = rooted(policy, cwd)(tool_name, tool_input)
+            bound = rooted(policy, cwd)
+            answer = bound(tool_name, tool_input)
+            ask_rule = _ask_rule(bound, tool_name, tool_input) if answer is None else None
         except Exception as exc:  # noqa: BLE001 - a broken policy makes the CLI ask a person
             log.warning("approval policy %s raised %r; asking a person", label, exc)
             broken.append(f"{label} raised {type(exc).__name__}: {exc}")
             continue
         if answer == "deny":
             return denial(policy, default, tool_name, tool_input, cwd)
+        if answer not in ("allow", None):  # "Deny", False, "ask": not an answer; a person decides
+            log.warning("approval policy %s answered %r, not 'allow', 'deny' or None; asking a person", label, answer)
+            broken.append(f"{label} answered {answer!r}, not 'allow', 'deny' or None")
+        elif ask_rule:
+            asked.append((f"{label} rule {ask_rule}", ask_rule))
+    if asked and not broken:  # an ask rule asks in every mode, as a deny rule denies
+        who = ", ".join(w for w, _ in asked)
+        return PolicyVerdict("ask", f"An ask rule matched ({who}); a person decides.", who, asked[0][1])
     if broken:
         text = "; ".join(broken)
         return PolicyVerdict("ask", f"The approval policy failed ({text}); a person decides.", text)

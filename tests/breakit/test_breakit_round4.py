@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from kandev_nb.policy import Rules
+from tests.approvals.conftest import make_session  # noqa: F401  (the fixture)
 
 RM = Rules(allow=["Bash(*)"], deny=["Bash(rm:*)"])
 
@@ -301,3 +302,45 @@ async def test_a_secret_split_across_text_deltas_is_masked_everywhere(
     assert "the password is" in places["markdown"]
     for place, body in places.items():
         assert secret not in body, place
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("claude_cli", ["2.1.332"], indirect=True)
+@pytest.mark.parametrize(
+    "policy",
+    [
+        Rules(allow=["Bash(*)"], ask=["Bash(rm:*)"]),  # an ask rule
+        lambda tool_name, tool_input: "Deny",  # not one of "allow", "deny", None
+    ],
+    ids=["ask-rule", "bad-answer"],
+)
+async def test_an_ask_rule_or_a_bad_answer_asks_in_autonomous_mode(
+    policy: object,
+    make_session: object,
+    scripted_model: object,
+    claude_workdir: object,  # noqa: F811
+) -> None:
+    # the hook had no opinion, so in autonomous mode `rm data.csv` ran with nobody asked
+    from pathlib import Path
+
+    from kandev_nb.agent import events as ev
+    from kandev_nb.testing import Reply, ScriptedModelServer, text, tool_use
+
+    assert isinstance(scripted_model, ScriptedModelServer) and callable(make_session)
+    workdir = Path(str(claude_workdir))
+    (workdir / "data.csv").write_text("x\n")
+    scripted_model.push(Reply(tool_use("Bash", {"command": "rm data.csv"})), Reply(text("done")))
+    asked: list[ev.PermissionRequest] = []
+
+    def deny(event: ev.AgentEvent) -> None:
+        if isinstance(event, ev.PermissionRequest):
+            asked.append(event)
+            event.approval.deny("not now")
+
+    session = make_session(mode="autonomous", allow_root_bypass=True, approve=policy)
+    try:
+        await session.run("clean up", consumers=[deny])
+    finally:
+        await session.close()
+    assert [r.input["command"] for r in asked] == ["rm data.csv"]
+    assert (workdir / "data.csv").exists()
