@@ -391,6 +391,8 @@ def _spell(words: list[_Word]) -> tuple[list[tuple[str, ...]], list[tuple[str, s
             late = late or f"{base!r} runs a script file named at run time"
         if base == "hash" and "-p" in stage[1:]:
             late = late or "hash -p makes a command name run another program"
+        if base == "alias" and any("=" in w for w in stage[1:]):
+            late = late or "alias changes what a later command word runs"
         more_scripts, more_commands, why = git_scripts((base, *stage[1:])) if stage else ([], [], None)
         scripts.extend((text, None) for text in more_scripts)
         stages.extend(more_commands)

@@ -291,6 +291,9 @@ def shell_script(words: Sequence[str]) -> Peeled | None:
     if head == "trap":  # trap ACTION SIGNAL...: ACTION runs when a signal (or EXIT) comes
         args = [w for w in words[1:] if w != "--" and not (w.startswith("-") and len(w) > 1)]
         return Peeled(script=args[0]) if len(args) > 1 else None
+    if head == "alias":  # alias r='rm -rf': a later line's `r x` runs the value (the CLI's shell expands aliases)
+        values = [w.split("=", 1)[1] for w in words[1:] if "=" in w]
+        return Peeled(script="\n".join(values)) if values else None
     if head in (".", "source"):
         return Peeled(stdin=True) if len(words) > 1 and _reads_stdin(words[1]) else None
     if head not in SHELLS:

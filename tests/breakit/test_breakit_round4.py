@@ -316,9 +316,9 @@ async def test_a_secret_split_across_text_deltas_is_masked_everywhere(
 )
 async def test_an_ask_rule_or_a_bad_answer_asks_in_autonomous_mode(
     policy: object,
-    make_session: object,
+    make_session: object,  # noqa: F811  (the fixture imported above)
     scripted_model: object,
-    claude_workdir: object,  # noqa: F811
+    claude_workdir: object,
 ) -> None:
     # the hook had no opinion, so in autonomous mode `rm data.csv` ran with nobody asked
     from pathlib import Path
@@ -344,3 +344,9 @@ async def test_an_ask_rule_or_a_bad_answer_asks_in_autonomous_mode(
         await session.close()
     assert [r.input["command"] for r in asked] == ["rm data.csv"]
     assert (workdir / "data.csv").exists()
+
+
+@pytest.mark.parametrize("command", ["alias r=rm\nr x", "alias r='rm -rf'\nr data", "alias ll='ls -l' r=rm\nr x"])
+def test_an_alias_defined_then_used_is_read(command: str) -> None:
+    # the CLI's shell snapshot runs `shopt -s expand_aliases`: `r x` on the next line runs rm
+    assert RM("Bash", {"command": command}) == "deny"
