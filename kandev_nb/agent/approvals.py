@@ -278,6 +278,7 @@ class ApprovalBroker(UnaskedCalls):
             approval.deny(denied.reason, by="policy")
         elif policy is not None:
             try:
+                policy = enforce.rooted(policy, self.cwd)  # relative rules mean the CLI's folder
                 verdict = policy(tool_name, tool_input)
                 note_of = getattr(policy, "note", None)
                 note = str(note_of(tool_name, tool_input) or "") if verdict == "allow" and callable(note_of) else ""

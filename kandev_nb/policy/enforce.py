@@ -47,6 +47,7 @@ __all__ = [
     "disallowed_tools",
     "initialize_hooks",
     "policy_label",
+    "rooted",
 ]
 
 log = logging.getLogger("kandev_nb")
@@ -109,7 +110,8 @@ class PolicyVerdict:
     """The enforcement hook's decision for one call.
 
     Attributes:
-        decision: "deny" (the call does not run) or "ask" (a policy raised: a person decides).
+        decision: "deny" (the call does not run) or "ask" (an ask rule matched, or a policy
+            raised or answered something else than "allow", "deny" or None: a person decides).
         reason: the ``permissionDecisionReason`` (the model reads it in the tool_result).
         who: who decided, in words: "your policy rule Bash(rm:*)", "the file guard".
         rule: the rule that matched ("" for the file guard, a function policy, an error).
@@ -156,6 +158,32 @@ def denying_rule(policy: Policy, tool_name: str, tool_input: dict[str, Any], cwd
     except Exception:
         log.debug("kandev-nb could not name the policy rule", exc_info=True)
     return ""
+
+
+def rooted(policy: Policy, cwd: str | None) -> Policy:
+    """`policy` with the CLI's `cwd` as the root of its relative rules when it has no root of
+    its own (``Rules.with_root``): ``Read(./.env)`` is the session folder's .env even when the
+    kernel runs elsewhere. Other policies, or no `cwd`: `policy` itself. Never raises."""
+    target = getattr(policy, "policy", policy)  # a LabelledPolicy's own policy
+    with_root = getattr(target, "with_root", None)
+    if not cwd or not callable(with_root) or getattr(target, "root", None) is not None:
+        return policy
+    try:
+        bound: Policy = with_root(cwd)
+    except Exception:  # the policy as it is
+        log.debug("kandev-nb could not root the policy at %s", cwd, exc_info=True)
+        return policy
+    return bound
+
+
+def _ask_rule(policy: Policy, tool_name: str, tool_input: dict[str, Any]) -> str:
+    """The ask rule of a ``Rules``-like policy (one with ``verdict``) that matches this call, or ""."""
+    target = getattr(policy, "policy", policy)
+    verdict_of = getattr(target, "verdict", None)
+    if not callable(verdict_of):
+        return ""
+    verdict = verdict_of(tool_name, tool_input)
+    return str(verdict.rule or "") if getattr(verdict, "answer", None) == "ask" else ""
 
 
 def _function_name(policy: Policy) -> str:
@@ -211,16 +239,27 @@ def check(
         if reason:
             return PolicyVerdict("deny", str(reason), "the file guard", source="guard")
     broken: list[str] = []
+    asked: list[tuple[str, str]] = []
     for policy, default in policies:
         label = policy_label(policy, default)
         try:
-            answer = policy(tool_name, tool_input)
+            bound = rooted(policy, cwd)
+            answer = bound(tool_name, tool_input)
+            ask_rule = _ask_rule(bound, tool_name, tool_input) if answer is None else None
         except Exception as exc:  # noqa: BLE001 - a broken policy makes the CLI ask a person
             log.warning("approval policy %s raised %r; asking a person", label, exc)
             broken.append(f"{label} raised {type(exc).__name__}: {exc}")
             continue
         if answer == "deny":
             return denial(policy, default, tool_name, tool_input, cwd)
+        if answer not in ("allow", None):  # "Deny", False, "ask": not an answer; a person decides
+            log.warning("approval policy %s answered %r, not 'allow', 'deny' or None; asking a person", label, answer)
+            broken.append(f"{label} answered {answer!r}, not 'allow', 'deny' or None")
+        elif ask_rule:
+            asked.append((f"{label} rule {ask_rule}", ask_rule))
+    if asked and not broken:  # an ask rule asks in every mode, as a deny rule denies
+        who = ", ".join(w for w, _ in asked)
+        return PolicyVerdict("ask", f"An ask rule matched ({who}); a person decides.", who, asked[0][1])
     if broken:
         text = "; ".join(broken)
         return PolicyVerdict("ask", f"The approval policy failed ({text}); a person decides.", text)

@@ -30,7 +30,9 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+
+from kandev_nb.policy.rules import whatwg_url
+from kandev_nb.policy.wrappers import INTERPRETERS, SHELLS, WRAPPER_NAMES
 
 __all__ = ["Grant", "grant_matches", "session_grant", "tool_grant"]
 
@@ -113,10 +115,13 @@ _EXACT_ONLY = frozenset(
         "Rscript",
         "osascript",
         "ssh",
+        "ssh-agent",
     }
 )
 """Programs that run other code or commands: a prefix grant would allow anything; only the
 exact command is offered."""
+_GIT_RUNS = frozenset({"submodule", "rebase", "bisect", "difftool", "mergetool", "config", "filter-branch", "daemon"})
+"""git subcommands that can run a command given in their arguments or set one for later."""
 _UNSAFE = re.compile(r"[;&|<>()`$\\\n\r{}*?\[\]!#~]")
 _WORD = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+@%:/=-]*$")
 
@@ -132,7 +137,16 @@ def _bash(command: str) -> Grant | None:
     if not words or not _WORD.match(words[0]) or "=" in words[0]:
         return None
     first = words[0]
-    if first.rsplit("/", 1)[-1] in _EXACT_ONLY:
+    base = first.rsplit("/", 1)[-1]
+    second = words[1] if len(words) > 1 else ""
+    runs_other_code = (
+        base in _EXACT_ONLY
+        or base in WRAPPER_NAMES
+        or base in SHELLS
+        or INTERPRETERS.match(base) is not None
+        or (base == "git" and (second.startswith("-") or second in _GIT_RUNS))
+    )
+    if runs_other_code:
         short = command if len(command) <= 60 else command[:57] + "…"
         return _grant("Bash", command, f"Allow `{short}` (this exact command) for this session")
     prefix = [first]
@@ -184,10 +198,10 @@ def session_grant(tool_name: str, tool_input: dict[str, Any], cwd: str) -> Grant
         return _grant(kind, f"/{folder.as_posix()}/**", f"Allow {verb} in {_shown(folder, cwd)} for this session")
     if tool_name == "WebFetch":
         url = tool_input.get("url")
-        host = urlsplit(url).hostname if isinstance(url, str) else None
+        parsed = whatwg_url(url) if isinstance(url, str) else None
+        host = parsed.hostname.rstrip(".") if parsed is not None else ""
         if not host:
             return None
-        host = host.rstrip(".").lower()
         return _grant("WebFetch", f"domain:{host}", f"Allow fetching from {host} for this session")
     if tool_name.startswith("mcp__"):
         return tool_grant(tool_name)

@@ -8,6 +8,8 @@ should know (:class:`Verdict`).
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -177,9 +179,17 @@ class Rules:
             return self._edit_verdict(tool_name, tool_input, root)
         return Verdict(None)
 
-    def denied_by(self, tool_name: str, tool_input: Mapping[str, Any]) -> str | None:
-        """The first deny rule that matches this request (as written), or None."""
-        root = _root(self.root)
+    def with_root(self, root: str | os.PathLike[str]) -> Rules:
+        """This policy with `root` as its settings root when it has none of its own (the
+        session's cwd: ``Read(./.env)`` means the CLI's folder, not the kernel's); else itself."""
+        return self if self.root is not None else _rooted(self, os.fspath(root))
+
+    def denied_by(
+        self, tool_name: str, tool_input: Mapping[str, Any], cwd: str | os.PathLike[str] | None = None
+    ) -> str | None:
+        """The first deny rule that matches this request (as written), or None; `cwd` is the
+        root when the policy has none (:meth:`with_root`)."""
+        root = _root(self.root if self.root is not None else cwd)
         parsed = parse_command(str(tool_input.get("command", "")), cwd=root) if tool_name == "Bash" else None
         return next((r.text for r in self._deny if self._matches_broadly(r, tool_name, tool_input, parsed, root)), None)
 
@@ -247,6 +257,11 @@ class Rules:
             if target.is_relative_to(base):
                 return Verdict("allow", f"allow_edits_under={base}", _edit_note(tool_name, tool_input, root))
         return Verdict(None)
+
+
+@functools.lru_cache(maxsize=64)
+def _rooted(rules: Rules, root: str) -> Rules:
+    return dataclasses.replace(rules, root=root)
 
 
 def _command_note(parsed: ParsedCommand) -> str:

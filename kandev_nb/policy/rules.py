@@ -37,13 +37,13 @@ import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
-from urllib.parse import urlsplit
 
+import ada_url
 import pathspec
 
 from kandev_nb.errors import RuleError
 
-__all__ = ["EDIT_TOOLS", "READ_TOOLS", "Rule", "parse_rule", "url_spellings"]
+__all__ = ["EDIT_TOOLS", "READ_TOOLS", "Rule", "parse_rule", "url_spellings", "whatwg_url"]
 
 EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 """Tools an ``Edit(...)`` rule covers (Claude Code: "Edit rules apply to all built-in tools that edit files")."""
@@ -215,12 +215,11 @@ class Rule:
             spellings = url_spellings(url)
             subjects = spellings if deny else spellings[1:2] or spellings
             return self._regex is not None and any(self._regex.fullmatch(s) for s in subjects)
-        try:
-            parts = urlsplit(url.strip())
-            host = (parts.hostname or "").rstrip(".").lower()
-            port = parts.port or _DEFAULT_PORTS.get(parts.scheme.lower())
-        except ValueError:
+        parsed = whatwg_url(url)
+        if parsed is None:
             return False
+        scheme, host = parsed.protocol.removesuffix(":"), parsed.hostname.rstrip(".")
+        port = int(parsed.port) if parsed.port else _DEFAULT_PORTS.get(scheme)
         if not host:
             return False
         wanted = (self.content or "").removeprefix("domain:").lower().rstrip(".")
@@ -338,6 +337,8 @@ def _bash_rule(text: str, rule: str, tool: str, content: str) -> Rule:
 
 def _webfetch_rule(text: str, rule: str, tool: str, content: str) -> Rule:
     stripped = content.strip()
+    if "://" in stripped and _SPECIFIER.match(stripped) and not re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", stripped):
+        raise RuleError(text, "a domain: rule names a host, not a URL: WebFetch(domain:example.com)")
     if "://" in stripped:
         return Rule(rule, tool, content, "url", _regex=wildcard_regex(normal_url_pattern(stripped)))
     specifier = _SPECIFIER.match(stripped)
@@ -383,27 +384,31 @@ def _path_pattern(text: str, content: str) -> _PathPattern:
     return _PathPattern(anchor, line, spec, folded)
 
 
-def url_spellings(url: str) -> list[str]:
-    """`url` as given and normalised: lower-case scheme and host, no trailing dot, no
-    ``user@``, no default port (``HTTPS://u@EVIL.COM.:443/x`` -> ``https://evil.com/x``)."""
+def whatwg_url(url: str) -> ada_url.URL | None:
+    """`url` parsed as the CLI's WebFetch (Node's WHATWG ``URL``) parses it, or None when it
+    does not parse. ``https://evil.com\\@good.com/`` is evil.com there (a backslash is a
+    slash), ``https:evil.com`` is https://evil.com/, ``%65vil.com`` and ``evil\u3002com`` are
+    evil.com; :func:`urllib.parse.urlsplit` reads several of these differently."""
     try:
-        parts = urlsplit(url.strip())
-        host = (parts.hostname or "").rstrip(".")
-        port = parts.port
+        return ada_url.URL(url.strip())
     except ValueError:
+        return None
+
+
+def url_spellings(url: str) -> list[str]:
+    """`url` as given and normalised as the WHATWG URL standard does (lower-case scheme and
+    host, percent-decoded and IDNA-mapped host, no ``user@``, no default port), without the
+    host's trailing dot (``HTTPS://u@EVIL.COM.:443/x`` -> ``https://evil.com/x``)."""
+    parts = whatwg_url(url)
+    if parts is None or not parts.hostname:
         return [url]
-    if not parts.scheme or not host:
-        return [url]
-    scheme = parts.scheme.lower()
-    netloc = f"[{host}]" if ":" in host else host
-    if port is not None and port != _DEFAULT_PORTS.get(scheme):
-        netloc += f":{port}"
-    normal = f"{scheme}://{netloc}{parts.path or '/'}"
-    if parts.query:
-        normal += f"?{parts.query}"
-    if parts.fragment:
-        normal += f"#{parts.fragment}"
-    return list(dict.fromkeys([url, normal, normal.rstrip("/") if parts.path in ("", "/") else normal]))
+    scheme = parts.protocol.removesuffix(":")
+    netloc = parts.hostname.rstrip(".")
+    if parts.port:
+        netloc += f":{parts.port}"
+    normal = f"{scheme}://{netloc}{parts.pathname or '/'}{parts.search}{parts.hash}"
+    bare = normal.rstrip("/") if parts.pathname in ("", "/") and not parts.search and not parts.hash else normal
+    return list(dict.fromkeys([url, normal, bare]))
 
 
 def normal_url_pattern(pattern: str) -> str:

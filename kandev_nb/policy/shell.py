@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
-from kandev_nb.policy.wrappers import peel, shell_script
+from kandev_nb.policy.wrappers import SHELLS, git_scripts, peel, shell_script
 
 __all__ = ["ParsedCommand", "SimpleCommand", "parse_command"]
 
@@ -50,6 +50,8 @@ _BRACE_WORD = re.compile(r"(?<![^\s;&|(){}])\{([^{}\s]*,[^{}\s]*)\}")
 _OPERATORS = re.compile(r"[;&|()\n`]+|\$\(|(?<![^\s;&|])[{}](?![^\s;&|])")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
+_SCRIPT_RUNNERS = SHELLS | {".", "source"}
+_BACKTICKS = re.compile(r"`((?:[^`\\]|\\.)*)`", re.DOTALL)
 _SUBSTITUTIONS = frozenset({"command_substitution", "process_substitution"})
 _STATEMENT_ASSIGNMENT_PARENTS = frozenset(
     {"program", "list", "pipeline", "subshell", "compound_statement", "do_group", "if_statement", "elif_clause"}
@@ -244,6 +246,13 @@ def _visit(node: Node, walk: _Walk, redirects: tuple[str, ...]) -> None:
         walk.commands.append(SimpleCommand((text,), text, redirects, None, ((text,),), walk.depth))
     elif kind == "function_definition":
         redirects = ()
+    elif kind == "expansion" and "`" in _text(node):
+        # ${x:=`rm x`}: the grammar reads the backticks inside an expansion as a plain word
+        for match in _BACKTICKS.finditer(_text(node)):
+            nested = _Walk(walk.cwd, walk.depth, walk.assigned)
+            _parse_into(match.group(1), nested)
+            walk.commands.extend(nested.commands)
+            walk.dynamic.extend(nested.dynamic)
     inherited = () if kind in _SUBSTITUTIONS else redirects
     for child in node.children:
         _visit(child, walk, inherited)
@@ -337,9 +346,11 @@ def _command(node: Node, walk: _Walk, inherited: tuple[str, ...]) -> None:
         walk.commands.extend(nested.commands)
         walk.dynamic.extend(nested.dynamic)
     for found in _find_exec(values):
-        walk.commands.append(
-            SimpleCommand(found, _norm(" ".join(found)), (), None, tuple(_heads(found)), walk.depth + 1)
-        )
+        # read what find runs as a command line of its own (wrappers peeled, sh -c TEXT parsed)
+        nested = _Walk(walk.cwd, walk.depth + 1, walk.assigned)
+        _parse_into(shlex.join(found), nested)
+        walk.commands.extend(nested.commands)
+        walk.dynamic.extend(nested.dynamic)
 
 
 def _is_arg(child: Node) -> bool:
@@ -375,6 +386,17 @@ def _spell(words: list[_Word]) -> tuple[list[tuple[str, ...]], list[tuple[str, s
         spellings.extend(_heads(stage))
         base = stage[0].rsplit("/", 1)[-1] if stage else ""
         inline = shell_script((base, *stage[1:])) if stage else None
+        offset = len(words) - len(stage)
+        if inline is None and base in _SCRIPT_RUNNERS and any(w.dynamic for w in words[max(offset, 0) + 1 :]):
+            late = late or f"{base!r} runs a script file named at run time"
+        if base == "hash" and "-p" in stage[1:]:
+            late = late or "hash -p makes a command name run another program"
+        if base == "alias" and any("=" in w for w in stage[1:]):
+            late = late or "alias changes what a later command word runs"
+        more_scripts, more_commands, why = git_scripts((base, *stage[1:])) if stage else ([], [], None)
+        scripts.extend((text, None) for text in more_scripts)
+        stages.extend(more_commands)
+        late = late or why
         if inline is not None:
             if inline.script is not None:
                 scripts.append((inline.script, "it runs eval" if base == "eval" else None))

@@ -16,8 +16,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import takewhile
 
-__all__ = ["INTERPRETERS", "SHELLS", "Peeled", "peel", "runs_code", "shell_script"]
+__all__ = ["INTERPRETERS", "SHELLS", "WRAPPER_NAMES", "Peeled", "git_scripts", "peel", "runs_code", "shell_script"]
 
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
@@ -97,6 +98,18 @@ _WRAPPERS: dict[str, _Wrapper] = {
         "-I -n -P -d -L -s -a -E --max-args --max-procs --delimiter --arg-file --max-chars --max-lines --replace"
     ),
     "busybox": _w(),
+    "toybox": _w(),
+    "rlwrap": _w("-a -b -C -D -e -f -g -H -I -l -n -o -O -p -P -q -s -S -t -w -z"),
+    "valgrind": _w(),
+    "catchsegv": _w(),
+    "caffeinate": _w("-t -w"),
+    "tsp": _w("-L -D -N"),
+    # parallel CMD ::: ARGS runs CMD (joined, as a shell script) once per argument
+    "parallel": _w(
+        "-j -P -S -a -d -N -n -L -I -C --jobs --sshlogin --arg-file --delimiter --max-args --colsep --tmpdir "
+        "--joblog --results --timeout --delay --workdir --env",
+        joined=True,
+    ),
     # ssh HOST CMD... runs CMD (joined, as a shell script) on HOST, which may be this machine
     "ssh": _w("-p -i -l -o -F -J -L -R -D -b -c -E -e -I -m -O -Q -S -W -w -B", positional=1, joined=True),
     "watch": _w("-n --interval", joined=True),
@@ -115,6 +128,9 @@ _WRAPPERS: dict[str, _Wrapper] = {
     ),
 }
 """Commands that run their arguments as a command or a script, with how to skip their options."""
+
+WRAPPER_NAMES = frozenset(_WRAPPERS)
+"""The command words :func:`peel` sees through (``sudo``, ``env``, ``stdbuf``...)."""
 
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "rbash", "yash", "posh"})
 """Shells: ``sh -c TEXT`` runs TEXT, ``sh FILE`` a script, ``sh`` alone its standard input."""
@@ -235,6 +251,8 @@ def peel(words: Sequence[str]) -> Peeled | None:
     if anywhere and not (dashdash and i < len(words)):
         return Peeled(stdin=True)
     rest = tuple(words[i:])
+    if head == "parallel":
+        rest = tuple(takewhile(lambda w: not w.startswith(":::"), rest))
     if spec.joined:
         return Peeled(script=" ".join(rest))
     if head == "xargs" and rest:
@@ -270,6 +288,14 @@ def shell_script(words: Sequence[str]) -> Peeled | None:
     head = _basename(words[0])
     if head == "eval":
         return Peeled(script=" ".join(words[1:]))
+    if head == "trap":  # trap ACTION SIGNAL...: ACTION runs when a signal (or EXIT) comes
+        args = [w for w in words[1:] if w != "--" and not (w.startswith("-") and len(w) > 1)]
+        return Peeled(script=args[0]) if len(args) > 1 else None
+    if head == "alias":  # alias r='rm -rf': a later line's `r x` runs the value (the CLI's shell expands aliases)
+        values = [w.split("=", 1)[1] for w in words[1:] if "=" in w]
+        return Peeled(script="\n".join(values)) if values else None
+    if head in (".", "source"):
+        return Peeled(stdin=True) if len(words) > 1 and _reads_stdin(words[1]) else None
     if head not in SHELLS:
         return None
     inline, stdin, i = False, False, 1
@@ -294,9 +320,69 @@ def shell_script(words: Sequence[str]) -> Peeled | None:
         break
     if inline:  # sh -c with no text: the text comes from elsewhere (xargs sh -c)
         return Peeled(script=words[i]) if i < len(words) else Peeled(stdin=True)
-    if stdin or i >= len(words):
+    if stdin or i >= len(words) or _reads_stdin(words[i]):
         return Peeled(stdin=True)
     return None
+
+
+def _reads_stdin(path: str) -> bool:
+    """Whether a script file name is the shell's standard input (``sh -``, ``bash /dev/stdin``)."""
+    return path in ("-", "/dev/stdin") or path.startswith(("/dev/fd/", "/proc/self/fd/"))
+
+
+_GIT_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env"})
+_GIT_CONFIG_COMMAND = re.compile(
+    r"^(core\.(pager|editor|sshcommand|fsmonitor|askpass|gitproxy)|sequence\.editor|pager\..*|diff\.external|"
+    r".*\.(textconv|command|cmd|driver|program|helper|process|clean|smudge|sshcommand|path|tool))$"
+)
+
+
+def git_scripts(words: Sequence[str]) -> tuple[list[str], list[tuple[str, ...]], str | None]:
+    """What ``git`` runs besides itself: (shell scripts, commands, why it is dynamic or None).
+
+    ``git -c core.pager=TEXT``, ``-c alias.x='!TEXT'`` and other command-valued settings run
+    TEXT as a shell script; ``git submodule foreach TEXT``, ``git difftool -x TEXT`` and
+    ``git rebase --exec TEXT`` too; ``git bisect run CMD...`` runs CMD. ``-c core.hooksPath=``
+    points git at hook scripts nobody read (dynamic). Empty for any other command.
+    """
+    if not words or _basename(words[0]) != "git":
+        return [], [], None
+    scripts: list[str] = []
+    commands: list[tuple[str, ...]] = []
+    dynamic = None
+    i = 1
+    while i < len(words) and words[i].startswith("-"):
+        word = words[i]
+        setting = None
+        if word == "-c" and i + 1 < len(words):
+            setting = words[i + 1]
+        elif word.startswith("-c") and len(word) > 2:
+            setting = word[2:]
+        if setting is not None:
+            key, _, value = setting.partition("=")
+            key = key.lower()
+            if key == "core.hookspath":
+                dynamic = "git -c core.hooksPath runs hook scripts from that folder"
+            elif (key.startswith("alias.") and value.startswith("!")) or _GIT_CONFIG_COMMAND.match(key):
+                scripts.append(value.removeprefix("!"))
+        if word == "--config-env":
+            dynamic = dynamic or "git --config-env reads a setting from the environment"
+        i += 2 if word in _GIT_VALUED else 1
+    rest = list(words[i:])
+    sub = rest[0] if rest else ""
+    args = rest[1:]
+    if sub == "submodule" and "foreach" in args:
+        after = [w for w in args[args.index("foreach") + 1 :] if w not in ("--recursive", "-q", "--quiet")]
+        scripts.append(" ".join(after))
+    elif sub in ("difftool", "mergetool", "rebase"):
+        for j, word in enumerate(args):
+            if word in ("-x", "--extcmd", "--exec") and j + 1 < len(args):
+                scripts.append(args[j + 1])
+            elif word.startswith(("--extcmd=", "--exec=")):
+                scripts.append(word.partition("=")[2])
+    elif sub == "bisect" and args[:1] == ["run"] and len(args) > 1:
+        commands.append(tuple(args[1:]))
+    return scripts, commands, dynamic
 
 
 def runs_code(words: Sequence[str]) -> tuple[str, str] | None:

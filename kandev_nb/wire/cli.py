@@ -21,6 +21,7 @@ from types import MappingProxyType
 from typing import Final
 
 from kandev_nb.errors import CLINotFoundError
+from kandev_nb.redact import is_secret_name
 
 __all__ = [
     "CHILD_ENV_NAMES",
@@ -424,9 +425,17 @@ the switch that uses them is on: ``(switch, prefixes, names)``."""
 _OFF = frozenset({"", "0", "false", "no", "off"})
 
 
+_CLAUDES_OWN: Final = ("ANTHROPIC_", "CLAUDE_")
+"""Prefixes whose secret-looking names the CLI itself reads (``ANTHROPIC_API_KEY``,
+``CLAUDE_CODE_OAUTH_TOKEN``); under the other prefixes a secret-looking name (``MCP_SERVER_TOKEN``,
+``ENABLE_X_PASSWORD``) is somebody else's secret and stays in the kernel."""
+
+
 def _inherited(name: str, env: Mapping[str, str]) -> bool:
-    if name in CHILD_ENV_NAMES or name.startswith(CHILD_ENV_PREFIXES):
+    if name in CHILD_ENV_NAMES:
         return True
+    if name.startswith(CHILD_ENV_PREFIXES):
+        return name.startswith(_CLAUDES_OWN) or not is_secret_name(name)
     for switch, prefixes, names in PROVIDER_ENV:
         if env.get(switch, "").strip().lower() not in _OFF and (name.startswith(prefixes) or name in names):
             return True
@@ -440,7 +449,8 @@ def child_env(extra: Mapping[str, str] | None = None, base: Mapping[str, str] | 
     ``TMPDIR``, ``LANG``, ``TZ``, proxies, certificate bundles, the active virtualenv or
     conda env, Claude Code's unprefixed settings) and :data:`CHILD_ENV_PREFIXES`
     (``ANTHROPIC_*``, ``CLAUDE_*``, ``DISABLE_*``, ``ENABLE_*``, ``MCP_*``, ``LC_*``,
-    ``XDG_*``); a cloud provider's variables only with its switch on (:data:`PROVIDER_ENV`:
+    ``XDG_*``; under the last five, no secret-looking name such as ``MCP_SERVER_TOKEN``); a
+    cloud provider's variables only with its switch on (:data:`PROVIDER_ENV`:
     ``AWS_*`` with ``CLAUDE_CODE_USE_BEDROCK=1``, ``GOOGLE_*``/``CLOUD_ML_REGION`` with
     ``CLAUDE_CODE_USE_VERTEX=1``, ``AZURE_*`` with ``CLAUDE_CODE_USE_FOUNDRY=1``, ``OTEL_*``
     with ``CLAUDE_CODE_ENABLE_TELEMETRY=1``). Nothing else: the kernel's secrets
