@@ -368,3 +368,12 @@ def test_a_deep_glob_in_command_position_does_not_walk_the_disk(monkeypatch: pyt
     assert walked == []
     assert RM("Bash", {"command": "/bin/r? x"}) == "deny"  # a shallow glob is still guessed
     assert walked == ["/bin/r?"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["uv run rm x", "uv run --with pandas rm x", "poetry run rm x", "pdm run rm x", "conda run -n base rm x"]
+    + ["perf stat rm x", "perf record -o p.data rm x"],
+)
+def test_environment_runners_are_peeled(command: str) -> None:
+    assert RM("Bash", {"command": command}) == "deny"
