@@ -43,6 +43,7 @@ _LOCAL = threading.local()
 _MAX_DEPTH = 4
 """How deep ``bash -c "bash -c '...'"`` is followed before the command counts as dynamic."""
 _MAX_GUESSES = 16
+_MAX_GLOB_LEVELS = 2
 _WS = re.compile(r"\s+")
 _GLOB = re.compile(r"(?<!\\)[*?\[]")
 _BRACE = re.compile(r"\{[^{}\s]*(,|\.\.)[^{}\s]*\}")
@@ -511,7 +512,11 @@ def _ansi_c(raw: str) -> str:
 
 
 def _glob(pattern: str, cwd: str | None) -> list[str]:
-    """What a glob names now (what bash would run), for deny rules only."""
+    """What a glob names now (what bash would run), for deny rules only. A pattern with more
+    than :data:`_MAX_GLOB_LEVELS` wildcard folders is not expanded (``/*/*/*/*/*/*/r?`` walks
+    the whole disk for minutes): the command stays asked, never allowed."""
+    if sum(1 for part in pattern.split("/") if glob.has_magic(part)) > _MAX_GLOB_LEVELS:
+        return []
     try:
         found = glob.glob(pattern, root_dir=cwd) if not os.path.isabs(pattern) else glob.glob(pattern)
     except (OSError, ValueError, re.error):

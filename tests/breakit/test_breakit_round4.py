@@ -350,3 +350,30 @@ async def test_an_ask_rule_or_a_bad_answer_asks_in_autonomous_mode(
 def test_an_alias_defined_then_used_is_read(command: str) -> None:
     # the CLI's shell snapshot runs `shopt -s expand_aliases`: `r x` on the next line runs rm
     assert RM("Bash", {"command": command}) == "deny"
+
+
+def test_a_deep_glob_in_command_position_does_not_walk_the_disk(monkeypatch: pytest.MonkeyPatch) -> None:
+    # /*/*/*/*/*/*/*/r? was expanded to guess the program: minutes of walking / (a hung hook)
+    import glob
+
+    walked: list[str] = []
+    real = glob.glob
+
+    def recording(pattern: str, **kwargs: object) -> list[str]:
+        walked.append(pattern)
+        return real(pattern, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(glob, "glob", recording)
+    assert RM("Bash", {"command": "/*/*/*/*/*/*/*/r? x"}) is None  # asked, never allowed
+    assert walked == []
+    assert RM("Bash", {"command": "/bin/r? x"}) == "deny"  # a shallow glob is still guessed
+    assert walked == ["/bin/r?"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["uv run rm x", "uv run --with pandas rm x", "poetry run rm x", "pdm run rm x", "conda run -n base rm x"]
+    + ["perf stat rm x", "perf record -o p.data rm x"],
+)
+def test_environment_runners_are_peeled(command: str) -> None:
+    assert RM("Bash", {"command": command}) == "deny"
