@@ -70,7 +70,18 @@ def build_fleet(
     check_options(concurrency=concurrency, budget_usd=budget_usd, retries=retries, name=name)
     columns = set(map(str, frame.columns)) if isinstance(frame, pd.DataFrame) else set()
     cwd_column = cwd if isinstance(cwd, str) and cwd in columns else None
-    spec = FleetSpec.of(frame, prompt_template, schema=schema, variables=variables, cwd_column=cwd_column)
+    from kandev_nb.kernel_tools import options as kernel_tools_options
+    from kandev_nb.redact import configured_secrets
+
+    spec = FleetSpec.of(
+        frame,
+        prompt_template,
+        schema=schema,
+        variables=variables,
+        cwd_column=cwd_column,
+        secrets=configured_secrets(dict(config.env)) if config is not None else (),
+        reveal_secrets=kernel_tools_options.reveal_secrets,
+    )
     cwd = None if cwd_column is not None else cwd
     base = config or SessionConfig()
     changes = {"mode": mode, "model": model, "max_turns": max_turns, "cwd": cwd}
