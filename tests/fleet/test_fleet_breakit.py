@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+import subprocess
+from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
 
 from kandev_nb.fleet.spec import FleetError, FleetSpec
+from kandev_nb.fleet.worktrees import Worktrees
 
 
 def test_a_notebook_secret_in_the_template_is_redacted_as_in_a_cell() -> None:
@@ -29,3 +34,35 @@ def test_module_private_and_ipython_names_are_refused_as_in_a_cell(template: str
     """``{os.environ}`` sent the kernel's whole environment (tokens included) to every row."""
     with pytest.raises(FleetError):
         FleetSpec.of(pd.DataFrame({"id": [1]}), template, variables={"os": os, "_secret": "x", "In": ["a"]})
+
+
+def _repo(path: Path) -> Path:
+    path.mkdir()
+    for args in (
+        ["init", "-q", "-b", "main"],
+        ["-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "0"],
+    ):
+        subprocess.run(["git", "-C", str(path), *args], check=True, capture_output=True)
+    return path
+
+
+def test_row_keys_that_slug_alike_get_their_own_worktree_and_branch(tmp_path: Path) -> None:
+    """Keys ``a b``, ``a/b``, ``a-b`` (and int 1 vs ``"1"``, ``../../x`` vs ``x``) shared one worktree and one
+    branch, so two rows' agents edited the same checkout; ``a..b`` and ``x.lock`` made branch names git refuses."""
+    repo = _repo(tmp_path / "repo")
+    trees = Worktrees(repo, "edits")
+    keys: list[Any] = ["a b", "a/b", "a-b", 1, "1", "../../x", "x", "a..b", "x.lock", "-f", ("t", 2)]
+
+    async def make_all() -> list[Any]:
+        return [await trees.make(k) for k in keys]
+
+    made = asyncio.run(make_all())
+    assert len({t.path for t in made}) == len(keys)
+    assert len({t.branch for t in made}) == len(keys)
+    folder = (tmp_path / "repo.kandev-worktrees" / "edits").resolve()
+    for tree in made:
+        assert tree.path.resolve().parent == folder  # never outside the fleet's folder, never the user's checkout
+        assert tree.branch.startswith("kandev/edits/") and not tree.branch.split("/")[-1].startswith("-")
+    status = subprocess.run(["git", "-C", str(repo), "status", "--porcelain"], capture_output=True, text=True, check=True)
+    assert status.stdout == ""
+    assert Worktrees(repo, "edits").path_of("a") == folder / "a"  # plain keys keep plain names
