@@ -63,6 +63,8 @@ def test_row_keys_that_slug_alike_get_their_own_worktree_and_branch(tmp_path: Pa
     for tree in made:
         assert tree.path.resolve().parent == folder  # never outside the fleet's folder, never the user's checkout
         assert tree.branch.startswith("kandev/edits/") and not tree.branch.split("/")[-1].startswith("-")
-    status = subprocess.run(["git", "-C", str(repo), "status", "--porcelain"], capture_output=True, text=True, check=True)
+    status = subprocess.run(
+        ["git", "-C", str(repo), "status", "--porcelain"], capture_output=True, text=True, check=True
+    )
     assert status.stdout == ""
     assert Worktrees(repo, "edits").path_of("a") == folder / "a"  # plain keys keep plain names
