@@ -48,7 +48,7 @@ def key_text(key: Any) -> str:
         except (TypeError, ValueError):
             pass
     if isinstance(key, tuple):
-        key = [key_text(k) for k in key]
+        key = [json.loads(key_text(k)) for k in key]  # JSON values, so json.loads gives the tuple's items back
     return json.dumps(key, default=str, sort_keys=True)
 
 

@@ -5,14 +5,20 @@ from __future__ import annotations
 import asyncio
 import os
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pytest
 
+from kandev_nb.agent.session import SessionConfig
+from kandev_nb.fleet import build_fleet, fleet_results
 from kandev_nb.fleet.spec import FleetError, FleetSpec
 from kandev_nb.fleet.worktrees import Worktrees
+from kandev_nb.ledger import RunLedger
+from kandev_nb.testing import Reply, ScriptedModelServer, text
+from tests.fleet.conftest import answer_per_row
 
 
 def test_a_notebook_secret_in_the_template_is_redacted_as_in_a_cell() -> None:
@@ -68,3 +74,17 @@ def test_row_keys_that_slug_alike_get_their_own_worktree_and_branch(tmp_path: Pa
     )
     assert status.stdout == ""
     assert Worktrees(repo, "edits").path_of("a") == folder / "a"  # plain keys keep plain names
+
+
+async def test_a_multiindex_fleet_rebuilt_from_the_ledger_joins_back(
+    base_config: SessionConfig, ledger: RunLedger, scripted_model: ScriptedModelServer, feed: Callable[..., None]
+) -> None:
+    """A tuple key was kept as a list of JSON texts (``["\\"t\\"", "1"]``), so ``fleet_results`` gave the
+    keys ``('"t"', '1')`` and ``frame.join(fleet_results(...))`` matched no row."""
+    feed(answer_per_row(lambda n, _r: Reply(text(f"answer {n}"))), 2)
+    frame = pd.DataFrame({"id": [1, 2]}, index=pd.MultiIndex.from_tuples([("t", 1), ("t", 2)], names=["a", "b"]))
+    result = await build_fleet(frame, "Do ticket {id}.", name="multi", config=base_config, ledger=ledger).run()
+    assert list(result["status"]) == ["done", "done"], result["error"].tolist()
+    rebuilt = fleet_results("multi", ledger=ledger)
+    assert list(rebuilt.index) == [("t", 1), ("t", 2)]
+    assert list(frame.join(rebuilt[["answer"]])["answer"]) == ["answer 1", "answer 2"]
