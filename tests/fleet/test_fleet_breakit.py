@@ -87,4 +87,5 @@ async def test_a_multiindex_fleet_rebuilt_from_the_ledger_joins_back(
     assert list(result["status"]) == ["done", "done"], result["error"].tolist()
     rebuilt = fleet_results("multi", ledger=ledger)
     assert list(rebuilt.index) == [("t", 1), ("t", 2)]
+    rebuilt.index = rebuilt.index.set_names(frame.index.names)  # the ledger keeps no index names
     assert list(frame.join(rebuilt[["answer"]])["answer"]) == ["answer 1", "answer 2"]
