@@ -19,6 +19,7 @@ from kandev_nb.fleet.worktrees import Worktrees
 from kandev_nb.ledger import RunLedger
 from kandev_nb.testing import Reply, ScriptedModelServer, text
 from tests.fleet.conftest import answer_per_row
+from tests.fleet.test_fleet_queue_budget import _until, touch_then_answer
 
 
 def test_a_notebook_secret_in_the_template_is_redacted_as_in_a_cell() -> None:
@@ -89,3 +90,26 @@ async def test_a_multiindex_fleet_rebuilt_from_the_ledger_joins_back(
     assert list(rebuilt.index) == [("t", 1), ("t", 2)]
     rebuilt.index = rebuilt.index.set_names(frame.index.names)  # the ledger keeps no index names
     assert list(frame.join(rebuilt[["answer"]])["answer"]) == ["answer 1", "answer 2"]
+
+
+async def test_stop_all_with_approvals_waiting_closes_every_card_and_keeps_the_reason(
+    base_config: SessionConfig, ledger: RunLedger, scripted_model: ScriptedModelServer, feed: Callable[..., None]
+) -> None:
+    """(Held.) Stop all while two rows wait in the approval queue: the queue empties, both rows end "stopped"
+    with the reason, a row never started is "skipped" with its reason, and the cost columns are the ledger's."""
+    feed(answer_per_row(touch_then_answer), 20)
+    frame = pd.DataFrame({"id": [1, 2, 3]}, index=["a", "b", "c"])
+    fleet = build_fleet(frame, "Handle ticket {id}.", concurrency=2, name="halt", config=base_config, ledger=ledger)
+    run = asyncio.create_task(fleet.run())
+    await _until(lambda: len(fleet.queue.pending) == 2, "two queued approvals")
+    fleet.stop()
+    result = await asyncio.wait_for(run, 180)
+    assert fleet.queue.pending == []
+    assert list(result["status"]) == ["stopped", "stopped", "skipped"], result["error"].tolist()
+    assert all(isinstance(e, str) and e for e in result["error"]), result["error"].tolist()
+    runs = ledger.runs(fleet="halt").set_index("fleet_key")
+    for key in ("a", "b"):
+        row = runs.loc[f'"{key}"']
+        assert result.loc[key, "cost_usd"] == pytest.approx(row["cost_usd"])
+        assert result.loc[key, "input_tokens"] == row["input_tokens"]
+    assert len(scripted_model.main_requests) == 2  # the stopped rows asked once each; the skipped one never
