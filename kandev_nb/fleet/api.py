@@ -137,7 +137,7 @@ async def fleet(frame: Any, prompt_template: Any, **options: Any) -> pd.DataFram
             running rows are interrupted when it is exceeded, rows never started are
             "skipped" with the reason.
         name: the fleet's name in the ledger; running it again starts only the rows with no
-            finished ("done") row of the same template and options (`redo=True`: all).
+            finished ("done") row of the same template, options and row prompt (`redo=True`: all).
         retries: run a row that failed for a transient reason (an API error such as 429,
             500 or 529, a CLI that died) again, up to this many times, resuming its session.
         mode, approve, model, max_turns, cwd, allowed_tools: as for one `%%claude` cell, for

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import hashlib
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
@@ -446,13 +447,20 @@ class Fleet:
         turn.meta["fleet"] = {
             "fleet": self.name,
             "fleet_key": key_text(result.key),
-            "fleet_fingerprint": self.fingerprint,
+            "fleet_fingerprint": self.row_fingerprint(result.key),
             "fleet_result": result.ledger_json(),
         }
         try:
             await self.ledger.arecord(turn, notebook=self.notebook)
         except LedgerError as exc:
             log.warning("kandev_nb fleet: row %r not recorded: %s", result.key, exc)
+
+    def row_fingerprint(self, key: Any) -> str:
+        """The ledger's ``fleet_fingerprint`` of row `key`: 16 hex digits of the fleet's
+        :attr:`fingerprint` (template and options) and the row's prompt, so a row whose data
+        (or a notebook variable its prompt reads) changed runs again on a rerun."""
+        text = f"{self.fingerprint}\n{self.rows[key].prompt}"
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     async def _finished_rows(self) -> dict[Any, RowResult]:
         """The rows the ledger has finished ("done") with this fingerprint, by key; {} with
@@ -467,7 +475,7 @@ class Fleet:
         for row in runs.to_dict("records"):  # oldest first: a later row of a key wins
             key = by_text.get(row.get("fleet_key"))
             saved = row.get("fleet_result") or {}
-            if key is None or row.get("fleet_fingerprint") != self.fingerprint:
+            if key is None or row.get("fleet_fingerprint") != self.row_fingerprint(key):
                 continue
             if saved.get("status") == "done":
                 out[key] = RowResult.of_ledger(key, row, self.spec.output)

@@ -251,7 +251,8 @@ class FleetSpec:
     def fingerprint(self, config: SessionConfig, kernel_tools: bool, worktree: bool = False) -> str:
         """A short hash of the template and of every option that changes an answer: the
         schema, mode, model, max_turns, cwd, tool rules, system prompts, kernel tools.
-        A rerun counts a finished row only if its fingerprint is this one."""
+        A rerun counts a finished row only if its fingerprint is this one and its prompt the
+        row's (:meth:`kandev_nb.fleet.runner.Fleet.row_fingerprint`)."""
         options: dict[str, Any] = {
             "template": self.template,
             "schema": self.output.schema_json if self.output else None,

@@ -113,3 +113,28 @@ async def test_stop_all_with_approvals_waiting_closes_every_card_and_keeps_the_r
         assert result.loc[key, "cost_usd"] == pytest.approx(row["cost_usd"])
         assert result.loc[key, "input_tokens"] == row["input_tokens"]
     assert len(scripted_model.main_requests) == 2  # the stopped rows asked once each; the skipped one never
+
+
+async def test_a_rerun_runs_again_the_rows_whose_prompt_changed(
+    base_config: SessionConfig, ledger: RunLedger, scripted_model: ScriptedModelServer, feed: Callable[..., None]
+) -> None:
+    """The fingerprint held the template, not the row's prompt: after ticket b's text (or a notebook
+    variable the template reads) changed, a rerun gave b's old answer to the new question, sending nothing."""
+    feed(answer_per_row(lambda n, r: Reply(text(f"answer {n}: {r.last_user_text()[-12:]}"))), 10)
+    frame = pd.DataFrame({"id": [1, 2], "subject": ["printer", "laptop"]}, index=["a", "b"])
+    template = "Do ticket {id} about {subject} for {team}."
+    first = await build_fleet(
+        frame, template, name="data", config=base_config, ledger=ledger, variables={"team": "ops"}
+    ).run()
+    assert list(first["status"]) == ["done", "done"], first["error"].tolist()
+    sent = len(scripted_model.main_requests)
+    frame.loc["b", "subject"] = "phone"
+    again = await build_fleet(
+        frame, template, name="data", config=base_config, ledger=ledger, variables={"team": "ops"}
+    ).run()
+    assert len(scripted_model.main_requests) == sent + 1  # only b, whose prompt changed
+    assert again.loc["a", "answer"] == first.loc["a", "answer"]
+    assert "phone" in scripted_model.main_requests[-1].last_user_text()
+    assert again.loc["b", "answer"] != first.loc["b", "answer"]
+    await build_fleet(frame, template, name="data", config=base_config, ledger=ledger, variables={"team": "dev"}).run()
+    assert len(scripted_model.main_requests) == sent + 3  # a notebook variable changed every prompt
