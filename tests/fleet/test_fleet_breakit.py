@@ -17,7 +17,7 @@ from kandev_nb.fleet import build_fleet, fleet_results
 from kandev_nb.fleet.spec import FleetError, FleetSpec
 from kandev_nb.fleet.worktrees import Worktrees
 from kandev_nb.ledger import RunLedger
-from kandev_nb.testing import Reply, ScriptedModelServer, text
+from kandev_nb.testing import RecordedRequest, Reply, ScriptedModelServer, text, tool_use
 from tests.fleet.conftest import answer_per_row
 from tests.fleet.test_fleet_queue_budget import _until, touch_then_answer
 
@@ -138,3 +138,35 @@ async def test_a_rerun_runs_again_the_rows_whose_prompt_changed(
     assert again.loc["b", "answer"] != first.loc["b", "answer"]
     await build_fleet(frame, template, name="data", config=base_config, ledger=ledger, variables={"team": "dev"}).run()
     assert len(scripted_model.main_requests) == sent + 3  # a notebook variable changed every prompt
+
+
+async def test_deny_for_all_rows_holds_for_calls_the_mode_runs_unasked(
+    base_config: SessionConfig, claude_workdir: Path, tmp_path: Path, feed: Callable[..., None]
+) -> None:
+    """ "Deny for all rows" gave ``Bash(rm:*)`` on row 1's ``rm`` outside the folder; in acceptEdits row 2's
+    ``rm data-2.csv`` inside the folder sends no can_use_tool, so the fleet's rule was never asked and it ran."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.csv").write_text("k\n")
+    (claude_workdir / "data-2.csv").write_text("d\n")
+
+    def remove(number: int, request: RecordedRequest) -> Reply:
+        if request.last_user_text():
+            target = str(outside / "keep.csv") if number == 1 else "data-2.csv"
+            return Reply(tool_use("Bash", {"command": f"rm {target}", "description": "remove a file"}))
+        return Reply(text(f"row {number} done"))
+
+    feed(answer_per_row(remove), 10)
+    frame = pd.DataFrame({"id": [1, 2]}, index=["a", "b"])
+    fleet = build_fleet(
+        frame, "Handle ticket {id}.", concurrency=1, mode="acceptEdits", config=base_config, ledger=None
+    )
+    run = asyncio.create_task(fleet.run())
+    await _until(lambda: fleet.queue.head is not None, "row 1's rm in the queue")
+    head = fleet.queue.head
+    assert head is not None and head.key == "a"
+    assert fleet.queue.deny_all(head) == "Bash(rm:*)"
+    result = await asyncio.wait_for(run, 180)
+    assert list(result["status"]) == ["done", "done"], result["error"].tolist()
+    assert (outside / "keep.csv").exists()
+    assert (claude_workdir / "data-2.csv").exists()
