@@ -70,7 +70,18 @@ def build_fleet(
     check_options(concurrency=concurrency, budget_usd=budget_usd, retries=retries, name=name)
     columns = set(map(str, frame.columns)) if isinstance(frame, pd.DataFrame) else set()
     cwd_column = cwd if isinstance(cwd, str) and cwd in columns else None
-    spec = FleetSpec.of(frame, prompt_template, schema=schema, variables=variables, cwd_column=cwd_column)
+    from kandev_nb.kernel_tools import options as kernel_tools_options
+    from kandev_nb.redact import configured_secrets
+
+    spec = FleetSpec.of(
+        frame,
+        prompt_template,
+        schema=schema,
+        variables=variables,
+        cwd_column=cwd_column,
+        secrets=configured_secrets(dict(config.env)) if config is not None else (),
+        reveal_secrets=kernel_tools_options.reveal_secrets,
+    )
     cwd = None if cwd_column is not None else cwd
     base = config or SessionConfig()
     changes = {"mode": mode, "model": model, "max_turns": max_turns, "cwd": cwd}
@@ -126,7 +137,7 @@ async def fleet(frame: Any, prompt_template: Any, **options: Any) -> pd.DataFram
             running rows are interrupted when it is exceeded, rows never started are
             "skipped" with the reason.
         name: the fleet's name in the ledger; running it again starts only the rows with no
-            finished ("done") row of the same template and options (`redo=True`: all).
+            finished ("done") row of the same template, options and row prompt (`redo=True`: all).
         retries: run a row that failed for a transient reason (an API error such as 429,
             500 or 529, a CLI that died) again, up to this many times, resuming its session.
         mode, approve, model, max_turns, cwd, allowed_tools: as for one `%%claude` cell, for

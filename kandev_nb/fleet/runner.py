@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import hashlib
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
@@ -29,9 +30,10 @@ from kandev_nb.agent.session import Session
 from kandev_nb.agent.state import SessionState
 from kandev_nb.errors import CLIProcessError, KandevError, LedgerError, StructuredOutputError
 from kandev_nb.fleet.pacing import Limiter, RateGovernor
-from kandev_nb.fleet.queue import ApprovalQueue, activity_of
+from kandev_nb.fleet.queue import ApprovalQueue, FleetDenies, activity_of
 from kandev_nb.fleet.results import RowResult, RowStatus, result_frame
 from kandev_nb.fleet.spec import FleetSpec, key_text
+from kandev_nb.policy.enforce import LabelledPolicy
 
 __all__ = ["TRANSIENT_STATUSES", "Fleet", "RowState", "transient"]
 
@@ -339,7 +341,10 @@ class Fleet:
             config = replace(config, cwd=cwd)
         elif self.spec.cwds is not None:
             config = replace(config, cwd=self.spec.cwds[state.key])
-        return Session(config, name=f"{self.name or 'fleet'}[{state.key}]")
+        session = Session(config, name=f"{self.name or 'fleet'}[{state.key}]")
+        if session.broker.policy is None:  # the fleet's "Deny for all rows" rules hold in every mode
+            session.broker.policy = LabelledPolicy(FleetDenies(self.queue), "the fleet's rule (Deny for all rows)")
+        return session
 
     async def execute_row(self, state: RowState) -> RowResult:
         """Run one row's turn in a fresh Session and record it; never raises for the row's
@@ -446,13 +451,20 @@ class Fleet:
         turn.meta["fleet"] = {
             "fleet": self.name,
             "fleet_key": key_text(result.key),
-            "fleet_fingerprint": self.fingerprint,
+            "fleet_fingerprint": self.row_fingerprint(result.key),
             "fleet_result": result.ledger_json(),
         }
         try:
             await self.ledger.arecord(turn, notebook=self.notebook)
         except LedgerError as exc:
             log.warning("kandev_nb fleet: row %r not recorded: %s", result.key, exc)
+
+    def row_fingerprint(self, key: Any) -> str:
+        """The ledger's ``fleet_fingerprint`` of row `key`: 16 hex digits of the fleet's
+        :attr:`fingerprint` (template and options) and the row's prompt, so a row whose data
+        (or a notebook variable its prompt reads) changed runs again on a rerun."""
+        text = f"{self.fingerprint}\n{self.rows[key].prompt}"
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     async def _finished_rows(self) -> dict[Any, RowResult]:
         """The rows the ledger has finished ("done") with this fingerprint, by key; {} with
@@ -467,7 +479,7 @@ class Fleet:
         for row in runs.to_dict("records"):  # oldest first: a later row of a key wins
             key = by_text.get(row.get("fleet_key"))
             saved = row.get("fleet_result") or {}
-            if key is None or row.get("fleet_fingerprint") != self.fingerprint:
+            if key is None or row.get("fleet_fingerprint") != self.row_fingerprint(key):
                 continue
             if saved.get("status") == "done":
                 out[key] = RowResult.of_ledger(key, row, self.spec.output)

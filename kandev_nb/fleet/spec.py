@@ -14,9 +14,11 @@ import hashlib
 import json
 import math
 import os
+import re
 import string
+import types
 from collections import ChainMap
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +27,7 @@ import pandas as pd
 from kandev_nb.agent.config import SessionConfig
 from kandev_nb.agent.structured import OutputSpec
 from kandev_nb.errors import KandevError
+from kandev_nb.redact import REDACTED, is_secret_name, redact_text
 
 __all__ = ["FleetError", "FleetSpec", "key_text", "template_fields"]
 
@@ -45,7 +48,7 @@ def key_text(key: Any) -> str:
         except (TypeError, ValueError):
             pass
     if isinstance(key, tuple):
-        key = [key_text(k) for k in key]
+        key = [json.loads(key_text(k)) for k in key]  # JSON values, so json.loads gives the tuple's items back
     return json.dumps(key, default=str, sort_keys=True)
 
 
@@ -69,6 +72,51 @@ def template_fields(template: str) -> list[str]:
         if root not in names:
             names.append(root)
     return names
+
+
+_REFUSED_ROOTS = frozenset({"In", "Out", "exit", "quit", "get_ipython", "open"})
+"""IPython's own names, refused as a `%%claude` cell's interpolation refuses them."""
+
+
+def _escaped(text: str) -> str:
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+def _safe_template(template: str, columns: Mapping[str, Any], variables: Mapping[str, Any], reveal: bool) -> str:
+    """`template` checked by the rules of a cell's ``{name}`` interpolation
+    (:func:`kandev_nb.notebook.cell_text.interpolate`): no private or IPython names, no
+    modules; unless `reveal`, a field with a secret-looking part (``{api_key}``,
+    ``{cfg.password}``) becomes the literal ``<redacted>``.
+
+    Raises:
+        FleetError: a field names a private or IPython name, or a module.
+    """
+    out: list[str] = []
+    for text, name, spec, conv in string.Formatter().parse(template):
+        out.append(_escaped(text))
+        if name is None:
+            continue
+        parts = [p for p in re.split(r"[.\[\]]", name) if p]
+        root, attrs = parts[0], parts[1:]
+        is_column = root in columns
+        private_root = not is_column and (root.startswith("_") or root in _REFUSED_ROOTS)
+        if private_root or any(p.startswith("_") for p in attrs):
+            raise FleetError(f"the prompt template's {{{name}}} names a private or IPython name; it is not sent")
+        if not is_column:
+            value: Any = variables.get(root)
+            for attr in [None, *name.split("[", 1)[0].split(".")[1:]]:
+                if attr is not None:
+                    value = getattr(value, attr, None)
+                if isinstance(value, types.ModuleType):
+                    raise FleetError(
+                        f"the prompt template's {{{name}}} is a module; modules and their attributes "
+                        "(os.environ and other process state) are not sent to Claude"
+                    )
+        if not reveal and not is_column and any(is_secret_name(p) for p in parts):
+            out.append(REDACTED)
+            continue
+        out.append("{" + name + (f"!{conv}" if conv else "") + (f":{spec}" if spec else "") + "}")
+    return "".join(out)
 
 
 def _check_number(name: str, value: Any, *, minimum: float, integer: bool, allow_none: bool) -> None:
@@ -110,6 +158,8 @@ class FleetSpec:
         schema: Any = None,
         variables: Mapping[str, Any] | None = None,
         cwd_column: str | None = None,
+        secrets: Sequence[str] = (),
+        reveal_secrets: bool = False,
     ) -> FleetSpec:
         """Check the request and make every row's prompt.
 
@@ -120,12 +170,19 @@ class FleetSpec:
             schema: a pydantic model, dataclass, TypedDict or JSON-schema dict (or None).
             variables: fallback values for names that are not columns.
             cwd_column: a column holding each row's working directory (a non-empty string).
+            secrets: values that must not reach the model (``configure(env=...)`` values).
+            reveal_secrets: send secret-looking values as they are (the kernel tools' opt-in).
+
+        A name that is not a column follows a cell's ``{name}`` rules: private, IPython and
+        module names are refused; unless `reveal_secrets`, secret-looking names give
+        ``<redacted>`` and each prompt goes through :func:`kandev_nb.redact.redact_text` with
+        the variables' secret values.
 
         Raises:
             FleetError: not a DataFrame, an empty frame, a duplicate index value (named), an
-                empty or invalid template, a name that is neither a column nor a variable,
-                a schema with no JSON schema, a `cwd_column` value that is not a non-empty
-                string (the row is named).
+                empty or invalid template, a name that is neither a column nor a variable, a
+                private, IPython or module name, a schema with no JSON schema, a `cwd_column`
+                value that is not a non-empty string (the row is named).
         """
         if not isinstance(frame, pd.DataFrame):
             raise FleetError(f"a fleet runs over a pandas DataFrame, not {type(frame).__name__}")
@@ -148,6 +205,14 @@ class FleetSpec:
                 f"the prompt template names {', '.join('{' + m + '}' for m in missing)}, which is not a column "
                 f"of the frame (columns: {', '.join(map(str, frame.columns))}); write {{{{ for a literal brace"
             )
+        template_sent = _safe_template(template, columns, extra, reveal_secrets)
+        known: list[str] = []
+        if not reveal_secrets:
+            from kandev_nb.kernel_tools._namespace import redacted_copy, secret_values
+
+            used = {n: redacted_copy(extra[n]) for n in names if n not in columns}
+            known = secret_values(extra, extra=secrets)
+            extra = {**extra, **used}
         output = None
         if schema is not None:
             try:
@@ -159,7 +224,9 @@ class FleetSpec:
         for key, values in zip(frame.index, frame[[columns[n] for n in wanted]].itertuples(index=False), strict=True):
             row = ChainMap(dict(zip(wanted, values, strict=True)), extra)  # a row value wins over a variable
             try:
-                prompts[key] = template.format_map(row)
+                prompts[key] = template_sent.format_map(row)
+                if not reveal_secrets:
+                    prompts[key] = redact_text(prompts[key], known)
             except (KeyError, AttributeError, IndexError, ValueError, TypeError) as exc:
                 raise FleetError(f"row {key!r}: the prompt template cannot be filled ({exc!r})") from None
         cwds = None
@@ -184,7 +251,8 @@ class FleetSpec:
     def fingerprint(self, config: SessionConfig, kernel_tools: bool, worktree: bool = False) -> str:
         """A short hash of the template and of every option that changes an answer: the
         schema, mode, model, max_turns, cwd, tool rules, system prompts, kernel tools.
-        A rerun counts a finished row only if its fingerprint is this one."""
+        A rerun counts a finished row only if its fingerprint is this one and its prompt the
+        row's (:meth:`kandev_nb.fleet.runner.Fleet.row_fingerprint`)."""
         options: dict[str, Any] = {
             "template": self.template,
             "schema": self.output.schema_json if self.output else None,

@@ -12,6 +12,8 @@ row's edits wait in its worktree for review. :func:`cleanup` removes a fleet's w
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import os
 import re
 import subprocess
@@ -19,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kandev_nb.fleet.spec import FleetError
+from kandev_nb.fleet.spec import FleetError, key_text
 
 __all__ = ["RowWorktree", "Worktrees", "cleanup", "repo_root"]
 
@@ -44,7 +46,21 @@ def repo_root(cwd: str | os.PathLike[str]) -> Path:
 
 
 def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.") or "row"
+    return re.sub(r"\.{2,}", ".", re.sub(r"[^A-Za-z0-9._-]+", "-", text)).strip("-.") or "row"
+
+
+def _name(key: Any) -> str:
+    """A folder and branch component for `key` (a row key or a fleet name): the key's text
+    when it is already a safe, valid ref component (``a``, ``17``, ``ticket-3``), else its
+    slug plus 8 hex digits of its hash, so keys that slug alike (``a b``, ``a/b``, int 1 and
+    ``"1"``) never share a worktree or branch, and no key gives a name git refuses
+    (``a..b``, ``x.lock``) or one that reads as an option (``-f``)."""
+    text = str(key)
+    exact = key_text(key) == (json.dumps(text) if isinstance(key, str) else text)
+    numeric = isinstance(key, str) and re.fullmatch(r"-?[0-9.eE+]+", text) is not None
+    if exact and not numeric and _slug(text) == text and not text.endswith(".lock"):
+        return text
+    return f"{_slug(text)}-{hashlib.sha256(key_text(key).encode()).hexdigest()[:8]}"
 
 
 @dataclass(frozen=True)
@@ -84,19 +100,19 @@ class Worktrees:
 
     def __init__(self, cwd: str | os.PathLike[str], fleet: str) -> None:
         self.root = repo_root(cwd)
-        self.fleet = _slug(fleet)
+        self.fleet = _name(fleet)
         self.inner = Path(os.path.realpath(cwd)).relative_to(Path(os.path.realpath(self.root)))
         self.folder = self.root.parent / f"{self.root.name}.kandev-worktrees" / self.fleet
         _git(self.root, "rev-parse", "--verify", "HEAD")
 
     def path_of(self, key: Any) -> Path:
         """Where row `key`'s worktree lives."""
-        return self.folder / _slug(str(key))
+        return self.folder / _name(key)
 
     async def make(self, key: Any) -> RowWorktree:
         """Row `key`'s worktree (made from HEAD on branch ``kandev/<fleet>/<key>``; an
         existing one of an earlier run is reused)."""
-        path, branch = self.path_of(key), f"kandev/{self.fleet}/{_slug(str(key))}"
+        path, branch = self.path_of(key), f"kandev/{self.fleet}/{_name(key)}"
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
             exists = bool(_git(self.root, "branch", "--list", branch).strip())
@@ -116,7 +132,7 @@ def cleanup(name: str, cwd: str | os.PathLike[str] | None = None, *, delete_bran
         FleetError: `cwd` (default: the current directory) is not in a git repository.
     """
     root = repo_root(cwd or os.getcwd())
-    fleet = _slug(name)
+    fleet = _name(name)
     folder = root.parent / f"{root.name}.kandev-worktrees" / fleet
     removed = []
     for path in sorted(folder.glob("*")) if folder.exists() else []:

@@ -77,7 +77,7 @@ async def run_fleet(frame: Any, prompt_template: Any, *, show: bool | None = Non
     """:func:`kandev_nb.fleet.fleet` with the notebook's defaults (``configure``: cli, env, cwd,
     model, approval timeout and policy, inactivity timeout, hooks, ledger) and the board
     (:class:`~kandev_nb.notebook.fleet_board.FleetBoard`, shown when a kernel runs this,
-    or `show`).
+    or `show`). `cli_path` (``--cli``) replaces the notebook's CLI, nothing else.
 
     The notebook's budget (``configure(budget_usd=...)``, its scope and period) still
     applies: a fleet does not start once it is spent, and its own budget is at most what is
@@ -90,6 +90,7 @@ async def run_fleet(frame: Any, prompt_template: Any, *, show: bool | None = Non
     from IPython.core.getipython import get_ipython
 
     s = current().settings
+    cli_path = options.pop("cli_path", None) or s.cli_path
     options.setdefault(
         "config",
         SessionConfig(
@@ -98,7 +99,7 @@ async def run_fleet(frame: Any, prompt_template: Any, *, show: bool | None = Non
             approval_timeout=s.approval_timeout,
             inactivity_timeout=s.inactivity_timeout,
             env=dict(s.env),
-            cli_path=s.cli_path,
+            cli_path=cli_path,
             allow_root_bypass=s.allow_root_bypass,
             answer=s.answer,
             hooks=s.hooks,
@@ -187,10 +188,7 @@ async def run_over(args: argparse.Namespace, body: str, namespace: dict[str, Any
     if args.approval_timeout is not None:
         options["approval_timeout"] = args.approval_timeout
     if args.cli:
-        s = current().settings
-        options["config"] = SessionConfig(
-            cwd=s.cwd, model=s.model, approval_timeout=s.approval_timeout, env=dict(s.env), cli_path=args.cli
-        )
+        options["cli_path"] = args.cli  # the notebook's other settings (mode, hooks...) still apply
     try:
         result = await run_fleet(frame, body.strip("\n"), **options)
     except (FleetError, ValueError, TypeError, RuntimeError) as exc:
