@@ -102,6 +102,12 @@ def spent(settings: _BudgetSettings, turns: Sequence[Turn], notebook: str | None
         return _kernel_spend(turns, period)
 
 
+def _fmt_budget(usd: float) -> str:
+    """A budget as the user set it: whole cents as cents (``$0.50``, ``$5.00``), a smaller
+    amount with its own digits (``$0.0010``, never ``$0.00``)."""
+    return f"${usd:,.2f}" if usd == round(usd, 2) else fmt_usd(usd)
+
+
 def check_budget(settings: _BudgetSettings, spent_usd: float) -> None:
     """Refuse a turn once the budget is spent.
 
@@ -111,7 +117,7 @@ def check_budget(settings: _BudgetSettings, spent_usd: float) -> None:
     if settings.budget_usd is None or spent_usd < settings.budget_usd:
         return
     raise RuntimeError(
-        f"the {budget_label(settings)} budget of {fmt_usd(settings.budget_usd)} is spent: "
+        f"the {budget_label(settings)} budget of {_fmt_budget(settings.budget_usd)} is spent: "
         f"{fmt_usd(spent_usd)} {_PERIOD_TEXT[settings.budget_period]} ({settings.budget_scope} scope); "
         "raise it with kandev_nb.configure(budget_usd=...)"
     )

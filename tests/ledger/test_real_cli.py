@@ -302,8 +302,9 @@ def test_stats_render_as_tables_with_dates(recorded: Recorded) -> None:
 
 
 def test_runs_lead_with_what_is_read_first(frame: pd.DataFrame) -> None:
-    assert list(frame.columns[:8]) == [
+    assert list(frame.columns[:9]) == [
         "prompt",
+        "answer",
         "cost_usd",
         "input_tokens",
         "output_tokens",
