@@ -168,7 +168,8 @@ async def fleet(frame: Any, prompt_template: Any, **options: Any) -> pd.DataFram
 
 def fleet_results(name: str, *, schema: Any = None, ledger: Any = DEFAULT) -> pd.DataFrame:
     """The result frame of fleet `name` rebuilt from the ledger: the latest row of each key
-    (any fingerprint), indexed by the keys (as recorded), in the order they were first recorded.
+    (any fingerprint), indexed by the keys (as recorded), in the input frame's row order (the
+    ``position`` each row recorded; rows that finished out of order come back in order).
 
     Args:
         name: the fleet's name.
@@ -192,6 +193,8 @@ def fleet_results(name: str, *, schema: Any = None, ledger: Any = DEFAULT) -> pd
     latest: dict[str, dict[str, Any]] = {}
     for row in runs.to_dict("records"):
         latest[row["fleet_key"]] = row
+    first_seen = {k: n for n, k in enumerate(latest)}
+    latest = dict(sorted(latest.items(), key=lambda item: (_position(item[1]), first_seen[item[0]])))
     keys = [json.loads(k) for k in latest]
     keys = [tuple(k) if isinstance(k, list) else k for k in keys]
     results = {k: RowResult.of_ledger(k, row, output) for k, row in zip(keys, latest.values(), strict=True)}
@@ -203,3 +206,10 @@ def fleet_results(name: str, *, schema: Any = None, ledger: Any = DEFAULT) -> pd
         for r in results.values():
             r.output = r.output_raw
     return result_frame(keys, pd.Index(keys), results, typed)
+
+
+def _position(row: dict[str, Any]) -> float:
+    """Where row `row` stood in its fleet's input frame (``fleet_result.position``; unknown: last)."""
+    saved = row.get("fleet_result")
+    position = saved.get("position") if isinstance(saved, dict) else None
+    return float(position) if isinstance(position, int) and not isinstance(position, bool) else float("inf")

@@ -367,7 +367,7 @@ class Fleet:
             for attempt in range(self.retries + 1):
                 turn, result, again = await self._attempt(state, session)
                 if turn is not None:
-                    await self._record(turn, result)
+                    await self._record(turn, result, state.position)
                 if result.status != "error" or not again or attempt == self.retries or state.stop_reason:
                     break
                 spent += result.cost_usd or 0.0
@@ -445,14 +445,14 @@ class Fleet:
 
     # -- the ledger --------------------------------------------------------------------------
 
-    async def _record(self, turn: Any, result: RowResult) -> None:
+    async def _record(self, turn: Any, result: RowResult, position: int) -> None:
         if self.ledger is None:
             return
         turn.meta["fleet"] = {
             "fleet": self.name,
             "fleet_key": key_text(result.key),
             "fleet_fingerprint": self.row_fingerprint(result.key),
-            "fleet_result": result.ledger_json(),
+            "fleet_result": {**result.ledger_json(), "position": position},
         }
         try:
             await self.ledger.arecord(turn, notebook=self.notebook)

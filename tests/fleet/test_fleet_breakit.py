@@ -81,8 +81,9 @@ async def test_a_multiindex_fleet_rebuilt_from_the_ledger_joins_back(
     base_config: SessionConfig, ledger: RunLedger, scripted_model: ScriptedModelServer, feed: Callable[..., None]
 ) -> None:
     """A tuple key was kept as a list of JSON texts (``["\\"t\\"", "1"]``), so ``fleet_results`` gave the
-    keys ``('"t"', '1')`` and ``frame.join(fleet_results(...))`` matched no row."""
-    feed(answer_per_row(lambda n, _r: Reply(text(f"answer {n}"))), 2)
+    keys ``('"t"', '1')`` and ``frame.join(fleet_results(...))`` matched no row; and the rebuilt rows came
+    in the order they finished, not the frame's (row 1 answers slowly here, so it finishes last)."""
+    feed(answer_per_row(lambda n, _r: Reply(text(f"answer {n}"), delay_first_byte=1.5 if n == 1 else 0.0)), 2)
     frame = pd.DataFrame({"id": [1, 2]}, index=pd.MultiIndex.from_tuples([("t", 1), ("t", 2)], names=["a", "b"]))
     result = await build_fleet(frame, "Do ticket {id}.", name="multi", config=base_config, ledger=ledger).run()
     assert list(result["status"]) == ["done", "done"], result["error"].tolist()
