@@ -292,6 +292,16 @@ def redact_json(value: Any, secrets: Sequence[str], *, shapes: bool = True) -> A
 
 _TOOL_OUTPUT: Final = (b'"tool_result"', b'"tool_response"')
 """Lines that carry a tool's output: a `user` line's tool_result, a PostToolUse hook_callback's input."""
+_TEXT_DELTAS_FIELDS: Final = {"text_delta": "text", "thinking_delta": "thinking"}
+"""The stream_event deltas whose text makes events, and the field that holds it."""
+_TEXT_DELTAS: Final = tuple(f'"{name}"'.encode() for name in _TEXT_DELTAS_FIELDS)
+
+
+def _with_delta_text(message: dict[str, Any], field: str, text: str) -> bytes:
+    """Stream_event `message` again, its delta's `field` set to `text`."""
+    event = message["event"]
+    changed = {**message, "event": {**event, "delta": {**event["delta"], field: text}}}
+    return json.dumps(changed, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 class LineMasker:
@@ -317,16 +327,81 @@ class LineMasker:
             needles.add(json.dumps(secret)[1:-1].encode())
             needles.add(json.dumps(secret, ensure_ascii=False)[1:-1].encode())
         self._needles = sorted(needles, key=len, reverse=True)
+        self._held: dict[tuple[Any, Any, Any], tuple[dict[str, Any], str]] = {}
+        """By (session_id, parent_tool_use_id, block index): the last text delta message and
+        the tail of its text held back because it may start a secret."""
 
     def lines(self, batch: list[Any]) -> list[Any]:
         """:meth:`line` of every bytes line of one read (other items, e.g. a line over the
-        framer's limit, pass as they are). A read with no secret and no tool output in it
-        (the common case: runs of text deltas) is checked with one substring search per
-        secret over the whole read, not per line, and returned as it is."""
+        framer's limit, pass as they are), and the text deltas masked as one stream
+        (:meth:`_delta_lines`). A read with no secret, no tool output and no text delta in it
+        is checked with one substring search per secret over the whole read, not per line,
+        and returned as it is."""
         blob = b"\n".join(line for line in batch if isinstance(line, bytes))
-        if not any(needle in blob for needle in self._needles) and not any(m in blob for m in _TOOL_OUTPUT):
+        deltas = bool(self.secrets) and (bool(self._held) or any(m in blob for m in _TEXT_DELTAS))
+        if not deltas and not any(n in blob for n in self._needles) and not any(m in blob for m in _TOOL_OUTPUT):
             return batch
-        return [self.line(line) if isinstance(line, bytes) else line for line in batch]
+        out: list[Any] = []
+        for line in batch:
+            if not isinstance(line, bytes):
+                out.append(line)
+            elif deltas:
+                out.extend(self._delta_lines(line))
+            else:
+                out.append(self.line(line))
+        return out
+
+    def _delta_lines(self, line: bytes) -> list[bytes]:
+        """`line` masked, with text deltas masked as one stream: a secret split across two
+        ``text_delta`` (or ``thinking_delta``) stream_events is in no single line, so the
+        tail of each delta's text that may start a secret is held back and sent at the front
+        of the next delta of the same content block; the next other line of that session
+        (``content_block_stop``, the ``assistant`` message, ``result``) sends what is held
+        first, as a delta of its own. A delta left with no text is dropped."""
+        if not any(m in line for m in _TEXT_DELTAS) and not self._held:
+            return [self.line(line)]
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return [self.line(line)]
+        if not isinstance(message, dict):
+            return [self.line(line)]
+        scope = (message.get("session_id"), message.get("parent_tool_use_id"))
+        event = message.get("event") if message.get("type") == "stream_event" else None
+        delta = event.get("delta") if isinstance(event, dict) and event.get("type") == "content_block_delta" else None
+        field = _TEXT_DELTAS_FIELDS.get(str(delta.get("type"))) if isinstance(delta, dict) else None
+        if event is None or delta is None or field is None or not isinstance(delta.get(field), str):
+            out = [self._release(key) for key in list(self._held) if key[:2] == scope and scope[0] is not None]
+            return [*out, self.line(line)]
+        key = (*scope, event.get("index"))
+        held = self._held.pop(key, (message, ""))[1]
+        text = mask_values(held + delta[field], self.secrets)
+        keep = self._secret_start(text)
+        if keep:
+            self._held[key] = (message, text[-keep:])
+            text = text[:-keep]
+        if not text:
+            return []
+        if text == delta[field]:
+            return [line]
+        return [_with_delta_text(message, field, text)]
+
+    def _release(self, key: tuple[Any, Any, Any]) -> bytes:
+        """The held tail of block `key` as a delta line of its own (it started no secret)."""
+        message, text = self._held.pop(key)
+        delta = message["event"]["delta"]
+        return _with_delta_text(message, _TEXT_DELTAS_FIELDS[delta["type"]], text)
+
+    def _secret_start(self, text: str) -> int:
+        """The length of the longest end of `text` that is the start (not the whole) of a secret."""
+        longest = 0
+        for secret in self.secrets:
+            first = secret[0]
+            for size in range(min(len(secret) - 1, len(text)), longest, -1):
+                if text[-size] == first and text.endswith(secret[:size]):
+                    longest = size
+                    break
+        return longest
 
     def line(self, line: bytes) -> bytes:
         """`line` with the secrets in it masked (the same object when there were none)."""

@@ -249,12 +249,6 @@ def test_child_env_keeps_secret_looking_names_under_inherited_prefixes() -> None
         assert name in env, name
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="LineMasker masks one stdout line at a time; a secret split across text_delta stream_events is "
-    "in no line, and the turn's text is built from the deltas: needs a streaming masker that holds back a "
-    "delta's tail while it may start a secret",
-)
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("claude_cli", ["2.1.332"], indirect=True)
 async def test_a_secret_split_across_text_deltas_is_masked_everywhere(

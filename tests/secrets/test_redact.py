@@ -137,3 +137,48 @@ def test_known_secrets_are_the_environments_and_what_the_user_passes() -> None:
     child = {"PATH": "/bin", "HOME": "/h", "MY_SETTING": "abcdefghijklmnop", "LABEL": "short"}
     found = known_secrets(child, base)
     assert {"pg-password-1", "ledgerpw9", "abcdefghijklmnop"} <= set(found) and "short" not in found
+
+
+def _delta(text: str, index: int = 0, session: str = "s") -> bytes:
+    event = {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": text}}
+    return json.dumps(
+        {"type": "stream_event", "event": event, "session_id": session, "parent_tool_use_id": None}
+    ).encode()
+
+
+def _streamed_text(lines: list[bytes]) -> str:
+    """The text a reader builds from the delta lines, as the adapter does."""
+    text = ""
+    for line in lines:
+        message = json.loads(line)
+        event = message.get("event") or {}
+        if event.get("type") == "content_block_delta":
+            text += event["delta"]["text"]
+    return text
+
+
+def test_a_secret_split_across_text_deltas_is_masked_at_every_split() -> None:
+    # each line holds a piece of the secret, so a line-at-a-time masker finds none
+    secret = "cfg-0123456789abcdef"
+    said = f"the password is {secret} ok, and c is cfg- but not the key"
+    stop = json.dumps({"type": "stream_event", "event": {"type": "content_block_stop", "index": 0}, "session_id": "s"})
+    for first in range(1, len(said)):
+        for second in (first + 3, first + 11, len(said)):
+            pieces = [said[:first], said[first:second], said[second:]]
+            masker = LineMasker([secret])
+            out: list[bytes] = []
+            for piece in pieces:  # one read per delta, as a slow stream comes
+                out += masker.lines([_delta(piece), b'{"type":"keep_alive"}'])
+            out += masker.lines([stop.encode()])
+            streamed = _streamed_text(out)
+            assert streamed == said.replace(secret, "<redacted>"), (first, second)
+            assert all(secret.encode() not in line for line in out)
+            assert json.loads(out[-1])["event"]["type"] == "content_block_stop"  # held text comes before the stop
+
+
+def test_held_text_of_one_session_is_not_released_by_another_sessions_line() -> None:
+    secret = "cfg-0123456789abcdef"
+    masker = LineMasker([secret])
+    out = masker.lines([_delta("key cfg-0123", session="a"), _delta("other", session="b")])
+    out += masker.lines([_delta("456789abcdef!", session="a")])
+    assert _streamed_text([line for line in out if json.loads(line)["session_id"] == "a"]) == "key <redacted>!"
