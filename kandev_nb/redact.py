@@ -33,6 +33,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
+import msgspec
+
 __all__ = [
     "ENV_NOT_SECRET",
     "MIN_FOUND",
@@ -297,6 +299,23 @@ _TEXT_DELTAS_FIELDS: Final = {"text_delta": "text", "thinking_delta": "thinking"
 _TEXT_DELTAS: Final = tuple(f'"{name}"'.encode() for name in _TEXT_DELTAS_FIELDS)
 
 
+class _DeltaText(msgspec.Struct, frozen=True, gc=False):
+    text: str | None = None
+    thinking: str | None = None
+
+
+class _DeltaEvent(msgspec.Struct, frozen=True, gc=False):
+    delta: _DeltaText
+
+
+class _DeltaLine(msgspec.Struct, frozen=True, gc=False):
+    event: _DeltaEvent
+
+
+_decode_delta = msgspec.json.Decoder(_DeltaLine).decode
+"""A delta line's text, decoded in C with the rest skipped (raises msgspec.DecodeError otherwise)."""
+
+
 def _with_delta_text(message: dict[str, Any], field: str, text: str) -> bytes:
     """Stream_event `message` again, its delta's `field` set to `text`."""
     event = message["event"]
@@ -327,6 +346,11 @@ class LineMasker:
             needles.add(json.dumps(secret)[1:-1].encode())
             needles.add(json.dumps(secret, ensure_ascii=False)[1:-1].encode())
         self._needles = sorted(needles, key=len, reverse=True)
+        self._starts = {secret[:size] for secret in self.secrets for size in range(1, len(secret))}
+        """Every start of a secret that is not the whole secret."""
+        self._by_first = {secret[0] for secret in self.secrets}
+        self._inner = {char for secret in self.secrets for char in secret[:-1]}
+        self._window = max((len(secret) - 1 for secret in self.secrets), default=0)
         self._held: dict[tuple[Any, Any, Any], tuple[dict[str, Any], str]] = {}
         """By (session_id, parent_tool_use_id, block index): the last text delta message and
         the tail of its text held back because it may start a secret."""
@@ -339,27 +363,38 @@ class LineMasker:
         and returned as it is."""
         blob = b"\n".join(line for line in batch if isinstance(line, bytes))
         deltas = bool(self.secrets) and (bool(self._held) or any(m in blob for m in _TEXT_DELTAS))
-        if not deltas and not any(n in blob for n in self._needles) and not any(m in blob for m in _TOOL_OUTPUT):
+        known = any(n in blob for n in self._needles)
+        if not deltas and not known and not any(m in blob for m in _TOOL_OUTPUT):
             return batch
         out: list[Any] = []
         for line in batch:
             if not isinstance(line, bytes):
                 out.append(line)
             elif deltas:
-                out.extend(self._delta_lines(line))
+                out.extend(self._delta_lines(line, known))
             else:
                 out.append(self.line(line))
         return out
 
-    def _delta_lines(self, line: bytes) -> list[bytes]:
+    def _delta_lines(self, line: bytes, known: bool = True) -> list[bytes]:
         """`line` masked, with text deltas masked as one stream: a secret split across two
         ``text_delta`` (or ``thinking_delta``) stream_events is in no single line, so the
         tail of each delta's text that may start a secret is held back and sent at the front
         of the next delta of the same content block; the next other line of that session
         (``content_block_stop``, the ``assistant`` message, ``result``) sends what is held
-        first, as a delta of its own. A delta left with no text is dropped."""
-        if not any(m in line for m in _TEXT_DELTAS) and not self._held:
-            return [self.line(line)]
+        first, as a delta of its own. A delta left with no text is dropped. `known`: the line
+        may hold a secret whole (False when the read was searched and has none)."""
+        if not self._held:
+            if b'"text_delta"' not in line and b'"thinking_delta"' not in line:  # _TEXT_DELTAS, inlined
+                return [self.line(line)]
+            if not known:  # the common case: the delta's text decoded in C, the line kept as it is
+                try:
+                    piece = _decode_delta(line).event.delta
+                    said = piece.text if piece.text is not None else piece.thinking
+                except msgspec.DecodeError:
+                    said = None
+                if said is not None and not self._secret_start(said):
+                    return [line]
         try:
             message = json.loads(line)
         except ValueError:
@@ -394,14 +429,12 @@ class LineMasker:
 
     def _secret_start(self, text: str) -> int:
         """The length of the longest end of `text` that is the start (not the whole) of a secret."""
-        longest = 0
-        for secret in self.secrets:
-            first = secret[0]
-            for size in range(min(len(secret) - 1, len(text)), longest, -1):
-                if text[-size] == first and text.endswith(secret[:size]):
-                    longest = size
-                    break
-        return longest
+        if not text or text[-1] not in self._inner:
+            return 0
+        for size in range(min(self._window, len(text)), 0, -1):
+            if text[-size] in self._by_first and text[-size:] in self._starts:
+                return size
+        return 0
 
     def line(self, line: bytes) -> bytes:
         """`line` with the secrets in it masked (the same object when there were none)."""
