@@ -102,7 +102,10 @@ def build_fleet(
 
         if spec.cwds is not None:
             raise FleetError("worktree=True takes one repository (cwd), not a cwd column")
-        trees = Worktrees(base.cwd or os.getcwd(), name or "fleet")
+        import uuid
+
+        # an unnamed fleet gets folders and branches of its own, never an earlier unnamed fleet's edits
+        trees = Worktrees(base.cwd or os.getcwd(), name or f"fleet-{uuid.uuid4().hex[:8]}")
     if ledger is DEFAULT:
         from kandev_nb.ledger import default_ledger
 
@@ -146,7 +149,8 @@ async def fleet(frame: Any, prompt_template: Any, **options: Any) -> pd.DataFram
         kernel_tools: give every row the kernel MCP tools (off by default).
         approval_timeout: seconds a queued approval waits before it is denied.
         worktree: with `cwd` in a git repository, each row works in its own ``git worktree``
-            on a new branch ``kandev/<name>/<key>``; the result gains ``branch``,
+            on a new branch ``kandev/<name>/<key>`` (an unnamed fleet: ``fleet-<8 hex digits>``,
+            its own each run); the result gains ``branch``,
             ``worktree``, ``files_changed``, ``insertions``, ``deletions``; the user's
             checkout is never written (:func:`kandev_nb.fleet.worktrees.cleanup` removes them).
 

@@ -59,3 +59,14 @@ async def test_each_row_edits_its_own_worktree_and_the_checkout_is_untouched(
 def test_worktree_outside_a_git_repository_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(FleetError, match="worktree=True needs cwd inside a git repository"):
         build_fleet(pd.DataFrame({"id": [1]}), "ticket {id}", worktree=True, cwd=str(tmp_path), ledger=None)
+
+
+def test_two_unnamed_worktree_fleets_do_not_share_folders_or_branches(tmp_path: Path) -> None:
+    # both were "fleet": the second run's rows started in the first run's worktrees, with its edits
+    git(tmp_path, "init", "-q", "-b", "main")
+    git(tmp_path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "init")
+    frame = pd.DataFrame({"id": [1]}, index=["a"])
+    first, second = (build_fleet(frame, "ticket {id}", worktree=True, cwd=str(tmp_path), ledger=None) for _ in range(2))
+    assert first.worktrees is not None and second.worktrees is not None
+    assert first.worktrees.path_of("a") != second.worktrees.path_of("a")
+    assert first.worktrees.path_of("a").parent.name.startswith("fleet-")
