@@ -26,9 +26,10 @@ Channels (all Dask's own; no socket, pool or scheduler of ours), and why:
   at once, else at most one ``batch`` per 0.25 s (activity, requests its approval timeout
   decided): never a message per text delta. The scheduler keeps the last events of a topic
   (``distributed.admin.low-level-log-length``), so no message carries a secret.
-- **answers, notebook -> worker**: one ``distributed.Queue`` per row: FIFO, waited on by
-  the row's task (no polling), kept by the scheduler across a worker's death, so a retried
-  row keeps its channel (answers to the lost attempt's requests are dropped by request_id).
+- **answers, notebook -> worker**: one ``distributed.Queue`` per attempt of a row (named in
+  its ``start`` message): FIFO, waited on by the row's task (no polling). Per attempt, not
+  per row: a dead worker's pending ``get`` stays on the scheduler and would take the next
+  answer meant for the retry.
   It carries ``answer`` (a Decision, the card's or a fleet-wide rule's: "Allow for all rows"
   answers each waiting row on every worker, and later requests are answered by the rule in
   the kernel before they are queued) and ``interrupt`` (Stop, the budget).
@@ -153,7 +154,8 @@ class ClusterFleet(Fleet):
         self.semaphore: Any = None
         self._by_text = {key_text(k): s for k, s in self.rows.items()}
         self._dask: dict[Any, Any] = {}
-        self._queues: dict[Any, Any] = {}
+        self._queues: dict[str, Any] = {}
+        self._attempts: dict[Any, str] = {}
         self._mirrors: dict[str, tuple[Any, Approval]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self.lost_scheduler: str | None = None
@@ -165,18 +167,20 @@ class ClusterFleet(Fleet):
             return await fn(*args, **kwargs)
         return await asyncio.to_thread(functools.partial(fn, *args, **kwargs))
 
-    async def _queue(self, key: Any) -> Any:
+    async def _queue(self, name: str) -> Any:
         from distributed import Queue
 
-        if key not in self._queues:
-            name = f"{self.topic}-answers-{self.rows[key].position}"
-            made = Queue(name, client=self.client)
-            self._queues[key] = (await made) if self.client.asynchronous else made
-        return self._queues[key]
+        if name not in self._queues:
+            made = Queue(name, client=self.client) if self.client.asynchronous else await self._call(Queue, name)
+            self._queues[name] = (await made) if self.client.asynchronous else made
+        return self._queues[name]
 
     async def _send(self, key: Any, message: dict[str, Any]) -> None:
+        attempt = self._attempts.get(key)
+        if attempt is None:
+            return
         try:
-            queue = await self._queue(key)
+            queue = await self._queue(f"{self.jobs[key].answers}-{attempt}")
             await self._call(queue.put, message)
         except Exception as exc:  # noqa: BLE001 - a scheduler gone: the row's future says so
             log.warning("kandev_nb fleet: no answer sent to row %r: %s", key, exc)
@@ -255,7 +259,6 @@ class ClusterFleet(Fleet):
         job = self.jobs[state.key] = self.job(state, tree.cwd if tree is not None else None)
         state.status, state.activity = "pending", "queued on the cluster"
         self._changed()
-        await self._queue(state.key)  # the channel exists before the worker waits on it
         future = self.client.submit(run_row, job, key=f"kandev-row-{self.fleet_id}-{state.position}", pure=False)
         self._dask[state.key] = future
         try:
@@ -359,6 +362,7 @@ class ClusterFleet(Fleet):
         if kind == "start":
             before = self.where.get(state.key)
             self.where[state.key] = (worker, str(message.get("host", "")))
+            self._attempts[state.key] = str(message.get("attempt", ""))
             if before is not None and before[0] != worker:
                 self._close_cards(state.key, WORKER_LOST)
                 state.activity = f"{WORKER_LOST} on {worker}"

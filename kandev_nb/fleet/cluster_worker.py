@@ -16,7 +16,7 @@ What goes back to the kernel (the channels are chosen in :mod:`kandev_nb.fleet.c
 - the task's result, a :class:`RowOutcome`: the turns of every attempt, picklable (the
   approvals' live objects are dropped), which the kernel judges and records in its ledger.
 
-What comes from the kernel: the row's ``distributed.Queue`` (:attr:`RowJob.answers`):
+What comes from the kernel: the attempt's ``distributed.Queue`` (:attr:`RowJob.answers`):
 ``answer`` (a :class:`~kandev_nb.agent.permissions.Decision` as JSON, for one request_id)
 and ``interrupt`` (the protocol's interrupt: Stop, the fleet's budget). Cancelling the task
 (the kernel's interrupt) closes the session, which kills the CLI.
@@ -31,6 +31,7 @@ import asyncio
 import contextlib
 import os
 import socket
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,7 +55,8 @@ class RowJob:
         schema: the JSON schema every row answers with (``--json-schema``), or None.
         semaphore: the fleet's ``distributed.Semaphore`` (max_leases = concurrency).
         topic: the ``log_event`` topic the kernel subscribes to.
-        answers: the name of the row's ``distributed.Queue`` of answers from the kernel.
+        answers: the name prefix of the row's ``distributed.Queue`` of answers from the kernel
+            (one queue per attempt: ``<answers>-<attempt>``, named in the ``start`` message).
         session_var: the name of the ``distributed.Variable`` holding the row's session_id
             (a retry on another worker resumes it when its transcript is reachable there).
         retries: attempts after a transient failure, in the same session.
@@ -133,7 +135,9 @@ class _Row:
 
         if event.session_id and event.session_id != self.session_id and self.variable is not None:
             self.session_id = event.session_id  # a retry on another worker resumes it
-            self.saving = asyncio.ensure_future(self.variable.set(event.session_id))
+            pid = self.session.pid if self.session is not None else None
+            saved = {"session_id": event.session_id, "pid": pid, "host": socket.gethostname()}
+            self.saving = asyncio.ensure_future(self.variable.set(saved))
         if isinstance(event, ev.PermissionRequest) and event.approval is not None:
             self.approvals[event.request_id] = event.approval
             self.activity = "waiting · " + activity_of(event.tool_name, event.input)
@@ -187,15 +191,34 @@ class _Row:
                     await self.session.interrupt()
 
 
-async def _resume_id(job: RowJob, variable: Any) -> str | None:
-    """The row's session_id from a lost attempt, if its transcript is on this worker."""
+async def _resume_id(variable: Any, host: str) -> str | None:
+    """The row's session_id from a lost attempt, if its transcript is on this worker; the
+    lost attempt's CLI, when it ran on this host and outlived its worker, is killed first."""
     from kandev_nb.agent.transcript import find_transcript
 
     try:
-        sid = await variable.get(timeout=0.05)
+        saved = await variable.get(timeout=0.05)
     except (TimeoutError, asyncio.TimeoutError):
         return None
+    if not isinstance(saved, dict):
+        return None
+    if saved.get("host") == host and isinstance(saved.get("pid"), int):
+        _kill_cli(saved["pid"])
+    sid = saved.get("session_id")
     return sid if isinstance(sid, str) and find_transcript({}, sid) is not None else None
+
+
+def _kill_cli(pid: int) -> None:
+    """SIGKILL `pid` if it is still a ``claude`` process (a CLI whose worker died)."""
+    import signal
+
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            if b"claude" not in f.read():
+                return
+        os.kill(pid, signal.SIGKILL)
+    except OSError:
+        return
 
 
 async def run_row(job: RowJob) -> RowOutcome:
@@ -220,7 +243,9 @@ async def run_row(job: RowJob) -> RowOutcome:
     out = RowOutcome(worker=worker.address, host=socket.gethostname())
     row = _Row(job, worker)
     async with job.semaphore:
-        row.send("start", host=out.host)
+        attempt_id = uuid.uuid4().hex[:8]
+        queue = await Queue(f"{job.answers}-{attempt_id}")  # a lost attempt's pending get must not eat answers
+        row.send("start", host=out.host, attempt=attempt_id)
         cwd = job.config.get("cwd")
         if cwd is not None and not os.path.isdir(cwd):
             out.error = (
@@ -229,10 +254,9 @@ async def run_row(job: RowJob) -> RowOutcome:
             )
             return out
         variable = row.variable = Variable(job.session_var)
-        out.resumed = await _resume_id(job, variable)
+        out.resumed = await _resume_id(variable, out.host)
         session = Session(SessionConfig(**job.config, resume=out.resumed), name=f"fleet[{job.key}]")
         row.session = session
-        queue = await Queue(job.answers)
         helpers = [asyncio.ensure_future(row.listen(queue)), asyncio.ensure_future(row.flusher())]
         output = OutputSpec.of(job.schema) if job.schema is not None else None
         prompt = job.prompt if out.resumed is None else f"(Your previous attempt was cut off.) {job.prompt}"
