@@ -35,8 +35,10 @@ Channels (all Dask's own; no socket, pool or scheduler of ours), and why:
   the kernel before they are queued) and ``interrupt`` (Stop, the budget).
 - **resume after a lost worker**: one ``distributed.Variable`` per row holding its session_id,
   set by the worker as soon as the CLI reports it.
-- **the kernel's interrupt**: ``client.cancel`` of every row's future; a cancelled task closes
-  its session, which ends the CLI (stdin EOF, TERM, KILL).
+- **the kernel's interrupt**: ``client.cancel`` of every row's future; a cancelled task kills
+  its CLI and closes its session. A task waiting for its lease may still get it after the
+  cancel, so stopping the whole fleet also sets one ``distributed.Event`` per run, which a
+  row checks once it holds its lease.
 
 The ledger stays the notebook's: each row is recorded once, by the kernel, from the turns
 the task returns, with the worker's host in ``host``; the ledger URL never goes to workers.
@@ -175,6 +177,15 @@ class ClusterFleet(Fleet):
             self._queues[name] = (await made) if self.client.asynchronous else made
         return self._queues[name]
 
+    async def _set_variable(self, name: str, value: Any) -> None:
+        from distributed import Variable
+
+        variable = Variable(name, client=self.client)
+        try:
+            await self._call(variable.set, value)
+        except Exception as exc:  # noqa: BLE001 - the row's task says what is wrong with the scheduler
+            log.warning("kandev_nb fleet: variable %s not set: %s", name, exc)
+
     async def _send(self, key: Any, message: dict[str, Any]) -> None:
         attempt = self._attempts.get(key)
         if attempt is None:
@@ -240,6 +251,7 @@ class ClusterFleet(Fleet):
             topic=self.topic,
             answers=f"{self.topic}-answers-{state.position}",
             session_var=f"{self.topic}-session-{state.position}",
+            stop_event=f"{self.topic}-stop",
             retries=self.retries,
             need_cwd=self.worktrees is not None,
             flush_s=self.flush_s,
@@ -259,6 +271,7 @@ class ClusterFleet(Fleet):
         job = self.jobs[state.key] = self.job(state, tree.cwd if tree is not None else None)
         state.status, state.activity = "pending", "queued on the cluster"
         self._changed()
+        await self._set_variable(job.session_var, {})  # set: a worker's get returns at once
         future = self.client.submit(run_row, job, key=f"kandev-row-{self.fleet_id}-{state.position}", pure=False)
         self._dask[state.key] = future
         try:
@@ -341,9 +354,29 @@ class ClusterFleet(Fleet):
                 cancel.append(self._dask[target])
             else:
                 self._post(target, {"kind": "interrupt", "reason": reason})
-        if cancel:
-            with contextlib.suppress(Exception):
-                self.client.cancel(cancel, force=True)
+        if key is None and self._loop is not None:
+            done = self._loop.create_task(self._set_stop())
+            done.add_done_callback(lambda t: t.exception() if not t.cancelled() else None)
+        if cancel and self._loop is not None:
+            task = self._loop.create_task(self._cancel(cancel))
+            task.add_done_callback(lambda t: t.exception() if not t.cancelled() else None)
+
+    async def _set_stop(self) -> None:
+        """Set the run's ``distributed.Event``: a row that gets its lease later does not start."""
+        from distributed import Event
+
+        try:
+            await self._call(Event(f"{self.topic}-stop", client=self.client).set)
+        except Exception as exc:  # noqa: BLE001 - the scheduler gone: nothing starts there any more
+            log.warning("kandev_nb fleet: could not tell the workers to stop: %s", exc)
+
+    async def _cancel(self, futures: list[Any]) -> None:
+        """``client.cancel(futures, force=True)``: each task is cancelled on its worker (an
+        async task gets CancelledError and closes its session, ending its CLI)."""
+        try:
+            await self._call(self.client.cancel, futures, force=True)
+        except Exception as exc:  # noqa: BLE001 - the scheduler gone: nothing runs there any more
+            log.warning("kandev_nb fleet: could not cancel the rows' Dask tasks: %s", exc)
 
     # -- messages from the workers ---------------------------------------------------------------
 

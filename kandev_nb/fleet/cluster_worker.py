@@ -57,6 +57,8 @@ class RowJob:
         topic: the ``log_event`` topic the kernel subscribes to.
         answers: the name prefix of the row's ``distributed.Queue`` of answers from the kernel
             (one queue per attempt: ``<answers>-<attempt>``, named in the ``start`` message).
+        stop_event: the name of the run's ``distributed.Event``, set by the kernel when the
+            whole fleet stops: a row that gets its lease afterwards does not start.
         session_var: the name of the ``distributed.Variable`` holding the row's session_id
             (a retry on another worker resumes it when its transcript is reachable there).
         retries: attempts after a transient failure, in the same session.
@@ -76,6 +78,7 @@ class RowJob:
     topic: str
     answers: str
     session_var: str
+    stop_event: str = ""
     retries: int = 0
     need_cwd: bool = False
     flush_s: float = 0.25
@@ -197,7 +200,7 @@ async def _resume_id(variable: Any, host: str) -> str | None:
     from kandev_nb.agent.transcript import find_transcript
 
     try:
-        saved = await variable.get(timeout=0.05)
+        saved = await variable.get(timeout=5)  # the kernel set it before submitting the task
     except (TimeoutError, asyncio.TimeoutError):
         return None
     if not isinstance(saved, dict):
@@ -214,8 +217,9 @@ def _kill_cli(pid: int) -> None:
 
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
-            if b"claude" not in f.read():
-                return
+            text = f.read()
+        if b"claude" not in text:
+            return
         os.kill(pid, signal.SIGKILL)
     except OSError:
         return
@@ -231,7 +235,7 @@ async def run_row(job: RowJob) -> RowOutcome:
     Raises:
         asyncio.CancelledError: the task was cancelled (the CLI is killed first).
     """
-    from distributed import Queue, Variable, get_worker
+    from distributed import Event, Queue, Variable, get_worker
 
     from kandev_nb.agent.config import SessionConfig
     from kandev_nb.agent.session import Session
@@ -243,6 +247,10 @@ async def run_row(job: RowJob) -> RowOutcome:
     out = RowOutcome(worker=worker.address, host=socket.gethostname())
     row = _Row(job, worker)
     async with job.semaphore:
+        _check_cancelled()  # a task cancelled while it waited for its lease must not start
+        if job.stop_event and await Event(job.stop_event).is_set():
+            out.error = "never started: the fleet was stopped"
+            return out
         attempt_id = uuid.uuid4().hex[:8]
         queue = await Queue(f"{job.answers}-{attempt_id}")  # a lost attempt's pending get must not eat answers
         row.send("start", host=out.host, attempt=attempt_id)
@@ -255,6 +263,7 @@ async def run_row(job: RowJob) -> RowOutcome:
             return out
         variable = row.variable = Variable(job.session_var)
         out.resumed = await _resume_id(variable, out.host)
+        _check_cancelled()
         session = Session(SessionConfig(**job.config, resume=out.resumed), name=f"fleet[{job.key}]")
         row.session = session
         helpers = [asyncio.ensure_future(row.listen(queue)), asyncio.ensure_future(row.flusher())]
@@ -264,7 +273,7 @@ async def run_row(job: RowJob) -> RowOutcome:
             for attempt in range(job.retries + 1):
                 turn = None
                 try:
-                    turn = await session.run(prompt, consumers=[row.on_event], output_type=output)
+                    turn = await _turn(session, prompt, row, output)
                 except StructuredOutputError as exc:
                     turn = exc.turn if exc.turn is not None else (session.turns[-1] if session.turns else None)
                 except CLIProcessError as exc:
@@ -285,6 +294,30 @@ async def run_row(job: RowJob) -> RowOutcome:
             row.flush()
             await asyncio.shield(_close(session))
     return out
+
+
+def _check_cancelled() -> None:
+    """Raise CancelledError if this task was cancelled (``distributed.Semaphore.acquire``
+    may take the lease anyway)."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
+
+
+async def _turn(session: Any, prompt: str, row: _Row, output: Any) -> Turn:
+    """``session.run`` that a cancelled task cannot outlive: Session.run takes a cancellation
+    as the kernel's interrupt and waits for the CLI to stop the turn; here the task's
+    cancellation (``client.cancel``) kills the CLI (SIGKILL) and closes the session."""
+    inner = asyncio.ensure_future(session.run(prompt, consumers=[row.on_event], output_type=output))
+    try:
+        return await asyncio.shield(inner)
+    except asyncio.CancelledError:
+        if session.pid is not None:  # Session.close waits for the running turn: end the CLI first
+            _kill_cli(session.pid)
+        inner.cancel()
+        with contextlib.suppress(BaseException):
+            await asyncio.wait_for(asyncio.shield(_close(session)), 10)
+        raise
 
 
 async def _close(session: Any) -> None:
