@@ -63,7 +63,7 @@ from kandev_nb.agent import events as ev
 from kandev_nb.agent.permissions import Approval
 from kandev_nb.fleet.cluster_worker import RowJob, RowOutcome, run_row
 from kandev_nb.fleet.pacing import Limiter
-from kandev_nb.fleet.results import RowResult
+from kandev_nb.fleet.results import RowResult, RowStatus
 from kandev_nb.fleet.runner import Fleet, RowState
 from kandev_nb.fleet.spec import FleetError, key_text
 
@@ -170,17 +170,17 @@ class ClusterFleet(Fleet):
         return await asyncio.to_thread(functools.partial(fn, *args, **kwargs))
 
     async def _queue(self, name: str) -> Any:
-        from distributed import Queue
-
+        """The ``distributed.Queue`` called `name` (made once; registered on the scheduler)."""
         if name not in self._queues:
-            made = Queue(name, client=self.client) if self.client.asynchronous else await self._call(Queue, name)
-            self._queues[name] = (await made) if self.client.asynchronous else made
+            queue_class = require_distributed().Queue
+            if self.client.asynchronous:
+                self._queues[name] = await queue_class(name, client=self.client)
+            else:
+                self._queues[name] = await self._call(queue_class, name, client=self.client)
         return self._queues[name]
 
     async def _set_variable(self, name: str, value: Any) -> None:
-        from distributed import Variable
-
-        variable = Variable(name, client=self.client)
+        variable = require_distributed().Variable(name, client=self.client)
         try:
             await self._call(variable.set, value)
         except Exception as exc:  # noqa: BLE001 - the row's task says what is wrong with the scheduler
@@ -211,14 +211,12 @@ class ClusterFleet(Fleet):
         Raises:
             FleetError: the scheduler cannot be reached to start (nothing ran).
         """
-        from distributed import Semaphore
-
         self._loop = asyncio.get_running_loop()
         try:
             if self.client.asynchronous:
-                self.semaphore = await Semaphore(max_leases=self.concurrency, name=self.topic)
+                self.semaphore = await require_distributed().Semaphore(max_leases=self.concurrency, name=self.topic)
             else:
-                self.semaphore = await asyncio.to_thread(Semaphore, self.concurrency, self.topic)
+                self.semaphore = await asyncio.to_thread(require_distributed().Semaphore, self.concurrency, self.topic)
         except Exception as exc:
             raise FleetError(f"the Dask scheduler cannot be reached: {type(exc).__name__}: {exc}") from exc
         self.client.subscribe_topic(self.topic, self._on_message)
@@ -276,7 +274,7 @@ class ClusterFleet(Fleet):
         self._dask[state.key] = future
         try:
             outcome = await self._result(future)
-        except BaseException as exc:
+        except BaseException as exc:  # noqa: BLE001 - a cancelled future is asyncio's CancelledError
             return self._lost(state, exc)
         finally:
             self._dask.pop(state.key, None)
@@ -292,7 +290,7 @@ class ClusterFleet(Fleet):
         done: asyncio.Future[None] = loop.create_future()
 
         def finished(_f: Any) -> None:
-            loop.call_soon_threadsafe(lambda: done.done() or done.set_result(None))
+            loop.call_soon_threadsafe(lambda: None if done.done() else done.set_result(None))
 
         future.add_done_callback(finished)
         await done
@@ -306,7 +304,7 @@ class ClusterFleet(Fleet):
             raise exc  # this row's own await was cancelled, not its Dask future
         if state.stop_reason is not None:
             started = state.key in self.where
-            status = "stopped" if started else "skipped"
+            status: RowStatus = "stopped" if started else "skipped"
             return RowResult(state.key, status, state.stop_reason if started else f"never started: {state.stop_reason}")
         if self.client.status not in ("running", "connecting", "newly-created"):
             self.lost_scheduler = self.lost_scheduler or f"the Dask scheduler went away ({type(exc).__name__}: {exc})"
@@ -363,10 +361,8 @@ class ClusterFleet(Fleet):
 
     async def _set_stop(self) -> None:
         """Set the run's ``distributed.Event``: a row that gets its lease later does not start."""
-        from distributed import Event
-
         try:
-            await self._call(Event(f"{self.topic}-stop", client=self.client).set)
+            await self._call(require_distributed().Event(f"{self.topic}-stop", client=self.client).set)
         except Exception as exc:  # noqa: BLE001 - the scheduler gone: nothing starts there any more
             log.warning("kandev_nb fleet: could not tell the workers to stop: %s", exc)
 

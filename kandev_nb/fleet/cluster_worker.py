@@ -109,7 +109,9 @@ def portable(turn: Turn) -> Turn:
     """`turn` without live objects: each PermissionRequest's ``approval`` (an asyncio future)
     is dropped, and the structured answer is left as JSON (``output_raw``; the kernel
     validates it with the notebook's own schema class)."""
-    events = [e.model_copy(update={"approval": None}) if isinstance(e, ev.PermissionRequest) else e for e in turn.events]
+    events = [
+        e.model_copy(update={"approval": None}) if isinstance(e, ev.PermissionRequest) else e for e in turn.events
+    ]
     copy = Turn.__new__(Turn)
     copy.__dict__.update(turn.__dict__)
     copy.events, copy.output, copy.meta = events, None, dict(turn.meta)
@@ -201,7 +203,7 @@ async def _resume_id(variable: Any, host: str) -> str | None:
 
     try:
         saved = await variable.get(timeout=5)  # the kernel set it before submitting the task
-    except (TimeoutError, asyncio.TimeoutError):
+    except TimeoutError:
         return None
     if not isinstance(saved, dict):
         return None
@@ -235,7 +237,9 @@ async def run_row(job: RowJob) -> RowOutcome:
     Raises:
         asyncio.CancelledError: the task was cancelled (the CLI is killed first).
     """
-    from distributed import Event, Queue, Variable, get_worker
+    import importlib
+
+    dd: Any = importlib.import_module("distributed")  # untyped; imported on the worker only
 
     from kandev_nb.agent.config import SessionConfig
     from kandev_nb.agent.session import Session
@@ -243,25 +247,26 @@ async def run_row(job: RowJob) -> RowOutcome:
     from kandev_nb.errors import CLIProcessError, KandevError, StructuredOutputError
     from kandev_nb.fleet.runner import transient
 
-    worker = get_worker()
+    worker = dd.get_worker()
     out = RowOutcome(worker=worker.address, host=socket.gethostname())
     row = _Row(job, worker)
     async with job.semaphore:
         _check_cancelled()  # a task cancelled while it waited for its lease must not start
-        if job.stop_event and await Event(job.stop_event).is_set():
+        if job.stop_event and await dd.Event(job.stop_event).is_set():
             out.error = "never started: the fleet was stopped"
             return out
         attempt_id = uuid.uuid4().hex[:8]
-        queue = await Queue(f"{job.answers}-{attempt_id}")  # a lost attempt's pending get must not eat answers
+        queue = await dd.Queue(f"{job.answers}-{attempt_id}")  # a lost attempt's pending get must not eat answers
         row.send("start", host=out.host, attempt=attempt_id)
         cwd = job.config.get("cwd")
         if cwd is not None and not os.path.isdir(cwd):
-            out.error = (
-                f"the row's working directory {cwd} does not exist on worker {out.worker} ({out.host})"
-                + ("; --worktree on a cluster needs the repository on a filesystem the workers share" if job.need_cwd else "")
+            out.error = f"the row's working directory {cwd} does not exist on worker {out.worker} ({out.host})" + (
+                "; --worktree on a cluster needs the repository on a filesystem the workers share"
+                if job.need_cwd
+                else ""
             )
             return out
-        variable = row.variable = Variable(job.session_var)
+        variable = row.variable = dd.Variable(job.session_var)
         out.resumed = await _resume_id(variable, out.host)
         _check_cancelled()
         session = Session(SessionConfig(**job.config, resume=out.resumed), name=f"fleet[{job.key}]")

@@ -56,9 +56,9 @@ class Cluster:
         found = []
         for proc in psutil.process_iter(["pid"]):
             try:
-                if proc.environ().get("HOME") == str(self.home) and "claude" in " ".join(proc.cmdline()):
-                    if proc.status() != psutil.STATUS_ZOMBIE:
-                        found.append(proc)
+                ours = proc.environ().get("HOME") == str(self.home) and "claude" in " ".join(proc.cmdline())
+                if ours and proc.status() != psutil.STATUS_ZOMBIE:
+                    found.append(proc)
             except (psutil.Error, OSError):
                 continue
         return found
@@ -189,7 +189,11 @@ async def test_a_worker_killed_mid_row_closes_its_card_and_the_row_finishes_on_t
     frame = pd.DataFrame({"id": [201]}, index=["only"])
     with RunLedger(tmp_path / "ledger.sqlite") as ledger:
         fleet = build_fleet(
-            frame, "Handle ticket {id}.", name="dask-kill", config=config(on_cluster), ledger=ledger,
+            frame,
+            "Handle ticket {id}.",
+            name="dask-kill",
+            config=config(on_cluster),
+            ledger=ledger,
             cluster=on_cluster.client,
         )
         run = asyncio.create_task(fleet.run())
@@ -220,8 +224,12 @@ def slow(number: int, request: RecordedRequest) -> Reply:
 async def test_the_fleet_interrupted_mid_run_leaves_no_claude_process_on_any_worker(on_cluster: Cluster) -> None:
     on_cluster.server.push(*[answer_per_row(slow) for _ in range(10)])
     fleet = build_fleet(
-        pd.DataFrame({"id": range(301, 307)}), "Handle ticket {id}.", concurrency=2, config=config(on_cluster),
-        ledger=None, cluster=on_cluster.client,
+        pd.DataFrame({"id": range(301, 307)}),
+        "Handle ticket {id}.",
+        concurrency=2,
+        config=config(on_cluster),
+        ledger=None,
+        cluster=on_cluster.client,
     )
     run = asyncio.create_task(fleet.run())
     await until(lambda: len(on_cluster.claude_processes()) == 2, "two CLIs running on the workers")
