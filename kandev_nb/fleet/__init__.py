@@ -14,6 +14,9 @@ per row and returns a typed DataFrame with the input's index. Modules:
 ``api``         :func:`fleet`, :func:`fleet_results`, :func:`build_fleet`
 ==============  ===========================================================================
 
+On a Dask cluster (``cluster=client``, issue 26): ``cluster`` (:class:`ClusterFleet`, the
+kernel side) and ``cluster_worker`` (:func:`run_row`, the task each worker runs).
+
 The board widget and the ``%%claude --over`` option live in the notebook layer
 (:mod:`kandev_nb.notebook.fleet_board`, :mod:`kandev_nb.notebook.fleet_magic`).
 

@@ -57,17 +57,27 @@ def build_fleet(
     ledger: Any = DEFAULT,
     notebook: str | None = None,
     variables: Mapping[str, Any] | None = None,
+    cluster: Any = None,
 ) -> Fleet:
     """Check everything and make the :class:`~kandev_nb.fleet.runner.Fleet` (nothing starts).
 
     Takes the arguments of :func:`fleet`, plus `config` (the base SessionConfig), `ledger`
-    (a RunLedger, None for none) and `notebook` (the path recorded with each row).
+    (a RunLedger, None for none) and `notebook` (the path recorded with each row). With
+    `cluster` (a ``distributed.Client``), a :class:`~kandev_nb.fleet.cluster.ClusterFleet`.
 
     Raises:
-        FleetError: bad input (see :meth:`FleetSpec.of`), an option out of range.
+        FleetError: bad input (see :meth:`FleetSpec.of`), an option out of range; `cluster`
+            without dask installed (naming ``pip install "kandev-nb[dask]"``), not a Client,
+            or with `kernel_tools`.
         TypeError, ValueError: an option SessionConfig refuses (an unknown mode...).
     """
     check_options(concurrency=concurrency, budget_usd=budget_usd, retries=retries, name=name)
+    if cluster is not None:
+        from kandev_nb.fleet.cluster import check_client
+
+        check_client(cluster)  # before anything else: dask missing names the one command to run
+        if kernel_tools:
+            raise FleetError("kernel_tools cannot reach Dask workers (the kernel's MCP server is in the kernel)")
     columns = set(map(str, frame.columns)) if isinstance(frame, pd.DataFrame) else set()
     cwd_column = cwd if isinstance(cwd, str) and cwd in columns else None
     from kandev_nb.kernel_tools import options as kernel_tools_options
@@ -110,9 +120,16 @@ def build_fleet(
         from kandev_nb.ledger import default_ledger
 
         ledger = default_ledger()
-    return Fleet(
+    made: type[Fleet] = Fleet
+    extra: dict[str, Any] = {}
+    if cluster is not None:
+        from kandev_nb.fleet.cluster import ClusterFleet
+
+        made, extra = ClusterFleet, {"client": cluster}
+    return made(
         spec,
         base,
+        **extra,
         name=name,
         concurrency=concurrency,
         budget_usd=budget_usd,
@@ -153,6 +170,11 @@ async def fleet(frame: Any, prompt_template: Any, **options: Any) -> pd.DataFram
             its own each run); the result gains ``branch``,
             ``worktree``, ``files_changed``, ``insertions``, ``deletions``; the user's
             checkout is never written (:func:`kandev_nb.fleet.worktrees.cleanup` removes them).
+            On a cluster, `cwd` must exist on the workers (a shared filesystem).
+        cluster: a ``distributed.Client``: each row runs as a Dask task on a worker, with the
+            CLI and environment (API key) found there; approvals, the board and the ledger
+            stay in the notebook (:mod:`kandev_nb.fleet.cluster`). Needs
+            ``pip install "kandev-nb[dask]"``.
 
     Returns:
         The input's index; the schema's fields as typed columns (else ``answer``); then

@@ -54,6 +54,7 @@ class QueuedApproval:
         position: the row's 1-based position in the frame; `total` the number of rows.
         event: the row's PermissionRequest (its ``approval`` is answered).
         cwd: the row's working directory (rules with paths resolve against it).
+        where: the Dask worker the row runs on (``tcp://10.0.0.5:40211 (node-3)``), "" in the kernel.
     """
 
     key: Any
@@ -61,6 +62,7 @@ class QueuedApproval:
     total: int
     event: ev.PermissionRequest
     cwd: str
+    where: str = ""
 
     @property
     def approval(self) -> Approval:
@@ -70,8 +72,9 @@ class QueuedApproval:
 
     @property
     def label(self) -> str:
-        """``row 17 of 200 · Bash · pytest -x``."""
-        return f"row {self.position} of {self.total} · {activity_of(self.event.tool_name, self.event.input)}"
+        """``row 17 of 200 · Bash · pytest -x`` (on a cluster: ``... · on tcp://10.0.0.5:40211 (node-3)``)."""
+        label = f"row {self.position} of {self.total} · {activity_of(self.event.tool_name, self.event.input)}"
+        return f"{label} · on {self.where}" if self.where else label
 
     @property
     def payload(self) -> NormalizedPayload:
@@ -130,15 +133,15 @@ class ApprovalQueue:
         return approval.deny(f"Denied for all rows of this fleet (rule {verdict.rule}).", by="policy")
 
     def offer(
-        self, key: Any, position: int, total: int, event: ev.PermissionRequest, cwd: str
+        self, key: Any, position: int, total: int, event: ev.PermissionRequest, cwd: str, where: str = ""
     ) -> QueuedApproval | None:
         """A row's PermissionRequest: answered by a fleet-wide rule, else queued (FIFO) until
-        decided. Returns the queued item, or None (no approval, already decided, or a rule
-        answered)."""
+        decided. `where` names the Dask worker of a row on a cluster. Returns the queued
+        item, or None (no approval, already decided, or a rule answered)."""
         approval = event.approval
         if approval is None or approval.decision is not None:
             return None
-        item = QueuedApproval(key, position, total, event, cwd)
+        item = QueuedApproval(key, position, total, event, cwd, where)
         if self._answer_by_rule(item):
             return None
         with self._lock:

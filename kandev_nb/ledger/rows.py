@@ -286,10 +286,11 @@ class TurnRows(NamedTuple):
 
 
 def turn_rows(turn: Turn, notebook: str | None, execution_count: int | None) -> TurnRows:
-    """All the rows of `turn`, with ``user`` (:func:`current_user`) and ``host``."""
+    """All the rows of `turn`, with ``user`` (:func:`current_user`) and ``host`` (the kernel's,
+    or ``turn.meta["host"]``: the Dask worker's host of a fleet row run on a cluster)."""
     row = _turn_row(turn, notebook, execution_count) | {
         "user": current_user(),
-        "host": current_host(),
+        "host": turn.meta.get("host") or current_host(),
         "turn_uid": uuid.uuid4().hex,
     }
     return TurnRows(row, _tool_rows(turn), _usage_rows(turn))

@@ -8,7 +8,8 @@ With ``--over``, the cell's body is the prompt template (``{column}`` is the row
 row value wins over a notebook variable of the same name, ``{{`` stays literal), ``--budget``
 is the whole fleet's (USD), ``-o VAR`` receives the result frame, and the cell's other
 options (``--mode``, ``--approve``, ``--model``, ``--max-turns``, ``--cwd``,
-``--allowed-tools``, ``--approval-timeout``, ``--cli``) apply to every row. Kernel tools are
+``--allowed-tools``, ``--approval-timeout``, ``--cli``) apply to every row. ``--cluster CLIENT``
+(a ``distributed.Client`` variable) runs each row on a Dask worker (:mod:`kandev_nb.fleet.cluster`). Kernel tools are
 off for fleet rows unless ``--kernel-tools`` (run_code and the notebook tools still ask).
 """
 
@@ -31,8 +32,8 @@ __all__ = ["fleet_arguments", "run_fleet", "run_over"]
 
 
 def fleet_arguments(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """The decorator adding ``--over``, ``--concurrency``, ``--fleet``, ``--redo``, ``--retries``,
-    ``--worktree`` and ``--kernel-tools``."""
+    """The decorator adding ``--over``, ``--concurrency``, ``--fleet``, ``--cluster``, ``--redo``,
+    ``--retries``, ``--worktree`` and ``--kernel-tools``."""
     options: list[tuple[tuple[str, ...], dict[str, Any]]] = [
         (("--redo",), {"action": "store_true", "help": "with --over --fleet: run every row again"}),
         (
@@ -46,6 +47,10 @@ def fleet_arguments(fn: Callable[..., Any]) -> Callable[..., Any]:
         (
             ("--retries",),
             {"type": int, "default": 0, "metavar": "N", "help": "with --over: retry a transient failure N times"},
+        ),
+        (
+            ("--cluster",),
+            {"metavar": "CLIENT", "help": "with --over: a distributed.Client variable: each row on a Dask worker"},
         ),
         (("--fleet",), {"metavar": "NAME", "help": "with --over: the fleet's name in the ledger (resumable)"}),
         (
@@ -185,6 +190,10 @@ async def run_over(args: argparse.Namespace, body: str, namespace: dict[str, Any
         "allowed_tools": _tool_list(args.allowed_tools),
         "variables": namespace,
     }
+    if args.cluster:
+        if args.cluster not in namespace:
+            raise UsageError(f"--cluster {args.cluster}: no notebook variable of that name (client = Client(cluster))")
+        options["cluster"] = namespace[args.cluster]
     if args.approval_timeout is not None:
         options["approval_timeout"] = args.approval_timeout
     if args.cli:

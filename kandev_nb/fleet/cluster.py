@@ -1,0 +1,470 @@
+"""The same fleet on a Dask cluster (issue 26): each row a Dask task on a worker, the
+board, the approval queue and the ledger in the notebook.
+
+>>> from distributed import Client
+>>> client = Client(cluster)                                                   # doctest: +SKIP
+>>> triage = await kandev_nb.fleet(tickets, "...", schema=Triage, concurrency=64,
+...                                cluster=client)                             # doctest: +SKIP
+
+:class:`ClusterFleet` is a :class:`~kandev_nb.fleet.runner.Fleet` whose
+:meth:`~ClusterFleet.execute_row` submits :func:`kandev_nb.fleet.cluster_worker.run_row`
+(an ``async`` task: it runs in the worker's event loop) with ``client.submit`` and judges
+and records what comes back; scheduling order, budget, Stop, the queue and the board stay.
+
+Channels (all Dask's own; no socket, pool or scheduler of ours), and why:
+
+- **concurrency**: one ``distributed.Semaphore(max_leases=concurrency)`` per run, leased by
+  each row's task around its CLI, so the limit holds across every worker and survives a
+  worker's death (the scheduler expires the dead worker's lease). Worker resources would
+  need the cluster started with them; a semaphore needs nothing from the cluster's setup.
+  A task waiting for a lease holds one of its worker's ``nthreads`` slots: rows running at
+  once are at most min(concurrency, the cluster's total threads).
+- **events, worker -> notebook**: ``Worker.log_event(topic, msg)`` on the worker and
+  ``Client.subscribe_topic(topic, handler)`` in the kernel: structured events, pushed over
+  the connections Dask already has (worker -> scheduler -> client batched streams), no
+  polling. Each row sends ``start`` (its worker and host), one ``ask`` per can_use_tool
+  at once, else at most one ``batch`` per 0.25 s (activity, requests its approval timeout
+  decided): never a message per text delta. The scheduler keeps the last events of a topic
+  (``distributed.admin.low-level-log-length``), so no message carries a secret.
+- **answers, notebook -> worker**: one ``distributed.Queue`` per attempt of a row (named in
+  its ``start`` message): FIFO, waited on by the row's task (no polling). Per attempt, not
+  per row: a dead worker's pending ``get`` stays on the scheduler and would take the next
+  answer meant for the retry.
+  It carries ``answer`` (a Decision, the card's or a fleet-wide rule's: "Allow for all rows"
+  answers each waiting row on every worker, and later requests are answered by the rule in
+  the kernel before they are queued) and ``interrupt`` (Stop, the budget).
+- **resume after a lost worker**: one ``distributed.Variable`` per row holding its session_id,
+  set by the worker as soon as the CLI reports it.
+- **the kernel's interrupt**: ``client.cancel`` of every row's future; a cancelled task kills
+  its CLI and closes its session. A task waiting for its lease may still get it after the
+  cancel, so stopping the whole fleet also sets one ``distributed.Event`` per run, which a
+  row checks once it holds its lease.
+
+The ledger stays the notebook's: each row is recorded once, by the kernel, from the turns
+the task returns, with the worker's host in ``host``; the ledger URL never goes to workers.
+Secrets stay out of task arguments and results: the worker's CLI takes its environment
+(API key, base URL, CLI path) from the worker's own (the cluster's configuration: the
+worker env of LocalCluster, Dask Gateway's ``environment``, dask-jobqueue's ``job_script_prologue``,
+or a WorkerPlugin); :func:`kandev_nb.wire.cli.child_env`'s allow-list applies there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+import time
+import uuid
+from dataclasses import replace
+from typing import Any, Final
+
+from kandev_nb.agent import events as ev
+from kandev_nb.agent.permissions import Approval
+from kandev_nb.fleet.cluster_worker import RowJob, RowOutcome, run_row
+from kandev_nb.fleet.pacing import Limiter
+from kandev_nb.fleet.results import RowResult, RowStatus
+from kandev_nb.fleet.runner import Fleet, RowState
+from kandev_nb.fleet.spec import FleetError, key_text
+
+__all__ = ["INSTALL", "ClusterFleet", "require_distributed"]
+
+log = logging.getLogger("kandev_nb")
+
+INSTALL: Final = 'pip install "kandev-nb[dask]"'
+"""The one command that installs the optional dask extra (dask, distributed)."""
+
+KERNEL_INTERRUPT: Final = "stopped by the kernel's interrupt"
+"""The stop reason :meth:`Fleet.run` gives when the kernel's interrupt cancels it."""
+
+WORKER_LOST: Final = "worker lost, retried"
+"""How a waiting approval card of a row whose worker died is closed."""
+
+_SENT_FIELDS: Final = (
+    "cwd",
+    "mode",
+    "model",
+    "max_turns",
+    "system_prompt",
+    "append_system_prompt",
+    "allowed_tools",
+    "disallowed_tools",
+    "allow_root_bypass",
+    "approval_timeout",
+    "inactivity_timeout",
+    "initialize_timeout",
+    "extra_args",
+)
+"""The SessionConfig fields a worker gets (plain values; never env, cli_path or callables)."""
+
+
+def require_distributed() -> Any:
+    """The ``distributed`` module.
+
+    Raises:
+        FleetError: dask/distributed are not installed (the message names :data:`INSTALL`).
+    """
+    try:
+        import distributed
+    except ImportError:
+        raise FleetError(f"a fleet on a Dask cluster needs dask and distributed: {INSTALL}") from None
+    return distributed
+
+
+def check_client(cluster: Any) -> Any:
+    """`cluster` if it is a ``distributed.Client``.
+
+    Raises:
+        FleetError: dask is missing (:func:`require_distributed`), or `cluster` is not a Client.
+    """
+    distributed = require_distributed()
+    if not isinstance(cluster, distributed.Client):
+        raise FleetError(
+            f"cluster must be a distributed.Client (client = Client(cluster)), not {type(cluster).__name__}"
+        )
+    return cluster
+
+
+class ClusterFleet(Fleet):
+    """A :class:`~kandev_nb.fleet.runner.Fleet` whose rows run as Dask tasks through `client`.
+
+    Args:
+        client: a connected ``distributed.Client`` (synchronous, as in a notebook, or
+            asynchronous on the kernel's event loop).
+        flush_s: seconds between two ``batch`` event messages of one row (at most).
+        Everything else as :class:`Fleet` (`concurrency` becomes the run's Semaphore).
+
+    Attributes:
+        where: by row key, ``(worker address, host)`` of the row's current attempt.
+        jobs: by row key, the :class:`~kandev_nb.fleet.cluster_worker.RowJob` submitted.
+        outcomes: by row key, the :class:`~kandev_nb.fleet.cluster_worker.RowOutcome` returned.
+        fleet_id: the run's id in Dask names (topic, semaphore, queues, variables, task keys).
+    """
+
+    def __init__(self, *args: Any, client: Any, flush_s: float = 0.25, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.config.mcp_servers:
+            raise FleetError("kernel tools (in-process MCP servers) cannot reach Dask workers: drop kernel_tools")
+        self.client = client
+        self.flush_s = flush_s
+        self.fleet_id = uuid.uuid4().hex[:12]
+        self.topic = f"kandev-fleet-{self.fleet_id}"
+        self._limiter = Limiter(max(1, self.total))  # the cluster's Semaphore limits, not the kernel
+        self.where: dict[Any, tuple[str, str]] = {}
+        self.jobs: dict[Any, RowJob] = {}
+        self.outcomes: dict[Any, RowOutcome] = {}
+        self.semaphore: Any = None
+        self._by_text = {key_text(k): s for k, s in self.rows.items()}
+        self._dask: dict[Any, Any] = {}
+        self._queues: dict[str, Any] = {}
+        self._attempts: dict[Any, str] = {}
+        self._mirrors: dict[str, tuple[Any, Approval]] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self.lost_scheduler: str | None = None
+
+    # -- calling a sync or async client from the kernel's loop ---------------------------------
+
+    async def _call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        if self.client.asynchronous:
+            return await fn(*args, **kwargs)
+        return await asyncio.to_thread(functools.partial(fn, *args, **kwargs))
+
+    async def _queue(self, name: str) -> Any:
+        """The ``distributed.Queue`` called `name` (made once; registered on the scheduler)."""
+        if name not in self._queues:
+            queue_class = require_distributed().Queue
+            if self.client.asynchronous:
+                self._queues[name] = await queue_class(name, client=self.client)
+            else:
+                self._queues[name] = await self._call(queue_class, name, client=self.client)
+        return self._queues[name]
+
+    async def _set_variable(self, name: str, value: Any) -> None:
+        variable = require_distributed().Variable(name, client=self.client)
+        try:
+            await self._call(variable.set, value)
+        except Exception as exc:  # noqa: BLE001 - the row's task says what is wrong with the scheduler
+            log.warning("kandev_nb fleet: variable %s not set: %s", name, exc)
+
+    async def _send(self, key: Any, message: dict[str, Any]) -> None:
+        attempt = self._attempts.get(key)
+        if attempt is None:
+            return
+        try:
+            queue = await self._queue(f"{self.jobs[key].answers}-{attempt}")
+            await self._call(queue.put, message)
+        except Exception as exc:  # noqa: BLE001 - a scheduler gone: the row's future says so
+            log.warning("kandev_nb fleet: no answer sent to row %r: %s", key, exc)
+
+    def _post(self, key: Any, message: dict[str, Any]) -> None:
+        if self._loop is None:
+            return
+        task = self._loop.create_task(self._send(key, message))
+        task.add_done_callback(lambda t: t.exception() if not t.cancelled() else None)
+
+    # -- running -----------------------------------------------------------------------------
+
+    async def run(self) -> Any:
+        """:meth:`Fleet.run` on the cluster: subscribe to the run's topic, make its Semaphore,
+        and unsubscribe at the end. Returns the result frame.
+
+        Raises:
+            FleetError: the scheduler cannot be reached to start (nothing ran).
+        """
+        self._loop = asyncio.get_running_loop()
+        try:
+            if self.client.asynchronous:
+                self.semaphore = await require_distributed().Semaphore(max_leases=self.concurrency, name=self.topic)
+            else:
+                self.semaphore = await asyncio.to_thread(require_distributed().Semaphore, self.concurrency, self.topic)
+        except Exception as exc:
+            raise FleetError(f"the Dask scheduler cannot be reached: {type(exc).__name__}: {exc}") from exc
+        self.client.subscribe_topic(self.topic, self._on_message)
+        try:
+            return await super().run()
+        finally:
+            with contextlib.suppress(Exception):
+                self.client.unsubscribe_topic(self.topic)
+
+    def job(self, state: RowState, cwd: Any = None) -> RowJob:
+        """The picklable :class:`RowJob` of one row (no env, no CLI path, no ledger URL)."""
+        config = self.config
+        if cwd is not None:
+            config = replace(config, cwd=cwd)
+        elif self.spec.cwds is not None:
+            config = replace(config, cwd=self.spec.cwds[state.key])
+        fields = {name: getattr(config, name) for name in _SENT_FIELDS}
+        fields["cwd"] = str(fields["cwd"]) if fields["cwd"] is not None else None
+        fields["approval_timeout"] = self.approval_timeout
+        return RowJob(
+            fleet_id=self.fleet_id,
+            key=state.key,
+            key_text=key_text(state.key),
+            position=state.position,
+            total=self.total,
+            prompt=state.prompt,
+            config=fields,
+            schema=dict(self.spec.output.schema) if self.spec.output is not None else None,
+            semaphore=self.semaphore,
+            topic=self.topic,
+            answers=f"{self.topic}-answers-{state.position}",
+            session_var=f"{self.topic}-session-{state.position}",
+            stop_event=f"{self.topic}-stop",
+            retries=self.retries,
+            need_cwd=self.worktrees is not None,
+            flush_s=self.flush_s,
+        )
+
+    async def execute_row(self, state: RowState) -> RowResult:
+        """Run one row as a Dask task and judge and record what it returns; never raises
+        for the row's own failures. A row whose worker dies is run again by Dask on another
+        worker (resuming its session when its transcript is reachable there); a cancelled
+        task (Stop before it started, the kernel's interrupt) ends "stopped" or "skipped"."""
+        tree = None
+        if self.worktrees is not None:
+            try:
+                tree = await self.worktrees.make(state.key)
+            except Exception as exc:  # noqa: BLE001 - KandevError, OSError: the row's own failure
+                return RowResult(state.key, "error", f"no worktree for this row: {exc}")
+        job = self.jobs[state.key] = self.job(state, tree.cwd if tree is not None else None)
+        state.status, state.activity = "pending", "queued on the cluster"
+        self._changed()
+        await self._set_variable(job.session_var, {})  # set: a worker's get returns at once
+        future = self.client.submit(run_row, job, key=f"kandev-row-{self.fleet_id}-{state.position}", pure=False)
+        self._dask[state.key] = future
+        try:
+            outcome = await self._result(future)
+        except BaseException as exc:  # noqa: BLE001 - a cancelled future is asyncio's CancelledError
+            return self._lost(state, exc)
+        finally:
+            self._dask.pop(state.key, None)
+            self._close_cards(state.key, "the row ended")
+        self.outcomes[state.key] = outcome
+        return await self._judge_outcome(state, outcome)
+
+    async def _result(self, future: Any) -> RowOutcome:
+        if self.client.asynchronous:
+            outcome: RowOutcome = await future
+            return outcome
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[None] = loop.create_future()
+
+        def finished(_f: Any) -> None:
+            loop.call_soon_threadsafe(lambda: None if done.done() else done.set_result(None))
+
+        future.add_done_callback(finished)
+        await done
+        outcome = await asyncio.to_thread(future.result)
+        return outcome
+
+    def _lost(self, state: RowState, exc: BaseException) -> RowResult:
+        """The row's result when its future did not give one (cancelled, the scheduler gone)."""
+        current = asyncio.current_task()
+        if isinstance(exc, asyncio.CancelledError) and current is not None and current.cancelling():
+            raise exc  # this row's own await was cancelled, not its Dask future
+        if state.stop_reason is not None:
+            started = state.key in self.where
+            status: RowStatus = "stopped" if started else "skipped"
+            return RowResult(state.key, status, state.stop_reason if started else f"never started: {state.stop_reason}")
+        if self.client.status not in ("running", "connecting", "newly-created"):
+            self.lost_scheduler = self.lost_scheduler or f"the Dask scheduler went away ({type(exc).__name__}: {exc})"
+            super().stop(reason=self.lost_scheduler)
+            return RowResult(state.key, "error", self.lost_scheduler)
+        return RowResult(state.key, "error", f"the row's Dask task failed: {type(exc).__name__}: {exc}")
+
+    async def _judge_outcome(self, state: RowState, outcome: RowOutcome) -> RowResult:
+        if not outcome.turns:
+            return RowResult(state.key, "error", outcome.error or "the row's task ran no turn")
+        spent, result = 0.0, None
+        for n, turn in enumerate(outcome.turns):
+            output_error = None
+            if self.spec.output is not None and turn.output_raw is not None:
+                try:
+                    turn.output = self.spec.output.validate(turn.output_raw)
+                except Exception as exc:  # noqa: BLE001 - the answer does not validate: the row's error
+                    output_error = f"the answer does not match the schema: {exc}"
+            elif self.spec.output is not None and not turn.failed and not turn.stopped:
+                output_error = turn.output_error or "the turn gave no structured answer"
+            turn.meta["host"] = outcome.host
+            turn.meta["dask_worker"] = outcome.worker
+            result = self._judge(state, turn, output_error)
+            await self._record(turn, result, state.position)
+            if n < len(outcome.turns) - 1:
+                spent += result.cost_usd or 0.0
+        assert result is not None
+        if spent:
+            result.cost_usd = (result.cost_usd or 0.0) + spent
+        return result
+
+    # -- stopping ------------------------------------------------------------------------------
+
+    def stop(self, key: Any = None, *, reason: str = "stopped by you") -> None:
+        """:meth:`Fleet.stop` on the cluster: a running row gets the protocol's interrupt
+        through its Queue (it ends "stopped" with its turn); a row still waiting for a lease
+        is cancelled ("skipped"); the kernel's interrupt cancels every row's future (each
+        task closes its session, ending its CLI)."""
+        super().stop(key, reason=reason)
+        targets = list(self._dask) if key is None else [key] if key in self._dask else []
+        cancel = []
+        for target in targets:
+            started = target in self.where
+            if reason == KERNEL_INTERRUPT or not started:
+                cancel.append(self._dask[target])
+            else:
+                self._post(target, {"kind": "interrupt", "reason": reason})
+        if key is None and self._loop is not None:
+            done = self._loop.create_task(self._set_stop())
+            done.add_done_callback(lambda t: t.exception() if not t.cancelled() else None)
+        if cancel and self._loop is not None:
+            task = self._loop.create_task(self._cancel(cancel))
+            task.add_done_callback(lambda t: t.exception() if not t.cancelled() else None)
+
+    async def _set_stop(self) -> None:
+        """Set the run's ``distributed.Event``: a row that gets its lease later does not start."""
+        try:
+            await self._call(require_distributed().Event(f"{self.topic}-stop", client=self.client).set)
+        except Exception as exc:  # noqa: BLE001 - the scheduler gone: nothing starts there any more
+            log.warning("kandev_nb fleet: could not tell the workers to stop: %s", exc)
+
+    async def _cancel(self, futures: list[Any]) -> None:
+        """``client.cancel(futures, force=True)``: each task is cancelled on its worker (an
+        async task gets CancelledError and closes its session, ending its CLI)."""
+        try:
+            await self._call(self.client.cancel, futures, force=True)
+        except Exception as exc:  # noqa: BLE001 - the scheduler gone: nothing runs there any more
+            log.warning("kandev_nb fleet: could not cancel the rows' Dask tasks: %s", exc)
+
+    # -- messages from the workers ---------------------------------------------------------------
+
+    def _on_message(self, event: Any) -> None:
+        """``subscribe_topic``'s handler (the client's loop: a thread of its own for a sync
+        client): hand the message to the kernel's loop."""
+        _, message = event
+        if self._loop is not None and isinstance(message, dict):
+            self._loop.call_soon_threadsafe(self._handle, message)
+
+    def _handle(self, message: dict[str, Any]) -> None:
+        state = self._by_text.get(message.get("row", ""))
+        if state is None or state.result is not None:
+            return
+        worker, kind = str(message.get("worker", "")), message.get("kind")
+        if kind == "start":
+            before = self.where.get(state.key)
+            self.where[state.key] = (worker, str(message.get("host", "")))
+            self._attempts[state.key] = str(message.get("attempt", ""))
+            if before is not None and before[0] != worker:
+                self._close_cards(state.key, WORKER_LOST)
+                state.activity = f"{WORKER_LOST} on {worker}"
+            else:
+                state.activity = "starting"
+            state.status = "running"
+            if state.started is None:
+                state.started = time.monotonic()
+        elif kind == "ask":
+            self._ask(state, worker, message)
+            return
+        elif kind == "batch":
+            for request_id in message.get("decided") or []:
+                mirror = self._mirrors.pop(request_id, None)
+                if mirror is not None:
+                    mirror[1].deny("decided on the worker (approval timeout)", by="timeout")
+            if message.get("activity"):
+                state.activity = str(message["activity"])
+        self._changed()
+
+    def _ask(self, state: RowState, worker: str, message: dict[str, Any]) -> None:
+        """A row's can_use_tool: a kernel-side :class:`Approval` mirrors it; the fleet's
+        policy, its rules and the queue answer it as for a row in the kernel; the decision
+        goes back through the row's Queue."""
+        data = dict(message["event"])
+        mirror = Approval(
+            data["request_id"],
+            data["tool_name"],
+            data.get("input") or {},
+            tool_use_id=data.get("tool_use_id"),
+            suggestions=message.get("suggestions") or [],
+            timeout_s=message.get("timeout_s"),
+            cwd=message.get("cwd"),
+        )
+        event = ev.PermissionRequest.model_validate({**data, "approval": mirror})
+        self._mirrors[mirror.request_id] = (state.key, mirror)
+        key = state.key
+
+        def send(decision: Any) -> None:
+            self._mirrors.pop(mirror.request_id, None)
+            if decision.decided_by == "cancelled":
+                return
+            self._post(key, {"kind": "answer", "request_id": mirror.request_id, "decision": decision.model_dump()})
+
+        mirror.on_decided(send)
+        state.activity = "waiting · " + event.tool_name
+        self._policy(mirror, event, message.get("cwd") or "")
+        host = self.where.get(key, (worker, ""))[1]
+        self.queue.offer(key, state.position, self.total, event, message.get("cwd") or "", where=f"{worker} ({host})")
+        for watch in list(state.watchers):
+            with contextlib.suppress(Exception):
+                watch(event)
+        self._changed()
+
+    def _policy(self, mirror: Approval, event: ev.PermissionRequest, cwd: str) -> None:
+        from kandev_nb.agent.questions import QUESTION_TOOL
+        from kandev_nb.policy import enforce
+
+        if self.approve is None or event.tool_name == QUESTION_TOOL:
+            return
+        try:
+            verdict = enforce.rooted(self.approve, cwd)(event.tool_name, event.input)
+        except Exception as exc:  # noqa: BLE001 - a broken policy asks a person instead
+            log.warning("approval policy raised %r; asking instead", exc)
+            return
+        if verdict == "allow":
+            mirror.allow(by="policy")
+        elif verdict == "deny":
+            mirror.deny("Denied by the fleet's policy.", by="policy")
+
+    def _close_cards(self, key: Any, why: str) -> None:
+        """Close the row's waiting cards (its worker died, or the row ended) without sending."""
+        for request_id, (owner, mirror) in list(self._mirrors.items()):
+            if owner == key:
+                self._mirrors.pop(request_id, None)
+                mirror.deny(why, by="cancelled")

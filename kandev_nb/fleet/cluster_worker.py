@@ -1,0 +1,330 @@
+"""The worker side of a fleet on a Dask cluster: :func:`run_row`, one row's task.
+
+It runs as an ``async`` Dask task, so in the worker's own event loop; it takes a lease of
+the fleet's ``distributed.Semaphore`` (the fleet's `concurrency` across the cluster), then
+starts the CLI found on the worker as on a kernel (``KANDEV_CLAUDE_CLI``, ``claude`` on
+``PATH``, the ``claude-agent-sdk`` wheel) with the worker's own environment through
+:func:`kandev_nb.wire.cli.child_env`'s allow-list, and runs the row's turn in a fresh
+:class:`~kandev_nb.agent.session.Session`.
+
+What goes back to the kernel (the channels are chosen in :mod:`kandev_nb.fleet.cluster`):
+
+- ``Worker.log_event(topic, msg)``: a ``start`` message when the row takes its lease; an
+  ``ask`` message per can_use_tool (AskUserQuestion included) at once; else at most one
+  ``batch`` message per :attr:`RowJob.flush_s` with the row's activity and the requests
+  decided on the worker (by its approval timeout), never one per text delta.
+- the task's result, a :class:`RowOutcome`: the turns of every attempt, picklable (the
+  approvals' live objects are dropped), which the kernel judges and records in its ledger.
+
+What comes from the kernel: the attempt's ``distributed.Queue`` (:attr:`RowJob.answers`):
+``answer`` (a :class:`~kandev_nb.agent.permissions.Decision` as JSON, for one request_id)
+and ``interrupt`` (the protocol's interrupt: Stop, the fleet's budget). Cancelling the task
+(the kernel's interrupt) closes the session, which kills the CLI.
+
+Nothing secret travels in a :class:`RowJob` or a :class:`RowOutcome`: no ``env``, no CLI path,
+no ledger URL, no policy (policies run in the kernel).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import socket
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from kandev_nb.agent import events as ev
+from kandev_nb.agent.turn import Turn
+
+__all__ = ["RowJob", "RowOutcome", "run_row"]
+
+
+@dataclass(frozen=True)
+class RowJob:
+    """One row as a Dask task's argument (no secrets: see the module docstring).
+
+    Attributes:
+        fleet_id: the run's id (names the topic, queues, variables).
+        key, key_text: the row's index value and its ledger text (:func:`~kandev_nb.fleet.spec.key_text`).
+        position, total: the row's 1-based position and the number of rows.
+        prompt: the row's prompt.
+        config: plain :class:`~kandev_nb.agent.config.SessionConfig` fields (cwd, mode, model,
+            max_turns, tool rules, system prompts, timeouts): never env, cli_path or callables.
+        schema: the JSON schema every row answers with (``--json-schema``), or None.
+        semaphore: the fleet's ``distributed.Semaphore`` (max_leases = concurrency).
+        topic: the ``log_event`` topic the kernel subscribes to.
+        answers: the name prefix of the row's ``distributed.Queue`` of answers from the kernel
+            (one queue per attempt: ``<answers>-<attempt>``, named in the ``start`` message).
+        stop_event: the name of the run's ``distributed.Event``, set by the kernel when the
+            whole fleet stops: a row that gets its lease afterwards does not start.
+        session_var: the name of the ``distributed.Variable`` holding the row's session_id
+            (a retry on another worker resumes it when its transcript is reachable there).
+        retries: attempts after a transient failure, in the same session.
+        need_cwd: refuse unless ``config["cwd"]`` exists on the worker (``--worktree``).
+        flush_s: seconds between two ``batch`` messages of the row (at most).
+    """
+
+    fleet_id: str
+    key: Any
+    key_text: str
+    position: int
+    total: int
+    prompt: str
+    config: dict[str, Any]
+    schema: dict[str, Any] | None
+    semaphore: Any
+    topic: str
+    answers: str
+    session_var: str
+    stop_event: str = ""
+    retries: int = 0
+    need_cwd: bool = False
+    flush_s: float = 0.25
+
+
+@dataclass
+class RowOutcome:
+    """What a row's task returns to the kernel (picklable, no secrets).
+
+    Attributes:
+        turns: every attempt's :class:`~kandev_nb.agent.turn.Turn`, oldest first (approvals
+            without their live objects); the kernel judges the last and records them all.
+        error: why no turn ran (the CLI could not start, cwd missing on the worker), or None.
+        transient: whether that error may pass on another try.
+        worker: the worker's address (``tcp://10.0.0.5:40211``); host: its ``socket.gethostname()``.
+        resumed: the session_id this attempt resumed (a retry after a lost worker), or None.
+    """
+
+    turns: list[Turn] = field(default_factory=list)
+    error: str | None = None
+    transient: bool = False
+    worker: str = ""
+    host: str = ""
+    resumed: str | None = None
+
+
+def portable(turn: Turn) -> Turn:
+    """`turn` without live objects: each PermissionRequest's ``approval`` (an asyncio future)
+    is dropped, and the structured answer is left as JSON (``output_raw``; the kernel
+    validates it with the notebook's own schema class)."""
+    events = [
+        e.model_copy(update={"approval": None}) if isinstance(e, ev.PermissionRequest) else e for e in turn.events
+    ]
+    copy = Turn.__new__(Turn)
+    copy.__dict__.update(turn.__dict__)
+    copy.events, copy.output, copy.meta = events, None, dict(turn.meta)
+    return copy
+
+
+class _Row:
+    """The live side of one row on the worker: its activity batch and its pending approvals."""
+
+    def __init__(self, job: RowJob, worker: Any) -> None:
+        self.job, self.worker = job, worker
+        self.approvals: dict[str, Any] = {}
+        self.activity = ""
+        self.decided: list[str] = []
+        self.dirty = False
+        self.session: Any = None
+        self.session_id: str | None = None
+        self.variable: Any = None
+        self.saving: asyncio.Future[Any] | None = None
+
+    def send(self, kind: str, **fields: Any) -> None:
+        self.worker.log_event(self.job.topic, {"kind": kind, "row": self.job.key_text, **fields})
+
+    def on_event(self, event: ev.AgentEvent) -> None:
+        from kandev_nb.fleet.queue import activity_of
+
+        if event.session_id and event.session_id != self.session_id and self.variable is not None:
+            self.session_id = event.session_id  # a retry on another worker resumes it
+            pid = self.session.pid if self.session is not None else None
+            saved = {"session_id": event.session_id, "pid": pid, "host": socket.gethostname()}
+            self.saving = asyncio.ensure_future(self.variable.set(saved))
+        if isinstance(event, ev.PermissionRequest) and event.approval is not None:
+            self.approvals[event.request_id] = event.approval
+            self.activity = "waiting · " + activity_of(event.tool_name, event.input)
+            approval = event.approval
+            self.send(
+                "ask",
+                event=event.model_dump(mode="json", exclude={"approval"}),
+                suggestions=approval.suggestions,
+                timeout_s=approval.timeout_s,
+                cwd=self.session.cwd if self.session is not None else os.getcwd(),
+            )
+            return
+        if isinstance(event, ev.PermissionDecided):
+            if self.approvals.pop(event.request_id, None) is not None and event.decided_by != "person":
+                self.decided.append(event.request_id)  # decided here (timeout, cancel): close the card
+            self.activity = "running"
+        elif isinstance(event, ev.ToolCall):
+            self.activity = activity_of(event.tool_name, event.input)
+        elif isinstance(event, ev.MessageChunk) and not self.activity.startswith("writing"):
+            self.activity = "writing"
+        elif isinstance(event, ev.ApiRetry | ev.RateLimit):
+            status = getattr(event, "status", None)
+            self.activity = f"API retry after HTTP {status}" if status else "rate limited"
+        else:
+            return
+        self.dirty = True
+
+    def flush(self) -> None:
+        if self.dirty or self.decided:
+            self.send("batch", activity=self.activity, decided=self.decided)
+            self.decided, self.dirty = [], False
+
+    async def flusher(self) -> None:
+        while True:
+            await asyncio.sleep(self.job.flush_s)
+            self.flush()
+
+    async def listen(self, queue: Any) -> None:
+        """Apply the kernel's answers and interrupts (the row's ``distributed.Queue``)."""
+        from kandev_nb.agent.permissions import Decision
+
+        while True:
+            message = await queue.get()
+            if message.get("kind") == "answer":
+                approval = self.approvals.get(message["request_id"])
+                if approval is not None:  # an answer for another attempt's request is dropped
+                    approval._decide(Decision.model_validate(message["decision"]))
+            elif message.get("kind") == "interrupt" and self.session is not None:
+                self.session.broker.deny_all(message.get("reason") or "stopped")
+                with contextlib.suppress(Exception):
+                    await self.session.interrupt()
+
+
+async def _resume_id(variable: Any, host: str) -> str | None:
+    """The row's session_id from a lost attempt, if its transcript is on this worker; the
+    lost attempt's CLI, when it ran on this host and outlived its worker, is killed first."""
+    from kandev_nb.agent.transcript import find_transcript
+
+    try:
+        saved = await variable.get(timeout=5)  # the kernel set it before submitting the task
+    except TimeoutError:
+        return None
+    if not isinstance(saved, dict):
+        return None
+    if saved.get("host") == host and isinstance(saved.get("pid"), int):
+        _kill_cli(saved["pid"])
+    sid = saved.get("session_id")
+    return sid if isinstance(sid, str) and find_transcript({}, sid) is not None else None
+
+
+def _kill_cli(pid: int) -> None:
+    """SIGKILL `pid` if it is still a ``claude`` process (a CLI whose worker died)."""
+    import signal
+
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            text = f.read()
+        if b"claude" not in text:
+            return
+        os.kill(pid, signal.SIGKILL)
+    except OSError:
+        return
+
+
+async def run_row(job: RowJob) -> RowOutcome:
+    """Run one row on this worker (a Dask task; see the module docstring).
+
+    Returns:
+        A :class:`RowOutcome`; a row's own failure (no CLI, cwd missing, a failed turn) is in
+        it, never raised.
+
+    Raises:
+        asyncio.CancelledError: the task was cancelled (the CLI is killed first).
+    """
+    import importlib
+
+    dd: Any = importlib.import_module("distributed")  # untyped; imported on the worker only
+
+    from kandev_nb.agent.config import SessionConfig
+    from kandev_nb.agent.session import Session
+    from kandev_nb.agent.structured import OutputSpec
+    from kandev_nb.errors import CLIProcessError, KandevError, StructuredOutputError
+    from kandev_nb.fleet.runner import transient
+
+    worker = dd.get_worker()
+    out = RowOutcome(worker=worker.address, host=socket.gethostname())
+    row = _Row(job, worker)
+    async with job.semaphore:
+        _check_cancelled()  # a task cancelled while it waited for its lease must not start
+        if job.stop_event and await dd.Event(job.stop_event).is_set():
+            out.error = "never started: the fleet was stopped"
+            return out
+        attempt_id = uuid.uuid4().hex[:8]
+        queue = await dd.Queue(f"{job.answers}-{attempt_id}")  # a lost attempt's pending get must not eat answers
+        row.send("start", host=out.host, attempt=attempt_id)
+        cwd = job.config.get("cwd")
+        if cwd is not None and not os.path.isdir(cwd):
+            out.error = f"the row's working directory {cwd} does not exist on worker {out.worker} ({out.host})" + (
+                "; --worktree on a cluster needs the repository on a filesystem the workers share"
+                if job.need_cwd
+                else ""
+            )
+            return out
+        variable = row.variable = dd.Variable(job.session_var)
+        out.resumed = await _resume_id(variable, out.host)
+        _check_cancelled()
+        session = Session(SessionConfig(**job.config, resume=out.resumed), name=f"fleet[{job.key}]")
+        row.session = session
+        helpers = [asyncio.ensure_future(row.listen(queue)), asyncio.ensure_future(row.flusher())]
+        output = OutputSpec.of(job.schema) if job.schema is not None else None
+        prompt = job.prompt if out.resumed is None else f"(Your previous attempt was cut off.) {job.prompt}"
+        try:
+            for attempt in range(job.retries + 1):
+                turn = None
+                try:
+                    turn = await _turn(session, prompt, row, output)
+                except StructuredOutputError as exc:
+                    turn = exc.turn if exc.turn is not None else (session.turns[-1] if session.turns else None)
+                except CLIProcessError as exc:
+                    out.error, out.transient = f"{type(exc).__name__}: {exc}", True
+                except (KandevError, OSError) as exc:
+                    out.error = f"{type(exc).__name__}: {exc}"
+                if turn is not None:
+                    out.turns.append(portable(turn))
+                    out.error = None
+                again = transient(turn) if turn is not None else out.transient
+                if not again or attempt == job.retries:
+                    break
+                row.activity, row.dirty = f"retry {attempt + 1} of {job.retries}", True
+                prompt = job.prompt
+        finally:
+            for helper in helpers:
+                helper.cancel()
+            row.flush()
+            await asyncio.shield(_close(session))
+    return out
+
+
+def _check_cancelled() -> None:
+    """Raise CancelledError if this task was cancelled (``distributed.Semaphore.acquire``
+    may take the lease anyway)."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
+
+
+async def _turn(session: Any, prompt: str, row: _Row, output: Any) -> Turn:
+    """``session.run`` that a cancelled task cannot outlive: Session.run takes a cancellation
+    as the kernel's interrupt and waits for the CLI to stop the turn; here the task's
+    cancellation (``client.cancel``) kills the CLI (SIGKILL) and closes the session."""
+    inner = asyncio.ensure_future(session.run(prompt, consumers=[row.on_event], output_type=output))
+    try:
+        return await asyncio.shield(inner)
+    except asyncio.CancelledError:
+        if session.pid is not None:  # Session.close waits for the running turn: end the CLI first
+            _kill_cli(session.pid)
+        inner.cancel()
+        with contextlib.suppress(BaseException):
+            await asyncio.wait_for(asyncio.shield(_close(session)), 10)
+        raise
+
+
+async def _close(session: Any) -> None:
+    with contextlib.suppress(Exception):
+        await session.close()
