@@ -532,7 +532,8 @@ class Adapter(StreamRules):
                 self.context_size = window
         out += self._context_event()
         result_text = msg.result
-        if result_text and not self._shown_text and not msg.is_error:
+        structured = msg.raw.get("structured_output") is not None  # its `result` is that JSON, not an answer
+        if result_text and not self._shown_text and not msg.is_error and not structured:
             out.append(ev.MessageChunk(text=result_text, session_id=self.session_id))
         if not msg.is_error and self._pending_assistant_uuid:
             self.last_message_uuid = self._pending_assistant_uuid
