@@ -57,7 +57,7 @@ def _frame_of(value: Any) -> Any:
     if isinstance(value, list | tuple):
         records = [_record(v) for v in value[:ROWS]]
         if records and all(rec is not None for rec in records):
-            return pd.DataFrame.from_records(records)  # type: ignore[arg-type]  # no None left
+            return pd.DataFrame.from_records(records)
         return None
     rec = _record(value)
     return pd.DataFrame.from_records([rec]) if rec else None
@@ -120,9 +120,7 @@ def _md_table(frame: Any) -> str:
         "| " + " | ".join(esc(str(c)) for c in frame.columns) + " |",
         "|" + "---|" * len(frame.columns),
     ]
-    lines += [
-        "| " + " | ".join(esc(_cell(v)) for v in row) + " |" for row in frame.itertuples(index=False, name=None)
-    ]
+    lines += ["| " + " | ".join(esc(_cell(v)) for v in row) + " |" for row in frame.itertuples(index=False, name=None)]
     return "\n".join(lines)
 
 
@@ -138,7 +136,8 @@ def summary_bundle(name: str, value: Any) -> dict[str, str]:
     frame = _frame_of(value)
     more = _more(value)
     style = "color:var(--jp-content-font-color1,#1f2328);font-size:90%"
-    html = f'<div class="kandev-output-summary" style="{style}"><div class="kandev-output-line"><b>{r.esc(line)}</b></div>'
+    html = f'<div class="kandev-output-summary" style="{style}">'
+    html += f'<div class="kandev-output-line"><b>{r.esc(line)}</b></div>'
     md = f"**{ms.plain(line)}**\n"
     plain = line
     if frame is not None and len(frame.columns):

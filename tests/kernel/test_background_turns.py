@@ -1,0 +1,117 @@
+"""Issue 27, point 1: `%%claude --background` in a real kernel with the real CLI and the
+scripted model; the test is the frontend (it says hello to the notebook bridge as a tab does).
+
+The background cell returns at once, its turn streams into its own cell while another cell
+computes, ``-o VAR`` is assigned when it ends (and the cell says so), a second turn of the same
+session is queued, and cells queued behind it (Run All) or no frontend (nbclient, see
+test_background_under_nbclient.py) keep it blocking."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kandev_nb.testing import Reply, ScriptedModelServer, text, tool_use
+from tests.kernel.conftest import setup_code
+from tests.kernel.kernel_harness import KernelHarness
+
+pytestmark = pytest.mark.timeout(300)
+
+TYPES = """
+from pydantic import BaseModel
+
+class Month(BaseModel):
+    month: str
+    revenue: float
+    customers: int
+"""
+
+MONTHS = [{"month": f"2026-0{i}", "revenue": 10.0 + i, "customers": i} for i in range(1, 5)]
+SLOW = "Reading the sales table month by month, " * 12  # streamed in 12-character chunks, 60 ms apart
+
+
+def attach_frontend(kernel: KernelHarness) -> None:
+    """Say hello to the notebook bridge as an open JupyterLab tab does (bridge.js)."""
+    kernel.pump_for(0.5)
+    bridge = next(w for w in kernel.widgets.values() if '"hello"' in str(w.state.get("_esm", "")))
+    kernel.send_custom(bridge, {"kind": "hello", "view": "tab-1", "ok": True, "path": "work.ipynb", "client": "c1"})
+    kernel.pump_for(0.3)
+
+
+def _html(kernel: KernelHarness, run: object) -> str:
+    return "\n".join(str(h) for h in run.data("text/html"))  # type: ignore[attr-defined]
+
+
+def test_a_background_turn_streams_while_another_cell_computes_and_o_is_assigned_at_its_end(
+    kernel: KernelHarness, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path
+) -> None:
+    scripted_model.push(Reply(text(SLOW, delay=0.06), tool_use("StructuredOutput", {"items": MONTHS})))
+    kernel.execute(setup_code(claude_env, claude_workdir))
+    kernel.execute(TYPES)
+    attach_frontend(kernel)
+
+    cell = kernel.execute("%%claude --background --schema Month --frame -o months\nRevenue by month")
+    assert cell.status == "ok" and kernel.eval("'months' in globals()") is False  # it returned at once
+
+    # Once the text streams, another cell computes (in slices that await); the text grows during it.
+    while not any(kernel.live_texts()):
+        kernel._pump()
+    other = kernel.start(
+        "import asyncio\ntotal = 0\nfor i in range(40):\n"
+        "    total += sum(range(100_000))\n    await asyncio.sleep(0.05)\n"
+    )
+    lengths_during = []
+    while not other.done:
+        kernel._pump()
+        texts = kernel.live_texts()
+        lengths_during.append(len(texts[-1]) if texts else 0)
+    kernel.wait(other)
+    assert other.status == "ok" and kernel.eval("total") == 40 * sum(range(100_000))
+    assert len(set(lengths_during) - {0}) > 1  # several text updates arrived while the other cell ran
+
+    turn = kernel.eval("(await kandev_nb.wait()).output.shape")  # wait() returns the Turn
+    assert turn == [4, 3]
+    assert kernel.eval("months.revenue.sum()") == sum(m["revenue"] for m in MONTHS)
+    assert kernel.eval("kandev_nb.last_turn().output is months")
+    kernel.pump_for(0.3)
+    html = _html(kernel, cell)  # what the background cell itself shows now
+    assert "→ months: DataFrame 4 × 3 (month string, revenue Float64, customers Int64)" in html
+    assert "Reading the sales table" in html  # its static rendering replaced the live view
+    assert "Reading the sales table month by month" in kernel.live_texts()[-1]
+
+
+def test_a_second_turn_of_the_session_is_queued_and_shown_as_queued(
+    kernel: KernelHarness, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path
+) -> None:
+    scripted_model.push(Reply(text(SLOW, delay=0.04)), Reply(text("Second answer.")))
+    kernel.execute(setup_code(claude_env, claude_workdir))
+    attach_frontend(kernel)
+    first = kernel.execute("%%claude --background\nFirst question")
+    second = kernel.execute("%%claude --background\nSecond question")
+    first_count = first.reply["execution_count"]
+    queued = "\n".join(str(p) for p in second.data("text/plain"))
+    assert f"queued behind the turn of cell [{first_count}] (session default)" in queued
+    assert kernel.eval("(await kandev_nb.wait()).text") == "Second answer."
+    assert kernel.eval("[t.text for t in kandev_nb.sessions['default'].turns]") == [SLOW, "Second answer."]
+    # The second request reached the model after the first turn ended, in the same conversation.
+    assert "First question" in repr(scripted_model.main_requests[1].body["messages"])
+    kernel.pump_for(0.3)
+    assert f"started after the turn of cell [{first_count}] ended" in "\n".join(
+        str(p) for p in second.data("text/plain")
+    )
+    assert "Second answer." in _html(kernel, second)
+
+
+def test_cells_queued_behind_a_background_cell_keep_it_blocking(
+    kernel: KernelHarness, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path
+) -> None:
+    """Run All: the next cells' execute requests wait behind the cell, so it blocks and they see the answer."""
+    scripted_model.push(Reply(text("Blocking answer.", delay=0.02)))
+    kernel.execute(setup_code(claude_env, claude_workdir, background=True))
+    attach_frontend(kernel)
+    runs = [kernel.start("%%claude\nAnything"), kernel.start("seen = kandev_nb.last_turn().text")]
+    for run in runs:
+        kernel.wait(run)
+        assert run.status == "ok", run.error
+    assert kernel.eval("seen") == "Blocking answer."
