@@ -3,11 +3,12 @@ scripted model; the test is the frontend (it says hello to the notebook bridge a
 
 The background cell returns at once, its turn streams into its own cell while another cell
 computes, ``-o VAR`` is assigned when it ends (and the cell says so), a second turn of the same
-session is queued, and cells queued behind it (Run All) or no frontend (nbclient, see
-test_background_under_nbclient.py) keep it blocking."""
+session is queued, and cells queued behind it (Run All) or no frontend (nbclient) keep it
+blocking."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -115,3 +116,34 @@ def test_cells_queued_behind_a_background_cell_keep_it_blocking(
         kernel.wait(run)
         assert run.status == "ok", run.error
     assert kernel.eval("seen") == "Blocking answer."
+
+
+def test_under_nbclient_background_cells_block_so_the_next_cell_sees_the_answer(
+    tmp_path: Path, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path
+) -> None:
+    """nbclient (papermill, `jupyter execute`) runs no frontend: no tab says hello to the bridge,
+    so `--background` and configure(background=True) run blocking."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    scripted_model.push(
+        Reply(text("First, ", delay=0.02), tool_use("StructuredOutput", {"items": MONTHS})),
+        Reply(text("Plain answer.", delay=0.02)),
+    )
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell(setup_code(claude_env, claude_workdir, background=True) + TYPES),
+        nbformat.v4.new_code_cell("%%claude --background --schema Month --frame -o months\nRevenue by month"),
+        nbformat.v4.new_code_cell("print('rows', len(months))"),
+        nbformat.v4.new_code_cell("%%claude\nAnd now?"),  # background by configure(background=True)
+        nbformat.v4.new_code_cell("print('answer', kandev_nb.last_turn().text)"),
+    ]
+    env = dict(os.environ, KANDEV_NB_LEDGER=str(tmp_path / "ledger.sqlite"), KANDEV_NB_SPOOL=str(tmp_path / "spool"))
+    NotebookClient(
+        nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(claude_workdir)}}
+    ).execute(env=env)
+    printed = ["".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream") for cell in nb.cells]
+    assert printed[2] == "rows 4\n" and printed[4] == "answer Plain answer.\n"
+    saved = "".join(str(o.get("data", {}).get("text/html", "")) for o in nb.cells[1].outputs)
+    assert "→ months: DataFrame 4 × 3 (month string, revenue Float64, customers Int64)" in saved
+    assert "First," in saved and '{"items"' not in saved  # the saved turn, and what -o got, without the wrapper
