@@ -15,6 +15,7 @@ import pytest
 
 from kandev_nb.testing import Reply, ScriptedModelServer, text, tool_use
 from tests.kernel.conftest import setup_code
+from tests.kernel.test_approvals import answer, wait_for_card
 from tests.kernel.kernel_harness import KernelHarness
 
 pytestmark = pytest.mark.timeout(300)
@@ -80,6 +81,23 @@ def test_a_background_turn_streams_while_another_cell_computes_and_o_is_assigned
     assert "→ months: DataFrame 4 × 3 (month string, revenue Float64, customers Int64)" in html
     assert "Reading the sales table" in html  # its static rendering replaced the live view
     assert "Reading the sales table month by month" in kernel.live_texts()[-1]
+
+
+def test_an_approval_of_a_background_turn_is_answered_while_other_cells_run(
+    kernel: KernelHarness, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path
+) -> None:
+    scripted_model.push(Reply(tool_use("Bash", {"command": "touch made.txt"})), Reply(text("Made it.")))
+    kernel.execute(setup_code(claude_env, claude_workdir))
+    attach_frontend(kernel)
+    cell = kernel.execute("%%claude --background\nMake made.txt")
+    card = wait_for_card(kernel, 1)  # the card comes after the cell returned
+    assert kernel.execute("x = 41 + 1").status == "ok"  # the kernel takes other cells while it waits
+    assert not (claude_workdir / "made.txt").exists()
+    answer(kernel, card, "allow")
+    assert kernel.eval("(await kandev_nb.wait()).text") == "Made it."
+    assert (claude_workdir / "made.txt").exists() and kernel.eval("x") == 42
+    kernel.pump_for(0.3)
+    assert "allowed by you" in _html(kernel, cell)
 
 
 def test_a_second_turn_of_the_session_is_queued_and_shown_as_queued(
