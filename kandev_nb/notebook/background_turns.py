@@ -183,7 +183,8 @@ async def _run(holder: list[BackgroundTurn], run: Callable[[], Awaitable[Turn | 
         job.turn = None
     except Exception as exc:  # noqa: BLE001 - shown in the cell; wait() raises it again
         job.error = exc
-        print(f"%%claude --background: {exc}", file=sys.stderr)
+        said = str(exc) if str(exc).startswith("%%claude") else f"%%claude --background: {exc}"
+        print(f"{type(exc).__name__}: {said}", file=sys.stderr)  # as IPython shows a UsageError
     finally:
         job.ended = next(_ended)
     return job.turn
@@ -191,9 +192,14 @@ async def _run(holder: list[BackgroundTurn], run: Callable[[], Awaitable[Turn | 
 
 async def settle(session: str) -> None:
     """Wait for the background turns of `session` (a blocking cell of that session runs after them)."""
-    pending = [j.task for j in _jobs if j.session == session and not j.done]
+    pending = [j for j in _jobs if j.session == session and not j.done]
     if pending:
-        await asyncio.wait(pending)
+        from IPython.display import display
+
+        cells = ", ".join(f"[{j.cell}]" for j in pending)
+        note = _note_bundle(f"⏳ waiting for the background turn of cell {cells} (session {session})")
+        display(note, raw=True)  # type: ignore[no-untyped-call, unused-ignore]  # typed from IPython 9
+        await asyncio.wait([j.task for j in pending])
 
 
 async def wait(session: str | None = None) -> Turn | None:

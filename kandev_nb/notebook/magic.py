@@ -8,6 +8,8 @@ transformer* that rewrites the cell into::
     await __import__("kandev_nb.notebook.magic").notebook.magic.run_cell('<options>', '<prompt>');
 
 The trailing semicolon keeps the Turn out of ``Out[]``; use ``kandev_nb.last_turn()``.
+``--background`` (issue 27) makes the turn a task of the cell instead, where a tab watches
+and no cell waits behind it (:mod:`kandev_nb.notebook.background_turns`).
 The kernel's interrupt arrives as CancelledError in that await; the session turns it into
 the protocol's `interrupt` and the CLI process survives for the next cell.
 """

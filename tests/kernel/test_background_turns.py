@@ -15,8 +15,8 @@ import pytest
 
 from kandev_nb.testing import Reply, ScriptedModelServer, text, tool_use
 from tests.kernel.conftest import setup_code
-from tests.kernel.test_approvals import answer, wait_for_card
 from tests.kernel.kernel_harness import KernelHarness
+from tests.kernel.test_approvals import answer, wait_for_card
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -165,3 +165,31 @@ def test_under_nbclient_background_cells_block_so_the_next_cell_sees_the_answer(
     saved = "".join(str(o.get("data", {}).get("text/html", "")) for o in nb.cells[1].outputs)
     assert "→ months: DataFrame 4 × 3 (month string, revenue Float64, customers Int64)" in saved
     assert "First," in saved and '{"items"' not in saved  # the saved turn, and what -o got, without the wrapper
+
+
+def test_a_blocking_cell_waits_for_the_background_turn_and_a_failed_one_is_raised_by_wait(
+    kernel: KernelHarness, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path
+) -> None:
+    scripted_model.push(
+        Reply(text(SLOW, delay=0.03)),
+        Reply(text("In order.")),
+        Reply(text("No table today.")),  # no StructuredOutput call: the CLI nudges once,
+        Reply(text("Still none.")),  # then the turn ends without a structured answer
+    )
+    kernel.execute(setup_code(claude_env, claude_workdir))
+    kernel.execute(TYPES)
+    attach_frontend(kernel)
+    first = kernel.execute("%%claude --background\nFirst")
+    blocking = kernel.execute("%%claude\nSecond, blocking")  # same session: it waits, then runs
+    waited = "\n".join(str(p) for p in blocking.data("text/plain"))
+    assert f"waiting for the background turn of cell [{first.reply['execution_count']}] (session default)" in waited
+    assert kernel.eval("[t.text for t in kandev_nb.sessions['default'].turns]") == [SLOW, "In order."]
+
+    failing = kernel.execute("%%claude --background --schema Month -o bad\nA month")
+    waiting = kernel.wait(kernel.start("await kandev_nb.wait()"))
+    assert waiting.status == "error" and "no structured answer for Month" in waiting.stdout()  # a UsageError
+    kernel.pump_for(0.3)
+    shown = "".join(m["content"].get("text", "") for m in failing.outputs if m["msg_type"] == "stream")
+    assert "UsageError: %%claude --schema Month: no structured answer for Month" in shown  # in its own cell
+    assert kernel.eval("'bad' in globals()") is False
+    assert kernel.eval("(await kandev_nb.wait()).text").endswith("Still none.")  # reported once; then the last turn
