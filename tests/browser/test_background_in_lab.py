@@ -95,3 +95,31 @@ def test_background_cell_streams_while_another_cell_runs_then_shows_the_frame(
             DOCS_SCREENSHOTS / "background-streaming-while-another-cell-ran.png",
         )
         shutil.copy(screenshots / "background-3-frame-dark.png", DOCS_SCREENSHOTS / "background-frame-summary-dark.png")
+
+
+def test_run_all_keeps_background_cells_blocking_so_later_cells_see_the_answer(
+    jupyter_lab: LabServer,
+    page: Any,
+    scripted_model: ScriptedModelServer,
+    claude_env: dict[str, str],
+    claude_workdir: Path,
+) -> None:
+    """JupyterLab's Run All sends every execute request at once: the cells queued behind a
+    background cell make it block (configure(background=True) and --background alike)."""
+    scripted_model.push(
+        Reply(text("First answer.", delay=0.05)), Reply(tool_use("StructuredOutput", {"items": MONTHS}))
+    )
+    lab_page.write_notebook(
+        jupyter_lab.root / "run_all.ipynb",
+        setup_code(claude_env, claude_workdir, background=True) + TYPES,
+        "%%claude\nFirst",
+        "print('seen:', kandev_nb.last_turn().text)",
+        "%%claude --background --schema Month --frame -o months\nRevenue by month",
+        "print('rows:', len(months))",
+    )
+    lab_page.open_notebook(page, jupyter_lab.notebook_url("run_all.ipynb"))
+    lab_page.command(page, "notebook:run-all-cells")
+    lab_page.wait_cell_done(page, 4)
+    expect(lab_page.cell(page, 2).locator(".jp-OutputArea-output")).to_contain_text("seen: First answer.")
+    expect(lab_page.cell(page, 4).locator(".jp-OutputArea-output")).to_contain_text("rows: 4")
+    expect(lab_page.cell(page, 3).locator(".kandev-output-summary")).to_contain_text(LINE)
