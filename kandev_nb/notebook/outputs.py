@@ -186,10 +186,10 @@ def deliver(
 
 def show_output(name: str, value: Any) -> None:
     """Show what ``-o NAME`` now holds under the turn: "→ NAME: DataFrame 4 × 3 (...)" and the
-    first rows (:func:`kandev_nb.render.value_summary.summary_bundle`), a display output of the
+    first rows (:func:`kandev_nb.notebook.value_summary.summary_bundle`), a display output of the
     cell (so the saved notebook keeps it; a background turn's cell gets it when the turn ends)."""
     from IPython.display import display
 
-    from kandev_nb.render.value_summary import summary_bundle
+    from kandev_nb.notebook.value_summary import summary_bundle
 
     display(summary_bundle(name, value), raw=True)  # type: ignore[no-untyped-call, unused-ignore]  # typed from IPython 9

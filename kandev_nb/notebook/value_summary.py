@@ -11,7 +11,7 @@ single record as a one-row table). This is what was assigned, not the CLI's `res
 :func:`summary_bundle` gives ``text/html``, ``text/markdown`` and ``text/plain`` so the saved
 notebook and nbconvert show the same.
 
-Importable without a kernel: no ipywidgets here.
+Importable without a kernel: pandas, no ipywidgets.
 """
 
 from __future__ import annotations
