@@ -116,6 +116,7 @@ __all__ = [
     "tool_call",
     "tool_calls",
     "unload_ipython_extension",
+    "wait",
 ]
 
 MIN_IPYKERNEL = (7, 4)
@@ -130,6 +131,16 @@ def __getattr__(name: str) -> Any:
 
         return getattr(current(), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+async def wait(session: str | None = None) -> Turn | None:
+    """``await kandev_nb.wait()``: wait for the running and queued ``%%claude --background``
+    turns (of `session`, or all) and return the last :class:`Turn` that ended, or
+    ``last_turn()`` when none runs. Raises the first waited turn's error (see
+    :func:`kandev_nb.notebook.background_turns.wait`)."""
+    from kandev_nb.notebook import background_turns
+
+    return await background_turns.wait(session)
 
 
 def runs(**filters: Any) -> pd.DataFrame:

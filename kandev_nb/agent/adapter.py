@@ -531,8 +531,8 @@ class Adapter(StreamRules):
             if type(window) is int and window > 0:  # not a bool
                 self.context_size = window
         out += self._context_event()
-        result_text = msg.result
-        if result_text and not self._shown_text and not msg.is_error:
+        result_text = msg.result  # a --json-schema turn's `result` is its structured_output as JSON: no answer
+        if result_text and not self._shown_text and not msg.is_error and msg.raw.get("structured_output") is None:
             out.append(ev.MessageChunk(text=result_text, session_id=self.session_id))
         if not msg.is_error and self._pending_assistant_uuid:
             self.last_message_uuid = self._pending_assistant_uuid

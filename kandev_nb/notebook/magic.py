@@ -8,6 +8,8 @@ transformer* that rewrites the cell into::
     await __import__("kandev_nb.notebook.magic").notebook.magic.run_cell('<options>', '<prompt>');
 
 The trailing semicolon keeps the Turn out of ``Out[]``; use ``kandev_nb.last_turn()``.
+``--background`` (issue 27) makes the turn a task of the cell instead, where a tab watches
+and no cell waits behind it (:mod:`kandev_nb.notebook.background_turns`).
 The kernel's interrupt arrives as CancelledError in that await; the session turns it into
 the protocol's `interrupt` and the CLI process survives for the next cell.
 """
@@ -19,6 +21,7 @@ import asyncio
 import logging
 import re
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
@@ -29,7 +32,7 @@ from kandev_nb.agent.permissions import MODES, mode_from_cli
 from kandev_nb.agent.session import Session
 from kandev_nb.agent.suggestions import ModeChoices
 from kandev_nb.agent.turn import Turn
-from kandev_nb.notebook import ledger_hooks, live_options, outputs
+from kandev_nb.notebook import background_turns, ledger_hooks, live_options, outputs
 from kandev_nb.notebook.attachments import AttachmentError
 from kandev_nb.notebook.bridge import ensure_bridge, open_notebook_guard
 from kandev_nb.notebook.cell_prompt import notebook_path, notebook_policy, prompt_and_policy
@@ -92,6 +95,7 @@ def transform_cell(lines: list[str]) -> list[str]:
 
 
 @magic_arguments()
+@background_turns.background_argument
 @fleet_arguments
 @outputs.output_arguments
 @argument(
@@ -333,7 +337,9 @@ async def run_cell(line: str, body: str) -> Turn | None:
     """Run one `%%claude` cell: parse options, show the live view, run the turn, record it.
 
     Returns:
-        The finished :class:`Turn` (also ``kandev_nb.last_turn()``).
+        The finished :class:`Turn` (also ``kandev_nb.last_turn()``); None for ``--background``
+        (the turn goes on as a task of the cell: ``await kandev_nb.wait()``, see
+        :mod:`kandev_nb.notebook.background_turns`) and for ``--over``.
 
     Raises:
         UsageError: bad options, an unknown ``{name}``, a missing attachment, an exhausted
@@ -354,13 +360,34 @@ async def run_cell(line: str, body: str) -> Turn | None:
         if args.over:  # one agent per row of a DataFrame (kandev_nb/notebook/fleet_magic.py)
             await run_over(args, body, namespace)
             return None
-        prompt, policy = prompt_and_policy(args, body, namespace)
+        prompt, policy = prompt_and_policy(args, body, namespace)  # {name} is read now, also in the background
+    except _CELL_ERRORS as exc:
+        raise UsageError(f"%%claude: {exc}") from None
+    turn = partial(_run_turn, args, line, body, prompt, policy, namespace, cell_number)
+    if (args.background or current().settings.background) and await background_turns.blocking_reason() is None:
+        background_turns.start(args.session, cell_number, turn)  # returns at once (background_turns.py)
+        return None
+    await background_turns.settle(args.session)  # after this session's background turns
+    return await turn()
+
+
+_CELL_ERRORS = (PromptError, AttachmentError, ValueError, TypeError, RuntimeError, TimeoutError)
+
+
+async def _run_turn(
+    args: argparse.Namespace, line: str, body: str, prompt: str, policy: Any, ns: dict[str, Any], cell: int | None
+) -> Turn:
+    """The cell's turn once its options and prompt are read: in the cell, or as its background task."""
+    from IPython.core.error import UsageError
+
+    cell_number, namespace = cell, ns
+    try:
         await _switch_mode(args)
         await live_options.apply_live(args, current(), namespace)  # --model etc. on the live process
         _check_budget()
         session, replaced, requested = _session_for(args)
         spec = outputs.prepare(args, session, namespace, current().settings.hooks, replaced)
-    except (PromptError, AttachmentError, ValueError, TypeError, RuntimeError, TimeoutError) as exc:
+    except _CELL_ERRORS as exc:
         # Shown like IPython's own option errors: one line, no traceback, the cell fails.
         raise UsageError(f"%%claude: {exc}") from None
 

@@ -29,7 +29,7 @@ from kandev_nb.agent.turn import Turn
 from kandev_nb.errors import StructuredOutputError
 from kandev_nb.ledger.typed_frame import to_frame
 
-__all__ = ["HookRegistry", "deliver", "output_arguments", "prepare", "run_turn", "to_frame"]
+__all__ = ["HookRegistry", "deliver", "output_arguments", "prepare", "run_turn", "show_output", "to_frame"]
 
 
 def output_arguments(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -154,7 +154,8 @@ async def run_turn(
 def deliver(
     args: argparse.Namespace, turn: Turn, failure: StructuredOutputError | None, namespace: dict[str, Any]
 ) -> Turn:
-    """Put the answer in ``-o VAR`` (a DataFrame with --frame), or fail the cell in one line.
+    """Put the answer in ``-o VAR`` (a DataFrame with --frame) and show what it holds
+    (:func:`show_output`), or fail the cell in one line.
 
     Returns `turn`.
 
@@ -179,4 +180,16 @@ def deliver(
         value = to_frame(list(value or []), None if isinstance(item, dict) else item)
         turn.output = value
     namespace[args.output] = value
+    show_output(args.output, value)
     return turn
+
+
+def show_output(name: str, value: Any) -> None:
+    """Show what ``-o NAME`` now holds under the turn: "→ NAME: DataFrame 4 × 3 (...)" and the
+    first rows (:func:`kandev_nb.notebook.value_summary.summary_bundle`), a display output of the
+    cell (so the saved notebook keeps it; a background turn's cell gets it when the turn ends)."""
+    from IPython.display import display
+
+    from kandev_nb.notebook.value_summary import summary_bundle
+
+    display(summary_bundle(name, value), raw=True)  # type: ignore[no-untyped-call, unused-ignore]  # typed from IPython 9

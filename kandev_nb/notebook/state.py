@@ -45,6 +45,8 @@ class NotebookSettings:
         hooks: Python hooks for every session, ``{event: [HookMatcher]}`` (:mod:`kandev_nb.agent.hooks`).
         kernel_tools: give Claude the ``kernel`` MCP tools on this kernel's variables
             (:mod:`kandev_nb.kernel_tools`); applies to sessions started afterwards.
+        background: every cell runs as with ``--background`` (returns at once; blocking
+            anyway under nbclient/papermill and Run All, see :mod:`kandev_nb.notebook.background_turns`).
     """
 
     mode: str = "supervised"
@@ -66,6 +68,7 @@ class NotebookSettings:
     allow_root_bypass: bool = False
     kernel_tools: bool = True
     hooks: dict[str, Any] = field(default_factory=dict)  # {event: [HookMatcher]}; live sessions restart with them
+    background: bool = False  # issue 27: turns that do not block the kernel
 
 
 def configure(**changes: Any) -> None:
@@ -115,6 +118,8 @@ def _check_setting(key: str, value: Any) -> None:
         from kandev_nb.agent.hooks import HookRegistry
 
         HookRegistry(value)  # HookError (a ValueError) names the bad event or hook
+    elif key == "background" and not isinstance(value, bool):
+        raise TypeError(f"background must be True or False, not {value!r}")
     elif key in ("approve", "answer") and value is not None and not callable(value):
         raise TypeError("approve must be a callable policy (e.g. kandev_nb.Rules(...)) or None")
 
