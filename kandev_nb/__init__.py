@@ -110,6 +110,7 @@ __all__ = [
     "last_turn",
     "ledger_flush",
     "load_ipython_extension",
+    "pending",
     "runs",
     "sessions",
     "settings",
@@ -130,6 +131,14 @@ def __getattr__(name: str) -> Any:
 
         return getattr(current(), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def pending() -> Any:
+    """The approvals waiting in every `%%claude` session of this kernel (a
+    :class:`~kandev_nb.notebook.pending.PendingList`: ``pending()[0].allow()`` / ``.deny("why")``)."""
+    from kandev_nb.notebook.pending import pending as waiting
+
+    return waiting()
 
 
 def runs(**filters: Any) -> pd.DataFrame:

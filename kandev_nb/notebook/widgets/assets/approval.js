@@ -46,6 +46,34 @@ function reveal(model, el) {
   requestAnimationFrame(() => setTimeout(attempt, 50));
 }
 
+// Keyboard answers on the focused card (issue 27): Enter or 1 allows once, 2 the session grant
+// (else the whole tool), Escape or 3 opens the reason box (Enter there denies), as the CLI's
+// 1/2/3. Only when the card itself has the focus, not one of its buttons or text boxes.
+function keys(model, el, { allow, always, whole, reason, plan }) {
+  el.dataset.requestId = model.get("request_id") || "";
+  const card = el.closest(".kandev-approval") || el;
+  if (!card.hasAttribute("tabindex")) card.tabIndex = 0;
+  card.setAttribute("aria-keyshortcuts", "Enter 1 2 3 Escape");
+  if (!card.title) card.title = "Enter allows once, Escape: reason to deny; 1/2/3 as in Claude Code";
+  const onKey = (e) => {
+    if (e.target !== card && e.target !== el) return;
+    if (!model.get("pending") || e.isComposing || e.ctrlKey || e.metaKey || e.altKey) return;
+    let hit = null;
+    if (e.key === "Enter" || e.key === "1") hit = allow;
+    else if (e.key === "2" && !plan) hit = model.get("grant_label") ? always : model.get("tool_label") ? whole : null;
+    else if (e.key === "Escape" || e.key === "3") hit = reason;
+    if (!hit) return;
+    e.preventDefault();
+    e.stopPropagation(); // not JupyterLab's notebook shortcuts
+    if (hit === reason) {
+      reason.focus();
+      reason.select();
+    } else if (!hit.disabled) hit.click();
+  };
+  card.addEventListener("keydown", onKey);
+  return () => card.removeEventListener("keydown", onKey);
+}
+
 export default {
   render({ model, el }) {
     el.classList.add("kandev-approval-controls");
@@ -146,7 +174,9 @@ export default {
     model.on("change:input_json", showEditor);
     sync();
     reveal(model, el);
+    const offKeys = keys(model, el, { allow, always, whole, reason, plan });
     return () => {
+      offKeys();
       model.off("change:pending", sync);
       model.off("change:error", sync);
       model.off("change:input_json", showEditor);
