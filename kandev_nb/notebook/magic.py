@@ -368,7 +368,7 @@ async def run_cell(line: str, body: str) -> Turn | None:
     reattach = _watch_reloads(view, line, body)
     kernel_tools.follow_cell(session)
     state = current()
-    timeout = notify.turn_timeout(args.approval_timeout, state.settings.approval_timeout)  # wait and remind
+    timeout = await notify.turn_timeout(args.approval_timeout, state.settings.approval_timeout)  # wait and remind
     try:
         if state.sessions.get(session.name) is not session:
             if replaced is not None and replaced.session_id == session.config.resume:

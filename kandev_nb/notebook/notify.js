@@ -38,7 +38,7 @@ const STYLE = `
 .kandev-toast-buttons button.kandev-toast-allow { background: var(--jp-brand-color1, #1976d2); }
 .kandev-toast-buttons button.kandev-toast-deny { background: var(--jp-error-color1, #d32f2f); }
 .kandev-toast-buttons button:disabled { opacity: 0.5; cursor: default; }
-.lm-TabBar-tab[data-kandev-waiting]::before { content: "⏳ " attr(data-kandev-waiting); align-self: center;
+.lm-TabBar-tabLabel[data-kandev-waiting]::before { content: "⏳ " attr(data-kandev-waiting); position: static;
   background: var(--jp-warn-color1, #bf8700); color: var(--jp-ui-inverse-font-color0, #fff); border-radius: 8px;
   padding: 0 5px; margin-right: 4px; font-size: var(--jp-ui-font-size0, 11px); line-height: 16px; }
 `;
@@ -108,9 +108,11 @@ function applyBadges(reg) {
     const n = label ? counts.get(label.textContent.trim()) : undefined;
     if (n) {
       if (tab.dataset.kandevWaiting !== String(n)) tab.dataset.kandevWaiting = String(n);
+      if (label.dataset.kandevWaiting !== String(n)) label.dataset.kandevWaiting = String(n);
       tab.title = tab.title.includes("approval") ? tab.title : `${n} approval(s) waiting\n${tab.title}`;
     } else if (tab.dataset.kandevWaiting) {
       delete tab.dataset.kandevWaiting;
+      if (label) delete label.dataset.kandevWaiting;
       tab.title = tab.title.replace(/^\d+ approval\(s\) waiting\n/, "");
     }
   }
@@ -216,8 +218,19 @@ function domToast(reg, key, item) {
 
 // ---- one toast per waiting approval --------------------------------------------------------------
 
+function shortLeft(item, received) {
+  const gone = (Date.now() - received) / 1000;
+  if (item.left_s === null || item.left_s === undefined) return `waiting ${fmtLeft(item.age_s + gone)}`;
+  return `${fmtLeft(item.left_s - gone)} left`;
+}
+
+// JupyterLab cuts a toast's message at 140 characters: the time left before the summary, whose
+// end (a file's name) is kept.
 function message(item, received) {
-  return `⏳ ${headText(item)} — ${item.summary} (${leftText(item, received)})`;
+  const head = `⏳ ${headText(item)} (${shortLeft(item, received)}) — `;
+  const room = Math.max(24, 138 - head.length);
+  const what = item.summary.length > room ? "…" + item.summary.slice(item.summary.length - room + 1) : item.summary;
+  return head + what;
 }
 
 function draw(reg) {

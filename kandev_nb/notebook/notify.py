@@ -182,16 +182,20 @@ def ensure_notifier() -> ApprovalNotifier | None:
     return _notifier
 
 
-def interactive() -> bool:
-    """True when a tab is attached: some view said hello to the notebook bridge (JupyterLab,
-    Notebook 7); False for nbclient, papermill, a console."""
+async def interactive() -> bool:
+    """True when a tab is attached: a view said hello to the notebook bridge (JupyterLab,
+    Notebook 7); False for nbclient, papermill, a console. A bridge made moments ago (a Run All
+    right after ``%load_ext``) is asked for a hello first, for at most
+    :data:`~kandev_nb.kernel_tools._notebook.PING_TIMEOUT_S` s (:meth:`NotebookBridge.find_view`)."""
     from kandev_nb.notebook.bridge import bridge
 
     b = bridge()
-    return b is not None and bool(b.views)
+    if b is None:
+        return False
+    return bool(b.views) or await b.find_view() is not None
 
 
-def turn_timeout(cell_timeout: float | None, setting: float | None) -> float | None:
+async def turn_timeout(cell_timeout: float | None, setting: float | None) -> float | None:
     """The approval timeout of a `%%claude` turn, and the notifier's reminder for it.
 
     Args:
@@ -204,7 +208,7 @@ def turn_timeout(cell_timeout: float | None, setting: float | None) -> float | N
         else (headless) `setting`, which denies an unanswered card.
     """
     note = ensure_notifier()
-    if cell_timeout is not None or not interactive():
+    if cell_timeout is not None or not await interactive():
         if note is not None:
             note.remind_after_s = None
         return cell_timeout if cell_timeout is not None else setting
