@@ -51,10 +51,7 @@ function reveal(model, el) {
 // 1/2/3. Only when the card itself has the focus, not one of its buttons or text boxes.
 function keys(model, el, { allow, always, whole, reason, plan }) {
   el.dataset.requestId = model.get("request_id") || "";
-  const card = el.closest(".kandev-approval") || el;
-  if (!card.hasAttribute("tabindex")) card.tabIndex = 0;
-  card.setAttribute("aria-keyshortcuts", "Enter 1 2 3 Escape");
-  if (!card.title) card.title = "Enter allows once, Escape: reason to deny; 1/2/3 as in Claude Code";
+  let card = el;
   const onKey = (e) => {
     if (e.target !== card && e.target !== el) return;
     if (!model.get("pending") || e.isComposing || e.ctrlKey || e.metaKey || e.altKey) return;
@@ -70,8 +67,26 @@ function keys(model, el, { allow, always, whole, reason, plan }) {
       reason.select();
     } else if (!hit.disabled) hit.click();
   };
-  card.addEventListener("keydown", onKey);
-  return () => card.removeEventListener("keydown", onKey);
+  // A click on the card (not on a control) focuses it, after JupyterLab's notebook took the focus.
+  const onClick = (e) => {
+    if (!model.get("pending") || e.target.closest("button, input, textarea, select, a")) return;
+    setTimeout(() => card.focus({ preventScroll: true }), 0);
+  };
+  let tries = 0;
+  const attach = () => {
+    if (!el.isConnected && tries++ < 50) return setTimeout(attach, 100); // not in the page yet
+    card = el.closest(".kandev-approval") || el; // the VBox holds the controls once laid out
+    if (!card.hasAttribute("tabindex")) card.tabIndex = 0;
+    card.setAttribute("aria-keyshortcuts", "Enter 1 2 3 Escape");
+    if (!card.title) card.title = "Enter allows once, Escape: a reason to deny; 1/2/3 as in Claude Code";
+    card.addEventListener("keydown", onKey);
+    card.addEventListener("click", onClick);
+  };
+  requestAnimationFrame(() => setTimeout(attach, 0));
+  return () => {
+    card.removeEventListener("keydown", onKey);
+    card.removeEventListener("click", onClick);
+  };
 }
 
 export default {
