@@ -37,6 +37,8 @@ const STYLE = `
   background: var(--jp-layout-color3, #757575); }
 .kandev-toast-buttons button.kandev-toast-allow { background: var(--jp-brand-color1, #1976d2); }
 .kandev-toast-buttons button.kandev-toast-deny { background: var(--jp-error-color1, #d32f2f); }
+.kandev-toast-buttons button.kandev-toast-show { background: transparent; color: var(--jp-brand-color1, #1976d2);
+  box-shadow: inset 0 0 0 1px var(--jp-brand-color1, #1976d2); }
 .kandev-toast-buttons button:disabled { opacity: 0.5; cursor: default; }
 .lm-TabBar-tabLabel[data-kandev-waiting]::before { content: "⏳ " attr(data-kandev-waiting); position: static;
   background: var(--jp-warn-color1, #bf8700); color: var(--jp-ui-inverse-font-color0, #fff); border-radius: 8px;
