@@ -245,3 +245,38 @@ def test_when_the_cell_is_gone_after_a_reload_the_toast_still_answers(
             break
         page.wait_for_timeout(200)
     assert target.read_text() == "hello.txt\n"
+
+
+def test_notebook_7_shows_the_notification_and_the_title_count_and_its_allow_answers(
+    tmp_path: Path,
+    lab_ledger: Path,
+    page: Any,
+    scripted_model: ScriptedModelServer,
+    claude_env: dict[str, str],
+    claude_workdir: Path,
+    screenshots: Path,
+) -> None:
+    from tests.browser.notebook7 import notebook_url, require_notebook7, start_notebook7
+
+    require_notebook7()
+    server = start_notebook7(tmp_path / "nb7", lab_ledger)
+    try:
+        target = claude_workdir / "hello.txt"
+        _write(scripted_model, target)
+        lab_page.write_notebook(
+            server.root / "seven.ipynb", setup_code(claude_env, claude_workdir), "%%claude\nCreate hello.txt"
+        )
+        lab_page.open_notebook(page, notebook_url(server, "seven.ipynb"))
+        lab_page.command(page, "notebook:run-all-cells")
+        toast = page.locator(f"{LAB_TOAST}, {OUR_TOAST}", has_text="Claude wants to use Write")
+        toast.wait_for(state="visible", timeout=120_000)
+        expect(toast).to_contain_text("seven.ipynb")
+        page.wait_for_function("() => document.title.startsWith('(1) ⏳ ')")
+        page.wait_for_timeout(1000)  # the toast's slide-in ends
+        page.screenshot(path=str(screenshots / "notify-notebook7.png"))
+        toast.get_by_role("button", name="Allow").click()
+        lab_page.wait_cell_done(page, 1)
+        assert target.read_text() == "hello.txt\n"
+        page.wait_for_function("() => !document.title.startsWith('(')")
+    finally:
+        server.stop()
