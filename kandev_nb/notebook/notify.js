@@ -125,7 +125,7 @@ function applyBadges(reg) {
 function findCard(item) {
   const exact = document.querySelector(`.kandev-approval-controls[data-request-id="${CSS_escape(item.id)}"]`);
   if (exact) return exact.closest(".kandev-approval") || exact;
-  if (item.question) return document.querySelector(".kandev-question:not(.kandev-decided)");
+  if (item.question) return document.querySelector(".kandev-question-card:not(.kandev-decided)");
   return null;
 }
 
@@ -248,6 +248,7 @@ function draw(reg) {
     }
     if (!toast) {
       toast = { key, item, received: entry.received, reminded: item.reminded, lab: null, dom: null };
+      toast.sent = headText(item); // what JupyterLab's notification says (updated when it changes)
       if (app) {
         ensureCommand(app);
         app.commands
@@ -259,6 +260,7 @@ function draw(reg) {
           .then((id) => {
             toast.lab = id;
             if (!reg.toasts.has(tid)) dropToast(toast);
+            else if (toast.sent !== headText(toast.item)) updateLab(app, toast, toast.item, toast.received);
           })
           .catch((err) => console.warn("kandev-nb: JupyterLab notification failed", err));
       } else {
@@ -268,6 +270,9 @@ function draw(reg) {
       reg.toasts.set(tid, toast);
     }
     toast.item = item;
+    if (toast.lab && app && toast.sent !== headText(item)) {
+      updateLab(app, toast, item, entry.received); // the notebook's name arrived (a hello after a reload)
+    }
     toast.received = entry.received;
     if (toast.dom) {
       toast.dom.head.textContent = headText(item);
@@ -293,22 +298,25 @@ function dropToast(toast) {
   }
 }
 
+function updateLab(app, toast, item, received) {
+  toast.sent = headText(item);
+  app.commands
+    .execute("apputils:update-notification", {
+      id: toast.lab,
+      message: message(item, received),
+      type: item.reminded ? "error" : "warning",
+      autoClose: false,
+      actions: labActions(toast.key, item),
+    })
+    .catch(() => {});
+}
+
 function tick(reg) {
   reg.ticks = (reg.ticks || 0) + 1;
   const app = reg.ticks % 5 === 0 ? labApp() : null; // JupyterLab's toast: its time left every 5 s
   for (const toast of reg.toasts.values()) {
     if (toast.dom) toast.dom.left.textContent = leftText(toast.item, toast.received);
-    if (toast.lab && app) {
-      app.commands
-        .execute("apputils:update-notification", {
-          id: toast.lab,
-          message: message(toast.item, toast.received),
-          type: toast.item.reminded ? "error" : "warning",
-          autoClose: false,
-          actions: labActions(toast.key, toast.item),
-        })
-        .catch(() => {});
-    }
+    if (toast.lab && app) updateLab(app, toast, toast.item, toast.received);
   }
   applyTitle(reg);
   applyBadges(reg);

@@ -280,3 +280,33 @@ def test_notebook_7_shows_the_notification_and_the_title_count_and_its_allow_ans
         page.wait_for_function("() => !document.title.startsWith('(')")
     finally:
         server.stop()
+
+
+def test_an_unanswered_card_is_not_denied_with_a_tab_a_reminder_shows_and_its_deny_answers(
+    jupyter_lab: LabServer,
+    page: Any,
+    scripted_model: ScriptedModelServer,
+    claude_env: dict[str, str],
+    claude_workdir: Path,
+    screenshots: Path,
+) -> None:
+    target = claude_workdir / "hello.txt"
+    _write(scripted_model, target)
+    lab_page.write_notebook(
+        jupyter_lab.root / "remind.ipynb",
+        setup_code(claude_env, claude_workdir, approval_timeout=4),
+        "%%claude\nCreate hello.txt",
+    )
+    lab_page.open_notebook(page, jupyter_lab.notebook_url("remind.ipynb"))
+    lab_page.command(page, "notebook:run-all-cells")
+    reminder = page.locator(LAB_TOAST, has_text="Still waiting")
+    reminder.wait_for(state="visible", timeout=120_000)  # half of the 4 s approval timeout
+    expect(reminder).to_contain_text("Claude wants to use Write")
+    page.wait_for_timeout(4000)  # past the approval timeout: headless, this card would be denied now
+    assert lab_page.is_running(page, 1)
+    expect(lab_page.cell(page, 1).locator(".kandev-approval button.kandev-allow")).to_be_enabled()
+    page.screenshot(path=str(screenshots / "notify-reminder.png"))
+    reminder.get_by_role("button", name="Deny").click()
+    lab_page.wait_cell_done(page, 1)
+    assert not target.exists()
+    expect(lab_page.cell(page, 1).locator(".jp-OutputArea")).to_contain_text("denied by you", ignore_case=True)
