@@ -193,7 +193,9 @@ def test_reload_of_an_unsaved_notebook_brings_the_card_and_the_toast_back(
     page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=120_000)
     card = lab_page.cell(page, 1).locator(".kandev-approval")
     card.locator("button.kandev-allow").wait_for(state="visible", timeout=120_000)
-    expect(page.locator(LAB_TOAST, has_text="Claude wants to use Write")).to_contain_text("reload.ipynb")
+    # the notebook's name comes with the new tab's hello, maybe after the first notification
+    toast = page.locator(LAB_TOAST, has_text="Claude wants to use Write")
+    expect(toast).to_contain_text("reload.ipynb", timeout=20_000)
     page.wait_for_function("() => document.title.startsWith('(1) ⏳ ')")
     page.screenshot(path=str(screenshots / "notify-after-reload.png"))
     card.click(position={"x": 5, "y": 5})  # the card's own border: it takes the focus
