@@ -110,6 +110,7 @@ __all__ = [
     "last_turn",
     "ledger_flush",
     "load_ipython_extension",
+    "pending",
     "runs",
     "sessions",
     "settings",
@@ -141,6 +142,14 @@ async def wait(session: str | None = None) -> Turn | None:
     from kandev_nb.notebook import background_turns
 
     return await background_turns.wait(session)
+
+
+def pending() -> Any:
+    """The approvals waiting in every `%%claude` session of this kernel (a
+    :class:`~kandev_nb.notebook.pending.PendingList`: ``pending()[0].allow()`` / ``.deny("why")``)."""
+    from kandev_nb.notebook.pending import pending as waiting
+
+    return waiting()
 
 
 def runs(**filters: Any) -> pd.DataFrame:

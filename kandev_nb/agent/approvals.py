@@ -352,6 +352,10 @@ class ApprovalBroker(UnaskedCalls):
         allowed = decision.updated_input if decision.updated_input is not None else approval.tool_input
         return bound_payload(approval.tool_use_id or "", approval.tool_name, shown, allowed)
 
+    def card_payload(self, request_id: str) -> NormalizedPayload | None:
+        """The payload the card of a waiting request showed (what an allow binds to), or None."""
+        return self._cards.get(request_id)
+
     # -- ending approvals -------------------------------------------------------------------
 
     def withdraw(self, request_id: str) -> None:

@@ -32,7 +32,7 @@ from kandev_nb.agent.permissions import MODES, mode_from_cli
 from kandev_nb.agent.session import Session
 from kandev_nb.agent.suggestions import ModeChoices
 from kandev_nb.agent.turn import Turn
-from kandev_nb.notebook import background_turns, ledger_hooks, live_options, outputs
+from kandev_nb.notebook import background_turns, ledger_hooks, live_options, notify, outputs
 from kandev_nb.notebook.attachments import AttachmentError
 from kandev_nb.notebook.bridge import ensure_bridge, open_notebook_guard
 from kandev_nb.notebook.cell_prompt import notebook_path, notebook_policy, prompt_and_policy
@@ -395,7 +395,7 @@ async def _run_turn(
     reattach = _watch_reloads(view, line, body)
     kernel_tools.follow_cell(session)
     state = current()
-    timeout = args.approval_timeout if args.approval_timeout is not None else state.settings.approval_timeout
+    timeout = await notify.turn_timeout(args.approval_timeout, state.settings.approval_timeout)  # wait and remind
     try:
         if state.sessions.get(session.name) is not session:
             if replaced is not None and replaced.session_id == session.config.resume:

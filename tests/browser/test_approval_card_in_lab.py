@@ -71,7 +71,7 @@ def test_a_typed_reason_arrives_whole_and_the_action_shows_once(
     lab_page.write_notebook(
         jupyter_lab.root / "deny.ipynb",
         setup_code(claude_env, claude_workdir),
-        "%%claude\nClean up the data folder, then write notes.txt",
+        "%%claude --approval-timeout 300\nClean up the data folder, then write notes.txt",  # a deadline: the countdown,
     )
     lab_page.open_notebook(page, jupyter_lab.notebook_url("deny.ipynb"))
     lab_page.command(page, "notebook:run-all-cells")
@@ -154,7 +154,7 @@ def test_a_later_approval_comes_into_view_with_its_countdown(
         jupyter_lab.root / "later.ipynb",
         setup_code(claude_env, claude_workdir, approval_timeout=600),
         "#md\n" + "\n\n".join(f"Notes paragraph {i}: what this notebook is for." for i in range(12)),
-        "%%claude\nPrint, then write two files",
+        "%%claude --approval-timeout 600\nPrint, then write two files",  # with a tab, only a cell's own timeout denies,
     )
     lab_page.open_notebook(page, jupyter_lab.notebook_url("later.ipynb"))
     lab_page.command(page, "notebook:run-all-cells")

@@ -157,6 +157,8 @@ class ApprovalControls(anywidget.AnyWidget):
     """The scoped grant's button ("Allow `touch …` for this session"); "" offers none."""
     tool_label = traitlets.Unicode("").tag(sync=True)
     """The whole-tool button ("Allow all Bash commands for this session"); "" offers none."""
+    request_id = traitlets.Unicode("").tag(sync=True)
+    """The control_request's `request_id` (``data-request-id`` on the controls: a toast's Show finds the card)."""
     suggestions = traitlets.Unicode("[]").tag(sync=True)
     """JSON ``[{"index": i, "label": "Always allow Bash(npm test *) in this project (...)"}]``:
     one button per CLI `permission_suggestions` entry (:func:`kandev_nb.agent.suggestions.offered`)."""
@@ -183,7 +185,11 @@ class ApprovalCard:
         self.outcome: tuple[str, str, int, str] | None = None
         self.what = factory.html(displayable(_header_html(event) + what_html(event)), "kandev-approval-what")
         self.plan = isinstance(event.normalized, t.Plan)
-        self.controls = factory.track(ApprovalControls(plan=self.plan, _dom_classes=("kandev-approval-controls",)))
+        self.controls = factory.track(
+            ApprovalControls(
+                plan=self.plan, request_id=self.approval.request_id, _dom_classes=("kandev-approval-controls",)
+            )
+        )
         if self.plan:
             self.controls.placeholder = "what to change in the plan (optional; Enter sends it)"
         offered, problems = suggestions.offered(self.approval.suggestions)  # issue 19: saved rules as buttons

@@ -46,6 +46,49 @@ function reveal(model, el) {
   requestAnimationFrame(() => setTimeout(attempt, 50));
 }
 
+// Keyboard answers on the focused card (issue 27): Enter or 1 allows once, 2 the session grant
+// (else the whole tool), Escape or 3 opens the reason box (Enter there denies), as the CLI's
+// 1/2/3. Only when the card itself has the focus, not one of its buttons or text boxes.
+function keys(model, el, { allow, always, whole, reason, plan }) {
+  el.dataset.requestId = model.get("request_id") || "";
+  let card = el;
+  const onKey = (e) => {
+    if (e.target !== card && e.target !== el) return;
+    if (!model.get("pending") || e.isComposing || e.ctrlKey || e.metaKey || e.altKey) return;
+    let hit = null;
+    if (e.key === "Enter" || e.key === "1") hit = allow;
+    else if (e.key === "2" && !plan) hit = model.get("grant_label") ? always : model.get("tool_label") ? whole : null;
+    else if (e.key === "Escape" || e.key === "3") hit = reason;
+    if (!hit) return;
+    e.preventDefault();
+    e.stopPropagation(); // not JupyterLab's notebook shortcuts
+    if (hit === reason) {
+      reason.focus();
+      reason.select();
+    } else if (!hit.disabled) hit.click();
+  };
+  // A click on the card (not on a control) focuses it, after JupyterLab's notebook took the focus.
+  const onClick = (e) => {
+    if (!model.get("pending") || e.target.closest("button, input, textarea, select, a")) return;
+    setTimeout(() => card.focus({ preventScroll: true }), 0);
+  };
+  let tries = 0;
+  const attach = () => {
+    if (!el.isConnected && tries++ < 50) return setTimeout(attach, 100); // not in the page yet
+    card = el.closest(".kandev-approval") || el; // the VBox holds the controls once laid out
+    if (!card.hasAttribute("tabindex")) card.tabIndex = 0;
+    card.setAttribute("aria-keyshortcuts", "Enter 1 2 3 Escape");
+    if (!card.title) card.title = "Enter allows once, Escape: a reason to deny; 1/2/3 as in Claude Code";
+    card.addEventListener("keydown", onKey);
+    card.addEventListener("click", onClick);
+  };
+  requestAnimationFrame(() => setTimeout(attach, 0));
+  return () => {
+    card.removeEventListener("keydown", onKey);
+    card.removeEventListener("click", onClick);
+  };
+}
+
 export default {
   render({ model, el }) {
     el.classList.add("kandev-approval-controls");
@@ -146,7 +189,9 @@ export default {
     model.on("change:input_json", showEditor);
     sync();
     reveal(model, el);
+    const offKeys = keys(model, el, { allow, always, whole, reason, plan });
     return () => {
+      offKeys();
       model.off("change:pending", sync);
       model.off("change:error", sync);
       model.off("change:input_json", showEditor);

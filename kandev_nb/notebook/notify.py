@@ -1,0 +1,217 @@
+"""Approvals you cannot miss: toasts, a tab badge and the page title (issue 27, point 2).
+
+:class:`ApprovalNotifier` is an anywidget that is never displayed (like the notebook bridge):
+its JavaScript (``notify.js``) runs once per frontend widget manager that creates its model,
+that is in every open tab of this kernel's notebook. The kernel keeps its `items` trait equal
+to the waiting approvals (:func:`~kandev_nb.notebook.pending.waiting`, checked every
+:data:`POLL_S` s while the kernel's event loop runs, which it does while a `%%claude` cell
+awaits its turn). For each item the page shows:
+
+* a notification naming the notebook, the tool, what it will do and the time left, with
+  Allow / Deny / Show. JupyterLab 4's own (the ``apputils:notify`` command) when the page
+  exposes the app as ``window.jupyterapp`` (``--LabApp.expose_app_in_browser``, or dev mode);
+  otherwise no documented way leads from a widget to the app, and the notifier shows a toast
+  of its own in the page's corner, drawn with JupyterLab's theme variables;
+* a badge on the notebook's tab and the count in the page title (``(1) ⏳ name.ipynb``).
+
+Allow and Deny in the toast answer through :meth:`PendingApproval.allow` /
+:meth:`~kandev_nb.notebook.pending.PendingApproval.deny` (bound to the payload of the card).
+Show scrolls to the card and focuses it (Enter allows, Escape opens the reason box). The toast
+works when the card is gone (a reload of an unsaved notebook whose cell cannot be found).
+
+Messages (widget comm, "msg:custom"): tab -> kernel ``{kind: "answer", id, action: "allow" |
+"deny", reason?}``; kernel -> tab ``{kind: "answered", id, ok, error?}``.
+
+"Wait and remind" (:func:`turn_timeout`): with a tab attached, an unanswered card no longer
+denies at the approval timeout; half of that timeout on, the item is marked `reminded` and the
+page shows a reminder. A cell's own ``--approval-timeout`` still denies, and so does every
+headless run (nbclient, papermill: no tab ever said hello to the bridge).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import anywidget
+import traitlets
+
+from kandev_nb.notebook.pending import PendingApproval, tool_label, waiting
+
+__all__ = ["POLL_S", "ApprovalNotifier", "ensure_notifier", "notifier", "turn_timeout"]
+
+log = logging.getLogger("kandev_nb")
+
+POLL_S = 0.5
+"""Seconds between two looks at the waiting approvals (only changes are sent to the page)."""
+
+
+class ApprovalNotifier(anywidget.AnyWidget):
+    """The kernel's end of the notifications (see the module docstring).
+
+    Attributes:
+        items: JSON list, one object per waiting approval: ``id`` (`request_id`), ``tool``
+            (short tool name), ``full_tool`` (`tool_name`), ``summary``, ``cell`` (``In [n]``
+            count or null), ``notebook`` (the tab's path, from the bridge's hello), ``left_s``
+            (seconds left before the approval timeout when sent, null: none), ``age_s``,
+            ``question`` (an AskUserQuestion) and ``reminded`` (half the reminder time passed).
+        remind_after_s: seconds after which an unanswered approval is `reminded` (None: never);
+            set per turn by :func:`turn_timeout`.
+        answers: ``(request_id, action, ok)`` of every answer the page sent (tests read it).
+    """
+
+    _esm = Path(__file__).with_name("notify.js")
+    items = traitlets.Unicode("[]").tag(sync=True)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.remind_after_s: float | None = None
+        self.answers: list[tuple[str, str, bool]] = []
+        self._task: asyncio.Task[None] | None = None
+        self.on_msg(self._on_msg)
+
+    # -- the page's answers ----------------------------------------------------------------
+
+    def _on_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        if not isinstance(content, dict) or content.get("kind") != "answer":
+            return
+        request_id, action, reason = content.get("id"), content.get("action"), content.get("reason")
+        if not isinstance(request_id, str) or action not in ("allow", "deny"):
+            return
+        error = ""
+        item = next((p for p in self._waiting() if p.request_id == request_id), None)
+        try:
+            if item is None:
+                raise RuntimeError("this approval is no longer waiting")
+            if action == "allow":
+                item.allow()
+            else:
+                item.deny(reason if isinstance(reason, str) else "")
+        except (RuntimeError, ValueError, TypeError) as exc:
+            error = str(exc)
+        self.answers.append((request_id, str(action), not error))
+        self.send({"kind": "answered", "id": request_id, "ok": not error, "error": error})
+        self.refresh()
+
+    # -- the waiting approvals -------------------------------------------------------------
+
+    def _waiting(self) -> list[PendingApproval]:
+        from kandev_nb.notebook.state import current
+
+        return list(waiting(current().sessions))
+
+    def refresh(self) -> None:
+        """Set `items` from the waiting approvals (sent to the page only when they changed)."""
+        notebook = _notebook_path()
+        items = [
+            {
+                "id": p.request_id,
+                "tool": tool_label(p.tool),
+                "full_tool": p.tool,
+                "summary": p.summary,
+                "cell": p.cell,
+                "notebook": notebook,
+                "left_s": None if p.left_s is None else round(p.left_s, 1),
+                "age_s": round(p.age_s, 1),
+                "question": p.question,
+                "reminded": self.remind_after_s is not None and p.age_s >= self.remind_after_s,
+            }
+            for p in self._waiting()
+        ]
+        # what the page must redraw for: the set, a reminder; not the seconds (it counts down itself)
+        key = [(i["id"], i["reminded"], i["notebook"], i["left_s"] is None) for i in items]
+        old = [(i["id"], i["reminded"], i["notebook"], i["left_s"] is None) for i in json.loads(self.items)]
+        if key != old:
+            self.items = json.dumps(items)
+
+    def start(self) -> None:
+        """Keep `items` current in a task of the running event loop (once)."""
+        if self._task is not None and not self._task.done():
+            return
+        with contextlib.suppress(RuntimeError):  # no running loop: refreshed by the next cell
+            self._task = asyncio.get_running_loop().create_task(self._poll())
+
+    async def _poll(self) -> None:
+        while True:
+            try:
+                self.refresh()
+            except Exception:  # never let a broken refresh stop the notifications
+                log.exception("kandev-nb notifier: refresh failed")
+            await asyncio.sleep(POLL_S)
+
+
+def _notebook_path() -> str | None:
+    """The path (relative to the Jupyter root) of the tab running the turn, from the bridge."""
+    from kandev_nb.notebook.bridge import bridge
+
+    b = bridge()
+    if b is None:
+        return None
+    hello = b.views.get(b._chosen() or "") if b.views else None  # the bridge's own choice of tab
+    path = hello.get("path") if hello else None
+    return str(PurePosixPath(path)) if isinstance(path, str) and path else None
+
+
+_notifier: ApprovalNotifier | None = None
+
+
+def notifier() -> ApprovalNotifier | None:
+    """The kernel's notifier, or None when there is none yet."""
+    return _notifier
+
+
+def ensure_notifier() -> ApprovalNotifier | None:
+    """Create the kernel's notifier once and start its refresh task; None outside an ipykernel."""
+    global _notifier
+    if _notifier is None:
+        from IPython.core.getipython import get_ipython
+
+        ip = get_ipython()  # type: ignore[no-untyped-call, unused-ignore]  # typed from IPython 9
+        if ip is None or getattr(ip, "kernel", None) is None:
+            return None
+        try:
+            _notifier = ApprovalNotifier()
+        except Exception as exc:  # noqa: BLE001 - no toasts: the cards still answer
+            log.warning("kandev-nb could not create the approval notifier: %r", exc)
+            return None
+    _notifier.start()
+    return _notifier
+
+
+async def interactive() -> bool:
+    """True when a tab is attached: a view said hello to the notebook bridge (JupyterLab,
+    Notebook 7); False for nbclient, papermill, a console. A bridge made moments ago (a Run All
+    right after ``%load_ext``) is asked for a hello first, for at most
+    :data:`~kandev_nb.kernel_tools._notebook.PING_TIMEOUT_S` s (:meth:`NotebookBridge.find_view`)."""
+    from kandev_nb.notebook.bridge import bridge
+
+    b = bridge()
+    if b is None:
+        return False
+    return bool(b.views) or await b.find_view() is not None
+
+
+async def turn_timeout(cell_timeout: float | None, setting: float | None) -> float | None:
+    """The approval timeout of a `%%claude` turn, and the notifier's reminder for it.
+
+    Args:
+        cell_timeout: the cell's ``--approval-timeout`` in seconds (None: not given).
+        setting: the notebook's `approval_timeout` setting in seconds (None: forever).
+
+    Returns:
+        `cell_timeout` when given (it denies, as asked); else, with a tab attached
+        (:func:`interactive`), None: the card waits and the page reminds at half of `setting`;
+        else (headless) `setting`, which denies an unanswered card.
+    """
+    note = ensure_notifier()
+    if cell_timeout is not None or not await interactive():
+        if note is not None:
+            note.remind_after_s = None
+        return cell_timeout if cell_timeout is not None else setting
+    if note is not None:
+        note.remind_after_s = setting / 2 if setting else None
+    return None
