@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import anywidget
+import traitlets
 
 from kandev_nb.errors import NoNotebookViewError, NotebookViewError
 from kandev_nb.kernel_tools._notebook import PING_TIMEOUT_S
@@ -52,18 +53,30 @@ class NotebookBridge(anywidget.AnyWidget):
         client: the kernel client id (the execute request's header `session`) of the tab whose
             cell runs the turn (:meth:`select_client`); its view is used when it said hello.
         on_hello: callbacks ``(view_id, hello)`` run when a view says hello (re-attach).
+        handlers: callbacks by message `kind` for the tab's other messages (``"next"``: a
+            header chip chose the next turn's mode or model, :mod:`kandev_nb.notebook.answers`).
         round_trips_ms: the duration of each answered request (ms), for the benchmark.
     """
 
-    _esm = Path(__file__).with_name("bridge.js")
+    _esm = (
+        Path(__file__).with_name("answer_actions.js").read_text(encoding="utf-8")  # issue 27 points 4, 9
+        + "\n"
+        + Path(__file__).with_name("bridge.js").read_text(encoding="utf-8")
+    )
+    kernel = traitlets.Unicode("").tag(sync=True)
+    """This kernel's token (:data:`kandev_nb.notebook.answers.KERNEL_TOKEN`): the tab decorates only
+    the outputs that carry it."""
 
     def __init__(self) -> None:
-        super().__init__()
+        from kandev_nb.notebook.answers import KERNEL_TOKEN
+
+        super().__init__(kernel=KERNEL_TOKEN)
         self.views: dict[str, dict[str, Any]] = {}
         self.current_view: str | None = None
         self.client: str | None = None
         self.on_hello: list[Callable[[str, dict[str, Any]], None]] = []
         self.round_trips_ms: list[float] = []
+        self.handlers: dict[str, Callable[[dict[str, Any]], None]] = {}
         self._ids = itertools.count(1)
         self._created = time.monotonic()
         self._forgot = False  # a view stopped answering: it might still be there, so ping
@@ -91,6 +104,11 @@ class NotebookBridge(anywidget.AnyWidget):
                     callback(view, content)
                 except Exception:  # a broken callback must not break the bridge
                     log.exception("kandev-nb bridge: hello callback failed")
+        elif isinstance(kind, str) and kind in self.handlers:  # e.g. "next": a header chip (answers.py)
+            try:
+                self.handlers[kind](content)
+            except Exception:  # a broken handler must not break the bridge
+                log.exception("kandev-nb bridge: %s handler failed", kind)
         elif kind == "goodbye" and isinstance(view, str):
             self.forget(view)
         elif kind == "answer":
@@ -222,6 +240,9 @@ def ensure_bridge() -> NotebookBridge | None:
         log.warning("kandev-nb could not create the notebook bridge: %r", exc)
         return None
     set_view_provider(bridge)
+    from kandev_nb.notebook import answers
+
+    answers.install(_bridge)
     return _bridge
 
 

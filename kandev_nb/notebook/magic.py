@@ -29,7 +29,7 @@ from kandev_nb.agent.permissions import MODES, mode_from_cli
 from kandev_nb.agent.session import Session
 from kandev_nb.agent.suggestions import ModeChoices
 from kandev_nb.agent.turn import Turn
-from kandev_nb.notebook import ledger_hooks, live_options, outputs
+from kandev_nb.notebook import answers, ledger_hooks, live_options, outputs
 from kandev_nb.notebook.attachments import AttachmentError
 from kandev_nb.notebook.bridge import ensure_bridge, open_notebook_guard
 from kandev_nb.notebook.cell_prompt import notebook_path, notebook_policy, prompt_and_policy
@@ -355,6 +355,7 @@ async def run_cell(line: str, body: str) -> Turn | None:
             await run_over(args, body, namespace)
             return None
         prompt, policy = prompt_and_policy(args, body, namespace)
+        answers.take_next(args)  # a header chip's model (issue 27 point 9)
         await _switch_mode(args)
         await live_options.apply_live(args, current(), namespace)  # --model etc. on the live process
         _check_budget()

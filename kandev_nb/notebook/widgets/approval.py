@@ -4,9 +4,10 @@ The controls are one anywidget, :class:`ApprovalControls` (``assets/approval.js`
 answer is ONE custom message from the browser that carries what the person typed with the
 click: ``{"action": "deny", "reason": <text>}``, ``{"action": "allow_edited", "input":
 <JSON text>}`` (built field by field in the browser, :mod:`.input_editor`; while editing,
-``{"action": "preview", "input": <JSON text>}`` redraws the proposal), ``{"action": "allow"}``, ``{"action": "allow_always"}`` (the call's scoped
-session grant, :mod:`kandev_nb.policy.grants`), ``{"action": "allow_tool"}`` (every call of the
-tool for the session), ``{"action": "edit"}``, ``{"action": "allow_suggestion", "index": <i>}`` (one of the CLI's
+``{"action": "preview", "input": <JSON text>}`` redraws the proposal), ``{"action": "allow"}``,
+``{"action": "allow_always"}`` (the call's scoped session grant, :mod:`kandev_nb.policy.grants`),
+``{"action": "allow_tool"}`` (every call of the tool for the session), ``{"action": "edit"}``,
+``{"action": "allow_suggestion", "index": <i>}`` (one of the CLI's
 `permission_suggestions`, a button ``kandev-allow-suggestion`` naming the rule and where it
 is saved, :mod:`kandev_nb.agent.suggestions`). A synced ``Text`` value would not do: while a
 cell blocks, JupyterLab holds back

@@ -36,8 +36,10 @@ CODE_FIELDS = ("content", "new_string", "code", "source")
 
 def controls_esm() -> str:
     """The approval controls' module: ``input_editor.js`` (the field editors) before ``approval.js``."""
-    return (ASSETS / "input_editor.js").read_text(encoding="utf-8") + "\n" + (ASSETS / "approval.js").read_text(
-        encoding="utf-8"
+    return (
+        (ASSETS / "input_editor.js").read_text(encoding="utf-8")
+        + "\n"
+        + (ASSETS / "approval.js").read_text(encoding="utf-8")
     )
 
 
