@@ -132,7 +132,9 @@ function kandevDecorateChips(info, say) {
     label.textContent = `${span.textContent} ▾`;
     chip.append(label);
     chip.addEventListener("click", () =>
-      kandevChipMenu(chip, choices, span.textContent, (choice) => {
+      kandevChipMenu(chip, kind === "model" ? [...choices, "other…"] : choices, span.textContent, (picked) => {
+        const choice = picked === "other…" ? (window.prompt("Model name or alias for the next turn") || "").trim() : picked;
+        if (!choice) return;
         say({ kind: "next", session, [kind]: choice });
         label.textContent = `${span.textContent} → ${choice} next ▾`;
       }));

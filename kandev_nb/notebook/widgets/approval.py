@@ -70,8 +70,23 @@ __all__ = [
     "what_html",
 ]
 
-ACTIONS = ("allow", "allow_always", "allow_tool", "deny", "edit", "allow_edited", "allow_suggestion", "preview")
+ACTIONS = (
+    "allow",
+    "allow_always",
+    "allow_tool",
+    "deny",
+    "edit",
+    "allow_edited",
+    "allow_suggestion",
+    "preview",
+    "approve_accept_edits",
+    "approve_keep_asking",
+)
 """The `action` values of the controls' custom messages."""
+
+PLAN_CHOICES = {"approve_accept_edits": "acceptEdits", "approve_keep_asking": "default"}
+"""An ExitPlanMode card's approvals, as the CLI offers them: "Approve and auto-accept edits",
+"Approve, keep asking" -> the CLI mode the session switches to (``setMode``)."""
 
 _WARN = "var(--jp-error-color1, #cf222e)"
 _MUTED = "var(--jp-ui-font-color2, #57606a)"
@@ -270,6 +285,8 @@ class ApprovalCard:
             return False
         if action == "allow":
             return self._answer(self.approval.allow())
+        if self.plan and action in PLAN_CHOICES:  # the CLI's own plan choices (issue 27 point 9)
+            return self._answer(self.approval.allow(set_mode=PLAN_CHOICES[action]))
         if action == "allow_always" and not self.plan and self.approval.grant is not None:
             return self._answer(self.approval.allow(always=True))
         if action == "allow_tool" and not self.plan:

@@ -98,7 +98,18 @@ export default {
     const error = document.createElement("div");
     error.className = "kandev-approval-error";
     error.style.color = "var(--jp-error-color1, #cf222e)";
-    row.append(allow);
+    // A plan: the CLI's own choices, each an allow that also sets the session's mode (setMode).
+    const planChoices = plan
+      ? [["Approve and auto-accept edits", "approve_accept_edits", "kandev-approve-accept-edits mod-success",
+          "Leave plan mode; Claude Code may then edit files without asking"],
+         ["Approve, keep asking", "approve_keep_asking", "kandev-approve-keep-asking",
+          "Leave plan mode; each edit still asks you"]].map(([label, action, cls, title]) => {
+          const b = button(label, cls, title);
+          b.addEventListener("click", () => send({ action }));
+          return b;
+        })
+      : [];
+    row.append(...(plan ? planChoices : [allow]));
     if (!plan && model.get("grant_label")) row.append(always);
     row.append(deny, reason);
     if (!plan) row.append(edit);
@@ -158,7 +169,7 @@ export default {
 
     const sync = () => {
       const off = !model.get("pending");
-      for (const c of [allow, always, whole, deny, reason, edit, allowEdited, ...saved]) c.disabled = off;
+      for (const c of [allow, always, whole, deny, reason, edit, allowEdited, ...saved, ...planChoices]) c.disabled = off;
       if (fields) for (const c of fields.controls) c.disabled = off;
       if (editing()) for (const c of [always, whole, ...saved]) c.disabled = true; // they would allow the unedited call
       error.textContent = model.get("error");
