@@ -19,6 +19,30 @@
 const KANDEV_MODES = ["supervised", "plan", "acceptEdits", "autonomous"]; // kandev_nb.agent.permissions.MODES
 const KANDEV_MODELS = ["sonnet", "opus", "haiku"];
 
+const KANDEV_ACTIONS_CSS = `
+.kandev-code-actions, .kandev-answer-actions { display: flex; gap: 4px; margin: 0.1em 0 0.5em 0; }
+.kandev-answer-action { font: inherit; font-size: 85%; padding: 1px 8px; cursor: pointer; border-radius: 3px;
+  border: 1px solid var(--jp-border-color1, #bdbdbd); background: var(--jp-layout-color2, #f6f8fa);
+  color: var(--jp-ui-font-color1, #1f2328); }
+.kandev-answer-action:hover { background: var(--jp-layout-color3, #e0e0e0); }
+.kandev-chip { position: relative; display: inline-block; padding: 0 6px; border-radius: 9px; cursor: pointer;
+  border: 1px solid var(--jp-border-color1, #bdbdbd); background: var(--jp-layout-color2, #f6f8fa);
+  color: var(--jp-ui-font-color1, #1f2328); }
+.kandev-chip:hover { border-color: var(--jp-brand-color1, #1976d2); }
+.kandev-chip-menu { position: absolute; top: 1.5em; left: 0; z-index: 10; display: flex; flex-direction: column;
+  gap: 2px; padding: 4px; border-radius: 4px; border: 1px solid var(--jp-border-color1, #bdbdbd);
+  background: var(--jp-layout-color1, #fff); box-shadow: 0 2px 6px rgba(0, 0, 0, 0.25); }
+.kandev-chip-menu .kandev-chip-current { font-weight: bold; }
+`;
+
+function kandevStyle() {
+  if (document.getElementById("kandev-answer-actions-css")) return;
+  const style = document.createElement("style");
+  style.id = "kandev-answer-actions-css";
+  style.textContent = KANDEV_ACTIONS_CSS;
+  document.head.append(style);
+}
+
 function kandevButton(label, cls, title) {
   const b = document.createElement("button");
   b.type = "button";
@@ -147,6 +171,7 @@ function kandevAnswerActions(shared, ops, say, kernel) {
   // root the class kandev-k-<kernel> (another notebook's kernel has its own bridge).
   const host = `.kandev-answer-host[data-kandev-kernel="${kernel}"]`;
   const live = `.kandev-k-${kernel}`;
+  kandevStyle();
   const scan = () => {
     for (const el of document.querySelectorAll(`${host}[data-kandev-turn]:not([data-kandev-actions])`)) {
       kandevDecorateHost(el, shared, ops);

@@ -20,7 +20,7 @@ from playwright.sync_api import expect
 
 from kandev_nb.ledger import RunLedger
 from kandev_nb.testing import Reply, ScriptedModelServer, text, tool_use
-from tests.browser import lab_page
+from tests.browser import lab_page, theme_shots
 from tests.browser.conftest import DOCS_SCREENSHOTS, LabServer
 from tests.kernel.conftest import setup_code
 
@@ -117,11 +117,7 @@ def test_a_typed_reason_arrives_whole_and_the_action_shows_once(
     expect(what).to_contain_text("edited by you")  # the diff above follows the typing
     expect(what).to_contain_text("with a second line")
     expect(edit_card.locator(".kandev-approval-error")).to_have_text("")
-    _shot(page, screenshots / "approval-edit-fields-light.png")
-    lab_page.command(page, "apputils:change-theme", {"theme": "JupyterLab Dark"})
-    page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=30_000)
-    _shot(page, screenshots / "approval-edit-fields-dark.png")
-    lab_page.command(page, "apputils:change-theme", {"theme": "JupyterLab Light"})
+    theme_shots.shot_both(page, screenshots, "approval-edit-fields", edit_card)
     edit_card.locator("button.kandev-allow-edited").click()
     lab_page.wait_cell_done(page, 1)
 
