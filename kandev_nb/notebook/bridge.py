@@ -61,6 +61,8 @@ class NotebookBridge(anywidget.AnyWidget):
     _esm = (
         Path(__file__).with_name("answer_actions.js").read_text(encoding="utf-8")  # issue 27 points 4, 9
         + "\n"
+        + Path(__file__).with_name("cell_language.js").read_text(encoding="utf-8")  # issue 27 point 8
+        + "\n"
         + Path(__file__).with_name("bridge.js").read_text(encoding="utf-8")
     )
     kernel = traitlets.Unicode("").tag(sync=True)
