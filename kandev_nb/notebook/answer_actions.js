@@ -26,6 +26,7 @@ const KANDEV_ACTIONS_CSS = `
   color: var(--jp-ui-font-color1, #1f2328); }
 .kandev-answer-action:hover { background: var(--jp-layout-color3, #e0e0e0); }
 .kandev-chip { position: relative; display: inline-block; padding: 0 6px; border-radius: 9px; cursor: pointer;
+  line-height: 1.35; vertical-align: baseline;
   border: 1px solid var(--jp-border-color1, #bdbdbd); background: var(--jp-layout-color2, #f6f8fa);
   color: var(--jp-ui-font-color1, #1f2328); }
 .kandev-chip:hover { border-color: var(--jp-brand-color1, #1976d2); }

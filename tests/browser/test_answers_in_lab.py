@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from kandev_nb.testing import Reply, ScriptedModelServer, text
+from kandev_nb.agent.permissions import MODES
+from kandev_nb.testing import Reply, ScriptedModelServer, text, tool_use
 from tests.browser import lab_page, theme_shots
 from tests.browser.conftest import LabServer
 from tests.kernel.conftest import setup_code
@@ -81,6 +82,8 @@ def test_answers_become_cells_and_the_chips_choose_the_next_turn(
     mode_chip = output.locator(".kandev-chip-mode")
     expect(mode_chip).to_contain_text("supervised ▾")
     mode_chip.click()
+    expect(mode_chip.locator("button.kandev-chip-choice")).to_have_text(list(MODES))
+    theme_shots.shot_both(page, screenshots, "header-chip-menu", mode_chip)
     mode_chip.locator("button.kandev-chip-choice", has_text="plan").click()
     expect(mode_chip).to_contain_text("→ plan next")
     model_chip = output.locator(".kandev-chip-model")
@@ -99,3 +102,37 @@ def test_answers_become_cells_and_the_chips_choose_the_next_turn(
     saved = json.loads((jupyter_lab.root / "answers.ipynb").read_text())
     html = "".join("".join(o.get("data", {}).get("text/html", "")) for o in saved["cells"][1]["outputs"])
     assert "kandev-answer-host" in html and "Insert as" not in html and "kandev-chip" not in html
+
+
+def test_the_plan_card_offers_the_clis_choices_in_lab(
+    jupyter_lab: LabServer,
+    page: Any,
+    scripted_model: ScriptedModelServer,
+    claude_env: dict[str, str],
+    claude_workdir: Path,
+    screenshots: Path,
+) -> None:
+    scripted_model.push(
+        Reply(tool_use("ExitPlanMode", {"plan": "## Plan\n\n1. Write **plan.txt**"})),
+        Reply(tool_use("Write", {"file_path": str(claude_workdir / "plan.txt"), "content": "p\n"})),
+        Reply(text("Planned and written.")),
+    )
+    lab_page.write_notebook(
+        jupyter_lab.root / "plan.ipynb", setup_code(claude_env, claude_workdir), "%%claude --mode plan\nPlan it"
+    )
+    lab_page.open_notebook(page, jupyter_lab.notebook_url("plan.ipynb"))
+    lab_page.command(page, "notebook:run-all-cells")
+    claude_cell = lab_page.cell(page, 1)
+    card = claude_cell.locator(".kandev-approval:not(.kandev-decided)")
+    accept = card.locator("button.kandev-approve-accept-edits")
+    accept.wait_for(state="visible", timeout=120_000)
+    expect(card.locator("button.kandev-approve-keep-asking")).to_have_text("Approve, keep asking")
+    expect(accept).to_have_text("Approve and auto-accept edits")
+    expect(card.locator("button.kandev-allow")).to_have_count(0)
+    theme_shots.shot_both(page, screenshots, "plan-card-choices", card)
+    accept.click()
+    lab_page.wait_cell_done(page, 1)
+    assert (claude_workdir / "plan.txt").read_text() == "p\n"  # the Write did not ask
+    output = claude_cell.locator(".jp-OutputArea-output")
+    expect(output).to_contain_text("Planned and written.")
+    expect(output.locator(".kandev-chip-mode")).to_contain_text("plan ▾")
