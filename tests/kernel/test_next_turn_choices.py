@@ -1,6 +1,7 @@
 """Issue 27 point 9 in a real kernel with the real CLI: the header chips and the plan card's
 choices change the session's next turn, seen on the wire (the model the CLI asks the scripted
-model server for, the mode the CLI reports in `system/status`)."""
+model server for, the mode the CLI reports in `system/status`). Point 4 headless: without a
+tab on the bridge, a finished turn's output carries no Insert / Copy marks."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 from kandev_nb.testing import Reply, ScriptedModelServer, text, tool_use
 from tests.kernel.conftest import setup_code
 from tests.kernel.kernel_harness import KernelHarness, WidgetModel
-from tests.kernel.test_approvals import answer, descendants, wait_for_card, with_class
+from tests.kernel.test_approvals import answer, descendants, html_of, wait_for_card, with_class
 from tests.widgets.test_static import plain
 
 
@@ -23,7 +24,9 @@ def test_the_header_chips_choose_the_next_turns_mode_and_model(
 ) -> None:
     scripted_model.push(Reply(text("First.")), Reply(text("Second.")))
     kernel.execute(setup_code(claude_env, claude_workdir))
-    kernel.execute("%%claude\nHello")
+    first = kernel.execute("%%claude\nHello")
+    # point 4: no tab said hello to the bridge (this test is the frontend): no Insert buttons, no marks
+    assert "First." in html_of(first) and "kandev-answer-host" not in html_of(first)
     first_model = scripted_model.main_requests[-1].body["model"]
     assert first_model != "claude-other-1"
     header = with_class(kernel, "kandev-run-info")[-1]
