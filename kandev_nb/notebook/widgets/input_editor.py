@@ -57,7 +57,7 @@ def edited_request(event: ev.PermissionRequest, text: str) -> ev.PermissionReque
 
 def preview_html(event: ev.PermissionRequest, text: str) -> str | None:
     """The card's "what will happen" HTML for the edited input `text`, or None if it is not a
-    JSON object. Marked "edited by you (not yet allowed)" above the proposal."""
+    JSON object. Marked "edited by you" above the proposal."""
     from kandev_nb.notebook.widgets.approval import header_html, what_html
     from kandev_nb.render import html as r
     from kandev_nb.render.reveal import displayable
@@ -67,6 +67,6 @@ def preview_html(event: ev.PermissionRequest, text: str) -> str | None:
         return None
     mark = (
         '<div class="kandev-edited-preview" style="color:var(--jp-warn-color1,#9a6700);font-size:85%">'
-        f"{r.esc('✎ edited by you (not yet allowed): the proposal below is your edit')}</div>"
+        f"{r.esc('✎ edited by you: below is what Allow edited runs')}</div>"
     )
     return displayable(header_html(event) + mark + what_html(edited))
