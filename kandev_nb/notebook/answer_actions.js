@@ -9,7 +9,8 @@
 // data-kandev-kernel=K> (K: the kernel's token, the bridge's "kernel" trait)
 // and its cell's display_data metadata is {"kandev": {"turn": T, "answer": <Markdown>}}. The
 // host gets "Insert as Markdown cell below" (the answer); each code block of the answer's text
-// (not of tool cards or thinking) gets "Insert as code cell below" and "Copy". Inserted cells go
+// (not of tool cards or thinking) gets "Insert as code cell below" (a ```bash block as a %%bash
+// cell, html and javascript likewise) and "Copy". Inserted cells go
 // below the %%claude cell, in click order (each after the one inserted before).
 //
 // Chips: a .kandev-run-info with data-kandev-session (live header and saved header) gets a mode
@@ -79,6 +80,24 @@ function kandevFindTurn(shared, token) {
   return null;
 }
 
+const KANDEV_CELL_MAGIC = { bash: "%%bash", sh: "%%bash", shell: "%%bash", zsh: "%%bash", console: "%%bash",
+  html: "%%html", javascript: "%%javascript", js: "%%javascript" };
+
+function kandevFenceLanguage(answer, code) {
+  // The language of the answer's fenced block whose text is `code` (the HTML keeps no language).
+  const fence = /^ {0,3}(`{3,}|~{3,})[ \t]*([^\s`]*)[^\n]*\n([\s\S]*?)^ {0,3}\1[ \t]*$/gm;
+  for (const m of answer.matchAll(fence)) {
+    if (m[3].replace(/\n$/, "") === code) return m[2].toLowerCase();
+  }
+  return "";
+}
+
+function kandevCodeCell(answer, code) {
+  // A shell (or HTML, JavaScript) block becomes a cell that runs it: %%bash, %%html, %%javascript.
+  const magic = KANDEV_CELL_MAGIC[kandevFenceLanguage(answer, code)];
+  return magic ? `${magic}\n${code}` : code;
+}
+
 function kandevDecorateHost(host, shared, ops) {
   const token = host.dataset.kandevTurn;
   if (!token || host.dataset.kandevActions === "1" || !kandevFindTurn(shared, token)) return;
@@ -101,7 +120,10 @@ function kandevDecorateHost(host, shared, ops) {
     bar.className = "kandev-code-actions";
     const code = () => pre.textContent.replace(/\n$/, "");
     const add = kandevButton("Insert as code cell below", "kandev-insert-code", "A new code cell under this %%claude cell");
-    add.addEventListener("click", () => insert("code", code(), add));
+    add.addEventListener("click", () => {
+      const found = kandevFindTurn(shared, token);
+      insert("code", kandevCodeCell(found ? found.answer : "", code()), add);
+    });
     const copy = kandevButton("Copy", "kandev-copy-code", "Copy this code");
     copy.addEventListener("click", () =>
       kandevCopy(code()).then(

@@ -68,15 +68,18 @@ def test_answers_become_cells_and_the_chips_choose_the_next_turn(
     assert page.evaluate("() => navigator.clipboard.readText()") == "echo 'two words'"
 
     output.locator("button.kandev-insert-code").first.click()
+    output.locator("button.kandev-insert-code").nth(1).click()
     output.locator("button.kandev-insert-markdown").click()
-    page.wait_for_function(f"() => ({_CELLS})().length === 5")
+    page.wait_for_function(f"() => ({_CELLS})().length === 6")
     cells = page.evaluate(_CELLS)
     assert cells[2] == ["code", "print('from the answer')"]
-    assert cells[3] == ["markdown", ANSWER]  # in click order, below the %%claude cell
-    assert cells[4] == ["code", "%%claude\nAgain, please"]
-    lab_page.cell(page, 2).locator(".jp-InputPrompt").click()
-    lab_page.command(page, "notebook:run-cell")
-    expect(lab_page.cell(page, 2).locator(".jp-OutputArea-output")).to_contain_text("from the answer")
+    assert cells[3] == ["code", "%%bash\necho 'two words'"]  # a shell block runs as a shell cell
+    assert cells[4] == ["markdown", ANSWER]  # in click order, below the %%claude cell
+    assert cells[5] == ["code", "%%claude\nAgain, please"]
+    for index, printed in ((2, "from the answer"), (3, "two words")):
+        lab_page.cell(page, index).locator(".jp-InputPrompt").click()
+        lab_page.command(page, "notebook:run-cell")
+        expect(lab_page.cell(page, index).locator(".jp-OutputArea-output")).to_contain_text(printed)
 
     # Point 9: the header chips choose the next turn's mode and model.
     mode_chip = output.locator(".kandev-chip-mode")
@@ -92,10 +95,10 @@ def test_answers_become_cells_and_the_chips_choose_the_next_turn(
     model_chip.locator("button.kandev-chip-choice", has_text="other").click()
     expect(model_chip).to_contain_text("→ claude-other-1 next")
     theme_shots.shot_both(page, screenshots, "header-chips", mode_chip)
-    lab_page.cell(page, 4).locator(".jp-InputPrompt").click()
+    lab_page.cell(page, 5).locator(".jp-InputPrompt").click()
     lab_page.command(page, "notebook:run-cell")
-    lab_page.wait_cell_done(page, 4)
-    expect(lab_page.cell(page, 4).locator(".kandev-run-info")).to_contain_text("claude · default · plan")
+    lab_page.wait_cell_done(page, 5)
+    expect(lab_page.cell(page, 5).locator(".kandev-run-info")).to_contain_text("claude · default · plan")
     assert scripted_model.main_requests[-1].body["model"] == "claude-other-1"  # on the wire
 
     lab_page.save(page)
