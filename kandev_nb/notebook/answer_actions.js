@@ -178,6 +178,13 @@ function kandevDecorateChips(info, say) {
     label.className = "kandev-chip-label";
     label.textContent = `${span.textContent} ▾`;
     chip.append(label);
+    chip.addEventListener("keydown", (e) => {
+      if (e.target === chip && (e.key === "Enter" || e.key === " ")) {
+        e.preventDefault();
+        e.stopPropagation(); // not the notebook's Enter (edit mode)
+        chip.click();
+      }
+    });
     chip.addEventListener("click", () =>
       kandevChipMenu(chip, kind === "model" ? [...choices, "other…"] : choices, span.textContent, (picked) => {
         const choice = picked === "other…" ? (window.prompt("Model name or alias for the next turn") || "").trim() : picked;

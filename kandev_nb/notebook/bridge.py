@@ -14,6 +14,10 @@ gets no answer within :data:`~kandev_nb.kernel_tools._notebook.PING_TIMEOUT_S` (
 once the bridge is :data:`QUIET_AFTER_S` old without any hello), and the
 request raises :class:`~kandev_nb.errors.NoNotebookViewError`.
 
+The same module carries ``answer_actions.js`` (Insert / Copy on answers, the header chips:
+:mod:`kandev_nb.notebook.answers`) and ``cell_language.js`` (``%%claude`` bodies highlighted as
+Markdown), which act on the tab this bridge runs in.
+
 ``widget_manager.context`` is not documented API: pyproject pins the anywidget and
 jupyterlab_widgets ranges this was tested with, and ``tests/browser/test_notebook_tools_in_lab.py``
 guards it.
