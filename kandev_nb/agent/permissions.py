@@ -256,6 +256,7 @@ class Approval:
         by: DecidedBy = "person",
         note: str = "",
         suggestion: int | None = None,
+        set_mode: str | None = None,
     ) -> bool:
         """Allow the tool, optionally with edited input and for the rest of the session.
 
@@ -270,6 +271,10 @@ class Approval:
             suggestion: the index of one of the CLI's `permission_suggestions` to accept:
                 sent as ``updatedPermissions`` = exactly that entry (the CLI saves the
                 rule where its `destination` says; :mod:`kandev_nb.agent.suggestions`).
+            set_mode: a CLI permission mode (``acceptEdits``, ``default``) the session switches
+                to with this allow, as the CLI's own plan approval does ("Yes, and auto-accept
+                edits"): sent as ``updatedPermissions`` = ``[{"type": "setMode", "mode": ...,
+                "destination": "session"}]`` and kept as the decision's `suggestion`.
 
         Raises:
             ValueError: ``always=True`` for a call with no scoped grant (a compound or
@@ -295,6 +300,10 @@ class Approval:
             saved = self.suggestions[suggestion]
             permissions = [saved]
             note = note or f"Saved by the CLI: {describe(saved)}."  # describe: ValueError for an unknown type
+        elif set_mode is not None:
+            saved = {"type": "setMode", "mode": set_mode, "destination": "session"}
+            permissions = [saved]
+            note = note or f"The session switches to {set_mode} mode."
         return self._decide(
             Decision(
                 behavior="allow",

@@ -179,6 +179,11 @@ function initialize({ model }) {
     }
   };
   model.on("msg:custom", onMessage);
+  // Insert / Copy on answers, chips in headers (answer_actions.js, loaded before this file).
+  const kernel = model.get("kernel");
+  const undecorate = shared && kernel ? kandevAnswerActions(shared, OPS, say, kernel) : null;
+  // %%claude bodies highlighted as Markdown (cell_language.js, loaded before this file).
+  const unhighlight = context && context.model ? kandevCellLanguage(context.model) : null;
   // A reload or a closed tab: say goodbye, so the kernel stops addressing this view at once.
   const goodbye = () => say({ kind: "goodbye", view });
   window.addEventListener("pagehide", goodbye);
@@ -186,6 +191,8 @@ function initialize({ model }) {
   return () => {
     model.off("msg:custom", onMessage);
     window.removeEventListener("pagehide", goodbye);
+    if (undecorate) undecorate();
+    if (unhighlight) unhighlight();
   };
 }
 

@@ -14,6 +14,10 @@ gets no answer within :data:`~kandev_nb.kernel_tools._notebook.PING_TIMEOUT_S` (
 once the bridge is :data:`QUIET_AFTER_S` old without any hello), and the
 request raises :class:`~kandev_nb.errors.NoNotebookViewError`.
 
+The same module carries ``answer_actions.js`` (Insert / Copy on answers, the header chips:
+:mod:`kandev_nb.notebook.answers`) and ``cell_language.js`` (``%%claude`` bodies highlighted as
+Markdown), which act on the tab this bridge runs in.
+
 ``widget_manager.context`` is not documented API: pyproject pins the anywidget and
 jupyterlab_widgets ranges this was tested with, and ``tests/browser/test_notebook_tools_in_lab.py``
 guards it.
@@ -30,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import anywidget
+import traitlets
 
 from kandev_nb.errors import NoNotebookViewError, NotebookViewError
 from kandev_nb.kernel_tools._notebook import PING_TIMEOUT_S
@@ -52,18 +57,32 @@ class NotebookBridge(anywidget.AnyWidget):
         client: the kernel client id (the execute request's header `session`) of the tab whose
             cell runs the turn (:meth:`select_client`); its view is used when it said hello.
         on_hello: callbacks ``(view_id, hello)`` run when a view says hello (re-attach).
+        handlers: callbacks by message `kind` for the tab's other messages (``"next"``: a
+            header chip chose the next turn's mode or model, :mod:`kandev_nb.notebook.answers`).
         round_trips_ms: the duration of each answered request (ms), for the benchmark.
     """
 
-    _esm = Path(__file__).with_name("bridge.js")
+    _esm = (
+        Path(__file__).with_name("answer_actions.js").read_text(encoding="utf-8")  # issue 27 points 4, 9
+        + "\n"
+        + Path(__file__).with_name("cell_language.js").read_text(encoding="utf-8")  # issue 27 point 8
+        + "\n"
+        + Path(__file__).with_name("bridge.js").read_text(encoding="utf-8")
+    )
+    kernel = traitlets.Unicode("").tag(sync=True)
+    """This kernel's token (:data:`kandev_nb.notebook.answers.KERNEL_TOKEN`): the tab decorates only
+    the outputs that carry it."""
 
     def __init__(self) -> None:
-        super().__init__()
+        from kandev_nb.notebook.answers import KERNEL_TOKEN
+
+        super().__init__(kernel=KERNEL_TOKEN)
         self.views: dict[str, dict[str, Any]] = {}
         self.current_view: str | None = None
         self.client: str | None = None
         self.on_hello: list[Callable[[str, dict[str, Any]], None]] = []
         self.round_trips_ms: list[float] = []
+        self.handlers: dict[str, Callable[[dict[str, Any]], None]] = {}
         self._ids = itertools.count(1)
         self._created = time.monotonic()
         self._forgot = False  # a view stopped answering: it might still be there, so ping
@@ -91,6 +110,11 @@ class NotebookBridge(anywidget.AnyWidget):
                     callback(view, content)
                 except Exception:  # a broken callback must not break the bridge
                     log.exception("kandev-nb bridge: hello callback failed")
+        elif isinstance(kind, str) and kind in self.handlers:  # e.g. "next": a header chip (answers.py)
+            try:
+                self.handlers[kind](content)
+            except Exception:  # a broken handler must not break the bridge
+                log.exception("kandev-nb bridge: %s handler failed", kind)
         elif kind == "goodbye" and isinstance(view, str):
             self.forget(view)
         elif kind == "answer":
@@ -222,6 +246,9 @@ def ensure_bridge() -> NotebookBridge | None:
         log.warning("kandev-nb could not create the notebook bridge: %r", exc)
         return None
     set_view_provider(bridge)
+    from kandev_nb.notebook import answers
+
+    answers.install(_bridge)
     return _bridge
 
 

@@ -32,7 +32,7 @@ from kandev_nb.agent.permissions import MODES, mode_from_cli
 from kandev_nb.agent.session import Session
 from kandev_nb.agent.suggestions import ModeChoices
 from kandev_nb.agent.turn import Turn
-from kandev_nb.notebook import background_turns, ledger_hooks, live_options, notify, outputs
+from kandev_nb.notebook import answers, background_turns, ledger_hooks, live_options, notify, outputs
 from kandev_nb.notebook.attachments import AttachmentError
 from kandev_nb.notebook.bridge import ensure_bridge, open_notebook_guard
 from kandev_nb.notebook.cell_prompt import notebook_path, notebook_policy, prompt_and_policy
@@ -361,6 +361,7 @@ async def run_cell(line: str, body: str) -> Turn | None:
             await run_over(args, body, namespace)
             return None
         prompt, policy = prompt_and_policy(args, body, namespace)  # {name} is read now, also in the background
+        answers.take_next(args)  # a header chip's model (issue 27 point 9)
     except _CELL_ERRORS as exc:
         raise UsageError(f"%%claude: {exc}") from None
     turn = partial(_run_turn, args, line, body, prompt, policy, namespace, cell_number)

@@ -187,9 +187,17 @@ def _html_tool(rec: ToolRecord, item: _Item, turn: Turn) -> str:
 def run_info_html(session_name: str, mode: str | None, model: str | None) -> str:
     """The turn header's run line: ``claude · <session> · <mode> · <model>`` (mode as in
     :data:`kandev_nb.agent.permissions.MODES`, model from `system/init.model`; unknown ones left out)."""
-    bits = ["claude", session_name, *(b for b in (mode, model) if b)]
+    # mode and model in their own spans: a live tab makes them chips (kandev_nb/notebook/answer_actions.js)
+    bits = [r.esc("claude"), r.esc(session_name)] + [
+        f'<span class="kandev-run-{kind}">{r.esc(value)}</span>'
+        for kind, value in (("mode", mode), ("model", model))
+        if value
+    ]
     style = "color:var(--jp-content-font-color2,#57606a);font-size:85%"
-    return f'<span class="kandev-run-info" style="{style}">{r.esc(" · ".join(bits))}</span>'
+    return (
+        f'<span class="kandev-run-info" data-kandev-session="{r.esc(session_name)}" style="{style}">'
+        f"{' · '.join(bits)}</span>"
+    )
 
 
 def _header_html(turn: Turn) -> str:

@@ -20,7 +20,7 @@ from playwright.sync_api import expect
 
 from kandev_nb.ledger import RunLedger
 from kandev_nb.testing import Reply, ScriptedModelServer, text, tool_use
-from tests.browser import lab_page
+from tests.browser import lab_page, theme_shots
 from tests.browser.conftest import DOCS_SCREENSHOTS, LabServer
 from tests.kernel.conftest import setup_code
 
@@ -101,19 +101,28 @@ def test_a_typed_reason_arrives_whole_and_the_action_shows_once(
     _shot(page, screenshots / "approval-deny-reason-typed.png")
     reason_box.press("Enter")
 
-    # "Edit then allow": the edited text is sent with the click.
+    # "Edit then allow" (issue 27 point 6): one editor per field; a newline typed in `content`
+    # is a newline of the file (the old JSON textarea said "Invalid control character").
     edit_card = claude_cell.locator(PENDING, has_text="notes.txt")
     edit_card.locator("button.kandev-edit").wait_for(state="visible", timeout=120_000)
     edit_card.locator("button.kandev-edit").click()
-    editor = edit_card.locator("textarea.kandev-edit-input")
-    expect(editor).to_have_value(json.dumps({"file_path": str(target), "content": "proposed\n"}, indent=2))
+    editor = edit_card.locator("textarea.kandev-edit-code[data-key=content]")
+    expect(editor).to_have_value("proposed\n")
+    expect(edit_card.locator(".kandev-edit-label").first).to_contain_text("content (plain text)")
+    others = edit_card.locator("textarea.kandev-edit-json")  # JSON only for what is left
+    expect(others).to_have_value(json.dumps({"file_path": str(target)}, indent=2))
     editor.fill("")
-    editor.press_sequentially(json.dumps({"file_path": str(target), "content": "typed by hand\n"}), delay=10)
+    editor.press_sequentially("typed by hand\nwith a second line\n", delay=10)
+    what = edit_card.locator(".kandev-approval-what")
+    expect(what).to_contain_text("edited by you")  # the diff above follows the typing
+    expect(what).to_contain_text("with a second line")
+    expect(edit_card.locator(".kandev-approval-error")).to_have_text("")
+    theme_shots.shot_both(page, screenshots, "approval-edit-fields", edit_card)
     edit_card.locator("button.kandev-allow-edited").click()
     lab_page.wait_cell_done(page, 1)
 
     assert data.is_dir() and (data / "raw.csv").exists()
-    assert target.read_text() == "typed by hand\n"
+    assert target.read_text() == "typed by hand\nwith a second line\n"
     assert REASON in _sent_to_model(scripted_model)
     output = claude_cell.locator(".jp-OutputArea-output")
     expect(output).to_contain_text(REASON)  # the saved card

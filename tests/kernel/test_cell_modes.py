@@ -13,13 +13,14 @@ from kandev_nb.testing import Reply, ScriptedModelServer, text, tool_use
 from tests.kernel.conftest import setup_code
 from tests.kernel.kernel_harness import KernelHarness
 from tests.kernel.test_approvals import html_of, part, wait_for_card, wait_until_decided, with_class
+from tests.widgets.test_static import plain
 
 pytestmark = pytest.mark.timeout(300)
 
 
 def _run_info(kernel: KernelHarness) -> list[str]:
     """The live headers' "claude · session · mode · model" lines, oldest first."""
-    return [str(w.state.get("value", "")) for w in with_class(kernel, "kandev-run-info")]
+    return [plain(str(w.state.get("value", ""))) for w in with_class(kernel, "kandev-run-info")]
 
 
 def test_a_mode_given_on_one_cell_does_not_carry_over_to_the_next(
@@ -52,7 +53,7 @@ def test_a_mode_given_on_one_cell_does_not_carry_over_to_the_next(
     assert kernel.eval("kandev_nb.sessions['default'].config.mode") == "supervised"
     assert kernel.eval("len({t.session_id for t in kandev_nb.notebook.magic._turns})") == 1  # one conversation
     saved = html_of(run)
-    assert f"claude · default · supervised · {model}" in saved
+    assert f"claude · default · supervised · {model}" in plain(saved)
     live = _run_info(kernel)
     assert f"acceptEdits · {model}" in live[0] and f"supervised · {model}" in live[1]
 

@@ -9,6 +9,7 @@ from kandev_nb.notebook.widgets import TurnView
 from kandev_nb.notebook.widgets.recording import Recorder
 from kandev_nb.render.static import render_html, render_markdown
 from tests.widgets.conftest import Clock
+from tests.widgets.test_static import plain
 from tests.widgets.widget_events import complete
 
 STOPPED = ev.Error(message="Request interrupted by user", subtype="error_during_execution", interrupted=True)
@@ -28,10 +29,12 @@ def _events(*errors: ev.Error) -> list[ev.AgentEvent]:
 
 def test_live_header_names_mode_and_model_and_a_stop_is_not_an_error(rec: Recorder, clock: Clock) -> None:
     view = TurnView("go", session_name="review", mode="acceptEdits", clock=clock)
-    assert view.run_info.value.endswith(">claude · review · acceptEdits</span>")
+    assert plain(view.run_info.value) == "claude · review · acceptEdits"
+    assert 'data-kandev-session="review"' in view.run_info.value  # the tab's chips (issue 27 point 9)
+    assert '<span class="kandev-run-mode">acceptEdits</span>' in view.run_info.value
     for event in _events(STOPPED):
         view.handle(event)
-    assert "claude · review · acceptEdits · claude-opus-5-5" in view.run_info.value
+    assert "claude · review · acceptEdits · claude-opus-5-5" in plain(view.run_info.value)
     assert "stopped by you" in view.footer.value and "error" not in view.footer.value
     assert "in 100" in view.footer.value
     assert "Stopped by you" in view.activity.value
@@ -52,7 +55,7 @@ def test_saved_header_and_footer() -> None:
     for event in _events(STOPPED):
         turn.add(event)
     page, text = render_html(turn), render_markdown(turn)
-    assert "claude · default · supervised · claude-opus-5-5" in page
+    assert "claude · default · supervised · claude-opus-5-5" in plain(page)
     assert turn.stopped and not turn.failed
     assert "stopped by you" in page and "error" not in page.lower()
     assert "**stopped by you**" in text and "error" not in text.lower()

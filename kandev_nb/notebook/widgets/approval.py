@@ -3,9 +3,11 @@
 The controls are one anywidget, :class:`ApprovalControls` (``assets/approval.js``). Each
 answer is ONE custom message from the browser that carries what the person typed with the
 click: ``{"action": "deny", "reason": <text>}``, ``{"action": "allow_edited", "input":
-<JSON text>}``, ``{"action": "allow"}``, ``{"action": "allow_always"}`` (the call's scoped
-session grant, :mod:`kandev_nb.policy.grants`), ``{"action": "allow_tool"}`` (every call of the
-tool for the session), ``{"action": "edit"}``, ``{"action": "allow_suggestion", "index": <i>}`` (one of the CLI's
+<JSON text>}`` (built field by field in the browser, :mod:`.input_editor`; while editing,
+``{"action": "preview", "input": <JSON text>}`` redraws the proposal), ``{"action": "allow"}``,
+``{"action": "allow_always"}`` (the call's scoped session grant, :mod:`kandev_nb.policy.grants`),
+``{"action": "allow_tool"}`` (every call of the tool for the session), ``{"action": "edit"}``,
+``{"action": "allow_suggestion", "index": <i>}`` (one of the CLI's
 `permission_suggestions`, a button ``kandev-allow-suggestion`` naming the rule and where it
 is saved, :mod:`kandev_nb.agent.suggestions`). A synced ``Text`` value would not do: while a
 cell blocks, JupyterLab holds back
@@ -48,6 +50,7 @@ from kandev_nb.agent import suggestions
 from kandev_nb.agent import tools as t
 from kandev_nb.agent.approvals import edited_input
 from kandev_nb.agent.permissions import Decision
+from kandev_nb.notebook.widgets import input_editor
 from kandev_nb.notebook.widgets.cards import WidgetFactory
 from kandev_nb.notebook.widgets.stream import ASSETS
 from kandev_nb.render import card_html as ch
@@ -56,10 +59,34 @@ from kandev_nb.render import theme as th
 from kandev_nb.render.card_view import Inputs, proposal_inputs, proposal_view, tool_label
 from kandev_nb.render.reveal import displayable, reveal_html
 
-__all__ = ["ACTIONS", "ApprovalCard", "ApprovalControls", "countdown_text", "fmt_left", "inputs_html", "what_html"]
+__all__ = [
+    "ACTIONS",
+    "ApprovalCard",
+    "ApprovalControls",
+    "countdown_text",
+    "fmt_left",
+    "header_html",
+    "inputs_html",
+    "what_html",
+]
 
-ACTIONS = ("allow", "allow_always", "allow_tool", "deny", "edit", "allow_edited", "allow_suggestion")
+ACTIONS = (
+    "allow",
+    "allow_always",
+    "allow_tool",
+    "deny",
+    "edit",
+    "allow_edited",
+    "allow_suggestion",
+    "preview",
+    "approve_accept_edits",
+    "approve_keep_asking",
+)
 """The `action` values of the controls' custom messages."""
+
+PLAN_CHOICES = {"approve_accept_edits": "acceptEdits", "approve_keep_asking": "default"}
+"""An ExitPlanMode card's approvals, as the CLI offers them: "Approve and auto-accept edits",
+"Approve, keep asking" -> the CLI mode the session switches to (``setMode``)."""
 
 _WARN = "var(--jp-error-color1, #cf222e)"
 _MUTED = "var(--jp-ui-font-color2, #57606a)"
@@ -111,7 +138,8 @@ def what_html(event: ev.PermissionRequest, *, skip_text: str = "", full: bool = 
     return ch.parts_html(parts, full=full, wrap=True)  # long lines broken with a mark, hidden characters shown
 
 
-def _header_html(event: ev.PermissionRequest) -> str:
+def header_html(event: ev.PermissionRequest) -> str:
+    """The card's first lines: the tool, the CLI's description, its reason and blocked path."""
     shown = [v for v in event.input.values() if isinstance(v, str)]
     title = event.title
     if not title or title == event.tool_name or any(title in s for s in shown if s):
@@ -144,7 +172,7 @@ class ApprovalControls(anywidget.AnyWidget):
     first "edit"), `error` (a message under the controls, e.g. invalid JSON).
     """
 
-    _esm = ASSETS / "approval.js"
+    _esm = input_editor.controls_esm()  # the field editors (issue 27 point 6), then the controls
     _css = (
         (ASSETS / "approval.css").read_text(encoding="utf-8") + "\n" + th.stylesheet() + "\n"
     )  # its code is coloured by class
@@ -183,7 +211,7 @@ class ApprovalCard:
         self.approval = event.approval
         self.attached = attached
         self.outcome: tuple[str, str, int, str] | None = None
-        self.what = factory.html(displayable(_header_html(event) + what_html(event)), "kandev-approval-what")
+        self.what = factory.html(displayable(header_html(event) + what_html(event)), "kandev-approval-what")
         self.plan = isinstance(event.normalized, t.Plan)
         self.controls = factory.track(
             ApprovalControls(
@@ -220,7 +248,7 @@ class ApprovalCard:
 
     def show_full(self) -> None:
         """Show the whole proposed edit (its tool card's "Show the whole diff" when attached)."""
-        self.what.value = displayable(_header_html(self.event) + what_html(self.event, full=True))
+        self.what.value = displayable(header_html(self.event) + what_html(self.event, full=True))
 
     # -- the browser's messages -------------------------------------------------------------
 
@@ -256,8 +284,15 @@ class ApprovalCard:
             if not self.controls.input_json:
                 self.controls.input_json = json.dumps(self.event.input, indent=2, ensure_ascii=False, default=str)
             return False
+        if action == "preview" and not self.plan and self.outcome is None and input_text is not None:
+            shown = input_editor.preview_html(self.event, input_text)  # the diff follows the editor
+            if shown is not None:
+                self.what.value = shown
+            return False
         if action == "allow":
             return self._answer(self.approval.allow())
+        if self.plan and action in PLAN_CHOICES:  # the CLI's own plan choices (issue 27 point 9)
+            return self._answer(self.approval.allow(set_mode=PLAN_CHOICES[action]))
         if action == "allow_always" and not self.plan and self.approval.grant is not None:
             return self._answer(self.approval.allow(always=True))
         if action == "allow_tool" and not self.plan:

@@ -32,6 +32,7 @@ import ipywidgets as w
 
 from kandev_nb.agent import events as ev
 from kandev_nb.agent.turn import Turn
+from kandev_nb.notebook import answers
 from kandev_nb.notebook.widgets.approval import ApprovalCard, fmt_left
 from kandev_nb.notebook.widgets.cards import TodoCard, ToolCard, WidgetFactory
 from kandev_nb.notebook.widgets.questions import card_for
@@ -113,6 +114,7 @@ class TurnView:
                 self.footer,
             ),
             "kandev-turn",
+            answers.kernel_class(),  # the tab's header chips (issue 27 point 9)
             *NO_MATH.split(),  # MathJax never typesets the live view either: "$41.5k ... $61k" stays text
         )
         self.cards: dict[str, ToolCard] = {}
@@ -462,6 +464,7 @@ class TurnView:
         bundle = static.mime_bundle(turn)
         if self.finished:
             return bundle
+        bundle, metadata = answers.mark(bundle, turn)  # Insert / Copy buttons in a live tab (issue 27 point 4)
         self.throttle.flush_now()
         self.throttle.cancel()
         self.finished = True
@@ -469,7 +472,7 @@ class TurnView:
             self._ticker.cancel()
             self._ticker = None
         if self._handle is not None:
-            self._handle.update(bundle, raw=True)
+            self._handle.update(bundle, metadata=metadata, raw=True)
         self.close()
         return bundle
 

@@ -4,6 +4,7 @@
 //   {action: "allow"} | {action: "allow_always"} (the scoped session grant, model "grant_label")
 //   | {action: "allow_tool"} (every call of the tool, model "tool_label") | {action: "deny", reason: <text>}
 //   | {action: "edit"} (asks the kernel for the input as JSON) | {action: "allow_edited", input: <JSON text>}
+//   | {action: "preview", input: <JSON text>} (while editing: the kernel redraws the proposal for it)
 //   | {action: "allow_suggestion", index: <i>} (one of the CLI's permission_suggestions, model "suggestions")
 // Once the editor is open, the green Allow runs the edited input too (it sends allow_edited), and
 // "Allow for session" is disabled (a session grant would cover the proposed call, not the edit).
@@ -109,17 +110,49 @@ export default {
     reason.className = "kandev-deny-reason widget-input";
     reason.placeholder = model.get("placeholder");
     const edit = button("Edit", "kandev-edit", "Edit the tool input, then allow");
-    const editor = document.createElement("textarea");
-    editor.className = "kandev-edit-input widget-input";
-    editor.rows = 8;
-    editor.spellcheck = false;
-    editor.style.cssText = "display:none;width:100%;box-sizing:border-box;font-family:var(--jp-code-font-family,monospace)";
+    // The field editors (input_editor.js): built when the kernel sends the input ("input_json").
+    const editor = document.createElement("div");
+    editor.className = "kandev-edit-box";
+    editor.style.display = "none";
+    let fields = null;
+    let previewTimer = null;
+    const edited = () => JSON.stringify(fields.read()); // throws with a message on bad JSON
+    const sendEdited = () => {
+      try {
+        send({ action: "allow_edited", input: edited() });
+      } catch (err) {
+        error.textContent = err.message;
+      }
+    };
+    const preview = () => { // the diff above follows the typing
+      clearTimeout(previewTimer);
+      previewTimer = setTimeout(() => {
+        try {
+          const text = edited();
+          error.textContent = model.get("error");
+          send({ action: "preview", input: text });
+        } catch (err) {
+          error.textContent = err.message;
+        }
+      }, 250);
+    };
     const allowEdited = button("Allow edited", "kandev-allow-edited mod-warning", "Run the edited input");
     allowEdited.style.display = "none";
     const error = document.createElement("div");
     error.className = "kandev-approval-error";
     error.style.color = "var(--jp-error-color1, #cf222e)";
-    row.append(allow);
+    // A plan: the CLI's own choices, each an allow that also sets the session's mode (setMode).
+    const planChoices = plan
+      ? [["Approve and auto-accept edits", "approve_accept_edits", "kandev-approve-accept-edits mod-success",
+          "Leave plan mode; Claude Code may then edit files without asking"],
+         ["Approve, keep asking", "approve_keep_asking", "kandev-approve-keep-asking",
+          "Leave plan mode; each edit still asks you"]].map(([label, action, cls, title]) => {
+          const b = button(label, cls, title);
+          b.addEventListener("click", () => send({ action }));
+          return b;
+        })
+      : [];
+    row.append(...(plan ? planChoices : [allow]));
     if (!plan && model.get("grant_label")) row.append(always);
     row.append(deny, reason);
     if (!plan) row.append(edit);
@@ -149,8 +182,7 @@ export default {
     };
     const denyNow = () => send({ action: "deny", reason: reason.value });
     const editing = () => editor.style.display !== "none";
-    allow.addEventListener("click", () =>
-      send(editing() ? { action: "allow_edited", input: editor.value } : { action: "allow" }));
+    allow.addEventListener("click", () => (editing() ? sendEdited() : send({ action: "allow" })));
     always.addEventListener("click", () => send({ action: "allow_always" }));
     whole.addEventListener("click", () => send({ action: "allow_tool" }));
     deny.addEventListener("click", denyNow);
@@ -161,12 +193,12 @@ export default {
         denyNow();
       }
     });
-    editor.addEventListener("keydown", (e) => e.stopPropagation());
     const showEditor = () => {
       const text = model.get("input_json");
       if (!text) return;
       if (editor.style.display === "none") {
-        editor.value = text;
+        fields = kandevInputEditor(JSON.parse(text), preview);
+        editor.replaceChildren(fields.el);
         editor.style.display = "";
         allowEdited.style.display = "";
         allow.textContent = "Allow edited";
@@ -176,11 +208,12 @@ export default {
       }
     };
     edit.addEventListener("click", () => (model.get("input_json") ? showEditor() : send({ action: "edit" })));
-    allowEdited.addEventListener("click", () => send({ action: "allow_edited", input: editor.value }));
+    allowEdited.addEventListener("click", sendEdited);
 
     const sync = () => {
       const off = !model.get("pending");
-      for (const c of [allow, always, whole, deny, reason, edit, editor, allowEdited, ...saved]) c.disabled = off;
+      for (const c of [allow, always, whole, deny, reason, edit, allowEdited, ...saved, ...planChoices]) c.disabled = off;
+      if (fields) for (const c of fields.controls) c.disabled = off;
       if (editing()) for (const c of [always, whole, ...saved]) c.disabled = true; // they would allow the unedited call
       error.textContent = model.get("error");
     };

@@ -1,0 +1,226 @@
+// Answers become notebook content, and the turn header's chips (issue 27 points 4 and 9).
+// Loaded before bridge.js in the bridge's module (kandev_nb/notebook/answers.py): it runs in
+// every tab whose widget manager made the bridge, and uses the bridge's own OPS.insert on the
+// tab's notebook (context.model.sharedModel). Where no bridge runs (a saved notebook opened
+// without its kernel, nbconvert, nbviewer, headless runs) nothing adds the buttons: the saved
+// HTML holds none.
+//
+// A finished turn's output (answers.mark) is <div class="kandev-answer-host" data-kandev-turn=T
+// data-kandev-kernel=K> (K: the kernel's token, the bridge's "kernel" trait)
+// and its cell's display_data metadata is {"kandev": {"turn": T, "answer": <Markdown>}}. The
+// host gets "Insert as Markdown cell below" (the answer); each code block of the answer's text
+// (not of tool cards or thinking) gets "Insert as code cell below" (a ```bash block as a %%bash
+// cell, html and javascript likewise) and "Copy". Inserted cells go
+// below the %%claude cell, in click order (each after the one inserted before).
+//
+// Chips: a .kandev-run-info with data-kandev-session (live header and saved header) gets a mode
+// chip and a model chip; choosing sends {kind: "next", session, mode | model} to the kernel,
+// which applies it to the session's next turn (answers.py) and answers with "next-set".
+
+const KANDEV_MODES = ["supervised", "plan", "acceptEdits", "autonomous"]; // kandev_nb.agent.permissions.MODES
+const KANDEV_MODELS = ["sonnet", "opus", "haiku"];
+
+const KANDEV_ACTIONS_CSS = `
+.kandev-code-actions, .kandev-answer-actions { display: flex; gap: 4px; margin: 0.1em 0 0.5em 0; }
+.kandev-answer-action { font: inherit; font-size: 85%; padding: 1px 8px; cursor: pointer; border-radius: 3px;
+  border: 1px solid var(--jp-border-color1, #bdbdbd); background: var(--jp-layout-color2, #f6f8fa);
+  color: var(--jp-ui-font-color1, #1f2328); }
+.kandev-answer-action:hover { background: var(--jp-layout-color3, #e0e0e0); }
+.kandev-chip { position: relative; display: inline-block; padding: 0 6px; border-radius: 9px; cursor: pointer;
+  line-height: 1.35; vertical-align: baseline;
+  border: 1px solid var(--jp-border-color1, #bdbdbd); background: var(--jp-layout-color2, #f6f8fa);
+  color: var(--jp-ui-font-color1, #1f2328); }
+.kandev-chip:hover { border-color: var(--jp-brand-color1, #1976d2); }
+.kandev-chip-menu { position: absolute; top: 1.5em; left: 0; z-index: 10; display: flex; flex-direction: column;
+  gap: 2px; padding: 4px; border-radius: 4px; border: 1px solid var(--jp-border-color1, #bdbdbd);
+  background: var(--jp-layout-color1, #fff); box-shadow: 0 2px 6px rgba(0, 0, 0, 0.25); }
+.kandev-chip-menu .kandev-chip-current { font-weight: bold; }
+`;
+
+function kandevStyle() {
+  if (document.getElementById("kandev-answer-actions-css")) return;
+  const style = document.createElement("style");
+  style.id = "kandev-answer-actions-css";
+  style.textContent = KANDEV_ACTIONS_CSS;
+  document.head.append(style);
+}
+
+function kandevButton(label, cls, title) {
+  const b = document.createElement("button");
+  b.type = "button";
+  b.className = `kandev-answer-action ${cls}`;
+  b.textContent = label;
+  b.title = title;
+  return b;
+}
+
+function kandevCopy(text) {
+  if (navigator.clipboard && window.isSecureContext) return navigator.clipboard.writeText(text);
+  const area = document.createElement("textarea");
+  area.value = text;
+  area.style.cssText = "position:fixed;left:-9999px";
+  document.body.append(area);
+  area.select();
+  try {
+    document.execCommand("copy");
+  } finally {
+    area.remove();
+  }
+  return Promise.resolve();
+}
+
+function kandevFindTurn(shared, token) {
+  for (const cell of shared.cells) {
+    if (cell.cell_type !== "code" || typeof cell.getOutputs !== "function") continue;
+    for (const out of cell.getOutputs()) {
+      const meta = out && out.metadata && out.metadata.kandev;
+      if (meta && meta.turn === token) return { cell, answer: String(meta.answer || "") };
+    }
+  }
+  return null;
+}
+
+const KANDEV_CELL_MAGIC = { bash: "%%bash", sh: "%%bash", shell: "%%bash", zsh: "%%bash", console: "%%bash",
+  html: "%%html", javascript: "%%javascript", js: "%%javascript" };
+
+function kandevFenceLanguage(answer, code) {
+  // The language of the answer's fenced block whose text is `code` (the HTML keeps no language).
+  const fence = /^ {0,3}(`{3,}|~{3,})[ \t]*([^\s`]*)[^\n]*\n([\s\S]*?)^ {0,3}\1[ \t]*$/gm;
+  for (const m of answer.matchAll(fence)) {
+    if (m[3].replace(/\n$/, "") === code) return m[2].toLowerCase();
+  }
+  return "";
+}
+
+function kandevCodeCell(answer, code) {
+  // A shell (or HTML, JavaScript) block becomes a cell that runs it: %%bash, %%html, %%javascript.
+  const magic = KANDEV_CELL_MAGIC[kandevFenceLanguage(answer, code)];
+  return magic ? `${magic}\n${code}` : code;
+}
+
+function kandevDecorateHost(host, shared, ops) {
+  const token = host.dataset.kandevTurn;
+  if (!token || host.dataset.kandevActions === "1" || !kandevFindTurn(shared, token)) return;
+  host.dataset.kandevActions = "1"; // one set of buttons, even with two views of the notebook
+  let last = null; // the cell inserted last: the next one goes after it
+  const insert = (cellType, source, button) => {
+    const found = kandevFindTurn(shared, token);
+    if (!found) {
+      button.textContent = "The cell is gone";
+      return;
+    }
+    const after = last ? [last, found.cell.id] : [found.cell.id];
+    const made = ops.insert(shared, { cell_type: cellType, source, after_ids: after });
+    last = made.id;
+    button.dataset.inserted = String(Number(button.dataset.inserted || 0) + 1);
+  };
+  const root = host.querySelector(":scope > .kandev-turn") || host;
+  for (const pre of root.querySelectorAll(":scope > .kandev-text pre.kandev-code")) {
+    const bar = document.createElement("div");
+    bar.className = "kandev-code-actions";
+    const code = () => pre.textContent.replace(/\n$/, "");
+    const add = kandevButton("Insert as code cell below", "kandev-insert-code", "A new code cell under this %%claude cell");
+    add.addEventListener("click", () => {
+      const found = kandevFindTurn(shared, token);
+      insert("code", kandevCodeCell(found ? found.answer : "", code()), add);
+    });
+    const copy = kandevButton("Copy", "kandev-copy-code", "Copy this code");
+    copy.addEventListener("click", () =>
+      kandevCopy(code()).then(
+        () => (copy.textContent = "Copied"),
+        () => (copy.textContent = "Copy failed"),
+      ));
+    bar.append(add, copy);
+    pre.after(bar);
+  }
+  const bar = document.createElement("div");
+  bar.className = "kandev-answer-actions";
+  const md = kandevButton("Insert as Markdown cell below", "kandev-insert-markdown",
+    "The answer as a new Markdown cell under this %%claude cell");
+  md.addEventListener("click", () => {
+    const found = kandevFindTurn(shared, token);
+    if (found) insert("markdown", found.answer, md);
+  });
+  bar.append(md);
+  root.append(bar);
+}
+
+function kandevChipMenu(chip, choices, current, pick) {
+  const open = chip.querySelector(".kandev-chip-menu");
+  if (open) return open.remove();
+  const menu = document.createElement("span");
+  menu.className = "kandev-chip-menu";
+  for (const choice of choices) {
+    const item = kandevButton(choice, "kandev-chip-choice", `Use ${choice} from the next turn on`);
+    if (choice === current) item.classList.add("kandev-chip-current");
+    item.addEventListener("click", (e) => {
+      e.stopPropagation();
+      menu.remove();
+      pick(choice);
+    });
+    menu.append(item);
+  }
+  chip.append(menu);
+}
+
+function kandevDecorateChips(info, say) {
+  if (info.dataset.kandevChips === "1" || !info.dataset.kandevSession) return;
+  info.dataset.kandevChips = "1";
+  const session = info.dataset.kandevSession;
+  for (const [kind, choices] of [["mode", KANDEV_MODES], ["model", KANDEV_MODELS]]) {
+    const span = info.querySelector(`.kandev-run-${kind}`);
+    if (!span) continue;
+    const chip = document.createElement("span");
+    chip.className = `kandev-chip kandev-chip-${kind}`;
+    chip.tabIndex = 0;
+    chip.title = `The ${kind} of this session's next turn (as %%claude --${kind} would)`;
+    const label = document.createElement("span");
+    label.className = "kandev-chip-label";
+    label.textContent = `${span.textContent} ▾`;
+    chip.append(label);
+    chip.addEventListener("keydown", (e) => {
+      if (e.target === chip && (e.key === "Enter" || e.key === " ")) {
+        e.preventDefault();
+        e.stopPropagation(); // not the notebook's Enter (edit mode)
+        chip.click();
+      }
+    });
+    chip.addEventListener("click", () =>
+      kandevChipMenu(chip, kind === "model" ? [...choices, "other…"] : choices, span.textContent, (picked) => {
+        const choice = picked === "other…" ? (window.prompt("Model name or alias for the next turn") || "").trim() : picked;
+        if (!choice) return;
+        say({ kind: "next", session, [kind]: choice });
+        label.textContent = `${span.textContent} → ${choice} next ▾`;
+      }));
+    span.replaceWith(chip);
+  }
+}
+
+function kandevAnswerActions(shared, ops, say, kernel) {
+  // Only this kernel's outputs: a finished turn's host carries data-kandev-kernel, a live view's
+  // root the class kandev-k-<kernel> (another notebook's kernel has its own bridge).
+  const host = `.kandev-answer-host[data-kandev-kernel="${kernel}"]`;
+  const live = `.kandev-k-${kernel}`;
+  kandevStyle();
+  const scan = () => {
+    for (const el of document.querySelectorAll(`${host}[data-kandev-turn]:not([data-kandev-actions])`)) {
+      kandevDecorateHost(el, shared, ops);
+    }
+    const infos = `${host} .kandev-run-info[data-kandev-session], ${live} .kandev-run-info[data-kandev-session]`;
+    for (const info of document.querySelectorAll(infos)) {
+      if (info.dataset.kandevChips !== "1") kandevDecorateChips(info, say);
+    }
+  };
+  let queued = false;
+  const observer = new MutationObserver(() => {
+    if (queued) return;
+    queued = true;
+    requestAnimationFrame(() => {
+      queued = false;
+      scan();
+    });
+  });
+  observer.observe(document.body, { childList: true, subtree: true });
+  scan();
+  return () => observer.disconnect();
+}

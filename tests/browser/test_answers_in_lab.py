@@ -1,0 +1,141 @@
+"""Issue 27 points 4 and 9 in JupyterLab 4 in headless Chromium, with the real CLI.
+
+* Point 4: a finished turn shows "Insert as Markdown cell below"; each code block of the answer
+  "Insert as code cell below" and "Copy". Clicks create real cells below the `%%claude` cell
+  (in click order) through the tab's bridge; the inserted code cell runs. The saved notebook
+  holds no button (they are the live tab's, never in the output's HTML).
+* Point 9: the header's mode and model are chips; choosing "plan" and a model changes the next
+  turn: its header says plan and the CLI asks the scripted model server for that model.
+
+Screenshots (light and dark): ``answer-actions-*.png``, ``header-chips-*.png``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from kandev_nb.agent.permissions import MODES
+from kandev_nb.testing import Reply, ScriptedModelServer, text, tool_use
+from tests.browser import lab_page, theme_shots
+from tests.browser.conftest import LabServer
+from tests.kernel.conftest import setup_code
+
+pytestmark = pytest.mark.timeout(400)
+
+ANSWER = (
+    "Here is the code:\n\n```python\nprint('from the answer')\n```\n\n"
+    "And the shell line:\n\n```bash\necho 'two words'\n```\n\nThat is all."
+)
+_CELLS = """() => window.jupyterapp.shell.currentWidget.content.model.sharedModel.cells
+  .map(c => [c.cell_type, c.getSource()])"""
+
+
+def test_answers_become_cells_and_the_chips_choose_the_next_turn(
+    jupyter_lab: LabServer,
+    page: Any,
+    scripted_model: ScriptedModelServer,
+    claude_env: dict[str, str],
+    claude_workdir: Path,
+    screenshots: Path,
+) -> None:
+    scripted_model.push(Reply(text(ANSWER)), Reply(text("Planned.")))
+    lab_page.write_notebook(
+        jupyter_lab.root / "answers.ipynb",
+        setup_code(claude_env, claude_workdir),
+        "%%claude\nShow me some code",
+        "%%claude\nAgain, please",
+    )
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=jupyter_lab.url)
+    lab_page.open_notebook(page, jupyter_lab.notebook_url("answers.ipynb"))
+    for index in (0, 1):
+        lab_page.cell(page, index).locator(".jp-InputPrompt").click()
+        lab_page.command(page, "notebook:run-cell")
+        lab_page.wait_cell_done(page, index)
+    claude_cell = lab_page.cell(page, 1)
+    output = claude_cell.locator(".jp-OutputArea-output")
+    expect(output.locator("button.kandev-insert-markdown")).to_have_count(1, timeout=30_000)
+    expect(output.locator("button.kandev-insert-code")).to_have_count(2)
+    expect(output.locator("button.kandev-copy-code")).to_have_count(2)
+    theme_shots.shot_both(page, screenshots, "answer-actions", output.locator(".kandev-answer-actions"))
+
+    output.locator("button.kandev-copy-code").nth(1).click()
+    expect(output.locator("button.kandev-copy-code").nth(1)).to_have_text("Copied")
+    assert page.evaluate("() => navigator.clipboard.readText()") == "echo 'two words'"
+
+    output.locator("button.kandev-insert-code").first.click()
+    output.locator("button.kandev-insert-code").nth(1).click()
+    output.locator("button.kandev-insert-markdown").click()
+    page.wait_for_function(f"() => ({_CELLS})().length === 6")
+    cells = page.evaluate(_CELLS)
+    assert cells[2] == ["code", "print('from the answer')"]
+    assert cells[3] == ["code", "%%bash\necho 'two words'"]  # a shell block runs as a shell cell
+    assert cells[4] == ["markdown", ANSWER]  # in click order, below the %%claude cell
+    assert cells[5] == ["code", "%%claude\nAgain, please"]
+    for index, printed in ((2, "from the answer"), (3, "two words")):
+        lab_page.cell(page, index).locator(".jp-InputPrompt").click()
+        lab_page.command(page, "notebook:run-cell")
+        expect(lab_page.cell(page, index).locator(".jp-OutputArea-output")).to_contain_text(printed)
+
+    # Point 9: the header chips choose the next turn's mode and model.
+    mode_chip = output.locator(".kandev-chip-mode")
+    expect(mode_chip).to_contain_text("supervised ▾")
+    mode_chip.click()
+    expect(mode_chip.locator("button.kandev-chip-choice")).to_have_text(list(MODES))
+    theme_shots.shot_both(page, screenshots, "header-chip-menu", mode_chip)
+    mode_chip.locator("button.kandev-chip-choice", has_text="plan").click()
+    expect(mode_chip).to_contain_text("→ plan next")
+    model_chip = output.locator(".kandev-chip-model")
+    model_chip.click()
+    page.once("dialog", lambda dialog: dialog.accept("claude-other-1"))
+    model_chip.locator("button.kandev-chip-choice", has_text="other").click()
+    expect(model_chip).to_contain_text("→ claude-other-1 next")
+    theme_shots.shot_both(page, screenshots, "header-chips", mode_chip)
+    lab_page.cell(page, 5).locator(".jp-InputPrompt").click()
+    lab_page.command(page, "notebook:run-cell")
+    lab_page.wait_cell_done(page, 5)
+    expect(lab_page.cell(page, 5).locator(".kandev-run-info")).to_contain_text("claude · default · plan")
+    assert scripted_model.main_requests[-1].body["model"] == "claude-other-1"  # on the wire
+
+    lab_page.save(page)
+    saved = json.loads((jupyter_lab.root / "answers.ipynb").read_text())
+    html = "".join("".join(o.get("data", {}).get("text/html", "")) for o in saved["cells"][1]["outputs"])
+    assert "kandev-answer-host" in html and "Insert as" not in html and "kandev-chip" not in html
+
+
+def test_the_plan_card_offers_the_clis_choices_in_lab(
+    jupyter_lab: LabServer,
+    page: Any,
+    scripted_model: ScriptedModelServer,
+    claude_env: dict[str, str],
+    claude_workdir: Path,
+    screenshots: Path,
+) -> None:
+    scripted_model.push(
+        Reply(tool_use("ExitPlanMode", {"plan": "## Plan\n\n1. Write **plan.txt**"})),
+        Reply(tool_use("Write", {"file_path": str(claude_workdir / "plan.txt"), "content": "p\n"})),
+        Reply(text("Planned and written.")),
+    )
+    lab_page.write_notebook(
+        jupyter_lab.root / "plan.ipynb", setup_code(claude_env, claude_workdir), "%%claude --mode plan\nPlan it"
+    )
+    lab_page.open_notebook(page, jupyter_lab.notebook_url("plan.ipynb"))
+    lab_page.command(page, "notebook:run-all-cells")
+    claude_cell = lab_page.cell(page, 1)
+    card = claude_cell.locator(".kandev-approval:not(.kandev-decided)")
+    accept = card.locator("button.kandev-approve-accept-edits")
+    accept.wait_for(state="visible", timeout=120_000)
+    expect(card.locator("button.kandev-approve-keep-asking")).to_have_text("Approve, keep asking")
+    expect(accept).to_have_text("Approve and auto-accept edits")
+    expect(card.locator("button.kandev-allow")).to_have_count(0)
+    theme_shots.shot_both(page, screenshots, "plan-card-choices", card)
+    accept.click()
+    lab_page.wait_cell_done(page, 1)
+    assert (claude_workdir / "plan.txt").read_text() == "p\n"  # the Write did not ask
+    output = claude_cell.locator(".jp-OutputArea-output")
+    expect(output).to_contain_text("Planned and written.")
+    expect(output.locator(".kandev-chip-mode")).to_contain_text("plan ▾")
