@@ -26,7 +26,12 @@ from kandev_nb.agent.file_states import UndoReport
 
 __all__ = ["Undone", "mcp", "transform_lines", "undo"]
 
-_LINE = re.compile(r"^%(claude_undo|claude_mcp)\b(.*)$")
+_LINE = re.compile(r"^%(claude_undo|claude_mcp|claude_permissions)\b(.*)$")
+_CALLS = {
+    "claude_undo": "commands.undo",
+    "claude_mcp": "commands.mcp",
+    "claude_permissions": "permissions_panel.permissions",
+}
 
 
 def transform_lines(lines: list[str]) -> list[str]:
@@ -34,12 +39,12 @@ def transform_lines(lines: list[str]) -> list[str]:
     out = []
     for line in lines:
         match = _LINE.match(line.rstrip("\n"))
-        if match is None:
+        if match is None or match.group(2).strip() in ("?", "??"):  # `%claude_undo?`: IPython's help
             out.append(line)
             continue
-        name = "undo" if match.group(1) == "claude_undo" else "mcp"
+        module, _, name = _CALLS[match.group(1)].partition(".")
         out.append(
-            f"await __import__('kandev_nb.notebook.commands').notebook.commands.{name}({match.group(2).strip()!r})\n"
+            f"await __import__('kandev_nb.notebook.{module}').notebook.{module}.{name}({match.group(2).strip()!r})\n"
         )
     return out
 
