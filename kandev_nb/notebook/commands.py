@@ -153,7 +153,9 @@ async def undo(line: str) -> Undone:
 
 
 async def mcp(line: str) -> Any:
-    """``%claude_mcp``: the CLI's MCP servers as a DataFrame (name, status, tools, error).
+    """``%claude_mcp [--session NAME] [--reconnect SERVER] [--enable SERVER] [--disable SERVER]``:
+    the CLI's MCP servers (its ``mcp_status``) as a DataFrame (server, status, tools, error),
+    after an optional ``mcp_reconnect`` / ``mcp_toggle``.
 
     Raises:
         UsageError: bad arguments, no session or process, the CLI refused (its reason).
