@@ -4,8 +4,9 @@ A line magic cannot await, and the CLI's answer comes on the kernel's own event 
 like ``%%claude``, these lines are rewritten by an input transformer
 (:func:`transform_lines`) into a top-level ``await`` of :func:`undo` / :func:`mcp`.
 
-- ``%claude_undo [--turn N] [--session NAME] [--dry-run]``: restore the files as they were before turn
-  N of the session (default: its last turn), with the CLI's ``rewind_files``
+- ``%claude_undo [--turn N | --cell C] [--session NAME] [--dry-run]``: restore the files as they were
+  before turn N of the session (1-based, as the turn headers show; or the turn of cell ``In [C]``;
+  default: its last turn; :mod:`kandev_nb.notebook.turn_numbers`), with the CLI's ``rewind_files``
   (:meth:`~kandev_nb.agent.controls.LiveControls.undo_files`); it says which files it
   restored, or why it cannot (then nothing changed). A file edited after the turn is first
   copied beside itself (``name.kandev-undo-<UTC time>.bak``) and the answer says so;
@@ -23,6 +24,7 @@ import shlex
 from typing import Any
 
 from kandev_nb.agent.file_states import UndoReport
+from kandev_nb.notebook.turn_numbers import note_undone, turn_index, turn_label
 
 __all__ = ["Undone", "mcp", "transform_lines", "undo"]
 
@@ -124,9 +126,11 @@ class Undone(list[str]):
 
 
 async def undo(line: str) -> Undone:
-    """``%claude_undo [--turn N] [--session NAME] [--dry-run]``: undo turn N's file changes (and
-    later turns'). A file changed after the turn that wrote it is first copied beside itself
-    (``name.kandev-undo-<UTC time>.bak``) and the answer says so; ``--dry-run`` only lists
+    """``%claude_undo [--turn N | --cell C] [--session NAME] [--dry-run]``: undo turn N's file changes
+    (and later turns'). N counts from 1 as the turn headers show ("turn 2"; ``-1`` is the last
+    turn, the default); ``--cell C`` names the turn by its cell's ``In [C]``. A file changed
+    after the turn that wrote it is first copied beside itself (``name.kandev-undo-<UTC
+    time>.bak``) and the answer says so; ``--dry-run`` only lists
     what would be restored and which files changed since.
 
     Returns:
@@ -141,15 +145,20 @@ async def undo(line: str) -> Undone:
     from kandev_nb.errors import ControlError, ControlTimeoutError, NotLiveError
 
     parser = _parser("%claude_undo")
-    parser.add_argument("--turn", type=int, default=-1)
+    parser.add_argument("--turn", type=int, default=None)
+    parser.add_argument("--cell", type=int, default=None)
     parser.add_argument("--dry-run", action="store_true")
     args = _parse(parser, line)
     session = _session(args.session, "%claude_undo")
     try:
-        report = await session.undo_files(args.turn, dry_run=args.dry_run)
-    except (ControlError, ControlTimeoutError, NotLiveError, IndexError, OSError) as exc:
+        index = turn_index(session.turns, args.turn, args.cell)
+        report = await session.undo_files(index, dry_run=args.dry_run)
+    except (ControlError, ControlTimeoutError, NotLiveError, IndexError, ValueError, OSError) as exc:
         raise UsageError(f"%claude_undo: {exc}; nothing was changed") from None
-    return Undone(report, "the last turn" if args.turn == -1 else f"turn {args.turn}")
+    undone = Undone(report, turn_label(session.turns, index))
+    if not args.dry_run:
+        note_undone(session.turns, index, list(undone))
+    return undone
 
 
 async def mcp(line: str) -> Any:

@@ -1,0 +1,240 @@
+"""The buttons under a finished turn: Retry, Send again, Undo this turn's file changes, Restore cell.
+
+After each `%%claude` cell with a live view, the magic shows one :class:`TurnActions`
+anywidget (dom class ``kandev-turn-actions``) under the turn. It says which turn this is
+("Turn 3 of session default · In [12]", the number ``%claude_undo --turn`` takes) and offers:
+
+* **Retry** (``kandev-retry``, only after a failed or stopped turn) and **Send again**
+  (``kandev-send-again``): a copy of the cell (``%%claude --retry ...`` for Retry) is put in a
+  new cell right below it through the tab bridge (:mod:`kandev_nb.notebook.bridge`, the
+  ``insert`` request); the person runs it (Shift+Enter), so nothing reaches Claude unseen;
+* **Undo this turn's file changes** (``kandev-undo``, when the turn changed files): the CLI's
+  ``rewind_files`` for this turn and the later ones, as ``%claude_undo --turn N`` does; the
+  turn's file cards are marked undone (``Turn.meta["undone_tools"]``) and the files are named;
+* **Restore cell** (``kandev-restore``, one per cell the ``delete_cell`` notebook tool deleted
+  in this turn): the cell goes back below the cell that was above it.
+
+Each click is ONE custom message ``{"action": "retry" | "send_again" | "undo" | "restore",
+"id": <cell id for restore>}``; the outcome is the ``message`` trait. With no notebook tab
+(nbclient, a console) Retry, Send again and Restore say so and change nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Coroutine
+from typing import Any
+
+import anywidget
+import traitlets
+
+from kandev_nb.kernel_tools import _deleted
+from kandev_nb.notebook.turn_numbers import note_undone
+
+__all__ = ["TurnActions", "show"]
+
+log = logging.getLogger("kandev_nb")
+
+_ESM = """
+function button(label, cls, title, onClick) {
+  const b = document.createElement("button");
+  b.className = `jupyter-widgets jupyter-button widget-button ${cls}`;
+  b.textContent = label;
+  b.title = title;
+  b.addEventListener("click", onClick);
+  return b;
+}
+function render({ model, el }) {
+  const draw = () => {
+    el.replaceChildren();
+    const row = document.createElement("div");
+    row.className = "kandev-turn-actions-row";
+    const info = document.createElement("span");
+    info.className = "kandev-turn-number";
+    info.textContent = model.get("info");
+    row.appendChild(info);
+    const send = (content) => model.send(content);
+    if (model.get("failed")) {
+      row.appendChild(button("Retry", "kandev-retry", "Put a %%claude --retry copy of this cell below",
+        () => send({ action: "retry" })));
+    }
+    row.appendChild(button("Send again", "kandev-send-again", "Put a copy of this cell below (run it with Shift+Enter)",
+      () => send({ action: "send_again" })));
+    if (model.get("can_undo")) {
+      const u = button("Undo this turn's file changes", "kandev-undo",
+        "Restore the files this turn (and later turns) changed",
+        () => { u.disabled = true; send({ action: "undo" }); });
+      u.disabled = model.get("undone");
+      row.appendChild(u);
+    }
+    for (const r of JSON.parse(model.get("restores") || "[]")) {
+      const b = button(r.label, "kandev-restore", "Put the deleted cell back",
+        () => { b.disabled = true; send({ action: "restore", id: r.id }); });
+      b.disabled = !!r.done;
+      row.appendChild(b);
+    }
+    el.appendChild(row);
+    if (model.get("message")) {
+      const m = document.createElement("div");
+      m.className = "kandev-turn-actions-message";
+      m.textContent = model.get("message");
+      el.appendChild(m);
+    }
+  };
+  for (const t of ["info", "failed", "can_undo", "undone", "restores", "message"]) model.on(`change:${t}`, draw);
+  draw();
+}
+export default { render };
+"""
+
+_CSS = """
+.kandev-turn-actions { font-size: var(--jp-content-font-size1, 13px); color: var(--jp-content-font-color1, inherit); }
+.kandev-turn-actions-row { display: flex; gap: 6px; align-items: center; flex-wrap: wrap; }
+.kandev-turn-actions .kandev-turn-number { color: var(--jp-content-font-color2, #57606a); margin-right: 6px; }
+.kandev-turn-actions-message { color: var(--jp-content-font-color2, #57606a); margin-top: 4px; white-space: pre-wrap; }
+"""
+
+
+def _running_cell_id() -> str | None:
+    """The running cell's id (the execute request's ``metadata.cellId``), or None."""
+    try:
+        from IPython.core.getipython import get_ipython
+
+        kernel = getattr(get_ipython(), "kernel", None)  # type: ignore[no-untyped-call, unused-ignore]
+        parent = kernel.get_parent("shell") if kernel is not None else {}
+    except Exception:  # noqa: BLE001 - an older kernel or no kernel
+        return None
+    cell_id = (parent.get("metadata") or {}).get("cellId") if isinstance(parent, dict) else None
+    return cell_id if isinstance(cell_id, str) else None
+
+
+class TurnActions(anywidget.AnyWidget):
+    """The footer buttons of one finished turn (see the module docstring).
+
+    Args:
+        session: the turn's :class:`~kandev_nb.agent.session.Session`.
+        turn: the finished :class:`~kandev_nb.agent.turn.Turn` (``meta["number"]`` /
+            ``meta["cell"]`` from :func:`kandev_nb.notebook.turn_numbers.mark`).
+        source: the cell's source (``%%claude <options>\\n<body>``), copied by Retry / Send again.
+        cell_id: the running cell's id in the tab (the copy goes below it), or None.
+    """
+
+    _esm = _ESM
+    _css = _CSS
+    info = traitlets.Unicode("").tag(sync=True)
+    failed = traitlets.Bool(False).tag(sync=True)
+    can_undo = traitlets.Bool(False).tag(sync=True)
+    undone = traitlets.Bool(False).tag(sync=True)
+    restores = traitlets.Unicode("[]").tag(sync=True)
+    message = traitlets.Unicode("").tag(sync=True)
+
+    def __init__(self, session: Any, turn: Any, source: str, cell_id: str | None) -> None:
+        super().__init__()
+        from kandev_nb.agent.controls import changed_files
+
+        self.add_class("kandev-turn-actions")
+        self.session, self.turn, self.source, self.cell_id = session, turn, source, cell_id
+        number, cell = turn.meta.get("number"), turn.meta.get("cell")
+        self.info = f"Turn {number or '?'} of session {session.name}" + (f" · In [{cell}]" if cell else "")
+        self.failed = turn.error is not None or bool(turn.interrupted)
+        self.can_undo = bool(changed_files([turn]))
+        self.restores = json.dumps(
+            [{"id": cid, "label": f"Restore deleted cell {cid[:8]}"} for cid in _deleted.claim()]
+        )
+        self.tasks: set[asyncio.Task[None]] = set()
+        self.on_msg(self._on_view_msg)
+
+    def _on_view_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        if not isinstance(content, dict):
+            return
+        action = content.get("action")
+        work: Coroutine[Any, Any, None]
+        if action in ("retry", "send_again"):
+            work = self.copy_below(retry=action == "retry")
+        elif action == "undo":
+            work = self.undo()
+        elif action == "restore":
+            work = self.restore(str(content.get("id")))
+        else:
+            return
+        task = asyncio.get_event_loop().create_task(self._guard(work))
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def _guard(self, work: Coroutine[Any, Any, None]) -> None:
+        try:
+            await work
+        except Exception as exc:  # noqa: BLE001 - a click's failure is shown, never lost
+            log.warning("kandev-nb turn action failed: %r", exc)
+            self.message = f"⚠ {exc}"
+
+    async def _insert(self, args: dict[str, Any]) -> dict[str, Any]:
+        from kandev_nb.notebook.bridge import ensure_bridge
+
+        bridge = ensure_bridge()
+        if bridge is None:
+            raise RuntimeError("no notebook tab is connected (nbclient or a console?); nothing was changed")
+        return await bridge.request("insert", args)
+
+    async def copy_below(self, *, retry: bool) -> None:
+        """Put a copy of the cell (``%%claude --retry`` for `retry`) in a new cell below it."""
+        first, _, body = self.source.partition("\n")
+        if retry and "--retry" not in first.split():
+            first = first.replace("%%claude", "%%claude --retry", 1)
+        args: dict[str, Any] = {"cell_type": "code", "source": f"{first}\n{body}"}
+        if self.cell_id:
+            args["after_ids"] = [self.cell_id]
+        done = await self._insert(args)
+        self.message = f"A copy of this cell is below (cell {done.get('index')}): run it with Shift+Enter."
+
+    async def undo(self) -> None:
+        """Undo the file changes of this turn and the later ones (``rewind_files``)."""
+        turns = self.session.turns
+        if self.turn not in turns:
+            raise RuntimeError("this turn is no longer in its session (restarted?); use %claude_undo")
+        index = turns.index(self.turn)
+        report = await self.session.undo_files(index)
+        note_undone(turns, index, list(report.files))
+        self.undone = True
+        kept = [f"{path}: your version kept in {copy}" for path, copy in report.copies.items() if copy]
+        self.message = (
+            f"↩ Undid the file changes of turn {index + 1}: "
+            + (", ".join(report.files) or "no file")
+            + ("\n" + "\n".join(kept) if kept else "")
+        )
+
+    async def restore(self, cell_id: str) -> None:
+        """Put the cell `cell_id` that ``delete_cell`` deleted back where it was."""
+        record = _deleted.deleted(cell_id)
+        if record is None:
+            raise RuntimeError(f"cell {cell_id} was not deleted in this kernel; nothing to restore")
+        args: dict[str, Any] = {"cell_type": record["cell_type"], "source": record["source"]}
+        if record["after_id"]:
+            args["after_ids"] = [record["after_id"]]
+        if record["index"] is not None:
+            args["index"] = record["index"]
+        done = await self._insert(args)
+        restores = json.loads(self.restores)
+        for item in restores:
+            if item["id"] == cell_id:
+                item["done"] = True
+        self.restores = json.dumps(restores)
+        self.message = f"Restored the deleted cell as cell {done.get('index')}."
+
+
+def show(session: Any, turn: Any, interactive: bool, source: str = "") -> TurnActions | None:
+    """Display the :class:`TurnActions` of `turn` when the cell had a live view (`interactive`);
+    returns it, or None (``--quiet``, or the widget could not be made: logged)."""
+    if not interactive:
+        return None
+    try:
+        from IPython.display import display
+
+        actions = TurnActions(session, turn, source or f"%%claude\n{turn.prompt}", _running_cell_id())
+        display(actions)  # type: ignore[no-untyped-call, unused-ignore]
+    except Exception:
+        log.warning("kandev-nb could not show the turn's buttons", exc_info=True)
+        return None
+    return actions
