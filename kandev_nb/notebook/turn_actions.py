@@ -92,6 +92,7 @@ export default { render };
 _CSS = """
 .kandev-turn-actions { font-size: var(--jp-content-font-size1, 13px); color: var(--jp-content-font-color1, inherit); }
 .kandev-turn-actions-row { display: flex; gap: 6px; align-items: center; flex-wrap: wrap; }
+.kandev-turn-actions button.jupyter-button { width: auto; padding: 0 10px; }
 .kandev-turn-actions .kandev-turn-number { color: var(--jp-content-font-color2, #57606a); margin-right: 6px; }
 .kandev-turn-actions-message { color: var(--jp-content-font-color2, #57606a); margin-top: 4px; white-space: pre-wrap; }
 """
