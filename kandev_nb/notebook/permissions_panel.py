@@ -31,7 +31,7 @@ import traitlets
 from kandev_nb.agent.revoke import revoke_grant
 from kandev_nb.render.html import esc
 
-__all__ = ["PermissionsPanel", "permissions", "settings_rules"]
+__all__ = ["PermissionsPanel", "panel_of", "permissions", "settings_rules"]
 
 _ESM = """
 function render({ model, el }) {
@@ -194,7 +194,8 @@ class PermissionsPanel(anywidget.AnyWidget):
             + _table(["rule", "given", ""], grants, "none in this CLI process")
             + "<h4>Policies in force</h4>"
             + _table(["policy", "rule"], policies, "none: a person answers every card")
-            + f"<h4>Rules from settings files</h4><div class='kandev-muted'>{esc(self.cli_note)}</div>"
+            + "<h4>Rules the CLI holds (settings files, flags, session)</h4>"
+            + f"<div class='kandev-muted'>{esc(self.cli_note)}</div>"
             + _table(["behavior", "rule", "source"], rules, "none")
         )
 
@@ -205,6 +206,12 @@ class PermissionsPanel(anywidget.AnyWidget):
         lines += [f"revoked {rule}" for rule in sorted(broker.revoked)]
         lines += [f"{r['behavior']} {r['rule']} ({r['source']})" for r in self.cli_rules]
         return "\n".join(lines)
+
+
+async def panel_of(session: Any) -> PermissionsPanel:
+    """The :class:`PermissionsPanel` of `session`, with the CLI's rules asked now."""
+    rules, note = await _cli_rules(session)
+    return PermissionsPanel(session, rules, note)
 
 
 async def permissions(line: str) -> PermissionsPanel:
@@ -224,8 +231,7 @@ async def permissions(line: str) -> PermissionsPanel:
     parser.add_argument("--revoke", metavar="RULE")
     args: argparse.Namespace = _parse(parser, line)
     session = _session(args.session, "%claude_permissions")
-    rules, note = await _cli_rules(session)
-    panel = PermissionsPanel(session, rules, note)
+    panel = await panel_of(session)
     if args.revoke and not panel.revoke(args.revoke):
         grants = ", ".join(r for r, _ in session.broker._grants) or "none"
         raise UsageError(f"%claude_permissions: {args.revoke} is no session grant (grants: {grants})")

@@ -11,6 +11,8 @@ anywidget (dom class ``kandev-turn-actions``) under the turn. It says which turn
 * **Undo this turn's file changes** (``kandev-undo``, when the turn changed files): the CLI's
   ``rewind_files`` for this turn and the later ones, as ``%claude_undo --turn N`` does; the
   turn's file cards are marked undone (``Turn.meta["undone_tools"]``) and the files are named;
+* **Permissions** (``kandev-permissions-toggle``): the session's ``%claude_permissions`` panel
+  opens under the buttons (a grant is revoked there with one click);
 * **Restore cell** (``kandev-restore``, one per cell the ``delete_cell`` notebook tool deleted
   in this turn): the cell goes back below the cell that was above it.
 
@@ -22,12 +24,14 @@ Each click is ONE custom message ``{"action": "retry" | "send_again" | "undo" | 
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import logging
 from collections.abc import Coroutine
 from typing import Any
 
 import anywidget
+import ipywidgets as widgets
 import traitlets
 
 from kandev_nb.kernel_tools import _deleted
@@ -60,6 +64,9 @@ function render({ model, el }) {
       row.appendChild(button("Retry", "kandev-retry", "Put a %%claude --retry copy of this cell below",
         () => send({ action: "retry" })));
     }
+    row.appendChild(button(model.get("permissions_open") ? "Hide permissions" : "Permissions",
+      "kandev-permissions-toggle", "What may run unasked in this session; revoke a session grant",
+      () => send({ action: "permissions" })));
     row.appendChild(button("Send again", "kandev-send-again", "Put a copy of this cell below (run it with Shift+Enter)",
       () => send({ action: "send_again" })));
     if (model.get("can_undo")) {
@@ -83,7 +90,8 @@ function render({ model, el }) {
       el.appendChild(m);
     }
   };
-  for (const t of ["info", "failed", "can_undo", "undone", "restores", "message"]) model.on(`change:${t}`, draw);
+  const traits = ["info", "failed", "can_undo", "undone", "restores", "message", "permissions_open"];
+  for (const t of traits) model.on(`change:${t}`, draw);
   draw();
 }
 export default { render };
@@ -130,6 +138,7 @@ class TurnActions(anywidget.AnyWidget):
     undone = traitlets.Bool(False).tag(sync=True)
     restores = traitlets.Unicode("[]").tag(sync=True)
     message = traitlets.Unicode("").tag(sync=True)
+    permissions_open = traitlets.Bool(False).tag(sync=True)
 
     def __init__(self, session: Any, turn: Any, source: str, cell_id: str | None) -> None:
         super().__init__()
@@ -145,6 +154,7 @@ class TurnActions(anywidget.AnyWidget):
             [{"id": cid, "label": f"Restore deleted cell {cid[:8]}"} for cid in _deleted.claim()]
         )
         self.tasks: set[asyncio.Task[None]] = set()
+        self.slot = widgets.Box(layout={"display": "block"})  # the permissions panel, when open
         self.on_msg(self._on_view_msg)
 
     def _on_view_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
@@ -154,6 +164,8 @@ class TurnActions(anywidget.AnyWidget):
         work: Coroutine[Any, Any, None]
         if action in ("retry", "send_again"):
             work = self.copy_below(retry=action == "retry")
+        elif action == "permissions":
+            work = self.toggle_permissions()
         elif action == "undo":
             work = self.undo()
         elif action == "restore":
@@ -189,6 +201,18 @@ class TurnActions(anywidget.AnyWidget):
             args["after_ids"] = [self.cell_id]
         done = await self._insert(args)
         self.message = f"A copy of this cell is below (cell {done.get('index')}): run it with Shift+Enter."
+
+    async def toggle_permissions(self) -> None:
+        """Open (or close) the session's permissions panel under the buttons
+        (:class:`~kandev_nb.notebook.permissions_panel.PermissionsPanel`)."""
+        # imported by name: a static import would close the cycle magic -> here -> commands -> magic
+        panel_of = importlib.import_module("kandev_nb.notebook.permissions_panel").panel_of
+        if self.permissions_open:
+            self.slot.children = ()
+            self.permissions_open = False
+            return
+        self.slot.children = (await panel_of(self.session),)
+        self.permissions_open = True
 
     async def undo(self) -> None:
         """Undo the file changes of this turn and the later ones (``rewind_files``)."""
@@ -234,7 +258,7 @@ def show(session: Any, turn: Any, interactive: bool, source: str = "") -> TurnAc
         from IPython.display import display
 
         actions = TurnActions(session, turn, source or f"%%claude\n{turn.prompt}", _running_cell_id())
-        display(actions)  # type: ignore[no-untyped-call, unused-ignore]
+        display(widgets.VBox([actions, actions.slot]))  # type: ignore[no-untyped-call, unused-ignore]
     except Exception:
         log.warning("kandev-nb could not show the turn's buttons", exc_info=True)
         return None
