@@ -406,7 +406,7 @@ async def run_cell(line: str, body: str) -> Turn | None:
 
         display(turn)
     state.turns.append(turn)
-    turn_actions.show(session, turn, view is not None, _source(line, body))  # Retry / Send again / Undo (issue 27.5)
+    turn_actions.show(session, turn, view, _source(line, body))  # Retry / Send again / Undo (issue 27.5)
     if choices.mode is not None and (chosen := mode_from_cli(choices.mode)) is not None:
         state.card_modes[session.name] = chosen
     if state.settings.record:

@@ -34,6 +34,7 @@ import anywidget
 import ipywidgets as widgets
 import traitlets
 
+from kandev_nb.errors import NoNotebookViewError
 from kandev_nb.kernel_tools import _deleted
 from kandev_nb.notebook.turn_numbers import note_undone
 
@@ -128,6 +129,8 @@ class TurnActions(anywidget.AnyWidget):
             ``meta["cell"]`` from :func:`kandev_nb.notebook.turn_numbers.mark`).
         source: the cell's source (``%%claude <options>\\n<body>``), copied by Retry / Send again.
         cell_id: the running cell's id in the tab (the copy goes below it), or None.
+        handle: the ``DisplayHandle`` of the turn's output; after an undo it is redrawn, its
+            file cards marked "undone".
     """
 
     _esm = _ESM
@@ -140,8 +143,9 @@ class TurnActions(anywidget.AnyWidget):
     message = traitlets.Unicode("").tag(sync=True)
     permissions_open = traitlets.Bool(False).tag(sync=True)
 
-    def __init__(self, session: Any, turn: Any, source: str, cell_id: str | None) -> None:
+    def __init__(self, session: Any, turn: Any, source: str, cell_id: str | None, handle: Any = None) -> None:
         super().__init__()
+        self.handle = handle  # the turn's display (a DisplayHandle): redrawn when its files are undone
         from kandev_nb.agent.controls import changed_files
 
         self.add_class("kandev-turn-actions")
@@ -181,15 +185,18 @@ class TurnActions(anywidget.AnyWidget):
             await work
         except Exception as exc:  # noqa: BLE001 - a click's failure is shown, never lost
             log.warning("kandev-nb turn action failed: %r", exc)
-            self.message = f"⚠ {exc}"
+            self.message = f"⚠ {exc or type(exc).__name__}"
 
     async def _insert(self, args: dict[str, Any]) -> dict[str, Any]:
         from kandev_nb.notebook.bridge import ensure_bridge
 
         bridge = ensure_bridge()
-        if bridge is None:
-            raise RuntimeError("no notebook tab is connected (nbclient or a console?); nothing was changed")
-        return await bridge.request("insert", args)
+        try:
+            if bridge is None:
+                raise NoNotebookViewError()
+            return await bridge.request("insert", args)
+        except NoNotebookViewError:
+            raise RuntimeError("no notebook tab answered (nbclient or a console?); nothing was changed") from None
 
     async def copy_below(self, *, retry: bool) -> None:
         """Put a copy of the cell (``%%claude --retry`` for `retry`) in a new cell below it."""
@@ -223,6 +230,10 @@ class TurnActions(anywidget.AnyWidget):
         report = await self.session.undo_files(index)
         note_undone(turns, index, list(report.files))
         self.undone = True
+        if self.handle is not None:  # the saved cards say "undone" too
+            from kandev_nb.render import static
+
+            self.handle.update(static.mime_bundle(self.turn), raw=True)
         kept = [f"{path}: your version kept in {copy}" for path, copy in report.copies.items() if copy]
         self.message = (
             f"↩ Undid the file changes of turn {index + 1}: "
@@ -249,15 +260,17 @@ class TurnActions(anywidget.AnyWidget):
         self.message = f"Restored the deleted cell as cell {done.get('index')}."
 
 
-def show(session: Any, turn: Any, interactive: bool, source: str = "") -> TurnActions | None:
-    """Display the :class:`TurnActions` of `turn` when the cell had a live view (`interactive`);
-    returns it, or None (``--quiet``, or the widget could not be made: logged)."""
-    if not interactive:
+def show(session: Any, turn: Any, view: Any, source: str = "") -> TurnActions | None:
+    """Display the :class:`TurnActions` of `turn` under its live `view` (a finished
+    :class:`~kandev_nb.notebook.widgets.TurnView`; None with ``--quiet``: no buttons);
+    returns it, or None (no view, or the widget could not be made: logged)."""
+    if view is None:
         return None
     try:
         from IPython.display import display
 
-        actions = TurnActions(session, turn, source or f"%%claude\n{turn.prompt}", _running_cell_id())
+        handle = getattr(view, "_handle", None)
+        actions = TurnActions(session, turn, source or f"%%claude\n{turn.prompt}", _running_cell_id(), handle)
         display(widgets.VBox([actions, actions.slot]))  # type: ignore[no-untyped-call, unused-ignore]
     except Exception:
         log.warning("kandev-nb could not show the turn's buttons", exc_info=True)

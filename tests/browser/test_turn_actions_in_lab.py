@@ -101,6 +101,8 @@ def test_restore_send_again_and_undo_from_the_turns_buttons(
     expect(bar).to_contain_text("Undid the file changes of turn 1", timeout=60_000)
     assert not notes.exists()
     expect(bar.locator("button.kandev-undo")).to_be_disabled()
+    write_card = claude_cell.locator(".kandev-tool-card, details", has_text="notes.txt").first
+    expect(write_card).to_contain_text("undone", timeout=30_000)  # the saved card is redrawn
     _shot(page, bar, screenshots / "turn-actions-after-light.png")
     _theme(page, "JupyterLab Dark")
     _shot(page, bar, screenshots / "turn-actions-dark.png")

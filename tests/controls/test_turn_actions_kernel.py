@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kandev_nb.testing import Reply, ScriptedModelServer, text, tool_use
+from kandev_nb.testing import Reply, ScriptedModelServer, http_error, text, tool_use
 from tests.kernel.conftest import setup_code
 from tests.kernel.kernel_harness import KernelHarness, WidgetModel
 
@@ -64,3 +64,18 @@ def test_turns_are_numbered_from_one_and_undone_by_number_cell_or_the_footer_but
     assert f"turn 1 (In [{cells[0]}])" in repr(run.outputs)
     run = kernel.wait(kernel.start("%claude_undo --cell 999"))
     assert run.status == "error" and "no turn of this session ran in cell In [999]" in repr(run.error) + run.stdout()
+
+
+def test_a_failed_turn_offers_retry_and_without_a_tab_the_buttons_say_so(
+    kernel: KernelHarness, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path
+) -> None:
+    kernel.execute(setup_code(claude_env, claude_workdir))
+    scripted_model.push(Reply(text("Fine.")), http_error(529, "Overloaded", headers={"x-should-retry": "false"}))
+    kernel.execute("%%claude\nFirst")
+    kernel.wait(kernel.start("%%claude\nSecond"))
+    ok, failed = actions(kernel)
+    assert ok.state["failed"] is False and failed.state["failed"] is True  # Retry only on the failed turn
+    assert ok.state["can_undo"] is False  # no file changed: no Undo button
+    kernel.send_custom(failed, {"action": "retry"})
+    said = wait_message(kernel, failed)
+    assert "nothing was changed" in said or "no notebook" in said.lower(), said  # no tab: a clear word
