@@ -111,6 +111,20 @@ async def _cli_rules(session: Any) -> tuple[list[dict[str, str]], str]:
     return settings_rules(session.cwd), "read from the settings files (no live CLI process)"
 
 
+def _policy_rows(policy: Any, default: str, enforce: Any) -> list[list[str]]:
+    """``[label, "deny <code>rule</code>"]`` per rule of a ``Rules``-like policy (its
+    ``deny`` / ``ask`` / ``allow`` lists), else one row naming the policy."""
+    label = esc(enforce.policy_label(policy, default))
+    target = getattr(policy, "policy", policy)  # a LabelledPolicy's own policy
+    rows = [
+        [label, f"{kind} <code>{esc(str(rule))}</code>"]
+        for kind in ("deny", "ask", "allow")
+        for rule in (getattr(target, kind, None) or ())
+        if isinstance(getattr(target, kind, None), list | tuple)
+    ]
+    return rows or [[label, "(a function: it answers each call)"]]
+
+
 def _table(head: list[str], rows: list[list[str]], empty: str) -> str:
     if not rows:
         return f'<div class="kandev-muted">{esc(empty)}</div>'
@@ -181,7 +195,7 @@ class PermissionsPanel(anywidget.AnyWidget):
             for rule, where in list(broker._grants)
         ]
         grants += [[f"<code>{esc(rule)}</code>", "revoked: asked again", ""] for rule in sorted(broker.revoked)]
-        policies = [[esc(enforce.policy_label(p, label)), ""] for p, label in broker.policies_in_force()]
+        policies = [row for p, label in broker.policies_in_force() for row in _policy_rows(p, label, enforce)]
         policies += [[esc("--allowed-tools"), f"<code>{esc(r)}</code>"] for r in config.allowed_tools]
         policies += [[esc("--disallowed-tools"), f"<code>{esc(r)}</code>"] for r in config.disallowed_tools]
         rules = [[esc(r["behavior"]), f"<code>{esc(r['rule'])}</code>", esc(r["source"])] for r in self.cli_rules]

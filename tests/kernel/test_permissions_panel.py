@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import time
 from pathlib import Path
 
@@ -40,6 +41,7 @@ def test_revoking_a_session_grant_from_the_panel_makes_the_next_same_call_ask_ag
         Reply(text("three")),
     )
     kernel.execute(setup_code(claude_env, claude_workdir))
+    kernel.execute("kandev_nb.configure(approve=kandev_nb.Rules(deny=['Bash(rm:*)']))")
     run = kernel.start("%%claude\nTouch one")
     card = wait_for_card(kernel, 1)
     answer(kernel, card, "allow_always")
@@ -54,6 +56,7 @@ def test_revoking_a_session_grant_from_the_panel_makes_the_next_same_call_ask_ag
     assert f"given in cell [{given_in}]" in body and "Mode: <b>supervised" in body
     assert "Read(./.env)" in body and "projectSettings" in body  # the CLI's list_permission_rules
     assert "kernel tools: on" in body
+    assert "the notebook's policy" in html.unescape(body) and "deny <code>Bash(rm:*)</code>" in body
     kernel.send_custom(panel, {"action": "revoke", "rule": "Bash(touch:*)"})
     panel_body(kernel, panel, "revoked: asked again")
 
