@@ -260,6 +260,18 @@ class TurnActions(anywidget.AnyWidget):
         self.message = f"Restored the deleted cell as cell {done.get('index')}."
 
 
+class _Bar(widgets.VBox):  # type: ignore[misc]
+    """The buttons and the permissions slot; saved without widget state (a reload, nbconvert,
+    nbclient), the output reads as its text/plain: "Turn 3 of session default · In [12]"."""
+
+    def __init__(self, actions: TurnActions) -> None:
+        super().__init__([actions, actions.slot])
+        self.actions = actions
+
+    def __repr__(self) -> str:
+        return self.actions.info
+
+
 def show(session: Any, turn: Any, view: Any, source: str = "") -> TurnActions | None:
     """Display the :class:`TurnActions` of `turn` under its live `view` (a finished
     :class:`~kandev_nb.notebook.widgets.TurnView`; None with ``--quiet``: no buttons);
@@ -271,7 +283,7 @@ def show(session: Any, turn: Any, view: Any, source: str = "") -> TurnActions | 
 
         handle = getattr(view, "_handle", None)
         actions = TurnActions(session, turn, source or f"%%claude\n{turn.prompt}", _running_cell_id(), handle)
-        display(widgets.VBox([actions, actions.slot]))  # type: ignore[no-untyped-call, unused-ignore]
+        display(_Bar(actions))  # type: ignore[no-untyped-call, unused-ignore]
     except Exception:
         log.warning("kandev-nb could not show the turn's buttons", exc_info=True)
         return None

@@ -46,6 +46,7 @@ def test_turns_are_numbered_from_one_and_undone_by_number_cell_or_the_footer_but
     bars = actions(kernel)
     assert [b.state["info"] for b in bars] == [f"Turn {n} of session default · In [{c}]" for n, c in zip((1, 2), cells)]
     assert all(b.state["can_undo"] and not b.state["failed"] for b in bars)
+    assert f"Turn 1 of session default · In [{cells[0]}]" in first.data("text/plain")  # saved without widgets
 
     run = kernel.wait(kernel.start("%claude_undo --turn 0"))
     assert run.status == "error" and "turns count from 1" in repr(run.error) + run.stdout()
