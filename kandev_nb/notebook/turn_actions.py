@@ -16,7 +16,8 @@ anywidget (dom class ``kandev-turn-actions``) under the turn. It says which turn
 * **Restore cell** (``kandev-restore``, one per cell the ``delete_cell`` notebook tool deleted
   in this turn): the cell goes back below the cell that was above it.
 
-Each click is ONE custom message ``{"action": "retry" | "send_again" | "undo" | "restore",
+The buttons are shown only when a notebook tab is connected (the bridge got its hello):
+a headless run saves none. Each click is ONE custom message ``{"action": "retry" | "send_again" | "undo" | "restore",
 "id": <cell id for restore>}``; the outcome is the ``message`` trait. With no notebook tab
 (nbclient, a console) Retry, Send again and Restore say so and change nothing.
 """
@@ -274,9 +275,14 @@ class _Bar(widgets.VBox):  # type: ignore[misc]
 
 def show(session: Any, turn: Any, view: Any, source: str = "") -> TurnActions | None:
     """Display the :class:`TurnActions` of `turn` under its live `view` (a finished
-    :class:`~kandev_nb.notebook.widgets.TurnView`; None with ``--quiet``: no buttons);
-    returns it, or None (no view, or the widget could not be made: logged)."""
-    if view is None:
+    :class:`~kandev_nb.notebook.widgets.TurnView`; None with ``--quiet``: no buttons), when a
+    notebook tab said hello to the bridge: a headless run (nbclient, papermill) saves no
+    buttons that would read "model not found" once reopened. Returns it, or None (no view, no
+    tab, or the widget could not be made: logged)."""
+    from kandev_nb.notebook.bridge import bridge
+
+    tab = bridge()
+    if view is None or tab is None or not tab.views:  # headless (nbclient, papermill): no buttons saved
         return None
     try:
         from IPython.display import display

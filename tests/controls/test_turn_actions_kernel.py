@@ -18,6 +18,19 @@ def actions(kernel: KernelHarness) -> list[WidgetModel]:
     return [w for w in kernel.widgets.values() if "kandev-turn-actions" in w.state.get("_dom_classes", ())]
 
 
+def say_hello(kernel: KernelHarness) -> None:
+    """What an open notebook tab does: its bridge view says hello (``bridge.js``)."""
+    end = time.monotonic() + 30
+    while time.monotonic() < end:
+        found = [w for w in kernel.widgets.values() if "newViewId" in str(w.state.get("_esm", ""))]
+        if found:
+            kernel.send_custom(found[0], {"kind": "hello", "view": "test-tab", "ok": True, "path": "t.ipynb"})
+            kernel.pump_for(0.2)
+            return
+        kernel.pump_for(0.1)
+    raise AssertionError("no notebook bridge widget")
+
+
 def wait_message(kernel: KernelHarness, widget: WidgetModel, timeout: float = 60) -> str:
     end = time.monotonic() + timeout
     while time.monotonic() < end:
@@ -39,6 +52,7 @@ def test_turns_are_numbered_from_one_and_undone_by_number_cell_or_the_footer_but
         Reply(text("2")),
     )
     kernel.execute(setup_code(claude_env, claude_workdir))
+    say_hello(kernel)
     first = kernel.execute("%%claude --mode acceptEdits\nedit keep")
     second = kernel.execute("%%claude --mode acceptEdits\nwrite new")
     cells = [first.reply["execution_count"], second.reply["execution_count"]]
@@ -71,6 +85,7 @@ def test_a_failed_turn_offers_retry_and_without_a_tab_the_buttons_say_so(
     kernel: KernelHarness, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path
 ) -> None:
     kernel.execute(setup_code(claude_env, claude_workdir))
+    say_hello(kernel)  # a tab that then never answers (closed)
     scripted_model.push(Reply(text("Fine.")), http_error(529, "Overloaded", headers={"x-should-retry": "false"}))
     kernel.execute("%%claude\nFirst")
     kernel.wait(kernel.start("%%claude\nSecond"))
@@ -79,4 +94,15 @@ def test_a_failed_turn_offers_retry_and_without_a_tab_the_buttons_say_so(
     assert ok.state["can_undo"] is False  # no file changed: no Undo button
     kernel.send_custom(failed, {"action": "retry"})
     said = wait_message(kernel, failed)
-    assert "nothing was changed" in said or "no notebook" in said.lower(), said  # no tab: a clear word
+    assert "did not answer 'insert'" in said, said  # the tab is gone: a clear word, nothing changed
+    assert kernel.eval("1 + 1") == 2
+
+
+def test_a_headless_run_saves_no_buttons(
+    kernel: KernelHarness, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path
+) -> None:
+    kernel.execute(setup_code(claude_env, claude_workdir))
+    scripted_model.push(Reply(text("Fine.")))
+    run = kernel.execute("%%claude\nFirst")  # no tab said hello: nbclient, papermill
+    assert run.error is None and actions(kernel) == []
+    assert "turn 1" in kernel.eval("kandev_nb.last_turn()._repr_html_()")
