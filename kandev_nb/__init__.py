@@ -273,6 +273,9 @@ def load_ipython_extension(ip: InteractiveShell) -> None:
         ip.input_transformers_cleanup.append(commands.transform_lines)
     ip.register_magic_function(magic.claude_cell, "cell", "claude")  # type: ignore[arg-type]
     ip.register_magic_function(magic.claude_stats, "line", "claude_stats")  # type: ignore[arg-type]
+    from kandev_nb.notebook import line_help
+
+    line_help.register(ip)  # %claude_undo? and the others print their help
     from kandev_nb.notebook.bridge import ensure_bridge
 
     ensure_bridge()  # the open tab says hello before the first tool call needs it

@@ -36,6 +36,7 @@ from kandev_nb.agent.file_lines import with_file_lines
 from kandev_nb.agent.permissions import Approval, ApprovalPolicy, Decision
 from kandev_nb.agent.questions import QUESTION_TOOL, AnswerPolicy
 from kandev_nb.agent.questions import prepare as prepare_question
+from kandev_nb.agent.revoke import remove_rules_update
 from kandev_nb.agent.tools import NormalizedPayload
 from kandev_nb.agent.unasked import NO_APPROVAL_NOTE, UnaskedCalls
 from kandev_nb.errors import TransportClosedError
@@ -111,6 +112,7 @@ class ApprovalBroker(UnaskedCalls):
         self._cards: dict[str, NormalizedPayload] = {}  # request_id -> the payload its card showed
         self._session_tools: set[str] = set()  # tools allowed "for the session" in this process
         self._grants: list[tuple[str, str]] = []  # (rule, "given in cell [n]") of this process
+        self.revoked: set[str] = set()  # session grants revoked in this process (agent/revoke.py)
         self._inputs: dict[str, tuple[str, dict[str, Any]]] = {}  # tool_use_id -> call, from the hook
         self._cwd = cwd
         self.cell: int | None = None
@@ -129,6 +131,7 @@ class ApprovalBroker(UnaskedCalls):
         """A new CLI process: "allow for the session" answers lived in the old one."""
         self._session_tools.clear()
         self._grants.clear()
+        self.revoked.clear()
         self._inputs.clear()
 
     @property
@@ -304,6 +307,7 @@ class ApprovalBroker(UnaskedCalls):
             if decision.grant:  # "allow for this session": a saved suggestion is no session grant
                 where = f"given in cell [{self.cell}]" if self.cell is not None else "given earlier in this session"
                 self._grants.append((decision.grant, where))
+                self.revoked.discard(decision.grant)
                 if "(" not in decision.grant:
                     self._session_tools.add(decision.grant)
             who, rule = approval.decided_rule
@@ -344,8 +348,12 @@ class ApprovalBroker(UnaskedCalls):
         if decision.decided_by != "cancelled":
             if decision.behavior == "allow" and approval.tool_use_id and approval.tool_name.startswith("mcp__"):
                 self._granted[approval.tool_use_id] = self._bind(approval, decision, shown)
+            wire = decision.to_wire(approval.tool_input)
+            removal = remove_rules_update(self.revoked) if decision.behavior == "allow" else None
+            if removal is not None:  # the CLI forgets the revoked grants too (agent/revoke.py)
+                wire["updatedPermissions"] = [*wire.get("updatedPermissions", ()), removal]
             with contextlib.suppress(TransportClosedError):
-                await answer(approval.request_id, decision.to_wire(approval.tool_input))
+                await answer(approval.request_id, wire)
 
     @staticmethod
     def _bind(approval: Approval, decision: Decision, shown: NormalizedPayload | None) -> BoundPayload:

@@ -104,7 +104,7 @@ class LiveControls:
         checks = plan(paths, recorded, self.cwd)
         if dry_run:
             if getattr(self, "prompt_uuids", {}).get(index) is None:
-                raise ControlError("rewind_files", f"turn {index} has no file checkpoint")
+                raise ControlError("rewind_files", f"turn {index + 1} has no file checkpoint")
             return UndoReport(files=paths, checks=checks, dry_run=True)
         if getattr(self, "prompt_uuids", {}).get(index) is not None:  # else rewind_files says why
             copies = {c.path: keep_copy(c.path, self.cwd) for c in checks if c.changed_since and c.exists}
@@ -152,7 +152,7 @@ class LiveControls:
         if uuid is None:
             raise ControlError(
                 "rewind_files",
-                f"turn {index} has no file checkpoint (start the session with "
+                f"turn {index + 1} has no file checkpoint (start the session with "
                 "file_checkpoints=True; the magic's sessions have them unless KANDEV_NB_FILE_CHECKPOINTS=0)",
             )
         answer = await self.rewind_to(uuid)

@@ -18,6 +18,7 @@ from typing import Any
 
 from kandev_nb.agent import events as ev
 from kandev_nb.agent.questions import QUESTION_TOOL
+from kandev_nb.agent.revoke import revoked_ask
 from kandev_nb.policy import enforce
 from kandev_nb.policy.grants import grant_matches
 
@@ -107,8 +108,9 @@ class UnaskedCalls:
             policies=self.policies_in_force() if tool_name != QUESTION_TOOL else [],  # the answer policy's
             cwd=cwd if isinstance(cwd, str) else self.cwd,
         )
-        if verdict is None:
-            return {}
+        if verdict is None:  # a revoked session grant makes the CLI ask again (agent/revoke.py)
+            revoked = getattr(self, "revoked", ())
+            return revoked_ask(revoked, tool_name, tool_input, self.cwd) if revoked else {}
         if verdict.source == "policy" and verdict.decision == "deny":
             if tool_use_id is not None:
                 self._asked.add(tool_use_id)

@@ -36,6 +36,7 @@ import mcp.types as mt
 
 from kandev_nb.agent.cells import CellSnapshot, set_cell_lookup, set_cell_resolver
 from kandev_nb.errors import NoNotebookViewError, NotebookViewError
+from kandev_nb.kernel_tools import _deleted
 from kandev_nb.kernel_tools._cell_outputs import MAX_CELL_OUTPUT_CHARS, MAX_IMAGE_CHARS, MAX_IMAGES, outputs_text
 from kandev_nb.kernel_tools._cell_outputs import text_of as _text
 from kandev_nb.kernel_tools._notebook_schema import tool_list
@@ -473,6 +474,14 @@ class NotebookTools:
                 "nothing was deleted. Its source now:\n" + _text(done.get("source"))
             )
         self.known.pop(cell_id, None)
+        at = self.order.index(cell_id) if cell_id in self.order else -1
+        _deleted.remember(  # its card can put it back ("Restore cell", notebook/turn_actions.py)
+            cell_id,
+            _text(done.get("source")),
+            str(done.get("cell_type") or "code"),
+            done.get("index"),
+            self.order[at - 1] if at > 0 else None,
+        )
         if cell_id in self.order:
             self.order.remove(cell_id)
         return f"deleted cell {done.get('index')} (id {cell_id})"

@@ -4,8 +4,9 @@ A line magic cannot await, and the CLI's answer comes on the kernel's own event 
 like ``%%claude``, these lines are rewritten by an input transformer
 (:func:`transform_lines`) into a top-level ``await`` of :func:`undo` / :func:`mcp`.
 
-- ``%claude_undo [--turn N] [--session NAME] [--dry-run]``: restore the files as they were before turn
-  N of the session (default: its last turn), with the CLI's ``rewind_files``
+- ``%claude_undo [--turn N | --cell C] [--session NAME] [--dry-run]``: restore the files as they were
+  before turn N of the session (1-based, as the turn headers show; or the turn of cell ``In [C]``;
+  default: its last turn; :mod:`kandev_nb.notebook.turn_numbers`), with the CLI's ``rewind_files``
   (:meth:`~kandev_nb.agent.controls.LiveControls.undo_files`); it says which files it
   restored, or why it cannot (then nothing changed). A file edited after the turn is first
   copied beside itself (``name.kandev-undo-<UTC time>.bak``) and the answer says so;
@@ -23,10 +24,16 @@ import shlex
 from typing import Any
 
 from kandev_nb.agent.file_states import UndoReport
+from kandev_nb.notebook.turn_numbers import note_undone, turn_index, turn_label
 
 __all__ = ["Undone", "mcp", "transform_lines", "undo"]
 
-_LINE = re.compile(r"^%(claude_undo|claude_mcp)\b(.*)$")
+_LINE = re.compile(r"^%(claude_undo|claude_mcp|claude_permissions)\b(.*)$")
+_CALLS = {
+    "claude_undo": "commands.undo",
+    "claude_mcp": "commands.mcp",
+    "claude_permissions": "permissions_panel.permissions",
+}
 
 
 def transform_lines(lines: list[str]) -> list[str]:
@@ -34,12 +41,12 @@ def transform_lines(lines: list[str]) -> list[str]:
     out = []
     for line in lines:
         match = _LINE.match(line.rstrip("\n"))
-        if match is None:
+        if match is None or match.group(2).strip() in ("?", "??"):  # `%claude_undo?`: IPython's help
             out.append(line)
             continue
-        name = "undo" if match.group(1) == "claude_undo" else "mcp"
+        module, _, name = _CALLS[match.group(1)].partition(".")
         out.append(
-            f"await __import__('kandev_nb.notebook.commands').notebook.commands.{name}({match.group(2).strip()!r})\n"
+            f"await __import__('kandev_nb.notebook.{module}').notebook.{module}.{name}({match.group(2).strip()!r})\n"
         )
     return out
 
@@ -119,9 +126,11 @@ class Undone(list[str]):
 
 
 async def undo(line: str) -> Undone:
-    """``%claude_undo [--turn N] [--session NAME] [--dry-run]``: undo turn N's file changes (and
-    later turns'). A file changed after the turn that wrote it is first copied beside itself
-    (``name.kandev-undo-<UTC time>.bak``) and the answer says so; ``--dry-run`` only lists
+    """``%claude_undo [--turn N | --cell C] [--session NAME] [--dry-run]``: undo turn N's file changes
+    (and later turns'). N counts from 1 as the turn headers show ("turn 2"; ``-1`` is the last
+    turn, the default); ``--cell C`` names the turn by its cell's ``In [C]``. A file changed
+    after the turn that wrote it is first copied beside itself (``name.kandev-undo-<UTC
+    time>.bak``) and the answer says so; ``--dry-run`` only lists
     what would be restored and which files changed since.
 
     Returns:
@@ -136,19 +145,26 @@ async def undo(line: str) -> Undone:
     from kandev_nb.errors import ControlError, ControlTimeoutError, NotLiveError
 
     parser = _parser("%claude_undo")
-    parser.add_argument("--turn", type=int, default=-1)
+    parser.add_argument("--turn", type=int, default=None)
+    parser.add_argument("--cell", type=int, default=None)
     parser.add_argument("--dry-run", action="store_true")
     args = _parse(parser, line)
     session = _session(args.session, "%claude_undo")
     try:
-        report = await session.undo_files(args.turn, dry_run=args.dry_run)
-    except (ControlError, ControlTimeoutError, NotLiveError, IndexError, OSError) as exc:
+        index = turn_index(session.turns, args.turn, args.cell)
+        report = await session.undo_files(index, dry_run=args.dry_run)
+    except (ControlError, ControlTimeoutError, NotLiveError, IndexError, ValueError, OSError) as exc:
         raise UsageError(f"%claude_undo: {exc}; nothing was changed") from None
-    return Undone(report, "the last turn" if args.turn == -1 else f"turn {args.turn}")
+    undone = Undone(report, turn_label(session.turns, index))
+    if not args.dry_run:
+        note_undone(session.turns, index, list(undone))
+    return undone
 
 
 async def mcp(line: str) -> Any:
-    """``%claude_mcp``: the CLI's MCP servers as a DataFrame (name, status, tools, error).
+    """``%claude_mcp [--session NAME] [--reconnect SERVER] [--enable SERVER] [--disable SERVER]``:
+    the CLI's MCP servers (its ``mcp_status``) as a DataFrame (server, status, tools, error),
+    after an optional ``mcp_reconnect`` / ``mcp_toggle``.
 
     Raises:
         UsageError: bad arguments, no session or process, the CLI refused (its reason).

@@ -32,7 +32,16 @@ from kandev_nb.agent.permissions import MODES, mode_from_cli
 from kandev_nb.agent.session import Session
 from kandev_nb.agent.suggestions import ModeChoices
 from kandev_nb.agent.turn import Turn
-from kandev_nb.notebook import answers, background_turns, ledger_hooks, live_options, notify, outputs
+from kandev_nb.notebook import (
+    answers,
+    background_turns,
+    ledger_hooks,
+    live_options,
+    notify,
+    outputs,
+    turn_actions,
+    turn_numbers,
+)
 from kandev_nb.notebook.attachments import AttachmentError
 from kandev_nb.notebook.bridge import ensure_bridge, open_notebook_guard
 from kandev_nb.notebook.cell_prompt import notebook_path, notebook_policy, prompt_and_policy
@@ -424,6 +433,7 @@ async def _run_turn(
         if view is not None:
             view.close()
         raise UsageError(f"%%claude: {exc}") from None
+    turn_numbers.mark(session, turn, cell_number)  # "turn 3" in the header; %claude_undo --cell
     if view is not None:
         bundle = view.finish(turn)  # the cell output becomes the turn's static rendering
         if reattach is not None:  # and so in a tab reloaded meanwhile
@@ -433,6 +443,7 @@ async def _run_turn(
 
         display(turn)
     state.turns.append(turn)
+    turn_actions.show(session, turn, view, _source(line, body))  # Retry / Send again / Undo (issue 27.5)
     if choices.mode is not None and (chosen := mode_from_cli(choices.mode)) is not None:
         state.card_modes[session.name] = chosen
     if state.settings.record:
@@ -511,9 +522,14 @@ def _live_view(prompt: str, session: Session) -> Any:
         budget_scope=ledger_hooks.budget_label(settings) if settings.budget_usd else None,
         mode=session.config.mode,
         model=session.model or session.config.model,
+        number=len(session.turns) + 1,  # this turn's, as %claude_undo --turn takes it
     )
     view.display()
     return view
+
+
+def _source(line: str, body: str) -> str:
+    return "%%claude" + (f" {line}" if line else "") + "\n" + body
 
 
 def _interrupt_soon(session: Session) -> None:

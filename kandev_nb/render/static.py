@@ -19,7 +19,7 @@ Importable without a kernel: no ipywidgets here.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kandev_nb.agent import events as ev
@@ -30,6 +30,7 @@ from kandev_nb.render import card_md as cm
 from kandev_nb.render import html as r
 from kandev_nb.render import mdsafe as ms
 from kandev_nb.render import theme as th
+from kandev_nb.render.card_parts import Badge
 from kandev_nb.render.card_view import CardView, card_view
 from kandev_nb.render.reveal import displayable
 
@@ -181,14 +182,18 @@ def _html_tool(rec: ToolRecord, item: _Item, turn: Turn) -> str:
         if item.children
         else ""
     )
-    return ch.saved_card_html(card_of(rec), nested)
+    card = card_of(rec)
+    if rec.call.tool_call_id in turn.meta.get("undone_tools", ()):  # %claude_undo restored its file
+        card = replace(card, badges=(*card.badges, Badge("undone")))
+    return ch.saved_card_html(card, nested)
 
 
-def run_info_html(session_name: str, mode: str | None, model: str | None) -> str:
-    """The turn header's run line: ``claude · <session> · <mode> · <model>`` (mode as in
-    :data:`kandev_nb.agent.permissions.MODES`, model from `system/init.model`; unknown ones left out)."""
+def run_info_html(session_name: str, mode: str | None, model: str | None, number: int | None = None) -> str:
+    """The turn header's run line: ``claude · <session> · turn <n> · <mode> · <model>`` (mode as in
+    :data:`kandev_nb.agent.permissions.MODES`, model from `system/init.model`, `number` the turn's
+    1-based number in its session, as ``%claude_undo --turn`` takes it; unknown ones left out)."""
     # mode and model in their own spans: a live tab makes them chips (kandev_nb/notebook/answer_actions.js)
-    bits = [r.esc("claude"), r.esc(session_name)] + [
+    bits = [r.esc("claude"), r.esc(session_name), *([f"turn {number}"] if number else [])] + [
         f'<span class="kandev-run-{kind}">{r.esc(value)}</span>'
         for kind, value in (("mode", mode), ("model", model))
         if value
@@ -203,7 +208,7 @@ def run_info_html(session_name: str, mode: str | None, model: str | None) -> str
 def _header_html(turn: Turn) -> str:
     prompt = turn.prompt.strip().splitlines()[0] if turn.prompt.strip() else ""
     more = " …" if len(turn.prompt.strip()) > len(prompt) or len(prompt) > 160 else ""
-    info = run_info_html(turn.session_name, turn.mode, turn.model)
+    info = run_info_html(turn.session_name, turn.mode, turn.model, turn.meta.get("number"))
     return (
         f'<div class="kandev-header" style="color:var(--jp-content-font-color2,#57606a);font-size:85%">{info} · '
         f"<i>{r.esc(prompt[:160])}{more}</i></div>"

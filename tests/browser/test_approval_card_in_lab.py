@@ -124,7 +124,7 @@ def test_a_typed_reason_arrives_whole_and_the_action_shows_once(
     assert data.is_dir() and (data / "raw.csv").exists()
     assert target.read_text() == "typed by hand\nwith a second line\n"
     assert REASON in _sent_to_model(scripted_model)
-    output = claude_cell.locator(".jp-OutputArea-output")
+    output = claude_cell.locator(".jp-OutputArea-output").first
     expect(output).to_contain_text(REASON)  # the saved card
     expect(output).to_contain_text("Understood")
     calls = RunLedger(lab_ledger).tool_calls()
@@ -204,4 +204,4 @@ def test_a_later_approval_comes_into_view_with_its_countdown(
     pending.locator("button.kandev-allow").click()
     lab_page.wait_cell_done(page, 2)
     assert (claude_workdir / "third.txt").read_text() == "third\n"
-    expect(claude_cell.locator(".jp-OutputArea-output")).to_contain_text("All three done.")
+    expect(claude_cell.locator(".jp-OutputArea-output").first).to_contain_text("All three done.")

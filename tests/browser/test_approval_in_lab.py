@@ -61,7 +61,7 @@ def test_allow_clicked_in_jupyterlab_runs_the_write_and_shows_the_footer(
     lab_page.wait_cell_done(page, 1)
 
     assert target.read_text() == "written after a click in the browser\n"
-    output = claude_cell.locator(".jp-OutputArea-output")
+    output = claude_cell.locator(".jp-OutputArea-output").first
     expect(output).to_contain_text("Created hello.txt.")
     expect(output).to_contain_text("allowed by you")
     footer = claude_cell.locator(".kandev-footer")

@@ -110,7 +110,7 @@ def test_diff_denial_and_both_themes_in_jupyterlab(
     assert target.read_text() == "def totals(values):\n" + NEW
 
     # the finished (= saved) rendering
-    output = claude_cell.locator(".jp-OutputArea-output")
+    output = claude_cell.locator(".jp-OutputArea-output").first
     expect(output).to_contain_text("Done. The scale is now 2.5")
     denied = output.locator("details.kandev-tool-card.kandev-status-denied")
     expect(denied).to_have_count(1)

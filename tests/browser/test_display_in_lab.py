@@ -133,7 +133,7 @@ def test_hidden_code_dollars_headings_and_open_results_in_jupyterlab(
     lab_page.wait_cell_done(page, 2)
     lab_page.wait_cell_done(page, 3)
 
-    output = claude_cell.locator(".jp-OutputArea-output")
+    output = claude_cell.locator(".jp-OutputArea-output").first
     expect(output).to_contain_text("Revenue rose from $41.5k in July to $61k in August.")
     assert output.locator("mjx-container").count() == 0  # 28.5, saved
     # 28.7: the answer's headings are small and out of the ToC; the control <h1> is in it
@@ -180,7 +180,7 @@ def test_dollars_and_headings_of_a_saved_turn_in_notebook7(
         page.goto(notebook_url(server, "saved.ipynb"))
         title = page.locator(".jp-Notebook .jp-Cell").nth(0)
         expect(title.locator("mjx-container")).to_have_count(1, timeout=120_000)  # MathJax runs here
-        output = page.locator(".jp-Notebook .jp-Cell").nth(1).locator(".jp-OutputArea-output")
+        output = page.locator(".jp-Notebook .jp-Cell").nth(1).locator(".jp-OutputArea-output").first
         expect(output).to_contain_text("Revenue rose from $41.5k in July to $61k in August.")
         assert output.locator("mjx-container").count() == 0
         summary = output.locator("h4.kandev-heading", has_text="Summary")

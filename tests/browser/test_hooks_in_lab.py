@@ -64,7 +64,7 @@ def test_hook_denial_on_the_card_and_a_frame_in_jupyterlab(
     lab_page.wait_cell_done(page, 4)
     assert (claude_workdir / "data").is_dir()
 
-    output = lab_page.cell(page, 2).locator(".jp-OutputArea-output")
+    output = lab_page.cell(page, 2).locator(".jp-OutputArea-output").first
     denied = output.locator("details.kandev-tool-card.kandev-status-denied")
     expect(denied).to_have_count(1)
     expect(denied).to_contain_text("denied by hook no_rm")

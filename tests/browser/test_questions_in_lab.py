@@ -82,7 +82,7 @@ def test_the_question_card_is_answered_with_clicks_and_typed_text(
         '\\"Which colour?\\"=\\"Blue\\", \\"Which sides?\\"=\\"Fries, Soup\\", '
         '\\"Anything else?\\"=\\"Bring napkins\\"' in sent
     ), sent[-1500:]
-    output = cell.locator(".jp-OutputArea-output")
+    output = cell.locator(".jp-OutputArea-output").first
     expect(output).to_contain_text("Answer: Fries, Soup")
     expect(output).to_contain_text("Answer: Bring napkins")
     page.screenshot(path=str(screenshots / "question-card-answered.png"))
@@ -112,7 +112,7 @@ def test_a_permission_suggestion_button_saves_its_rule(
     lab_page.wait_cell_done(page, 1)
     local = json.loads((claude_workdir / ".claude" / "settings.local.json").read_text())
     assert "Bash(npm test *)" in local["permissions"]["allow"]
-    expect(cell.locator(".jp-OutputArea-output")).to_contain_text(
+    expect(cell.locator(".jp-OutputArea-output").first).to_contain_text(
         "Saved by the CLI: Always allow Bash(npm test *) in this project"
     )
     page.screenshot(path=str(screenshots / "approval-suggestion-saved.png"))

@@ -33,7 +33,7 @@ def test_undo_restores_the_last_turns_files_and_says_which(
     assert run.status == "ok", repr(run.error)
     assert not new.exists() and keep.read_text() == "v2\n"  # only the last turn's changes
     assert "Undid the file changes of the last turn" in repr(run.outputs) and str(new) in repr(run.outputs)
-    run = kernel.wait(kernel.start("%claude_undo --turn 0"))
+    run = kernel.wait(kernel.start("%claude_undo --turn 1"))  # 1-based, as the header says "turn 1"
     assert run.status == "ok" and keep.read_text() == "v1\n"
     for cell, message in (
         ("%claude_undo --turn 9", "no turn 9"),

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.timeout(300)
 
 
 def _run_info(kernel: KernelHarness) -> list[str]:
-    """The live headers' "claude · session · mode · model" lines, oldest first."""
+    """The live headers' "claude · session · turn N · mode · model" lines, oldest first."""
     return [plain(str(w.state.get("value", ""))) for w in with_class(kernel, "kandev-run-info")]
 
 
@@ -53,7 +53,7 @@ def test_a_mode_given_on_one_cell_does_not_carry_over_to_the_next(
     assert kernel.eval("kandev_nb.sessions['default'].config.mode") == "supervised"
     assert kernel.eval("len({t.session_id for t in kandev_nb.notebook.magic._turns})") == 1  # one conversation
     saved = html_of(run)
-    assert f"claude · default · supervised · {model}" in plain(saved)
+    assert f"claude · default · turn 2 · supervised · {model}" in plain(saved)  # the turn's number (issue 27.5)
     live = _run_info(kernel)
     assert f"acceptEdits · {model}" in live[0] and f"supervised · {model}" in live[1]
 

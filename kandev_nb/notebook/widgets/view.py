@@ -56,6 +56,8 @@ class TurnView:
         spent_before_usd: what the notebook spent before this turn, in USD.
         on_stop: called with no arguments when the Stop button is clicked (possibly on a
             button thread); if it returns an awaitable, that is run on the view's loop.
+        mode, model, number: the header's permission mode, model and the turn's 1-based number
+            in its session (as ``%claude_undo --turn`` takes it); None leaves one out.
         interval_s: minimum seconds between two text updates (0.05 s: <= 20 updates/s).
         min_chars, max_wait_s: fewer than `min_chars` buffered characters wait up to
             `max_wait_s` seconds (see :class:`~kandev_nb.notebook.widgets.stream.Throttle`).
@@ -81,6 +83,7 @@ class TurnView:
         on_stop: Callable[[], Any] | None = None,
         mode: str | None = None,
         model: str | None = None,
+        number: int | None = None,
         interval_s: float = 0.05,
         min_chars: int = 256,
         max_wait_s: float = 0.25,
@@ -98,7 +101,7 @@ class TurnView:
         self.tick_s = tick_s
         self.started = clock()
         self.f = WidgetFactory()
-        self.mode, self.model = mode, model
+        self.mode, self.model, self.number = mode, model, number  # number: the turn's, 1-based
         self.run_info = self.f.html("", "kandev-run-info")
         self._render_run_info()
         self.activity = self.f.html("", "kandev-activity")
@@ -212,7 +215,7 @@ class TurnView:
         self.activity.value = f"{spinner}{r.esc(self._state)}{step} · {elapsed}{retry}"
 
     def _render_run_info(self) -> None:
-        self.run_info.value = static.run_info_html(self._session_name, self.mode, self.model)
+        self.run_info.value = static.run_info_html(self._session_name, self.mode, self.model, self.number)
 
     def _set_state(self, state: str) -> None:
         if state != self._state:
