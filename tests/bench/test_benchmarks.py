@@ -221,3 +221,23 @@ def test_bench_fleet_quick_prints_rows_per_minute_and_its_ratios(cli_binary: obj
     for line in rates:
         assert_positive(line[36:], line)
     assert len(headlines(lines)) == 2
+
+
+def test_bench_fleet_cluster_quick_prints_rows_per_minute_round_trip_and_messages(cli_binary: object) -> None:
+    pytest.importorskip("distributed")
+    lines = run("bench_fleet", "--cluster")
+    figures = [line for line in lines if line.endswith(("rows/min", " ms", "worker)", "answers"))]
+    assert [line[:36].strip() for line in figures] == [
+        "LocalCluster(2 worker processes) up",
+        "fleet in the kernel",
+        "fleet on the LocalCluster",
+        "approval round trip, 6 asks",
+        "Dask messages per row, no approval",
+        "Dask messages per row, one approval",
+    ], lines
+    for line in figures[:4]:
+        assert_positive(line[36:], line)
+    for line in figures[4:]:  # no approval: no Queue answer (0) is the right figure
+        log_events, answers = numbers(line[36:])
+        assert math.isfinite(answers) and answers >= 0 and log_events > 0, line
+    assert len(headlines(lines)) == 1
