@@ -63,6 +63,7 @@ from kandev_nb.agent import events as ev
 from kandev_nb.agent.permissions import Approval
 from kandev_nb.fleet.cluster_worker import RowJob, RowOutcome, run_row
 from kandev_nb.fleet.pacing import Limiter
+from kandev_nb.fleet.queue import deny_texts
 from kandev_nb.fleet.results import RowResult, RowStatus
 from kandev_nb.fleet.runner import Fleet, RowState
 from kandev_nb.fleet.spec import FleetError, key_text
@@ -161,6 +162,8 @@ class ClusterFleet(Fleet):
         self._mirrors: dict[str, tuple[Any, Approval]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self.lost_scheduler: str | None = None
+        self._sent_deny = self._deny_rules()
+        self.queue.on_change.append(self._rules_changed)
 
     # -- calling a sync or async client from the kernel's loop ---------------------------------
 
@@ -253,7 +256,22 @@ class ClusterFleet(Fleet):
             retries=self.retries,
             need_cwd=self.worktrees is not None,
             flush_s=self.flush_s,
+            deny=tuple(self._deny_rules()),
         )
+
+    def _deny_rules(self) -> list[str]:
+        """The deny rules every row holds on its worker: the ``approve`` Rules' and the fleet's."""
+        fleet = [r.rule for r in self.queue.rules if r.behavior == "deny"]
+        return [*deny_texts(self.approve), *fleet]
+
+    def _rules_changed(self) -> None:
+        """Send the deny rules again to every running row when "Deny for all rows" adds one."""
+        deny = self._deny_rules()
+        if deny == self._sent_deny or self._loop is None:
+            return
+        self._sent_deny = deny
+        for key in list(self._attempts):
+            self._loop.call_soon_threadsafe(self._post, key, {"kind": "rules", "deny": deny})
 
     async def execute_row(self, state: RowState) -> RowResult:
         """Run one row as a Dask task and judge and record what it returns; never raises

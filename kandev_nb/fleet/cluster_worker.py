@@ -22,7 +22,8 @@ and ``interrupt`` (the protocol's interrupt: Stop, the fleet's budget). Cancelli
 (the kernel's interrupt) closes the session, which kills the CLI.
 
 Nothing secret travels in a :class:`RowJob` or a :class:`RowOutcome`: no ``env``, no CLI path,
-no ledger URL, no policy (policies run in the kernel).
+no ledger URL, no Python policy (those run in the kernel; deny rules given as texts
+are also held on the worker, in every mode).
 """
 
 from __future__ import annotations
@@ -63,6 +64,9 @@ class RowJob:
             (a retry on another worker resumes it when its transcript is reachable there).
         retries: attempts after a transient failure, in the same session.
         need_cwd: refuse unless ``config["cwd"]`` exists on the worker (``--worktree``).
+        deny: the deny rules in force when the row was sent (the fleet's ``approve`` Rules and
+            its "Deny for all rows" rules, Claude Code syntax); the worker's enforcement hook
+            holds them in every mode, and the kernel sends the list again when a rule is added.
         flush_s: seconds between two ``batch`` messages of the row (at most).
     """
 
@@ -82,6 +86,7 @@ class RowJob:
     retries: int = 0
     need_cwd: bool = False
     flush_s: float = 0.25
+    deny: tuple[str, ...] = ()
 
 
 @dataclass
@@ -131,6 +136,8 @@ class _Row:
         self.session_id: str | None = None
         self.variable: Any = None
         self.saving: asyncio.Future[Any] | None = None
+        self.deny: list[str] = list(job.deny)
+        """The deny rules in force (the kernel's ``rules`` message replaces them in place)."""
 
     def send(self, kind: str, **fields: Any) -> None:
         self.worker.log_event(self.job.topic, {"kind": kind, "row": self.job.key_text, **fields})
@@ -190,6 +197,8 @@ class _Row:
                 approval = self.approvals.get(message["request_id"])
                 if approval is not None:  # an answer for another attempt's request is dropped
                     approval._decide(Decision.model_validate(message["decision"]))
+            elif message.get("kind") == "rules":  # a "Deny for all rows" given while this row runs
+                self.deny[:] = [str(rule) for rule in message.get("deny", ())]
             elif message.get("kind") == "interrupt" and self.session is not None:
                 self.session.broker.deny_all(message.get("reason") or "stopped")
                 with contextlib.suppress(Exception):
@@ -245,7 +254,9 @@ async def run_row(job: RowJob) -> RowOutcome:
     from kandev_nb.agent.session import Session
     from kandev_nb.agent.structured import OutputSpec
     from kandev_nb.errors import CLIProcessError, KandevError, StructuredOutputError
+    from kandev_nb.fleet.queue import DenyRules
     from kandev_nb.fleet.runner import transient
+    from kandev_nb.policy.enforce import LabelledPolicy
 
     worker = dd.get_worker()
     out = RowOutcome(worker=worker.address, host=socket.gethostname())
@@ -270,6 +281,9 @@ async def run_row(job: RowJob) -> RowOutcome:
         out.resumed = await _resume_id(variable, out.host)
         _check_cancelled()
         session = Session(SessionConfig(**job.config, resume=out.resumed), name=f"fleet[{job.key}]")
+        # the fleet's deny rules hold in every mode here too: the enforcement hook asks them before
+        # every tool call (acceptEdits and autonomous run calls the kernel's queue never sees)
+        session.broker.policy = LabelledPolicy(DenyRules(row.deny), "the fleet's deny rule")
         row.session = session
         helpers = [asyncio.ensure_future(row.listen(queue)), asyncio.ensure_future(row.flusher())]
         output = OutputSpec.of(job.schema) if job.schema is not None else None

@@ -15,7 +15,7 @@ request is checked before it is queued).
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -24,7 +24,7 @@ from kandev_nb.agent.permissions import Approval
 from kandev_nb.agent.tools import NormalizedPayload
 from kandev_nb.policy import Rules
 
-__all__ = ["ApprovalQueue", "FleetDenies", "FleetRule", "QueuedApproval", "activity_of"]
+__all__ = ["ApprovalQueue", "DenyRules", "FleetDenies", "FleetRule", "QueuedApproval", "activity_of", "deny_texts"]
 
 
 def activity_of(tool_name: str, tool_input: dict[str, Any]) -> str:
@@ -207,6 +207,44 @@ class ApprovalQueue:
                 self._answer_by_rule(other)
         self._changed()
         return rule
+
+
+@dataclass(frozen=True)
+class DenyRules:
+    """Deny rules given as texts in Claude Code's syntax, as an approval policy
+    (``(tool_name, tool_input) -> "deny" | None``) that reads `rules` at each call: a row on a
+    Dask worker holds one over the list the kernel updates ("Deny for all rows" given later).
+
+    Attributes:
+        rules: the deny rules (a list the owner may change in place).
+        root: the folder relative rules resolve against (the row's cwd), or None.
+    """
+
+    rules: Sequence[str]
+    root: str | None = None
+
+    def _rules(self) -> Rules:
+        return Rules(deny=list(self.rules), root=self.root)
+
+    def __call__(self, tool_name: str, tool_input: dict[str, Any]) -> str | None:
+        """ "deny" when a deny rule matches the call, else None (no opinion)."""
+        return "deny" if self._rules().verdict(tool_name, tool_input).answer == "deny" else None
+
+    def denied_by(self, tool_name: str, tool_input: dict[str, Any]) -> str:
+        """The rule that denies the call ("" for none)."""
+        verdict = self._rules().verdict(tool_name, tool_input)
+        return (verdict.rule or "") if verdict.answer == "deny" else ""
+
+    def with_root(self, cwd: str) -> DenyRules:
+        """The same rules, relative ones resolved against `cwd`."""
+        return DenyRules(self.rules, cwd)
+
+
+def deny_texts(policy: Any) -> list[str]:
+    """The deny rules of `policy` as texts, when it is a :class:`~kandev_nb.policy.Rules`
+    (or one wrapped in a LabelledPolicy); a Python callable's deny side has no text ([])."""
+    inner = getattr(policy, "policy", policy)
+    return [str(rule) for rule in inner.deny] if isinstance(inner, Rules) else []
 
 
 @dataclass(frozen=True)

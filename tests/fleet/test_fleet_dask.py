@@ -239,3 +239,38 @@ async def test_the_fleet_interrupted_mid_run_leaves_no_claude_process_on_any_wor
     assert set(result["status"]) <= {"stopped", "skipped"} and "stopped" in set(result["status"]), result
     assert all("kernel's interrupt" in e for e in result["error"])
     await until(lambda: on_cluster.claude_processes() == [], "every CLI on the workers ended", 60)
+
+
+def rm_then_answer(number: int, request: RecordedRequest) -> Reply:
+    """`rm -f keep-<n>.txt` (a call acceptEdits runs unasked in its folder), then a text answer."""
+    if request.last_user_text():
+        return Reply(tool_use("Bash", {"command": f"rm -f keep-{number}.txt", "description": "clean up"}))
+    return Reply(text(f"done {number}"))
+
+
+async def test_a_deny_rule_holds_on_the_workers_in_accept_edits_mode(on_cluster: Cluster) -> None:
+    # the worker's session had no policy: in acceptEdits the CLI ran rm in its folder unasked, past the
+    # fleet's Bash(rm:*) deny rule, which only the kernel's queue (never asked) knew
+    from kandev_nb.policy import Rules
+
+    on_cluster.server.push(*[answer_per_row(rm_then_answer) for _ in range(4)])
+    for number in (201, 202):
+        (on_cluster.workdir / f"keep-{number}.txt").write_text("data\n")
+    frame = pd.DataFrame({"id": [201, 202]}, index=["a", "b"])
+    fleet = build_fleet(
+        frame,
+        "Handle ticket {id}.",
+        mode="acceptEdits",
+        approve=Rules(deny=["Bash(rm:*)"]),
+        config=config(on_cluster),
+        ledger=None,
+        cluster=on_cluster.client,
+    )
+    result = await asyncio.wait_for(fleet.run(), 180)
+    assert list(result["status"]) == ["done", "done"], result["error"].tolist()
+    assert (on_cluster.workdir / "keep-201.txt").exists() and (on_cluster.workdir / "keep-202.txt").exists()
+    for state in fleet.rows.values():
+        assert state.result is not None and state.result.turn is not None
+        (record,) = state.result.turn.tools.values()
+        assert record.decision is not None and record.decision.behavior == "deny", record.decision
+        assert record.decision.rule == "Bash(rm:*)", record.decision
