@@ -4,6 +4,7 @@ tokens its cost paid for."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +45,8 @@ def test_stop_clicked_in_jupyterlab_says_stopped_by_you(
     lab_page.wait_cell_done(page, 1)
     footer = claude_cell.locator(".kandev-footer")
     expect(footer).to_contain_text("stopped by you")
-    expect(claude_cell.locator(".kandev-header")).to_contain_text("plan · claude-")
+    # the live tab makes mode and model chips ("plan ▾ · claude-… ▾")
+    expect(claude_cell.locator(".kandev-header")).to_contain_text(re.compile(r"turn 1 · plan( ▾)? · claude-"))
     output = claude_cell.locator(".jp-OutputArea-output").first
     expect(output).not_to_contain_text("error")
     expect(output).not_to_contain_text("Request interrupted")
