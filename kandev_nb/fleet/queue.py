@@ -24,7 +24,7 @@ from kandev_nb.agent.permissions import Approval
 from kandev_nb.agent.tools import NormalizedPayload
 from kandev_nb.policy import Rules
 
-__all__ = ["ApprovalQueue", "DenyRules", "FleetDenies", "FleetRule", "QueuedApproval", "activity_of", "deny_texts"]
+__all__ = ["ApprovalQueue", "DenyRules", "FleetRule", "QueuedApproval", "activity_of", "deny_texts", "fleet_denies"]
 
 
 def activity_of(tool_name: str, tool_input: dict[str, Any]) -> str:
@@ -216,15 +216,16 @@ class DenyRules:
     Dask worker holds one over the list the kernel updates ("Deny for all rows" given later).
 
     Attributes:
-        rules: the deny rules (a list the owner may change in place).
+        rules: the deny rules (a list the owner may change in place), or a function giving them.
         root: the folder relative rules resolve against (the row's cwd), or None.
     """
 
-    rules: Sequence[str]
+    rules: Sequence[str] | Callable[[], Sequence[str]]
     root: str | None = None
 
     def _rules(self) -> Rules:
-        return Rules(deny=list(self.rules), root=self.root)
+        texts = self.rules() if callable(self.rules) else self.rules
+        return Rules(deny=list(texts), root=self.root)
 
     def __call__(self, tool_name: str, tool_input: dict[str, Any]) -> str | None:
         """ "deny" when a deny rule matches the call, else None (no opinion)."""
@@ -247,35 +248,10 @@ def deny_texts(policy: Any) -> list[str]:
     return [str(rule) for rule in inner.deny] if isinstance(inner, Rules) else []
 
 
-@dataclass(frozen=True)
-class FleetDenies:
-    """The deny side of a fleet's "Deny for all rows" rules as an approval policy
-    (``(tool_name, tool_input) -> "deny" | None``), read from the queue at each call, so a rule
-    given later holds too. Each row's session holds it as its policy, so the enforcement
-    hook (:mod:`kandev_nb.policy.enforce`) asks it before every tool call in every mode:
-    acceptEdits runs ``rm data.csv`` in the folder without a can_use_tool, which the queue
-    alone would never see.
-
-    Attributes:
-        queue: the fleet's queue (its `rules`).
-        root: the folder relative rules resolve against (the row's cwd), or None.
-    """
-
-    queue: ApprovalQueue
-    root: str | None = None
-
-    def _rules(self) -> Rules:
-        return Rules(deny=[r.rule for r in self.queue.rules if r.behavior == "deny"], root=self.root)
-
-    def __call__(self, tool_name: str, tool_input: dict[str, Any]) -> str | None:
-        """ "deny" when a fleet-wide deny rule matches the call, else None (no opinion)."""
-        return "deny" if self._rules().verdict(tool_name, tool_input).answer == "deny" else None
-
-    def denied_by(self, tool_name: str, tool_input: dict[str, Any]) -> str:
-        """The fleet-wide rule that denies the call ("" for none)."""
-        verdict = self._rules().verdict(tool_name, tool_input)
-        return (verdict.rule or "") if verdict.answer == "deny" else ""
-
-    def with_root(self, cwd: str) -> FleetDenies:
-        """The same rules, relative ones resolved against `cwd`."""
-        return FleetDenies(self.queue, cwd)
+def fleet_denies(queue: ApprovalQueue) -> DenyRules:
+    """The deny side of a fleet's "Deny for all rows" rules as an approval policy, read from
+    `queue` at each call, so a rule given later holds too. Each row's session holds it as its
+    policy, so the enforcement hook (:mod:`kandev_nb.policy.enforce`) asks it before every
+    tool call in every mode: acceptEdits runs ``rm data.csv`` in the folder without a
+    can_use_tool, which the queue alone would never see."""
+    return DenyRules(lambda: [r.rule for r in queue.rules if r.behavior == "deny"])

@@ -30,7 +30,7 @@ from kandev_nb.agent.session import Session
 from kandev_nb.agent.state import SessionState
 from kandev_nb.errors import CLIProcessError, KandevError, LedgerError, StructuredOutputError
 from kandev_nb.fleet.pacing import Limiter, RateGovernor
-from kandev_nb.fleet.queue import ApprovalQueue, FleetDenies, activity_of
+from kandev_nb.fleet.queue import ApprovalQueue, activity_of, fleet_denies
 from kandev_nb.fleet.results import RowResult, RowStatus, result_frame
 from kandev_nb.fleet.spec import FleetSpec, key_text
 from kandev_nb.policy.enforce import LabelledPolicy
@@ -343,7 +343,7 @@ class Fleet:
             config = replace(config, cwd=self.spec.cwds[state.key])
         session = Session(config, name=f"{self.name or 'fleet'}[{state.key}]")
         if session.broker.policy is None:  # the fleet's "Deny for all rows" rules hold in every mode
-            session.broker.policy = LabelledPolicy(FleetDenies(self.queue), "the fleet's rule (Deny for all rows)")
+            session.broker.policy = LabelledPolicy(fleet_denies(self.queue), "the fleet's rule (Deny for all rows)")
         return session
 
     async def execute_row(self, state: RowState) -> RowResult:
