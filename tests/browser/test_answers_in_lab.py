@@ -13,6 +13,7 @@ Screenshots (light and dark): ``answer-actions-*.png``, ``header-chips-*.png``.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +58,7 @@ def test_answers_become_cells_and_the_chips_choose_the_next_turn(
         lab_page.command(page, "notebook:run-cell")
         lab_page.wait_cell_done(page, index)
     claude_cell = lab_page.cell(page, 1)
-    output = claude_cell.locator(".jp-OutputArea-output")
+    output = claude_cell.locator(".jp-OutputArea-output").first
     expect(output.locator("button.kandev-insert-markdown")).to_have_count(1, timeout=30_000)
     expect(output.locator("button.kandev-insert-code")).to_have_count(2)
     expect(output.locator("button.kandev-copy-code")).to_have_count(2)
@@ -98,7 +99,9 @@ def test_answers_become_cells_and_the_chips_choose_the_next_turn(
     lab_page.cell(page, 5).locator(".jp-InputPrompt").click()
     lab_page.command(page, "notebook:run-cell")
     lab_page.wait_cell_done(page, 5)
-    expect(lab_page.cell(page, 5).locator(".kandev-run-info")).to_contain_text("claude · default · plan")
+    expect(lab_page.cell(page, 5).locator(".kandev-run-info")).to_contain_text(
+        re.compile(r"claude · default · turn \d+ · plan")
+    )
     assert scripted_model.main_requests[-1].body["model"] == "claude-other-1"  # on the wire
 
     lab_page.save(page)
@@ -136,6 +139,6 @@ def test_the_plan_card_offers_the_clis_choices_in_lab(
     accept.click()
     lab_page.wait_cell_done(page, 1)
     assert (claude_workdir / "plan.txt").read_text() == "p\n"  # the Write did not ask
-    output = claude_cell.locator(".jp-OutputArea-output")
+    output = claude_cell.locator(".jp-OutputArea-output").first
     expect(output).to_contain_text("Planned and written.")
     expect(output.locator(".kandev-chip-mode")).to_contain_text("plan ▾")

@@ -38,7 +38,7 @@ def test_the_header_chips_choose_the_next_turns_mode_and_model(
     kernel.execute("%%claude\nAgain")
     assert scripted_model.main_requests[-1].body["model"] == "claude-other-1"  # on the wire
     assert kernel.eval("kandev_nb.sessions['default'].config.mode") == "plan"
-    assert "claude · default · plan" in plain(with_class(kernel, "kandev-run-info")[-1].state["value"])
+    assert "claude · default · turn 2 · plan" in plain(with_class(kernel, "kandev-run-info")[-1].state["value"])
     assert kernel.eval("kandev_nb.last_turn().text").endswith("Second.")
 
 
