@@ -62,7 +62,12 @@ def test_the_prompt_reads_as_markdown_in_lab(jupyter_lab: LabServer, page: Any, 
     assert _as_markdown(after), after
     python_string = [c for c, t, _w, _f in _tokens(lab_page.cell(page, 2)) if t == '"it\'s python here"']
     assert python_string, "the other cells stay Python"
-    assert any(t == "'code'" for _c, t, _w, _f in after), after  # the fenced block: Python tokens of its own
+    for _ in range(100):  # the fenced block gets Python tokens of its own once that language has loaded
+        if any(t == "'code'" for _c, t, _w, _f in after):
+            break
+        page.wait_for_timeout(100)
+        after = _tokens(claude_cell)
+    assert any(t == "'code'" for _c, t, _w, _f in after), after
     theme_shots.shot_both(page, screenshots, "prompt-highlight", claude_cell)
 
     # Typing %%claude away gives the cell back its Python highlighting.
