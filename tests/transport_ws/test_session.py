@@ -79,7 +79,8 @@ async def test_full_turn_with_approval_matches_stdio(cli_118: Path, tmp_path: Pa
     hello, write = ws_turns
     assert hello.error is None and write.error is None
     assert hello.text == ANSWER  # once: stream_event deltas and the assistant line are not both shown
-    assert hello.meta["chunks"] == [ANSWER[i : i + 7] for i in range(0, len(ANSWER), 7)]
+    # streamed in pieces (the masker may hold back a delta's tail that could start a secret: boundaries move)
+    assert "".join(hello.meta["chunks"]) == ANSWER and len(hello.meta["chunks"]) > 1
     kinds = [e.type for e in write.events]
     assert (
         kinds.index("tool_call")
