@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from importlib import metadata
+from pathlib import Path
+from typing import Any
 
 import pytest
+from packaging.utils import canonicalize_name
 
 from kandev_nb.notebook import state as notebook_state_module
 from kandev_nb.notebook.state import NotebookState
@@ -20,3 +24,62 @@ def notebook_state() -> Iterator[NotebookState]:
         yield state
     finally:
         notebook_state_module._current = before
+
+
+# -- the versions the suite was last green with ---------------------------------------------
+
+CONSTRAINTS = Path(__file__).with_name("constraints.txt")
+"""``name==version`` for every distribution the suite was last green with (``pip freeze``);
+the README's test install uses it as pip's constraints file (``-c``)."""
+
+
+def constraint_drift(constraints: Path | None = None) -> list[tuple[str, str, str | None]]:
+    """Distributions whose installed version differs from ``constraints`` (default :data:`CONSTRAINTS`).
+
+    Returns:
+        ``(name, version last green, version installed or None if missing)`` for each
+        ``name==version`` line of the file that this environment does not match, sorted by name.
+        An unreadable or missing file gives ``[]``.
+    """
+    try:
+        lines = (constraints or CONSTRAINTS).read_text().splitlines()
+    except OSError:
+        return []
+    drift = []
+    for line in lines:
+        name, sep, pinned = line.split("#", 1)[0].strip().partition("==")
+        if not sep:
+            continue
+        try:
+            installed: str | None = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            installed = None
+        if installed != pinned.strip():
+            drift.append((canonicalize_name(name), pinned.strip(), installed))
+    return sorted(drift)
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    drift = constraint_drift()
+    if not drift:
+        return f"dependencies: as in {CONSTRAINTS.relative_to(CONSTRAINTS.parents[1])} (last green)"
+    names = ", ".join(f"{name} {installed or 'missing'}" for name, _, installed in drift[:8])
+    more = f" and {len(drift) - 8} more" if len(drift) > 8 else ""
+    return f"dependencies: {len(drift)} differ from tests/constraints.txt (last green): {names}{more}"
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    """After a failing run, name every dependency that is not the version the suite was last
+    green with: a new release that breaks a test shows up here by name."""
+    if exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
+        return
+    drift = constraint_drift()
+    if not drift:
+        return
+    terminalreporter.section("dependencies that differ from the last green run (tests/constraints.txt)")
+    for name, pinned, installed in drift:
+        terminalreporter.write_line(f"{name}: {installed or 'not installed'} here, green with {pinned}")
+    terminalreporter.write_line(
+        'a failure above may come from one of these; `python -m pip install -e ".[test]" -c tests/constraints.txt` '
+        "installs the green set"
+    )

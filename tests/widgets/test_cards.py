@@ -4,6 +4,7 @@ images, and the safety of the saved text/markdown part."""
 from __future__ import annotations
 
 import dataclasses
+import html
 import re
 
 import pytest
@@ -198,7 +199,10 @@ def test_code_is_coloured_with_the_editor_theme_variables() -> None:
     # the editor's variables (this test asserted inline styles before)
     h = render.code_html("def f(x):\n    return 'a'  # c\n", "python")
     inner = h.split(">", 1)[1]
-    assert '<span class="kt-k">def</span>' in inner and '<span class="kt-s">&#39;a&#39;</span>' in inner
+    # what a person sees is the token's text and class; how Pygments escapes a quote is its own affair
+    # (2.20 writes &#39;, 2.21 a bare ')
+    tokens = {(cls, html.unescape(text)) for cls, text in re.findall(r'<span class="(kt-[\w-]+)">([^<]*)</span>', inner)}
+    assert ("kt-k", "def") in tokens and ("kt-s", "'a'") in tokens
     assert "style=" not in inner
     css = theme.stylesheet()
     assert ".kt-k{color:var(--jp-mirror-editor-keyword-color," in css
