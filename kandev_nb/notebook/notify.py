@@ -131,6 +131,7 @@ class ApprovalNotifier(anywidget.AnyWidget):
             }
             for p in self._waiting()
         ]
+
         # what the page must redraw for: the set, a reminder; not the seconds (it counts down itself)
         def key_of(i: dict[str, Any]) -> tuple[Any, ...]:
             return (i["id"], i["reminded"], i["notebook"], i["left_s"] is None, i.get("digest"))
