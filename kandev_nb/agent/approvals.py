@@ -37,13 +37,14 @@ from kandev_nb.agent.permissions import Approval, ApprovalPolicy, Decision
 from kandev_nb.agent.questions import QUESTION_TOOL, AnswerPolicy
 from kandev_nb.agent.questions import prepare as prepare_question
 from kandev_nb.agent.revoke import remove_rules_update
+from kandev_nb.agent.surface import SurfaceText, line_of, whole_of
 from kandev_nb.agent.tools import NormalizedPayload
 from kandev_nb.agent.unasked import NO_APPROVAL_NOTE, UnaskedCalls
-from kandev_nb.errors import TransportClosedError
+from kandev_nb.errors import KandevError, TransportClosedError
 from kandev_nb.policy import enforce
 from kandev_nb.policy.binding import META_KEY, BoundPayload
 
-__all__ = ["NO_APPROVAL_NOTE", "UNASKED_TOOL_TIMEOUT_S", "Answer", "ApprovalBroker"]
+__all__ = ["NO_APPROVAL_NOTE", "UNASKED_TOOL_TIMEOUT_S", "Answer", "ApprovalBroker", "PartlyShownError"]
 
 log = logging.getLogger("kandev_nb")
 
@@ -56,6 +57,11 @@ Answer = Callable[[str, dict[str, Any]], Awaitable[object]]
 
 ToolPayload = Callable[[str, dict[str, Any], str | None], NormalizedPayload]
 """``(tool_name, tool_input, tool_use_id) -> NormalizedPayload`` for the card (the adapter's)."""
+
+
+class PartlyShownError(KandevError, RuntimeError):
+    """An allow from a surface that showed only part of the request (a toast's or a
+    ``pending()`` line's summary): nothing is decided; Show it whole, then allow."""
 
 
 class ApprovalBroker(UnaskedCalls):
@@ -363,6 +369,46 @@ class ApprovalBroker(UnaskedCalls):
     def card_payload(self, request_id: str) -> NormalizedPayload | None:
         """The payload the card of a waiting request showed (what an allow binds to), or None."""
         return self._cards.get(request_id)
+
+    # -- surfaces other than the card (issue 32, point 3) ----------------------------------
+
+    def surface_line(self, request_id: str) -> SurfaceText | None:
+        """The one line a toast or a ``pending()`` row shows of a waiting request (with
+        whether it is the whole payload, and its digest), or None when none is waiting."""
+        approval = self.approvals.get(request_id)
+        if approval is None:
+            return None
+        return line_of(request_id, approval.tool_name, approval.tool_input, self._cards.get(request_id))
+
+    def surface_whole(self, request_id: str) -> SurfaceText | None:
+        """The whole payload of a waiting request as a surface shows it on Show, or None."""
+        approval = self.approvals.get(request_id)
+        if approval is None:
+            return None
+        return whole_of(request_id, approval.tool_name, approval.tool_input, self._cards.get(request_id))
+
+    def allow_shown(self, request_id: str, digest: Any) -> bool:
+        """Allow once from a surface other than the card, bound to what it showed: `digest`
+        is the :attr:`~kandev_nb.agent.surface.SurfaceText.digest` of its text. It allows only
+        when that text was the whole payload: a complete one-line summary
+        (:meth:`surface_line`) or the payload shown whole (:meth:`surface_whole`).
+
+        Raises:
+            RuntimeError: no such request is waiting, or it changed since it was shown.
+            PartlyShownError: the surface showed only a summary (nothing is decided).
+        """
+        approval = self.approvals.get(request_id)
+        line, whole = self.surface_line(request_id), self.surface_whole(request_id)
+        if approval is None or approval.decision is not None or line is None or whole is None:
+            raise RuntimeError(f"approval {request_id} is no longer waiting")
+        if isinstance(digest, str) and digest in (whole.digest, line.digest if line.complete else None):
+            return approval.allow()
+        if isinstance(digest, str) and digest == line.digest:
+            raise PartlyShownError(
+                f"only a summary of this {approval.tool_name} call was shown, not all it would do: "
+                "Show it whole (its card, or pending()[i].show()) to allow it, or deny it"
+            )
+        raise RuntimeError(f"approval {request_id} is not what was shown: look at it again (its card, or pending())")
 
     # -- ending approvals -------------------------------------------------------------------
 

@@ -52,20 +52,35 @@ def key_text(key: Any) -> str:
     return json.dumps(key, default=str, sort_keys=True)
 
 
+def _parse(template: str) -> list[tuple[str, str | None, str, str | None]]:
+    """``string.Formatter().parse`` of `template`, or FleetError for an invalid one."""
+    try:
+        return [(text, name, spec or "", conv) for text, name, spec, conv in string.Formatter().parse(template)]
+    except ValueError as exc:
+        raise FleetError(f"the prompt template is not valid ({exc}); write {{{{ for a literal brace") from None
+
+
+def _all_fields(template: str) -> list[str]:
+    """Every field name of `template` at any depth: a field nested in another's format spec
+    (``{ts:{fmt}}``, ``{x:{w}.{p}f}``) is read too, so it follows the same rules."""
+    names: list[str] = []
+    for _text, name, spec, _conv in _parse(template):
+        if name is not None:
+            names.append(name)
+        if spec and "{" in spec:
+            names.extend(_all_fields(spec))
+    return names
+
+
 def template_fields(template: str) -> list[str]:
-    """The names a prompt template reads, in order (``"{id} and {subject!r}"`` -> id, subject).
+    """The names a prompt template reads, in order (``"{id} and {subject!r}"`` -> id, subject),
+    including the fields nested in a format spec (``{ts:{fmt}}`` -> ts, fmt).
 
     Raises:
         FleetError: the template is not valid (an unmatched ``{``, a positional ``{}``).
     """
-    try:
-        parsed = list(string.Formatter().parse(template))
-    except ValueError as exc:
-        raise FleetError(f"the prompt template is not valid ({exc}); write {{{{ for a literal brace") from None
     names: list[str] = []
-    for _text, name, _spec, _conv in parsed:
-        if name is None:
-            continue
+    for name in _all_fields(template):
         root = name.split(".", 1)[0].split("[", 1)[0]
         if not root or root.isdigit():
             raise FleetError(f"the prompt template has a positional field {{{name}}}: name a column, e.g. {{id}}")
@@ -86,13 +101,15 @@ def _safe_template(template: str, columns: Mapping[str, Any], variables: Mapping
     """`template` checked by the rules of a cell's ``{name}`` interpolation
     (:func:`kandev_nb.notebook.cell_text.interpolate`): no private or IPython names, no
     modules; unless `reveal`, a field with a secret-looking part (``{api_key}``,
-    ``{cfg.password}``) becomes the literal ``<redacted>``.
+    ``{cfg.password}``) becomes the literal ``<redacted>``. A field nested in a format spec
+    (``{ts:{os.environ}}``, ``{ts:{cfg.password}}``) is checked by the same rules: its spec is
+    checked as a template of its own, at any depth.
 
     Raises:
         FleetError: a field names a private or IPython name, or a module.
     """
     out: list[str] = []
-    for text, name, spec, conv in string.Formatter().parse(template):
+    for text, name, spec, conv in _parse(template):
         out.append(_escaped(text))
         if name is None:
             continue
@@ -112,11 +129,32 @@ def _safe_template(template: str, columns: Mapping[str, Any], variables: Mapping
                         f"the prompt template's {{{name}}} is a module; modules and their attributes "
                         "(os.environ and other process state) are not sent to Claude"
                     )
+        safe_spec = _safe_template(spec, columns, variables, reveal) if spec else ""
         if not reveal and not is_column and any(is_secret_name(p) for p in parts):
             out.append(REDACTED)
             continue
-        out.append("{" + name + (f"!{conv}" if conv else "") + (f":{spec}" if spec else "") + "}")
+        out.append("{" + name + (f"!{conv}" if conv else "") + (f":{safe_spec}" if safe_spec else "") + "}")
     return "".join(out)
+
+
+def _fill_error(key: Any, template: str, row: Mapping[str, Any], exc: Exception) -> FleetError:
+    """The error of a row whose prompt cannot be filled, naming the template's field that
+    fails and the type of its value, never a value: an exception's own text can quote one
+    (``Invalid format specifier '<the secret>' ...`` for a nested spec)."""
+    for _text, name, spec, conv in _parse(template):
+        if name is None:
+            continue
+        field_text = "{" + name + (f"!{conv}" if conv else "") + (f":{spec}" if spec else "") + "}"
+        try:
+            field_text.format_map(row)
+        except (KeyError, AttributeError, IndexError, ValueError, TypeError) as err:
+            root = name.split(".", 1)[0].split("[", 1)[0]
+            kind = type(row[root]).__name__ if root in row else "missing"
+            return FleetError(
+                f"row {key!r}: the prompt template's field {field_text} cannot be filled "
+                f"({type(err).__name__} for a value of type {kind}; its message is not shown, it may quote a value)"
+            )
+    return FleetError(f"row {key!r}: the prompt template cannot be filled ({type(exc).__name__})")
 
 
 def _check_number(name: str, value: Any, *, minimum: float, integer: bool, allow_none: bool) -> None:
@@ -228,7 +266,7 @@ class FleetSpec:
                 if not reveal_secrets:
                     prompts[key] = redact_text(prompts[key], known)
             except (KeyError, AttributeError, IndexError, ValueError, TypeError) as exc:
-                raise FleetError(f"row {key!r}: the prompt template cannot be filled ({exc!r})") from None
+                raise _fill_error(key, template_sent, row, exc) from None
         cwds = None
         if cwd_column is not None:
             cwds = {}

@@ -13,6 +13,11 @@
 // cell, html and javascript likewise) and "Copy". Inserted cells go
 // below the %%claude cell, in click order (each after the one inserted before).
 //
+// Hidden characters (issue 32, point 6): a code block shows each invisible or direction-changing
+// character as a <U+2067> mark (span.kandev-invisible, render/reveal.py) under a warning. The
+// inserted or copied code leaves them out (marks and any raw one), and a note beside the buttons
+// says how many were removed.
+//
 // Chips: a .kandev-run-info with data-kandev-session (live header and saved header) gets a mode
 // chip and a model chip; choosing sends {kind: "next", session, mode | model} to the kernel,
 // which applies it to the session's next turn (answers.py) and answers with "next-set".
@@ -83,11 +88,40 @@ function kandevFindTurn(shared, token) {
 const KANDEV_CELL_MAGIC = { bash: "%%bash", sh: "%%bash", shell: "%%bash", zsh: "%%bash", console: "%%bash",
   html: "%%html", javascript: "%%javascript", js: "%%javascript" };
 
+// render/reveal.py's HIDDEN: the invisible and direction-changing characters.
+const KANDEV_HIDDEN = new RegExp(
+  "[\\u00ad\\u034f\\u061c\\u115f\\u1160\\u17b4\\u17b5\\u180b-\\u180f\\u200b-\\u200f\\u202a-\\u202e\\u2060-\\u2064" +
+    "\\u2066-\\u206f\\u3164\\ufe00-\\ufe0d\\ufeff\\uffa0\\ufff9-\\ufffb\\u{e0000}-\\u{e007f}\\u{e0100}-\\u{e01ef}]",
+  "gu",
+);
+
+function kandevCodeOf(pre) {
+  // The block's code without its hidden characters: {code, removed: [code names]}.
+  const clone = pre.cloneNode(true);
+  const removed = [];
+  for (const mark of clone.querySelectorAll(".kandev-invisible")) {
+    removed.push(mark.textContent.replace(/[<>]/g, ""));
+    mark.remove();
+  }
+  const text = clone.textContent.replace(KANDEV_HIDDEN, (ch) => {
+    removed.push("U+" + ch.codePointAt(0).toString(16).toUpperCase().padStart(4, "0"));
+    return "";
+  });
+  return { code: text.replace(/\n$/, ""), removed };
+}
+
+function kandevRemovedNote(removed) {
+  if (!removed.length) return "";
+  const kinds = [...new Set(removed)].slice(0, 8).join(", ");
+  const n = removed.length;
+  return `Without ${n} invisible or direction-changing character${n === 1 ? "" : "s"} (${kinds}): removed from the code.`;
+}
+
 function kandevFenceLanguage(answer, code) {
   // The language of the answer's fenced block whose text is `code` (the HTML keeps no language).
   const fence = /^ {0,3}(`{3,}|~{3,})[ \t]*([^\s`]*)[^\n]*\n([\s\S]*?)^ {0,3}\1[ \t]*$/gm;
   for (const m of answer.matchAll(fence)) {
-    if (m[3].replace(/\n$/, "") === code) return m[2].toLowerCase();
+    if (m[3].replace(KANDEV_HIDDEN, "").replace(/\n$/, "") === code) return m[2].toLowerCase();
   }
   return "";
 }
@@ -118,11 +152,19 @@ function kandevDecorateHost(host, shared, ops) {
   for (const pre of root.querySelectorAll(":scope > .kandev-text pre.kandev-code")) {
     const bar = document.createElement("div");
     bar.className = "kandev-code-actions";
-    const code = () => pre.textContent.replace(/\n$/, "");
+    const note = document.createElement("span");
+    note.className = "kandev-removed-note";
+    note.style.cssText = "color:var(--jp-error-color1,#cf222e);font-size:85%;align-self:center";
+    const code = () => {
+      const got = kandevCodeOf(pre);
+      note.textContent = kandevRemovedNote(got.removed);
+      return got.code;
+    };
     const add = kandevButton("Insert as code cell below", "kandev-insert-code", "A new code cell under this %%claude cell");
     add.addEventListener("click", () => {
       const found = kandevFindTurn(shared, token);
-      insert("code", kandevCodeCell(found ? found.answer : "", code()), add);
+      const text = code();
+      insert("code", kandevCodeCell(found ? found.answer : "", text), add);
     });
     const copy = kandevButton("Copy", "kandev-copy-code", "Copy this code");
     copy.addEventListener("click", () =>
@@ -130,7 +172,7 @@ function kandevDecorateHost(host, shared, ops) {
         () => (copy.textContent = "Copied"),
         () => (copy.textContent = "Copy failed"),
       ));
-    bar.append(add, copy);
+    bar.append(add, copy, note);
     pre.after(bar);
   }
   const bar = document.createElement("div");

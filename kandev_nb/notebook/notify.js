@@ -4,7 +4,7 @@
 // anywidget calls initialize({model}) once per frontend widget manager that creates the model
 // (every open tab of this kernel's notebook, and again after a reload). Model "items" (JSON)
 // lists the waiting approvals: {id, tool, full_tool, summary, cell, notebook, left_s, age_s,
-// question, reminded}. Several managers in one page share one registry (window.__kandevNotify),
+// question, reminded, complete, digest}. Several managers in one page share one registry (window.__kandevNotify),
 // keyed by kernel id, so a notebook open twice shows each approval once.
 //
 // JupyterLab's own notifications (the "apputils:notify" command, JupyterLab >= 4.0) are used when
@@ -12,8 +12,13 @@
 // "kandev-nb:answer-approval". Otherwise a toast of our own, drawn with JupyterLab's theme
 // variables, sits in the bottom right corner (class kandev-toast).
 //
-// Messages (widget comm): tab -> kernel {kind: "answer", id, action: "allow" | "deny", reason?};
+// Messages (widget comm): tab -> kernel {kind: "answer", id, action: "allow" | "deny", reason?, digest?};
 // kernel -> tab {kind: "answered", id, ok, error?}.
+//
+// A notification shows one line of the request (item.summary). It offers Allow only when the
+// kernel says that line is the whole payload (item.complete; issue 32, point 3), and then never
+// cuts it; otherwise it offers Show (the card, which shows it whole) and Deny. An Allow sends
+// the line's digest back, and the kernel refuses one for a line that was only a summary.
 
 const COMMAND = "kandev-nb:answer-approval";
 const TITLE_MARK = /^\(\d+\) ⏳ /;
@@ -29,7 +34,8 @@ const STYLE = `
 .kandev-toast-what { color: var(--jp-ui-font-color1, #1f2328); font-family: var(--jp-code-font-family, monospace);
   font-size: var(--jp-code-font-size, 12px); overflow-wrap: anywhere; margin: 2px 0; }
 .kandev-toast-left { color: var(--jp-ui-font-color2, #57606a); font-size: var(--jp-ui-font-size0, 11px); }
-.kandev-toast-note:empty { display: none; }
+.kandev-toast-note:empty, .kandev-toast-partial:empty { display: none; }
+.kandev-toast-partial { color: var(--jp-ui-font-color2, #57606a); font-size: var(--jp-ui-font-size0, 11px); font-style: italic; }
 .kandev-toast-note { color: var(--jp-error-color1, #cf222e); font-size: var(--jp-ui-font-size0, 11px); }
 .kandev-toast-buttons { display: flex; gap: 6px; justify-content: flex-end; margin-top: 6px; }
 .kandev-toast-buttons button { border: none; border-radius: 2px; padding: 3px 12px; cursor: pointer;
@@ -158,10 +164,16 @@ function show(item) {
 
 // ---- JupyterLab's notifications ------------------------------------------------------------------
 
+function allowable(item) {
+  return !item.question && item.complete === true; // the line shown is the whole payload
+}
+
+const PARTIAL = "Only a summary of the request is shown here: Show opens its card, which shows all of it, to allow it.";
+
 function labActions(key, item) {
   const args = (action) => ({ key, id: item.id, action });
   const actions = [];
-  if (!item.question) actions.push({ label: "Allow", commandId: COMMAND, args: args("allow"), displayType: "accent" });
+  if (allowable(item)) actions.push({ label: "Allow", commandId: COMMAND, args: args("allow"), displayType: "accent" });
   actions.push({ label: item.question ? "Skip" : "Deny", commandId: COMMAND, args: args("deny"), displayType: "warn" });
   actions.push({ label: "Show", commandId: COMMAND, args: args("show"), displayType: "link" });
   return actions;
@@ -200,6 +212,9 @@ function domToast(reg, key, item) {
   what.className = "kandev-toast-what";
   const left = document.createElement("div");
   left.className = "kandev-toast-left";
+  const partial = document.createElement("div");
+  partial.className = "kandev-toast-partial";
+  if (!item.question && !allowable(item)) partial.textContent = PARTIAL;
   const note = document.createElement("div");
   note.className = "kandev-toast-note";
   const row = document.createElement("div");
@@ -211,9 +226,9 @@ function domToast(reg, key, item) {
     b.addEventListener("click", () => answer(reg, key, item.id, action));
     return b;
   };
-  if (!item.question) row.append(mk("Allow", "kandev-toast-allow", "allow"));
+  if (allowable(item)) row.append(mk("Allow", "kandev-toast-allow", "allow"));
   row.append(mk(item.question ? "Skip" : "Deny", "kandev-toast-deny", "deny"), mk("Show", "kandev-toast-show", "show"));
-  el.append(head, what, left, note, row);
+  el.append(head, what, partial, left, note, row);
   toastBox().append(el);
   return { el, head, what, left, note };
 }
@@ -227,9 +242,15 @@ function shortLeft(item, received) {
 }
 
 // JupyterLab cuts a toast's message at 140 characters: the time left before the summary, whose
-// end (a file's name) is kept.
+// end (a file's name) is kept. A line that is the whole payload (Allow is offered) is never cut:
+// the head is, from its start.
 function message(item, received) {
-  const head = `⏳ ${headText(item)} (${shortLeft(item, received)}) — `;
+  let head = `⏳ ${headText(item)} (${shortLeft(item, received)}) — `;
+  if (allowable(item) && head.length + item.summary.length > 138) {
+    const keep = Math.max(0, 138 - item.summary.length - 1);
+    head = "…" + head.slice(head.length - keep);
+    return head + item.summary;
+  }
   const room = Math.max(24, 138 - head.length);
   const what = item.summary.length > room ? "…" + item.summary.slice(item.summary.length - room + 1) : item.summary;
   return head + what;
@@ -242,8 +263,8 @@ function draw(reg) {
     const tid = `${key}:${item.id}`;
     live.add(tid);
     let toast = reg.toasts.get(tid);
-    if (toast && toast.reminded !== item.reminded) {
-      dropToast(toast); // a reminder: a new toast, in front
+    if (toast && (toast.reminded !== item.reminded || toast.item.digest !== item.digest)) {
+      dropToast(toast); // a reminder (or a request that changed): a new toast, in front
       toast = null;
     }
     if (!toast) {
@@ -333,8 +354,9 @@ function answer(reg, key, id, action) {
     }
     return;
   }
+  if (action === "allow" && !allowable(item)) return; // only the card (Show) allows a summarised request
   if (toast && toast.dom) for (const b of toast.dom.el.querySelectorAll("button")) b.disabled = true;
-  entry.send({ kind: "answer", id, action, reason: "" });
+  entry.send({ kind: "answer", id, action, reason: "", digest: item.digest || null });
 }
 
 function initialize({ model }) {

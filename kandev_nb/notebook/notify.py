@@ -14,13 +14,18 @@ awaits its turn). For each item the page shows:
   of its own in the page's corner, drawn with JupyterLab's theme variables;
 * a badge on the notebook's tab and the count in the page title (``(1) ⏳ name.ipynb``).
 
-Allow and Deny in the toast answer through :meth:`PendingApproval.allow` /
+Allow and Deny in the toast answer through :meth:`PendingApproval.allow_shown` /
 :meth:`~kandev_nb.notebook.pending.PendingApproval.deny` (bound to the payload of the card).
+A toast shows one line of the request; it offers Allow only when that line is the whole payload
+(the item's ``complete``, computed here: :func:`~kandev_nb.agent.surface.line_of`), otherwise
+Show and Deny (issue 32, point 3). Its Allow carries the line's ``digest``, and the broker
+refuses an allow whose digest is that of a line that was not the whole payload.
 Show scrolls to the card and focuses it (Enter allows, Escape opens the reason box). The toast
 works when the card is gone (a reload of an unsaved notebook whose cell cannot be found).
 
 Messages (widget comm, "msg:custom"): tab -> kernel ``{kind: "answer", id, action: "allow" |
-"deny", reason?}``; kernel -> tab ``{kind: "answered", id, ok, error?}``.
+"deny", reason?, digest?}`` (`digest`: of the line the toast showed); kernel -> tab
+``{kind: "answered", id, ok, error?}``.
 
 "Wait and remind" (:func:`turn_timeout`): with a tab attached, an unanswered card no longer
 denies at the approval timeout; half of that timeout on, the item is marked `reminded` and the
@@ -58,7 +63,9 @@ class ApprovalNotifier(anywidget.AnyWidget):
             (short tool name), ``full_tool`` (`tool_name`), ``summary``, ``cell`` (``In [n]``
             count or null), ``notebook`` (the tab's path, from the bridge's hello), ``left_s``
             (seconds left before the approval timeout when sent, null: none), ``age_s``,
-            ``question`` (an AskUserQuestion) and ``reminded`` (half the reminder time passed).
+            ``question`` (an AskUserQuestion), ``reminded`` (half the reminder time passed),
+            ``complete`` (the summary is the whole payload: the toast may offer Allow) and
+            ``digest`` (of the summary; an Allow sends it back).
         remind_after_s: seconds after which an unanswered approval is `reminded` (None: never);
             set per turn by :func:`turn_timeout`.
         answers: ``(request_id, action, ok)`` of every answer the page sent (tests read it).
@@ -88,7 +95,7 @@ class ApprovalNotifier(anywidget.AnyWidget):
             if item is None:
                 raise RuntimeError("this approval is no longer waiting")
             if action == "allow":
-                item.allow()
+                item.allow_shown(content.get("digest"))  # refused unless the line was the whole payload
             else:
                 item.deny(reason if isinstance(reason, str) else "")
         except (RuntimeError, ValueError, TypeError) as exc:
@@ -119,13 +126,17 @@ class ApprovalNotifier(anywidget.AnyWidget):
                 "age_s": round(p.age_s, 1),
                 "question": p.question,
                 "reminded": self.remind_after_s is not None and p.age_s >= self.remind_after_s,
+                "complete": p.complete,
+                "digest": p.line.digest if p.line is not None else None,
             }
             for p in self._waiting()
         ]
+
         # what the page must redraw for: the set, a reminder; not the seconds (it counts down itself)
-        key = [(i["id"], i["reminded"], i["notebook"], i["left_s"] is None) for i in items]
-        old = [(i["id"], i["reminded"], i["notebook"], i["left_s"] is None) for i in json.loads(self.items)]
-        if key != old:
+        def key_of(i: dict[str, Any]) -> tuple[Any, ...]:
+            return (i["id"], i["reminded"], i["notebook"], i["left_s"] is None, i.get("digest"))
+
+        if [key_of(i) for i in items] != [key_of(i) for i in json.loads(self.items)]:
             self.items = json.dumps(items)
 
     def start(self) -> None:

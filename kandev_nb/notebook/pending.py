@@ -11,6 +11,12 @@ An answer is bound to what the card showed: each item carries the
 over the payload the broker recorded for the card, the same record the broker binds an allow to),
 and :meth:`PendingApproval.allow` refuses when the request waiting under that `request_id` is no
 longer the one listed (a new approval, a different payload).
+
+A line of the list shows one summary of the request: ``pending()[i].allow()`` allows only when
+that line is the whole payload (:attr:`PendingApproval.complete`, see
+:mod:`kandev_nb.agent.surface`); otherwise ``pending()[i].show()`` shows it whole first, and
+that item may then allow it (issue 32, point 3). The broker checks it
+(:meth:`~kandev_nb.agent.approvals.ApprovalBroker.allow_shown`).
 """
 
 from __future__ import annotations
@@ -23,32 +29,11 @@ from typing import Any
 from kandev_nb.agent.cells import bound_payload
 from kandev_nb.agent.permissions import Approval
 from kandev_nb.agent.questions import QUESTION_TOOL
+from kandev_nb.agent.surface import SUMMARY_CHARS, SurfaceText, summary
 from kandev_nb.policy.binding import BoundPayload
+from kandev_nb.render.reveal import reveal_text, warning_markdown
 
-__all__ = ["PendingApproval", "PendingList", "pending", "summary", "waiting"]
-
-_SUMMARY_KEYS = ("command", "file_path", "notebook_path", "path", "url", "query", "pattern", "code", "source")
-SUMMARY_CHARS = 80
-"""A summary is cut to this many characters (with an ellipsis)."""
-
-
-def _cut(text: str, limit: int = SUMMARY_CHARS) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-def summary(tool_name: str, tool_input: dict[str, Any]) -> str:
-    """One line naming what a call will do: its `command`, `file_path`, `url`, `code`... (the
-    first such `input` field), an AskUserQuestion's first `question`, else its field names."""
-    if tool_name == QUESTION_TOOL:
-        questions = tool_input.get("questions")
-        if isinstance(questions, list) and questions and isinstance(questions[0], dict):
-            return _cut(str(questions[0].get("question") or "a question"))
-    for key in _SUMMARY_KEYS:
-        value = tool_input.get(key)
-        if isinstance(value, str) and value.strip():
-            return _cut(value)
-    return _cut(", ".join(sorted(tool_input)) or "(no input)")
+__all__ = ["SUMMARY_CHARS", "PendingApproval", "PendingList", "pending", "summary", "waiting"]
 
 
 def tool_label(tool_name: str) -> str:
@@ -71,6 +56,8 @@ class PendingApproval:
         bound: the payload its card showed (what an allow from here binds to).
         approval: the live :class:`~kandev_nb.agent.permissions.Approval`.
         broker: its session's :class:`~kandev_nb.agent.approvals.ApprovalBroker`.
+        line: the one line listed (:func:`~kandev_nb.agent.surface.line_of`: its text is
+            `summary`; `complete` when it is the whole payload).
     """
 
     request_id: str
@@ -83,6 +70,27 @@ class PendingApproval:
     bound: BoundPayload
     approval: Approval
     broker: Any = field(repr=False, compare=False)
+    line: SurfaceText | None = field(default=None, repr=False, compare=False)
+    _whole: list[SurfaceText] = field(default_factory=list, repr=False, compare=False)  # set by show()
+
+    @property
+    def complete(self) -> bool:
+        """The listed line is the whole payload (Allow from here needs no :meth:`show` first)."""
+        return self.line is not None and self.line.complete
+
+    def show(self) -> str:
+        """Show the whole payload (every input field verbatim, hidden characters marked, and
+        the cell a notebook tool acts on), after which this item may :meth:`allow` it.
+        Returns the text shown (also displayed, in a notebook)."""
+        whole = self.broker.surface_whole(self.request_id)
+        if whole is None:
+            raise RuntimeError(f"approval {self.request_id} ({self.tool}) is no longer waiting")
+        self._whole[:] = [whole]
+        text, found = reveal_text(whole.text)
+        warning = warning_markdown(found).replace("**", "").strip()
+        shown = (warning + "\n" if warning else "") + text
+        print(shown)
+        return shown
 
     @property
     def question(self) -> bool:
@@ -101,16 +109,26 @@ class PendingApproval:
 
     def allow(self) -> bool:
         """Allow once, as the card's "Allow once" does (the call's `updatedInput` is the input
-        the card showed). Returns True (the CLI is answered).
+        the card showed), when this item showed the whole payload: its line is all of it
+        (:attr:`complete`), or :meth:`show` showed it. Returns True (the CLI is answered).
 
         Raises:
             RuntimeError: already answered, or the waiting request is not the one listed.
+            PartlyShownError (a RuntimeError): the line is a summary and :meth:`show` was not
+                called on this item (nothing is decided).
             ValueError: an AskUserQuestion (answer it on its card, or :meth:`deny` to skip it).
         """
+        shown = self._whole[0] if self._whole else self.line
+        return self.allow_shown(shown.digest if shown is not None else None)
+
+    def allow_shown(self, digest: Any) -> bool:
+        """Allow once from a surface that showed this item's text whose digest is `digest` (a
+        toast sends the digest of its line); the broker refuses a summary that is not the
+        whole payload (:meth:`~kandev_nb.agent.approvals.ApprovalBroker.allow_shown`)."""
         if self.question:
             raise ValueError("an AskUserQuestion is answered on its card (pending()[i].deny() skips it)")
         self._check()
-        return self.approval.allow()
+        return bool(self.broker.allow_shown(self.request_id, digest))
 
     def deny(self, reason: str = "") -> bool:
         """Deny, with `reason` sent to Claude as the deny `message` (as the card's reason box).
@@ -156,10 +174,11 @@ class PendingList(list[PendingApproval]):
             return "No approval is waiting."
         rows = [[str(v) for v in p.row().values()][:5] for p in self]
         head = ["#", *_COLUMNS[:5]]
-        table = [head, *[[str(i), *r] for i, r in enumerate(rows)]]
+        table = [head, *[[_index(i, p), *r] for i, (p, r) in enumerate(zip(self, rows, strict=True))]]
         widths = [max(len(row[c]) for row in table) for c in range(len(head))]
         lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in table]
-        return "\n".join([f"{len(self)} approval(s) waiting; answer with pending()[i].allow() or .deny('why')", *lines])
+        head_line = f"{len(self)} approval(s) waiting; answer with pending()[i].allow() or .deny('why')"
+        return "\n".join([head_line, *lines, *_note(self)])
 
     def _repr_html_(self) -> str:
         if not self:
@@ -167,7 +186,7 @@ class PendingList(list[PendingApproval]):
         head = "".join(f"<th>{c}</th>" for c in ("#", *_COLUMNS[:5]))
         body = "".join(
             "<tr>"
-            + f"<td>{i}</td>"
+            + f"<td>{_index(i, p)}</td>"
             + "".join(f"<td>{html.escape(str(v))}</td>" for v in list(p.row().values())[:5])
             + "</tr>"
             for i, p in enumerate(self)
@@ -175,8 +194,21 @@ class PendingList(list[PendingApproval]):
         return (
             f'<div class="kandev-pending"><b>{len(self)} approval(s) waiting</b> — answer with '
             f"<code>pending()[i].allow()</code> or <code>.deny('why')</code>"
-            f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
+            f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+            + "".join(f"<div>{html.escape(n)}</div>" for n in _note(self))
+            + "</div>"
         )
+
+
+def _index(i: int, p: PendingApproval) -> str:
+    """The row's number, starred when its line is only a summary (Allow needs show() first)."""
+    return str(i) if p.complete or p.question else f"{i}*"
+
+
+def _note(items: list[PendingApproval]) -> list[str]:
+    if all(p.complete or p.question for p in items):
+        return []
+    return ["* only a summary is listed: pending()[i].show() shows all of it, then that item's .allow() allows it"]
 
 
 _COLUMNS = ("tool", "summary", "cell", "age", "left", "session", "request_id")
@@ -194,18 +226,20 @@ def waiting(sessions: dict[str, Any], now: float | None = None) -> PendingList:
             if approval.decision is not None:
                 continue
             shown = broker.card_payload(approval.request_id)
+            line = broker.surface_line(approval.request_id)
             found.append(
                 PendingApproval(
                     request_id=approval.request_id,
                     session=name,
                     tool=approval.tool_name,
-                    summary=summary(approval.tool_name, approval.tool_input),
+                    summary=line.text if line is not None else summary(approval.tool_name, approval.tool_input),
                     cell=broker.cell,
                     age_s=max(0.0, now - approval.created),
                     left_s=approval.remaining_s(now),
                     bound=bound_payload(approval.tool_use_id or "", approval.tool_name, shown, approval.tool_input),
                     approval=approval,
                     broker=broker,
+                    line=line,
                 )
             )
     found.sort(key=lambda p: -p.age_s)

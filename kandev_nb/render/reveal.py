@@ -33,6 +33,7 @@ __all__ = [
     "HIDDEN",
     "WRAP_COLUMNS",
     "displayable",
+    "reveal_code_blocks",
     "reveal_html",
     "reveal_text",
     "warning_html",
@@ -194,3 +195,21 @@ def wrap_pre_html(html: str, width: int = WRAP_COLUMNS) -> str:
         return head + _wrap_body(m.group(2), width) + m.group(3)
 
     return _PRE.sub(one, html)
+
+
+_CODE_BLOCK = re.compile(r'<pre\b[^>]*\bclass="kandev-code"[^>]*>.*?</pre>', re.DOTALL)
+
+
+def reveal_code_blocks(html: str) -> str:
+    """Every ``<pre class="kandev-code">`` block of `html` (an answer's fenced code) with its
+    :data:`HIDDEN` characters made visible (:func:`reveal_html`) under the card's warning line
+    (:func:`warning_html`), as a card shows them (issue 32, point 6). The marks are
+    ``span.kandev-invisible``: the tab's "Insert as code cell below" and "Copy" leave them out."""
+    if html.isascii():
+        return html
+
+    def one(m: re.Match[str]) -> str:
+        block, found = reveal_html(m.group(0))
+        return warning_html(found) + block if found else block
+
+    return _CODE_BLOCK.sub(one, html)

@@ -32,7 +32,7 @@ from kandev_nb.render import mdsafe as ms
 from kandev_nb.render import theme as th
 from kandev_nb.render.card_parts import Badge
 from kandev_nb.render.card_view import CardView, card_view
-from kandev_nb.render.reveal import displayable
+from kandev_nb.render.reveal import displayable, reveal_code_blocks
 
 __all__ = ["card_of", "mime_bundle", "render_html", "render_markdown", "run_info_html"]
 
@@ -148,7 +148,7 @@ def _html_items(items: list[_Item], turn: Turn) -> str:
     for item in items:
         match item.kind:
             case "text":
-                out.append(f'<div class="kandev-text">{r.markdown_html(item.text)}</div>')
+                out.append(f'<div class="kandev-text">{reveal_code_blocks(r.markdown_html(item.text))}</div>')
             case "thinking":
                 out.append(
                     r.details_html(

@@ -142,3 +142,59 @@ def test_the_plan_card_offers_the_clis_choices_in_lab(
     output = claude_cell.locator(".jp-OutputArea-output").first
     expect(output).to_contain_text("Planned and written.")
     expect(output.locator(".kandev-chip-mode")).to_contain_text("plan ▾")
+
+
+TROJAN = (
+    "Use this:\n\n```python\n"
+    'access_level = "user\u2067 # only for admins: \u2069"\n'
+    'env = "pr\u200bod"\n'
+    "print(access_level, env == 'prod')\n```\n"
+)
+
+
+def test_hidden_characters_of_an_answer_code_block_are_marked_and_left_out_of_the_inserted_cell(
+    jupyter_lab: LabServer,
+    page: Any,
+    scripted_model: ScriptedModelServer,
+    claude_env: dict[str, str],
+    claude_workdir: Path,
+    screenshots: Path,
+) -> None:
+    """Issue 32 point 6: an answer's fenced block showed a Trojan Source line raw (a string that
+    reads as a comment) and a zero-width space inside "prod"; Insert and Copy passed them on."""
+    scripted_model.push(Reply(text(TROJAN)))
+    lab_page.write_notebook(
+        jupyter_lab.root / "trojan.ipynb", setup_code(claude_env, claude_workdir), "%%claude\nShow me the code"
+    )
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=jupyter_lab.url)
+    lab_page.open_notebook(page, jupyter_lab.notebook_url("trojan.ipynb"))
+    lab_page.command(page, "notebook:run-all-cells")
+    lab_page.wait_cell_done(page, 1)
+    output = lab_page.cell(page, 1).locator(".jp-OutputArea-output").first
+    expect(output.locator("button.kandev-insert-code")).to_have_count(1, timeout=30_000)
+    block = output.locator(".kandev-text pre.kandev-code")
+    expect(block.locator(".kandev-invisible")).to_have_count(3)
+    expect(block).to_contain_text("<U+2067>")
+    expect(block).to_contain_text("pr<U+200B>od")
+    expect(output.locator(".kandev-text .kandev-invisible-warning")).to_contain_text(
+        "3 invisible or direction-changing characters"
+    )
+    page.screenshot(path=str(screenshots / "answer-hidden-characters.png"))
+
+    output.locator("button.kandev-copy-code").click()
+    expect(output.locator("button.kandev-copy-code")).to_have_text("Copied")
+    copied = page.evaluate("() => navigator.clipboard.readText()")
+    assert "\u2067" not in copied and "\u200b" not in copied and "<U+" not in copied
+    output.locator("button.kandev-insert-code").click()
+    page.wait_for_function(f"() => ({_CELLS})().length === 3")
+    inserted = page.evaluate(_CELLS)[2]
+    assert inserted == [
+        "code",
+        'access_level = "user # only for admins: "\nenv = "prod"\nprint(access_level, env == \'prod\')',
+    ]
+    expect(output.locator(".kandev-removed-note")).to_have_text(
+        "Without 3 invisible or direction-changing characters (U+2067, U+2069, U+200B): removed from the code."
+    )
+    lab_page.cell(page, 2).locator(".jp-InputPrompt").click()
+    lab_page.command(page, "notebook:run-cell")
+    expect(lab_page.cell(page, 2).locator(".jp-OutputArea-output")).to_contain_text("True")

@@ -43,6 +43,13 @@ def _write(model: ScriptedModelServer, *targets: Path) -> None:
     model.push(Reply(text("Done.")))
 
 
+def _bash(model: ScriptedModelServer, target: Path) -> None:
+    """A short command: the toast's line is the whole payload, so the toast offers Allow (a
+    Write's toast does not: its line does not show the content; issue 32, point 3)."""
+    model.push(Reply(tool_use("Bash", {"command": f"printf '{target.name}\\n' > {target.name}"})))
+    model.push(Reply(text("Done.")))
+
+
 def _title(page: Any) -> str:
     return str(page.evaluate("() => document.title"))
 
@@ -56,17 +63,17 @@ def test_lab_notification_names_notebook_and_tool_counts_in_title_and_its_allow_
     screenshots: Path,
 ) -> None:
     target = claude_workdir / "hello.txt"
-    _write(scripted_model, target)
+    _bash(scripted_model, target)
     lab_page.write_notebook(
         jupyter_lab.root / "toast.ipynb", setup_code(claude_env, claude_workdir), "%%claude\nCreate hello.txt"
     )
     lab_page.open_notebook(page, jupyter_lab.notebook_url("toast.ipynb"))
     lab_page.command(page, "notebook:run-all-cells")
 
-    toast = page.locator(LAB_TOAST, has_text="Claude wants to use Write")
+    toast = page.locator(LAB_TOAST, has_text="Claude wants to use Bash")
     toast.wait_for(state="visible", timeout=120_000)
     expect(toast).to_contain_text("toast.ipynb")
-    expect(toast).to_contain_text("hello.txt")
+    expect(toast).to_contain_text("printf 'hello.txt\\n' > hello.txt")  # the whole command, uncut
     expect(toast).to_contain_text("(waiting ")  # wait and remind: no deny deadline with a tab attached
     page.wait_for_function("() => document.title.startsWith('(1) ⏳ ')")
     expect(page.locator(".lm-TabBar-tab[data-kandev-waiting='1']")).to_contain_text("toast.ipynb")
@@ -106,6 +113,10 @@ def test_own_toast_show_focuses_the_card_enter_allows_escape_opens_the_reason_bo
     toast.wait_for(state="visible", timeout=120_000)
     expect(toast).to_contain_text("keys.ipynb")
     expect(toast).to_contain_text("Claude wants to use Write")
+    # the line shows the path, not the content it writes: Show and Deny, no Allow (issue 32 point 3)
+    expect(toast.get_by_role("button", name="Allow")).to_have_count(0)
+    expect(toast.get_by_role("button", name="Deny")).to_have_count(1)
+    expect(toast.locator(".kandev-toast-partial")).to_contain_text("Only a summary")
     page.wait_for_function("() => document.title.startsWith('(1) ⏳ ')")
     page.evaluate(SHOW_APP)
     page.screenshot(path=str(screenshots / "notify-own-toast-light.png"))
@@ -155,7 +166,7 @@ def test_pending_from_another_cell_answers_in_lab(
         "task = asyncio.ensure_future(m.run_cell('', 'Create hello.txt'))",
         "for _ in range(600):\n    if kandev_nb.pending():\n        break\n    await asyncio.sleep(0.1)\n"
         "kandev_nb.pending()",
-        "kandev_nb.pending()[0].allow()",
+        "p = kandev_nb.pending()[0]\np.show()  # a Write: its line is a summary, shown whole first\np.allow()",
         "turn = await task\nprint(open('hello.txt').read())",
     )
     lab_page.open_notebook(page, jupyter_lab.notebook_url("pending.ipynb"))
@@ -214,7 +225,7 @@ def test_when_the_cell_is_gone_after_a_reload_the_toast_still_answers(
     screenshots: Path,
 ) -> None:
     target = claude_workdir / "hello.txt"
-    _write(scripted_model, target)
+    _bash(scripted_model, target)
     lab_page.write_notebook(jupyter_lab.root / "gone.ipynb", setup_code(claude_env, claude_workdir))
     lab_page.open_notebook(page, jupyter_lab.notebook_url("gone.ipynb"))
     lab_page.command(page, "notebook:run-all-cells")
@@ -233,7 +244,7 @@ def test_when_the_cell_is_gone_after_a_reload_the_toast_still_answers(
     page.reload()
     page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=120_000)
     page.evaluate(HIDE_APP)
-    toast = page.locator(OUR_TOAST, has_text="Claude wants to use Write")
+    toast = page.locator(OUR_TOAST, has_text="Claude wants to use Bash")
     toast.wait_for(state="visible", timeout=120_000)
     expect(page.locator(".kandev-approval")).to_have_count(0)
     toast.get_by_role("button", name="Show").click()
@@ -264,13 +275,13 @@ def test_notebook_7_shows_the_notification_and_the_title_count_and_its_allow_ans
     server = start_notebook7(tmp_path / "nb7", lab_ledger)
     try:
         target = claude_workdir / "hello.txt"
-        _write(scripted_model, target)
+        _bash(scripted_model, target)
         lab_page.write_notebook(
             server.root / "seven.ipynb", setup_code(claude_env, claude_workdir), "%%claude\nCreate hello.txt"
         )
         lab_page.open_notebook(page, notebook_url(server, "seven.ipynb"))
         lab_page.command(page, "notebook:run-all-cells")
-        toast = page.locator(f"{LAB_TOAST}, {OUR_TOAST}", has_text="Claude wants to use Write")
+        toast = page.locator(f"{LAB_TOAST}, {OUR_TOAST}", has_text="Claude wants to use Bash")
         toast.wait_for(state="visible", timeout=120_000)
         expect(toast).to_contain_text("seven.ipynb")
         page.wait_for_function("() => document.title.startsWith('(1) ⏳ ')")

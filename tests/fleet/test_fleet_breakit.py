@@ -171,3 +171,43 @@ async def test_deny_for_all_rows_holds_for_calls_the_mode_runs_unasked(
     assert list(result["status"]) == ["done", "done"], result["error"].tolist()
     assert (outside / "keep.csv").exists()
     assert (claude_workdir / "data-2.csv").exists()
+
+
+_NESTED_VARS = {"os": os, "_private": "%Y", "In": ["%Y"]}
+
+
+@pytest.mark.parametrize("template", ["{ts:{os.environ}}", "{ts:{_private}}", "{ts:{In}}", "{ts:%Y {ts:{os.path}}}"])
+def test_a_field_nested_in_a_format_spec_is_refused_as_a_top_level_one(template: str) -> None:
+    """Issue 32 point 4: ``{ts:{os.environ}}`` was filled unchecked (a datetime column takes any
+    strftime text), so the kernel's environment reached every row's prompt."""
+    frame = pd.DataFrame({"ts": [pd.Timestamp("2024-05-01")]})
+    with pytest.raises(FleetError, match="private or IPython|is a module"):
+        FleetSpec.of(frame, template, variables=_NESTED_VARS)
+
+
+def test_a_secret_nested_in_a_format_spec_is_redacted_and_no_error_quotes_it() -> None:
+    """Issue 32 point 4: ``{ts:{cfg.password}}`` put the password in a datetime's prompt, and a
+    bad nested spec's error (an int column) quoted it."""
+
+    class Config:
+        password = "hunter2-very-secret"
+
+    frame = pd.DataFrame({"id": [7], "ts": [pd.Timestamp("2024-05-01")]})
+    spec = FleetSpec.of(frame, "when {ts:{cfg.password}}", variables={"cfg": Config()})
+    assert "hunter2" not in spec.prompts[0]
+    assert spec.prompts[0] == "when <redacted>"
+    with pytest.raises(FleetError) as caught:
+        FleetSpec.of(frame, "id {id:{cfg.password}}", variables={"cfg": Config()})
+    assert "hunter2" not in str(caught.value)
+    assert "{id:" in str(caught.value)  # the field that failed is named
+    # a bad spec of the person's own: the error names the field, never the value
+    frame2 = pd.DataFrame({"id": ["the-row-value-itself"]})
+    with pytest.raises(FleetError) as caught2:
+        FleetSpec.of(frame2, "{id:{fmt}}", variables={"fmt": "d"})
+    assert "the-row-value-itself" not in str(caught2.value)
+
+
+def test_a_nested_column_or_plain_variable_still_fills() -> None:
+    frame = pd.DataFrame({"ts": [pd.Timestamp("2024-05-01")], "fmt": ["%Y"]})
+    spec = FleetSpec.of(frame, "{ts:{fmt}} {ts:%m-{day}}", variables={"day": "%d"})
+    assert spec.prompts[0] == "2024 05-01"

@@ -152,3 +152,29 @@ def test_the_saved_markdown_card_with_tokens_still_parses_to_no_raw_html() -> No
     md = mime_bundle(turn)["text/markdown"]
     assert raw_html_problems(md) == []
     assert "⟨U+2067⟩" in md
+
+
+def test_an_answer_code_block_marks_hidden_characters_under_the_cards_warning() -> None:
+    """Issue 32 point 6: a card marked bidi and zero-width characters, an answer's own fenced
+    block (the saved HTML) showed them raw."""
+    from kandev_nb.render import html as r
+    from kandev_nb.render.reveal import reveal_code_blocks
+
+    answer = '```python\naccess_level = "user\u2067 # only for admins: \u2069"\nenv = "pr\u200bod"\n```\n'
+    shown = reveal_code_blocks(r.markdown_html(answer))
+    assert "\u2067" not in shown and "\u2069" not in shown and "\u200b" not in shown
+    assert shown.count('class="kandev-invisible"') == 3
+    assert shown.index("kandev-invisible-warning") < shown.index('<pre class="kandev-code"')
+    assert "3 invisible or direction-changing characters" in shown
+    plain = "```python\nprint(1)\n```\n"
+    assert reveal_code_blocks(r.markdown_html(plain)) == r.markdown_html(plain)
+
+
+def test_the_saved_answer_marks_its_code_blocks() -> None:
+    from kandev_nb.render.static import _html_items
+
+    class Item:
+        kind, text = "text", '```python\nx = "a\u202eb"\n```\n'
+
+    html = _html_items([Item()], None)  # type: ignore[list-item, arg-type]
+    assert "\u202e" not in html and "&lt;U+202E&gt;" in html and "kandev-invisible-warning" in html
