@@ -12,8 +12,10 @@ never a downloaded one.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -72,9 +74,11 @@ class LabServer:
     Attributes:
         url: base URL without a trailing slash, e.g. ``http://127.0.0.1:41231``.
         token: the server's token (every request needs it).
-        root: the server's root dir; notebooks put here open as ``/lab/tree/<name>``.
+        root: the test's dir; notebooks put here open as ``/lab/tree/<prefix><name>``.
         process: the server process.
         log: its combined stdout/stderr file.
+        prefix: ``root`` relative to the server's own root dir, with a trailing ``/`` (``""``
+            for a server of the test's own; ``"<test>/"`` for the shared one).
     """
 
     url: str
@@ -82,6 +86,7 @@ class LabServer:
     root: Path
     process: subprocess.Popen[bytes]
     log: Path
+    prefix: str = ""
 
     def api(self, method: str, path: str, body: Any = None, timeout: float = 10.0) -> Any:
         """Call the REST API (``path`` like ``/api/kernels``); returns the decoded JSON or None.
@@ -102,7 +107,7 @@ class LabServer:
 
     def notebook_url(self, name: str) -> str:
         """The page that opens notebook ``name`` (relative to ``root``), token included."""
-        return f"{self.url}/lab/tree/{name}?token={self.token}&reset"
+        return f"{self.url}/lab/tree/{self.prefix}{name}?token={self.token}&reset"
 
     def log_tail(self, lines: int = 40) -> str:
         """The last lines of the server log (for failure messages)."""
@@ -226,21 +231,67 @@ def lab_ledger(tmp_path: Path) -> Path:
     return tmp_path / "ledger.sqlite"
 
 
-@pytest.fixture
-def jupyter_lab(tmp_path: Path, lab_ledger: Path) -> Iterator[LabServer]:
-    """A JupyterLab 4 server for one test; kernels and server are shut down afterwards.
-
-    A second attempt on another port covers the rare case where the free port was taken
-    between :func:`free_port` and the server binding it.
-    """
+def _start_lab_retrying(tmp: Path, ledger: Path) -> LabServer:
+    """:func:`start_lab`, with a second attempt on another port for the rare case where the
+    free port was taken between :func:`free_port` and the server binding it."""
     try:
-        lab = start_lab(tmp_path / "lab", lab_ledger)
+        return start_lab(tmp / "lab", ledger)
     except RuntimeError:
-        lab = start_lab(tmp_path / "lab-2", lab_ledger)
+        return start_lab(tmp / "lab-2", ledger)
+
+
+@pytest.fixture(scope="package")
+def shared_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
+    """One JupyterLab server for every test of the package that needs no server of its own
+    (a server starts in 5-15 s on 2 cores; there are about 40 browser tests)."""
+    tmp = tmp_path_factory.mktemp("shared-lab")
+    lab = _start_lab_retrying(tmp, tmp / "ledger.sqlite")
     try:
         yield lab
     finally:
         lab.stop()
+
+
+def _settings_files(lab: LabServer) -> dict[Path, bytes]:
+    settings = lab.root.parent / "lab-settings"
+    return {path: path.read_bytes() for path in settings.rglob("*") if path.is_file()}
+
+
+def _restore_settings(lab: LabServer, before: dict[Path, bytes]) -> None:
+    for path in (lab.root.parent / "lab-settings").rglob("*"):
+        if path.is_file() and path not in before:
+            path.unlink()
+    for path, data in before.items():
+        if path.read_bytes() != data:
+            path.write_bytes(data)
+
+
+@pytest.fixture
+def jupyter_lab(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[LabServer]:
+    """A JupyterLab 4 server for one test, whose notebooks go in ``lab.root``.
+
+    A test that reads its kernels' ledger (it asks for ``lab_ledger``) gets a server of its
+    own, started with ``KANDEV_NB_LEDGER`` pointing there. Every other test gets a fresh
+    folder of the package's shared server (:func:`shared_lab`): its kernels and sessions are
+    shut down afterwards and the Lab settings it changed (a theme) are put back.
+    """
+    if "lab_ledger" in request.fixturenames:
+        lab = _start_lab_retrying(tmp_path, request.getfixturevalue("lab_ledger"))
+        try:
+            yield lab
+        finally:
+            lab.stop()
+        return
+    shared: LabServer = request.getfixturevalue("shared_lab")
+    name = re.sub(r"[^\w.-]+", "-", request.node.name)[:80]
+    root = shared.root / name
+    root.mkdir()
+    before = _settings_files(shared)
+    try:
+        yield dataclasses.replace(shared, root=root, prefix=f"{name}/")
+    finally:
+        shared.shutdown_kernels()
+        _restore_settings(shared, before)
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -251,34 +302,37 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
+@pytest.fixture(scope="package")
+def chromium() -> Iterator[Any]:
+    """One headless Chromium for the package's tests (each test gets a context of its own)."""
+    if not CHROMIUM.exists():
+        pytest.fail(f"no Chromium at {CHROMIUM}: run `python -m kandev_nb.testing.install`", pytrace=False)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
 @pytest.fixture
-def page(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Any]:
-    """A Playwright page in headless Chromium with a fresh profile (1400x1000 viewport).
+def page(chromium: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
+    """A Playwright page in a fresh browser context (no cookies, storage or permissions from
+    another test; 1400x1000 viewport) of the package's Chromium.
 
     When the test fails, the page is saved as ``artifacts/screenshots/FAILED-<test>.png``.
     """
-    if not CHROMIUM.exists():
-        pytest.fail(f"no Chromium at {CHROMIUM}: run `python -m kandev_nb.testing.install`", pytrace=False)
-    profile = tmp_path / "chromium-profile"
-    with sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            str(profile),
-            executable_path=str(CHROMIUM),
-            headless=True,
-            args=CHROMIUM_ARGS,
-            viewport={"width": 1400, "height": 1000},
-        )
-        try:
-            context.set_default_timeout(60_000)
-            the_page = context.pages[0] if context.pages else context.new_page()
-            yield the_page
-            report = getattr(request.node, "report_call", None)
-            if report is not None and report.failed:
-                SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-                the_page.screenshot(path=str(SCREENSHOTS / f"FAILED-{request.node.name}.png"))
-        finally:
-            context.close()
-    shutil.rmtree(profile, ignore_errors=True)
+    context = chromium.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        context.set_default_timeout(60_000)
+        the_page = context.new_page()
+        yield the_page
+        report = getattr(request.node, "report_call", None)
+        if report is not None and report.failed:
+            SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+            the_page.screenshot(path=str(SCREENSHOTS / f"FAILED-{request.node.name}.png"))
+    finally:
+        context.close()
 
 
 @pytest.fixture
