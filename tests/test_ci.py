@@ -17,7 +17,7 @@ def _readme_block(after_heading: str, starting: str) -> str:
     """The first ```bash block under ``after_heading`` whose command starts with ``starting``."""
     readme = (ROOT / "README.md").read_text()
     section = readme.split(after_heading, 1)[1]
-    for block in re.findall(r"```bash\n(.*?)```", section, flags=re.S):
+    for block in re.findall(r"```bash\n(.*?)```", section, flags=re.DOTALL):
         if block.strip().startswith(starting):
             return block.strip()
     raise AssertionError(f"no ```bash block starting {starting!r} under {after_heading!r} in README.md")
@@ -70,7 +70,7 @@ class _Reporter:
 
 
 def test_drift_is_reported_after_a_failing_run_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import tests.conftest as conftest
+    from tests import conftest
 
     file = tmp_path / "constraints.txt"
     file.write_text("pytest==0.0.1\n")

@@ -201,7 +201,9 @@ def test_code_is_coloured_with_the_editor_theme_variables() -> None:
     inner = h.split(">", 1)[1]
     # what a person sees is the token's text and class; how Pygments escapes a quote is its own affair
     # (2.20 writes &#39;, 2.21 a bare ')
-    tokens = {(cls, html.unescape(text)) for cls, text in re.findall(r'<span class="(kt-[\w-]+)">([^<]*)</span>', inner)}
+    tokens = {
+        (cls, html.unescape(text)) for cls, text in re.findall(r'<span class="(kt-[\w-]+)">([^<]*)</span>', inner)
+    }
     assert ("kt-k", "def") in tokens and ("kt-s", "'a'") in tokens
     assert "style=" not in inner
     css = theme.stylesheet()
