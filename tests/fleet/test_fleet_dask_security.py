@@ -13,9 +13,11 @@ would let the CLI touch or remove, a card drawn), then that the drop was reporte
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import threading
 import warnings
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pandas as pd
@@ -39,6 +41,29 @@ from tests.fleet.test_fleet_dask import (  # noqa: F401 - the module's cluster f
 distributed = pytest.importorskip("distributed")
 
 pytestmark = pytest.mark.timeout(240)
+
+
+RUNS: list[asyncio.Task[Any]] = []
+
+
+def start(fleet: Any) -> asyncio.Task[Any]:
+    """``fleet.run()`` as a task that :func:`no_run_left` ends if the test does not."""
+    run = asyncio.create_task(fleet.run())
+    RUNS.append(run)
+    return run
+
+
+@pytest.fixture(autouse=True)
+async def no_run_left(cluster: Cluster) -> AsyncIterator[None]:  # noqa: F811 - the fixture
+    """A test that failed midway leaves no row (nor its CLI) running: its fleet is interrupted."""
+    yield
+    while RUNS:
+        run = RUNS.pop()
+        if not run.done():
+            run.cancel()  # the kernel's interrupt: every row's task ends its CLI
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(run, 60)
+            await settle(lambda: cluster.claude_processes() == [], 60)
 
 
 def dropped(fleet: Any) -> list[str]:
@@ -84,7 +109,7 @@ async def test_a_second_client_cannot_answer_a_row_s_request_with_its_own_input(
 ) -> None:
     on_cluster.server.push(*[answer_per_row(touch_then_answer) for _ in range(4)])
     fleet = one_row(on_cluster, 401)
-    run = asyncio.create_task(fleet.run())
+    run = start(fleet)
     await until(lambda: fleet.queue.head is not None, "the row's approval")
     card = fleet.queue.head
     assert card is not None
@@ -120,7 +145,7 @@ async def test_a_second_client_cannot_ask_a_harmless_card_for_a_real_request(
 ) -> None:
     on_cluster.server.push(*[answer_per_row(touch_then_answer) for _ in range(4)])
     fleet = one_row(on_cluster, 402)
-    run = asyncio.create_task(fleet.run())
+    run = start(fleet)
     await until(lambda: fleet.queue.head is not None, "the row's approval")
     real = fleet.queue.head
     assert real is not None
@@ -157,7 +182,7 @@ async def test_a_second_client_cannot_empty_a_row_s_deny_rules_in_accept_edits_m
     keep = on_cluster.workdir / "keep-403.txt"
     keep.write_text("data\n")
     fleet = one_row(on_cluster, 403, mode="acceptEdits", approve=Rules(deny=["Bash(rm:*)"]))
-    run = asyncio.create_task(fleet.run())
+    run = start(fleet)
     try:
         await until(lambda: "only" in fleet.where, "the row started")
         async with distributed.Client(on_cluster.client.scheduler.address, asynchronous=True) as other:
