@@ -133,9 +133,9 @@ class _Counted:
             self.events += 1
             on_message(event)
 
-        async def counted_send(key: object, message: dict[str, object]) -> None:
+        async def counted_send(key: object, attempt: str, wire: dict[str, str]) -> None:
             self.answers += 1
-            await send(key, message)
+            await send(key, attempt, wire)
 
         fleet._on_message, fleet._send = counted_message, counted_send  # type: ignore[attr-defined]
 

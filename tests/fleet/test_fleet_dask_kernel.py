@@ -95,5 +95,7 @@ def test_over_with_cluster_runs_the_rows_on_a_local_cluster_made_in_the_kernel_a
         ]
         assert len(scripted_model.main_requests) >= 4
         assert "kandev-fleet-board" in str(run.outputs) and "4 of 4 rows" in str(run.outputs)
+        # The cluster takes clients without TLS: the cell said so, naming the secure setups (issue 32).
+        assert "OpenClusterWarning" in str(run.outputs) and "LocalCluster(security=True)" in str(run.outputs)
     finally:
         kernel.execute("client.close(); cluster.close()", timeout=60)
