@@ -13,6 +13,17 @@ from packaging.utils import canonicalize_name
 from kandev_nb.notebook import state as notebook_state_module
 from kandev_nb.notebook.state import NotebookState
 
+_BROWSER_FOLDERS = ("browser", "extension")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every test under ``tests/browser/`` or ``tests/extension/`` is a ``browser`` test."""
+    tests = Path(__file__).parent
+    for item in items:
+        parts = item.path.relative_to(tests).parts if item.path.is_relative_to(tests) else ()
+        if parts and parts[0] in _BROWSER_FOLDERS:
+            item.add_marker(pytest.mark.browser)
+
 
 @pytest.fixture
 def notebook_state() -> Iterator[NotebookState]:

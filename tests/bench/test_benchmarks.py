@@ -223,6 +223,7 @@ def test_bench_fleet_quick_prints_rows_per_minute_and_its_ratios(cli_binary: obj
     assert len(headlines(lines)) == 2
 
 
+@pytest.mark.cluster
 def test_bench_fleet_cluster_quick_prints_rows_per_minute_round_trip_and_messages(cli_binary: object) -> None:
     pytest.importorskip("distributed")
     lines = run("bench_fleet", "--cluster")

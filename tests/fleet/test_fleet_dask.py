@@ -31,7 +31,7 @@ from tests.fleet.conftest import answer_per_row, triage_answer
 
 distributed = pytest.importorskip("distributed")
 
-pytestmark = pytest.mark.timeout(240)
+pytestmark = [pytest.mark.timeout(240), pytest.mark.cluster]
 
 KERNEL_SECRET = "sk-ant-kernel-only-secret-0123456789"
 

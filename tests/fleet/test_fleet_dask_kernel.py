@@ -20,7 +20,7 @@ from tests.kernel.kernel_harness import KernelHarness
 
 distributed = pytest.importorskip("distributed")
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.timeout(300), pytest.mark.cluster]
 
 NOWHERE = "http://127.0.0.1:9"
 """The kernel's ANTHROPIC_BASE_URL: a row run in the kernel instead of a worker cannot finish."""

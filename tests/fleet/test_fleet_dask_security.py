@@ -40,7 +40,7 @@ from tests.fleet.test_fleet_dask import (  # noqa: F401 - the module's cluster f
 
 distributed = pytest.importorskip("distributed")
 
-pytestmark = pytest.mark.timeout(240)
+pytestmark = [pytest.mark.timeout(240), pytest.mark.cluster]
 
 
 RUNS: list[asyncio.Task[Any]] = []

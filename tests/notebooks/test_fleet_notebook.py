@@ -7,7 +7,7 @@ import pytest
 from kandev_nb.ledger import RunLedger
 from tests.notebooks.test_notebooks import Executed, execute
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.timeout(300), pytest.mark.cluster]
 
 
 @pytest.fixture(scope="module")
