@@ -17,12 +17,20 @@ _BROWSER_FOLDERS = ("browser", "extension")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Every test under ``tests/browser/`` or ``tests/extension/`` is a ``browser`` test."""
+    """Every test under ``tests/browser/`` or ``tests/extension/`` is a ``browser`` test.
+
+    Under pytest-xdist (``--dist loadgroup``) the browser tests go to one worker, which starts
+    the one JupyterLab server and Chromium they share, and the cluster tests to one worker too
+    (a LocalCluster of worker processes is heavy enough on 2 cores)."""
     tests = Path(__file__).parent
     for item in items:
         parts = item.path.relative_to(tests).parts if item.path.is_relative_to(tests) else ()
         if parts and parts[0] in _BROWSER_FOLDERS:
             item.add_marker(pytest.mark.browser)
+        for group in ("browser", "cluster"):
+            if item.get_closest_marker(group) is not None:
+                item.add_marker(pytest.mark.xdist_group(group))
+                break
 
 
 @pytest.fixture

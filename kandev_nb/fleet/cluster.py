@@ -71,6 +71,7 @@ from typing import Any, Final
 
 from kandev_nb.agent import events as ev
 from kandev_nb.agent.permissions import Approval
+from kandev_nb.errors import KandevError
 from kandev_nb.fleet.cluster_worker import RowJob, RowOutcome, run_row
 from kandev_nb.fleet.pacing import Limiter
 from kandev_nb.fleet.queue import deny_texts
@@ -108,7 +109,7 @@ MAX_DROPPED: Final = 100
 """Dropped messages :attr:`ClusterFleet.dropped` keeps (a flood of forged messages stays bounded)."""
 
 
-class OpenClusterWarning(UserWarning):
+class OpenClusterWarning(KandevError, UserWarning):
     """A fleet starts on a Dask scheduler that takes clients without a TLS certificate."""
 
 

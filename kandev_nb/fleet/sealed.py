@@ -38,6 +38,8 @@ import json
 import secrets
 from typing import Any, Final
 
+from kandev_nb.errors import KandevError
+
 __all__ = ["KERNEL", "WORKER", "Channel", "Forged", "claimed_kind", "new_key"]
 
 KERNEL: Final = "kernel->worker"
@@ -50,7 +52,7 @@ MAX_SEEN: Final = 4096
 """Sequence numbers remembered per row attempt against replays (kernel -> worker)."""
 
 
-class Forged(Exception):
+class Forged(KandevError, ValueError):
     """A message this run did not send (no seal, a wrong seal, another run, row, attempt or
     direction, or a replay); ``str(exc)`` says which."""
 
