@@ -103,6 +103,9 @@ def _arithmetic_texts(node: Node, resolve: Resolve) -> Iterator[tuple[str, str]]
         if kind == "arithmetic_expansion":
             text = _between(node, ("$((", "$["), ("))", "]"))
             yield "an arithmetic expansion", text if text is not None else _text(node)
+        elif kind == "command_substitution" and _text(node).startswith("$(("):
+            # in a here-document the grammar reads $(( 'a[$(rm x)]' )) as $( ( command ) ); bash as arithmetic
+            yield "an arithmetic expansion", _text(node)[3:-2]
         elif kind in ("compound_statement", "c_style_for_statement") and any(c.type == "((" for c in node.children):
             text = _between(node, ("((",), ("))",))
             yield "an arithmetic command (( ))", text if text is not None else _text(node)

@@ -45,6 +45,7 @@ HIDDEN = [
     "for (( i='a[$(touch x)]'; i<1; i++ )); do :; done",
     "echo $(( 'a[$(touch x)]' ))",
     "echo $[ 'a[$(touch x)]' ]",
+    "cat <<EOF\n$(( 'a[$(touch x)]' ))\nEOF",  # the grammar reads it as $( ( command ) )
     "echo $(( $(echo 'a[$(touch x)]') ))",
     "x='a[$(touch x)]'; echo $(( x ))",
     "x='a[$(touch x)]'; [[ $x -eq 0 ]]",
