@@ -40,6 +40,15 @@ Channels (all Dask's own; no socket, pool or scheduler of ours), and why:
   cancel, so stopping the whole fleet also sets one ``distributed.Event`` per run, which a
   row checks once it holds its lease.
 
+**Sealed, and the cluster closed** (issue 32): every client of the scheduler can read the
+topic, post to it and put into the queues, so each message both ways is sealed with a key
+made for the run (:mod:`kandev_nb.fleet.sealed`, HMAC-SHA256) and checked before a card is
+drawn, an answer applied or a rule changed; one that fails is dropped and reported
+(:attr:`ClusterFleet.dropped`, and a warning). Every client can also run code on the
+workers, so the cluster itself is the boundary: a fleet started on a scheduler that takes
+clients without a TLS certificate (:func:`open_to_others`) warns first
+(:class:`OpenClusterWarning`), naming the secure setups.
+
 The ledger stays the notebook's: each row is recorded once, by the kernel, from the turns
 the task returns, with the worker's host in ``host``; the ledger URL never goes to workers.
 Secrets stay out of task arguments and results: the worker's CLI takes its environment
@@ -56,6 +65,7 @@ import functools
 import logging
 import time
 import uuid
+import warnings
 from dataclasses import replace
 from typing import Any, Final
 
@@ -66,9 +76,10 @@ from kandev_nb.fleet.pacing import Limiter
 from kandev_nb.fleet.queue import deny_texts
 from kandev_nb.fleet.results import RowResult, RowStatus
 from kandev_nb.fleet.runner import Fleet, RowState
+from kandev_nb.fleet.sealed import KERNEL, Channel, Forged, claimed_kind, new_key
 from kandev_nb.fleet.spec import FleetError, key_text
 
-__all__ = ["INSTALL", "ClusterFleet", "require_distributed"]
+__all__ = ["INSTALL", "ClusterFleet", "OpenClusterWarning", "open_to_others", "require_distributed"]
 
 log = logging.getLogger("kandev_nb")
 
@@ -80,6 +91,49 @@ KERNEL_INTERRUPT: Final = "stopped by the kernel's interrupt"
 
 WORKER_LOST: Final = "worker lost, retried"
 """How a waiting approval card of a row whose worker died is closed."""
+
+CLOSED_SCHEMES: Final = ("tls", "gateway", "inproc")
+"""Scheduler address schemes other clients cannot use without credentials: Dask's TLS always
+asks the client for a certificate signed by the cluster's CA (``Security``); Dask Gateway's
+``gateway://`` is TLS with a per-cluster certificate; ``inproc://`` is this process only."""
+
+SECURE_SETUPS: Final = (
+    "LocalCluster(security=True) (mutual TLS with a temporary certificate only this process holds), "
+    "Dask Gateway's per-user clusters, or dask-jobqueue with security=Security.temporary() "
+    "(or your CA's certificates) and protocol='tls://'"
+)
+"""The secure setups a warning names (the README shows each)."""
+
+MAX_DROPPED: Final = 100
+"""Dropped messages :attr:`ClusterFleet.dropped` keeps (a flood of forged messages stays bounded)."""
+
+
+class OpenClusterWarning(UserWarning):
+    """A fleet starts on a Dask scheduler that takes clients without a TLS certificate."""
+
+
+def open_to_others(client: Any) -> str | None:
+    """Why another client could join `client`'s scheduler, or None when it cannot.
+
+    A ``tls://`` scheduler takes only clients whose certificate its CA signed (Dask's TLS is
+    always mutual); ``gateway://`` (Dask Gateway) and ``inproc://`` are closed too. Any other
+    scheme (``tcp://``, ``ws://``, ``ucx://``) takes whoever reaches its port, and every client
+    can run code on the workers, read the fleet's topic and put into its queues.
+
+    Returns:
+        The warning's text (naming the address and :data:`SECURE_SETUPS`), or None.
+    """
+    address = str(getattr(getattr(client, "scheduler", None), "address", "") or "")
+    scheme = address.split("://", 1)[0] if "://" in address else "tcp"
+    if scheme in CLOSED_SCHEMES:
+        return None
+    return (
+        f"kandev_nb fleet: the Dask scheduler at {address or '(unknown address)'} takes clients without TLS "
+        "client authentication: anyone who reaches it can run code on its workers and read the rows' "
+        "requests (the fleet drops messages this run did not seal, but the cluster is the boundary). "
+        f"Secure setups: {SECURE_SETUPS}."
+    )
+
 
 _SENT_FIELDS: Final = (
     "cwd",
@@ -140,6 +194,10 @@ class ClusterFleet(Fleet):
         jobs: by row key, the :class:`~kandev_nb.fleet.cluster_worker.RowJob` submitted.
         outcomes: by row key, the :class:`~kandev_nb.fleet.cluster_worker.RowOutcome` returned.
         fleet_id: the run's id in Dask names (topic, semaphore, queues, variables, task keys).
+        channel: the kernel's end of the run's sealed channel (:mod:`kandev_nb.fleet.sealed`).
+        dropped: why each message this run did not seal was dropped, oldest first (at most
+            :data:`MAX_DROPPED`; each also logged as a warning).
+        open_cluster: the :func:`open_to_others` warning given when the run started, or None.
     """
 
     def __init__(self, *args: Any, client: Any, flush_s: float = 0.25, **kwargs: Any) -> None:
@@ -150,6 +208,10 @@ class ClusterFleet(Fleet):
         self.flush_s = flush_s
         self.fleet_id = uuid.uuid4().hex[:12]
         self.topic = f"kandev-fleet-{self.fleet_id}"
+        self._seal_key = new_key()
+        self.channel = Channel(self._seal_key, self.fleet_id, KERNEL)
+        self.dropped: list[str] = []
+        self.open_cluster: str | None = None
         self._limiter = Limiter(max(1, self.total))  # the cluster's Semaphore limits, not the kernel
         self.where: dict[Any, tuple[str, str]] = {}
         self.jobs: dict[Any, RowJob] = {}
@@ -189,20 +251,21 @@ class ClusterFleet(Fleet):
         except Exception as exc:  # noqa: BLE001 - the row's task says what is wrong with the scheduler
             log.warning("kandev_nb fleet: variable %s not set: %s", name, exc)
 
-    async def _send(self, key: Any, message: dict[str, Any]) -> None:
-        attempt = self._attempts.get(key)
-        if attempt is None:
-            return
+    async def _send(self, key: Any, attempt: str, wire: dict[str, str]) -> None:
         try:
             queue = await self._queue(f"{self.jobs[key].answers}-{attempt}")
-            await self._call(queue.put, message)
+            await self._call(queue.put, wire)
         except Exception as exc:  # noqa: BLE001 - a scheduler gone: the row's future says so
             log.warning("kandev_nb fleet: no answer sent to row %r: %s", key, exc)
 
-    def _post(self, key: Any, message: dict[str, Any]) -> None:
-        if self._loop is None:
+    def _post(self, key: Any, kind: str, **fields: Any) -> None:
+        """Seal a message for the row's current attempt now (its sequence number is taken in
+        the order of the calls) and put it into the attempt's queue."""
+        attempt = self._attempts.get(key)
+        if self._loop is None or attempt is None:
             return
-        task = self._loop.create_task(self._send(key, message))
+        wire = self.channel.seal(kind, key_text(key), attempt, **fields)
+        task = self._loop.create_task(self._send(key, attempt, wire))
         task.add_done_callback(lambda t: t.exception() if not t.cancelled() else None)
 
     # -- running -----------------------------------------------------------------------------
@@ -215,6 +278,9 @@ class ClusterFleet(Fleet):
             FleetError: the scheduler cannot be reached to start (nothing ran).
         """
         self._loop = asyncio.get_running_loop()
+        self.open_cluster = open_to_others(self.client)
+        if self.open_cluster is not None:  # said before anything starts; registry=None: said every run
+            warnings.warn_explicit(self.open_cluster, OpenClusterWarning, __file__, 0, module=__name__, registry=None)
         try:
             if self.client.asynchronous:
                 self.semaphore = await require_distributed().Semaphore(max_leases=self.concurrency, name=self.topic)
@@ -257,6 +323,7 @@ class ClusterFleet(Fleet):
             need_cwd=self.worktrees is not None,
             flush_s=self.flush_s,
             deny=tuple(self._deny_rules()),
+            seal_key=self._seal_key,
         )
 
     def _deny_rules(self) -> list[str]:
@@ -271,7 +338,7 @@ class ClusterFleet(Fleet):
             return
         self._sent_deny = deny
         for key in list(self._attempts):
-            self._loop.call_soon_threadsafe(self._post, key, {"kind": "rules", "deny": deny})
+            self._loop.call_soon_threadsafe(functools.partial(self._post, key, "rules", deny=deny))
 
     async def execute_row(self, state: RowState) -> RowResult:
         """Run one row as a Dask task and judge and record what it returns; never raises
@@ -369,7 +436,7 @@ class ClusterFleet(Fleet):
             if reason == KERNEL_INTERRUPT or not started:
                 cancel.append(self._dask[target])
             else:
-                self._post(target, {"kind": "interrupt", "reason": reason})
+                self._post(target, "interrupt", reason=reason)
         if key is None and self._loop is not None:
             done = self._loop.create_task(self._set_stop())
             done.add_done_callback(lambda t: t.exception() if not t.cancelled() else None)
@@ -397,15 +464,39 @@ class ClusterFleet(Fleet):
     def _on_message(self, event: Any) -> None:
         """``subscribe_topic``'s handler (the client's loop: a thread of its own for a sync
         client): hand the message to the kernel's loop."""
-        _, message = event
-        if self._loop is not None and isinstance(message, dict):
-            self._loop.call_soon_threadsafe(self._handle, message)
+        _, wire = event
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._receive, wire)
+
+    def _receive(self, wire: Any) -> None:
+        """Open a message from the topic and handle it; one this run did not seal (another
+        client of the scheduler posted it) is dropped and reported, before any card is drawn."""
+        try:
+            message = self.channel.open(wire)
+        except Forged as exc:
+            self._report(
+                f"dropped a {claimed_kind(wire)!r} message on the fleet's topic that this run did not seal: {exc}"
+            )
+            return
+        self._handle(message)
+
+    def _report(self, text: str) -> None:
+        """Keep and log why a message was dropped (:attr:`dropped`)."""
+        if len(self.dropped) < MAX_DROPPED:
+            self.dropped.append(text)
+            log.warning("kandev_nb fleet: %s: another client of the Dask scheduler sent it", text)
+            self._changed()
 
     def _handle(self, message: dict[str, Any]) -> None:
+        """A sealed message from a row's task (``start``, ``ask``, ``batch``, ``dropped``)."""
         state = self._by_text.get(message.get("row", ""))
         if state is None or state.result is not None:
             return
         worker, kind = str(message.get("worker", "")), message.get("kind")
+        if kind == "dropped":
+            why, claimed = message.get("why"), message.get("claimed")
+            self._report(f"row {state.position} on {worker}: dropped a {claimed!r} message in its queue: {why}")
+            return
         if kind == "start":
             before = self.where.get(state.key)
             self.where[state.key] = (worker, str(message.get("host", "")))
@@ -452,7 +543,7 @@ class ClusterFleet(Fleet):
             self._mirrors.pop(mirror.request_id, None)
             if decision.decided_by == "cancelled":
                 return
-            self._post(key, {"kind": "answer", "request_id": mirror.request_id, "decision": decision.model_dump()})
+            self._post(key, "answer", request_id=mirror.request_id, decision=decision.model_dump(mode="json"))
 
         mirror.on_decided(send)
         state.activity = "waiting · " + event.tool_name

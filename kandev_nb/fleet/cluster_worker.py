@@ -17,13 +17,19 @@ What goes back to the kernel (the channels are chosen in :mod:`kandev_nb.fleet.c
   approvals' live objects are dropped), which the kernel judges and records in its ledger.
 
 What comes from the kernel: the attempt's ``distributed.Queue`` (:attr:`RowJob.answers`):
-``answer`` (a :class:`~kandev_nb.agent.permissions.Decision` as JSON, for one request_id)
-and ``interrupt`` (the protocol's interrupt: Stop, the fleet's budget). Cancelling the task
-(the kernel's interrupt) closes the session, which kills the CLI.
+``answer`` (a :class:`~kandev_nb.agent.permissions.Decision` as JSON, for one request_id),
+``rules`` (the deny rules now) and ``interrupt`` (the protocol's interrupt: Stop, the fleet's
+budget). Cancelling the task (the kernel's interrupt) closes the session, which kills the CLI.
+
+Both ways, every message is sealed with the run's key (:mod:`kandev_nb.fleet.sealed`): a
+message in the queue that this run's kernel did not seal (another client of the scheduler
+put it) is dropped, never applied, and reported to the kernel in a ``dropped`` message.
 
 Nothing secret travels in a :class:`RowJob` or a :class:`RowOutcome`: no ``env``, no CLI path,
 no ledger URL, no Python policy (those run in the kernel; deny rules given as texts
-are also held on the worker, in every mode).
+are also held on the worker, in every mode). The one exception is the run's channel key
+(:attr:`RowJob.seal_key`), which the scheduler holds with the task: on a cluster that other
+clients can reach, they could read it there, as they could run code on the workers.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from typing import Any
 
 from kandev_nb.agent import events as ev
 from kandev_nb.agent.turn import Turn
+from kandev_nb.fleet.sealed import WORKER, Channel, Forged, claimed_kind
 
 __all__ = ["RowJob", "RowOutcome", "run_row"]
 
@@ -68,6 +75,8 @@ class RowJob:
             its "Deny for all rows" rules, Claude Code syntax); the worker's enforcement hook
             holds them in every mode, and the kernel sends the list again when a rule is added.
         flush_s: seconds between two ``batch`` messages of the row (at most).
+        seal_key: the run's channel key (:func:`kandev_nb.fleet.sealed.new_key`): every
+            message to and from the kernel is sealed with it; not in the repr.
     """
 
     fleet_id: str
@@ -87,6 +96,7 @@ class RowJob:
     need_cwd: bool = False
     flush_s: float = 0.25
     deny: tuple[str, ...] = ()
+    seal_key: bytes = field(default=b"", repr=False)
 
 
 @dataclass
@@ -123,11 +133,20 @@ def portable(turn: Turn) -> Turn:
     return copy
 
 
+MAX_DROPPED_REPORTS = 20
+"""``dropped`` messages one row attempt sends at most (a flood of forged messages stays one)."""
+
+
 class _Row:
-    """The live side of one row on the worker: its activity batch and its pending approvals."""
+    """The live side of one row on the worker: its activity batch, its pending approvals and
+    its end of the run's sealed channel (:attr:`attempt` is set once the row has its lease)."""
 
     def __init__(self, job: RowJob, worker: Any) -> None:
         self.job, self.worker = job, worker
+        self.channel = Channel(job.seal_key, job.fleet_id, WORKER)
+        self.attempt = ""
+        self.dropped = 0
+        self.rules_seq = 0
         self.approvals: dict[str, Any] = {}
         self.activity = ""
         self.decided: list[str] = []
@@ -140,7 +159,9 @@ class _Row:
         """The deny rules in force (the kernel's ``rules`` message replaces them in place)."""
 
     def send(self, kind: str, **fields: Any) -> None:
-        self.worker.log_event(self.job.topic, {"kind": kind, "row": self.job.key_text, **fields})
+        """Post one sealed message (plain JSON `fields`) on the run's topic."""
+        wire = self.channel.seal(kind, self.job.key_text, self.attempt, worker=self.worker.address, **fields)
+        self.worker.log_event(self.job.topic, wire)
 
     def on_event(self, event: ev.AgentEvent) -> None:
         from kandev_nb.fleet.queue import activity_of
@@ -156,7 +177,7 @@ class _Row:
             approval = event.approval
             self.send(
                 "ask",
-                event=event.model_dump(mode="json", exclude={"approval"}),
+                event=event.model_dump(mode="json", exclude={"approval", "session_id"}),
                 suggestions=approval.suggestions,
                 timeout_s=approval.timeout_s,
                 cwd=self.session.cwd if self.session is not None else os.getcwd(),
@@ -188,21 +209,34 @@ class _Row:
             self.flush()
 
     async def listen(self, queue: Any) -> None:
-        """Apply the kernel's answers and interrupts (the row's ``distributed.Queue``)."""
+        """Apply the kernel's answers, rules and interrupts (the row's ``distributed.Queue``),
+        each once its seal is checked; a message that fails is dropped and reported."""
         from kandev_nb.agent.permissions import Decision
 
         while True:
-            message = await queue.get()
+            wire = await queue.get()
+            try:
+                message = self.channel.open(wire, row=self.job.key_text, attempt=self.attempt)
+            except Forged as exc:
+                self.report(wire, exc)
+                continue
             if message.get("kind") == "answer":
                 approval = self.approvals.get(message["request_id"])
                 if approval is not None:  # an answer for another attempt's request is dropped
                     approval._decide(Decision.model_validate(message["decision"]))
-            elif message.get("kind") == "rules":  # a "Deny for all rows" given while this row runs
+            elif message.get("kind") == "rules" and message["seq"] > self.rules_seq:  # a "Deny for all rows"
+                self.rules_seq = message["seq"]  # an older list overtaken by a newer one is not applied
                 self.deny[:] = [str(rule) for rule in message.get("deny", ())]
             elif message.get("kind") == "interrupt" and self.session is not None:
                 self.session.broker.deny_all(message.get("reason") or "stopped")
                 with contextlib.suppress(Exception):
                     await self.session.interrupt()
+
+    def report(self, wire: Any, exc: Forged) -> None:
+        """Tell the kernel a message was dropped (at most :data:`MAX_DROPPED_REPORTS` times)."""
+        if self.dropped < MAX_DROPPED_REPORTS:
+            self.dropped += 1
+            self.send("dropped", claimed=claimed_kind(wire), why=str(exc))
 
 
 async def _resume_id(variable: Any, host: str) -> str | None:
@@ -266,9 +300,9 @@ async def run_row(job: RowJob) -> RowOutcome:
         if job.stop_event and await dd.Event(job.stop_event).is_set():
             out.error = "never started: the fleet was stopped"
             return out
-        attempt_id = uuid.uuid4().hex[:8]
+        attempt_id = row.attempt = uuid.uuid4().hex[:8]
         queue = await dd.Queue(f"{job.answers}-{attempt_id}")  # a lost attempt's pending get must not eat answers
-        row.send("start", host=out.host, attempt=attempt_id)
+        row.send("start", host=out.host)
         cwd = job.config.get("cwd")
         if cwd is not None and not os.path.isdir(cwd):
             out.error = f"the row's working directory {cwd} does not exist on worker {out.worker} ({out.host})" + (

@@ -148,8 +148,11 @@ def _in_test(node: Node, *openers: str) -> bool:
     parent = node.parent
     while parent is not None and parent.type in ("binary_expression", "unary_expression", "parenthesized_expression"):
         parent = parent.parent
-    return parent is not None and parent.type == "test_command" and bool(parent.children) and (
-        parent.children[0].type in openers
+    return (
+        parent is not None
+        and parent.type == "test_command"
+        and bool(parent.children)
+        and (parent.children[0].type in openers)
     )
 
 
@@ -195,9 +198,9 @@ def _option_values(words: tuple[str, ...], valued: str) -> Iterator[tuple[str, s
 
 
 def builtin_hidden(words: tuple[str, ...], tainted: set[str]) -> tuple[str, str, bool] | None:
-    """(why, text, whether text is itself run) when a builtin reads one of its `words` as arithmetic or as a variable name
-    and that word is not plain (``let 'a[$(rm x)]'``, ``printf -v "$n"``, ``read 'a[...]'``,
-    ``declare -i n=...``, ``mapfile -C CALLBACK``), else None."""
+    """(why, text, whether text is itself run) when a builtin reads one of its `words` as
+    arithmetic or as a variable name and that word is not plain (``let 'a[$(rm x)]'``,
+    ``printf -v "$n"``, ``read 'a[...]'``, ``declare -i n=...``, ``mapfile -C CALLBACK``), else None."""
     if not words:
         return None
     base, args = words[0].rsplit("/", 1)[-1], words[1:]

@@ -274,8 +274,8 @@ def _visit(node: Node, walk: _Walk, redirects: tuple[str, ...]) -> None:
     if kind in ("declaration_command", "unset_command"):
         words = tuple(_word(c, walk.assigned).text for c in node.children if c.is_named)
         head = _text(node.children[0]) if node.children else kind
-        if found := arith.builtin_hidden((head, *words), walk.tainted):
-            _hide(walk, *found)
+        if hiding := arith.builtin_hidden((head, *words), walk.tainted):
+            _hide(walk, *hiding)
         walk.commands.append(
             SimpleCommand((head, *words), _norm(_text(node)), redirects, None, ((head, *words),), walk.depth)
         )
@@ -368,8 +368,8 @@ def _command(node: Node, walk: _Walk, inherited: tuple[str, ...]) -> None:
         words[0].guesses = _glob(words[0].pattern, walk.cwd)
     spellings, scripts, stdin, late = _spell(words)
     for spelling in spellings:
-        if found := arith.builtin_hidden(spelling, walk.tainted):
-            _hide(walk, *found)
+        if hiding := arith.builtin_hidden(spelling, walk.tainted):
+            _hide(walk, *hiding)
     if late and not dynamic:
         dynamic = late
     if stdin and not dynamic:

@@ -99,7 +99,7 @@ def test_the_policy_asks_and_a_deny_still_denies(command: str, allow: list[str])
         "echo hi; [[ $? -eq 0 && $x -gt 1 ]]",
         "echo ${a[@]} ${a[0]} ${a[i]} ${a[$i]} ${!a[@]} ${x:1:2} ${x:-d} ${x: -1}",
         "a=(a b c); a[2]=5; x=5; echo ${a[1]} $((x * 2))",
-        "declare -a arr=(1 2 3); declare -A m=([k]=v); export PATH=\"$PATH:/x\"",
+        'declare -a arr=(1 2 3); declare -A m=([k]=v); export PATH="$PATH:/x"',
         "printf -v out '%s' hi; printf '%s[%d]\\n' a 1; unset x; test -v x; let i=i+1",
     ],
 )
@@ -115,7 +115,7 @@ def test_plain_arithmetic_is_not_asked(command: str) -> None:
         "read n; echo $((n+1))",
         "[[ $(cat f) -eq 0 ]]",
         "for i in $(cat f); do echo $((i*2)); done",
-        "test -v \"$name\"",
+        'test -v "$name"',
     ],
 )
 def test_arithmetic_over_values_read_at_run_time_is_asked(command: str) -> None:
