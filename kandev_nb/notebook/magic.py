@@ -319,12 +319,12 @@ def _session_for(args: argparse.Namespace) -> tuple[Session, Session | None, Ses
 
 
 def _launch_extras(extras: tuple[tuple[str, Any], ...], base: SessionConfig, *, own: bool) -> dict[str, Any]:
-    """`extra_args` and `file_checkpoints` for the cell's session: the magic's own (launch
+    """`extra_args`, `agents` and `file_checkpoints` for the cell's session: the magic's own (launch
     flags, checkpoints on), or, for a session put in ``kandev_nb.sessions`` from Python and
     given no launch flag, what that session already has (so a plain cell continues it)."""
     if own or extras:
         return live_options.session_fields(extras)
-    return {"extra_args": base.extra_args, "file_checkpoints": base.file_checkpoints}
+    return {"extra_args": base.extra_args, "agents": base.agents, "file_checkpoints": base.file_checkpoints}
 
 
 def _adopt(session: Session, replaced: Session | None, requested: SessionConfig, transport: str) -> None:
