@@ -290,7 +290,16 @@ class LaunchOptions:
         object.__setattr__(self, "agents", check_agents(self.agents))
 
     def __hash__(self) -> int:
-        return hash(tuple(sorted(self.env.items())) if f.name == "env" else getattr(self, f.name) for f in fields(self))
+        # A tuple of the fields (this hashed a generator, by identity, before): env as its
+        # sorted items, agents as sorted JSON (both are mappings).
+        def value(name: str) -> Any:
+            if name == "env":
+                return tuple(sorted(self.env.items()))
+            if name == "agents":
+                return json.dumps(self.agents, sort_keys=True)
+            return getattr(self, name)
+
+        return hash(tuple(value(f.name) for f in fields(self)))
 
     def same_process(self, other: LaunchOptions) -> bool:
         """Whether a process started with `other` serves these options as well: equal but for
