@@ -18,7 +18,8 @@ The rules, each from the seed or the real wire (DESIGN.md, "Wire facts"):
   message (final figures from `message_delta` when streaming); size from the result's
   `modelUsage[main model].contextWindow` (default 200,000). Subagent messages
   (`parent_tool_use_id` set) never count.
-- Per-turn cost and model usage are differences of the CLI's cumulative figures.
+- Per-turn cost and model usage are differences of the CLI's cumulative figures, which
+  restart at `conversation_reset` (``/clear``).
 - The todo list is replace-all from `TodoWrite` and kept item by item from the task
   tools (`TaskCreate`, `TaskUpdate`, `TaskList`), with the bridge seed's status mapping.
 """
@@ -46,12 +47,13 @@ from kandev_nb.agent.tools import (
     tool_result_text,
     tool_title,
 )
-from kandev_nb.agent.usage import UsageMeter, base_model, to_int, usage_total
+from kandev_nb.agent.usage import UsageMeter, main_model_key, to_int, usage_total
 from kandev_nb.wire.protocol import (
     AssistantMessage,
     ControlCancelRequest,
     ControlRequest,
     ControlResponse,
+    ConversationReset,
     InvalidLine,
     KeepAlive,
     RateLimitEvent,
@@ -523,8 +525,8 @@ class Adapter(StreamRules):
             )
         self._pending_tools.clear()
         cumulative = msg.model_usage
-        model_usage = self.usage.delta(cumulative)
-        main = self._main_model_key(cumulative)
+        model_usage = self.usage.delta(cumulative, msg.total_cost_usd)
+        main = main_model_key(cumulative, self.main_model)
         if main is not None:
             self._main_key = main
             window = cumulative[main].get("contextWindow") if isinstance(cumulative[main], dict) else None
@@ -561,6 +563,12 @@ class Adapter(StreamRules):
         self._msg_usage.clear()
         return out
 
+    def _reset(self, msg: ConversationReset) -> list[ev.AgentEvent]:
+        """`conversation_reset` (``/clear``): the CLI's cumulative figures and the context restart."""
+        self.usage.restart()
+        self.context_used = 0
+        return self._context_event()
+
     def _error_message(self, msg: ResultMessage) -> str:
         """The CLI's own words for a failed turn."""
         if msg.result:
@@ -576,18 +584,6 @@ class Adapter(StreamRules):
             return f"Reached the maximum number of turns ({msg.num_turns})"
         return f"turn failed ({msg.subtype})"
 
-    def _main_model_key(self, cumulative: dict[str, Any]) -> str | None:
-        """The `modelUsage` key of the main model (keys may carry a suffix like ``[1m]``)."""
-        if not cumulative:
-            return None
-        if self.main_model is not None:
-            base = base_model(self.main_model)
-            for name in cumulative:
-                if base_model(name) == base:
-                    return name
-            return None
-        return next(iter(cumulative)) if len(cumulative) == 1 else None
-
 
 _RULES: dict[type, Callable[[Adapter, Any], list[ev.AgentEvent]]] = {
     AssistantMessage: Adapter._assistant,
@@ -595,6 +591,7 @@ _RULES: dict[type, Callable[[Adapter, Any], list[ev.AgentEvent]]] = {
     ResultMessage: Adapter._result,
     SystemMessage: Adapter._system,
     RateLimitEvent: Adapter._rate_limit,
+    ConversationReset: Adapter._reset,
 }
 """The rule for each wire message class that makes events (one dict lookup per message)."""
 _CONTROL = (KeepAlive, ControlRequest, ControlResponse, ControlCancelRequest)

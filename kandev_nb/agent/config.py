@@ -74,6 +74,8 @@ class SessionConfig:
             every mode: a reason denies the call with it (the notebook layer refuses edits
             of the notebook whose tab is open).
         extra_args: more CLI flags (``--add-dir``, ``--effort``...; :mod:`kandev_nb.notebook.live_options`).
+        agents: subagent definitions ``{name: {"description", "prompt", ...}}`` (a dict, or its
+            JSON text), sent in `initialize`, never on the command line (LaunchOptions.agents).
         file_checkpoints: launch with file checkpoints (``CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING=1``
             and ``--replay-user-messages``), so :meth:`Session.rewind_files` can undo a turn.
         answer: a policy answering AskUserQuestion (:data:`kandev_nb.agent.questions.AnswerPolicy`).
@@ -113,6 +115,7 @@ class SessionConfig:
     file_guard: FileGuard | None = None
     hooks: dict[str, Any] = field(default_factory=dict)
     extra_args: tuple[str, ...] = ()
+    agents: dict[str, Any] | None = None
     file_checkpoints: bool = False
     answer: AnswerPolicy | None = None
 

@@ -74,8 +74,13 @@ class CLIConnection:
         secrets: known secret values (:func:`kandev_nb.redact.known_secrets`), masked in every
             line the CLI prints (:class:`~kandev_nb.redact.LineMasker`) and, through kandev-nb's
             PostToolUse hook, in tool outputs before the model reads them (:mod:`~kandev_nb.agent.output_redact`).
+        agents: subagent definitions ``{name: {"description", "prompt", ...}}`` for the
+            `initialize` request's ``agents`` (the Agent SDK's way; any size, never on argv).
+
     Attributes:
         last_activity: monotonic time of the latest message that was not a `keep_alive`.
+        initialize_response: the CLI's answer to `initialize` (``commands``, ``agents``: a list
+            of ``{"name", "description", ...}``, ...); ``{}`` until it answered.
     """
 
     def __init__(
@@ -92,6 +97,7 @@ class CLIConnection:
         hooks: HookRegistry | None = None,
         session_id: Callable[[], str | None] = lambda: None,
         secrets: Sequence[str] = (),
+        agents: Mapping[str, Any] | None = None,
     ) -> None:
         self.transport = transport
         self.control = ControlPlane(transport.send)
@@ -107,6 +113,8 @@ class CLIConnection:
         self._session_id = session_id
         self._reader: asyncio.Task[None] | None = None
         self.masker = LineMasker(secrets)
+        self.agents = agents
+        self.initialize_response: dict[str, Any] = {}
 
     @property
     def pid(self) -> int | None:
@@ -124,7 +132,11 @@ class CLIConnection:
         await self.transport.start()
         self._reader = asyncio.get_running_loop().create_task(self._read_loop())
         try:
-            return await self.control.request("initialize", timeout=initialize_timeout, hooks=self._initialize_hooks())
+            fields: dict[str, Any] = {"hooks": self._initialize_hooks()}
+            if self.agents:  # subagent definitions, as the Agent SDK sends them (never on argv)
+                fields["agents"] = dict(self.agents)
+            self.initialize_response = await self.control.request("initialize", timeout=initialize_timeout, **fields)
+            return self.initialize_response
         except (ConnectionError, ControlError, TimeoutError) as exc:
             await self.close()  # idempotent; waits for the rest of its stderr
             code = self.transport.exit_code

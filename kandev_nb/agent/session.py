@@ -270,6 +270,7 @@ class Session(LiveControls, TurnControls):  # set_model, rewind: agent/controls.
             hooks=HookRegistry(self._config.hooks),
             session_id=lambda: self.session_id,
             secrets=known_secrets(env),  # masked in its output and, by a hook, in what the model reads
+            agents=options.agents,
         )
         self.connection, self._launched = connection, options
         self._launched_hooks = hooks_key(self._config.hooks)

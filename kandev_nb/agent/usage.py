@@ -5,6 +5,13 @@ cumulatively for its process (DESIGN.md); a turn's figures are the differences f
 previous `result`. :class:`UsageMeter` keeps the previous figures for one process; a
 process started with ``--resume`` starts from the totals it restored from the transcript
 (:meth:`UsageMeter.resumed`), not from zero.
+
+The CLI restarts its figures inside one process too: at ``/clear`` (CLI 2.1.332 sends a
+`conversation_reset` and the ``/clear`` turn's own `result` reports ``total_cost_usd: 0``
+and ``modelUsage: {}``). The adapter restarts the meter on `conversation_reset`
+(:meth:`UsageMeter.restart`), and a `result` whose `total_cost_usd` is below the previous
+one is read the same way (figures that went down restarted from zero), so the next turn is
+charged its own requests, never 0.
 """
 
 from __future__ import annotations
@@ -16,10 +23,11 @@ from kandev_nb.agent import events as ev
 from kandev_nb.agent.fastpath import trusted
 from kandev_nb.wire.protocol import ResultMessage
 
-__all__ = ["UsageMeter", "base_model", "to_int", "turn_tokens", "usage_total"]
+__all__ = ["UsageMeter", "base_model", "main_model_key", "to_int", "turn_tokens", "usage_total"]
 
 _USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 _NOTHING = (0.0, 0.0, 0.0, 0.0, 0.0)  # a model's figures before its first result
+_SLACK = 1e-9  # USD: a cumulative total below the previous one by more than this restarted
 
 
 def to_int(value: Any) -> int:
@@ -43,6 +51,17 @@ def usage_total(usage: dict[str, Any]) -> int:
 def base_model(name: str) -> str:
     """``"claude-opus-4-8[1m]"`` -> ``"claude-opus-4-8"`` (modelUsage keys carry the suffix)."""
     return name.split("[", 1)[0]
+
+
+def main_model_key(cumulative: dict[str, Any], main_model: str | None) -> str | None:
+    """The `modelUsage` key of `main_model` (keys may carry a suffix like ``[1m]``); with no
+    main model known, the only key, else None."""
+    if not cumulative:
+        return None
+    if main_model is not None:
+        base = base_model(main_model)
+        return next((name for name in cumulative if base_model(name) == base), None)
+    return next(iter(cumulative)) if len(cumulative) == 1 else None
 
 
 class UsageMeter:
@@ -78,9 +97,26 @@ class UsageMeter:
             meter.delta(usage)  # records each model's figures as the previous ones
         return meter
 
-    def delta(self, cumulative: dict[str, Any]) -> dict[str, ev.ModelUsage]:
+    def restart(self) -> None:
+        """The CLI's cumulative figures restart at zero (`conversation_reset`, ``/clear``):
+        the next result's figures are all this process spent since."""
+        self.prev_total_cost = 0.0
+        self.prev_api_ms = 0
+        self.prev_model_usage.clear()
+        self._prev_raw.clear()
+
+    def delta(self, cumulative: dict[str, Any], total_cost: float | None = None) -> dict[str, ev.ModelUsage]:
         """This turn's usage per model: `result.modelUsage` (cumulative per process) minus
-        what the last result said. Models with nothing new are left out."""
+        what the last result said. Models with nothing new are left out.
+
+        Args:
+            cumulative: the result's `modelUsage` (model -> figures, tokens and USD).
+            total_cost: the same result's `total_cost_usd` (USD); below the previous total,
+                the CLI restarted its figures (:meth:`restart`) and they count from zero.
+                A model whose own figures went down restarted likewise.
+        """
+        if total_cost is not None and total_cost < self.prev_total_cost - _SLACK:
+            self.restart()
         out: dict[str, ev.ModelUsage] = {}
         previous = self.prev_model_usage
         for model, usage in cumulative.items():
@@ -99,6 +135,8 @@ class UsageMeter:
             self._prev_raw[model] = raw
             now = (_num(raw[0]), _num(raw[1]), _num(raw[2]), _num(raw[3]), _num(raw[4]))
             prev = previous.get(model, _NOTHING)
+            if any(v < p for v, p in zip(now, prev, strict=True)):
+                prev = _NOTHING  # this model's figures restarted
             previous[model] = now
             delta = [max(v - p, 0.0) for v, p in zip(now, prev, strict=True)]
             if any(delta):

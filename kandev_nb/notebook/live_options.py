@@ -2,8 +2,9 @@
 
 Launch flags (kept by later cells of the session until changed; a change needs a new CLI
 process, which resumes the conversation): ``--add-dir`` (repeatable), ``--disallowed-tools``,
-``--agents`` (JSON text, a file, or a notebook variable holding a dict of agent
-definitions), ``--setting-sources`` (user, project, local), ``--plugin-dir`` (repeatable),
+``--agents`` (JSON text, a JSON file, or a notebook variable holding a dict of agent
+definitions; sent in `initialize`, never on the CLI's command line), ``--setting-sources``
+(user, project, local), ``--plugin-dir`` (repeatable),
 ``--fallback-model``, ``--effort`` (low, medium, high, max: a launch flag only, CLI 2.1.332
 has no control request for it).
 
@@ -64,7 +65,6 @@ _OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
 _FLAGS = {
     "add_dir": "--add-dir",
     "disallowed_tools": "--disallowedTools",
-    "agents": "--agents",
     "setting_sources": "--setting-sources",
     "plugin_dir": "--plugin-dir",
     "fallback_model": "--fallback-model",
@@ -86,10 +86,15 @@ def extend_parser(help_func: Any) -> str:
 
 
 def _agents(value: str, namespace: Mapping[str, Any]) -> str:
+    """The agent definitions `value` names, as JSON text (hashable, for the session's extras)."""
+    path = Path(value).expanduser()
     if value in namespace:
         agents = namespace[value]
-    elif Path(value).expanduser().is_file():
-        return str(Path(value).expanduser())
+    elif path.is_file():
+        try:
+            agents = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"--agents {value[:40]!r}: not a JSON file ({exc})") from None
     else:
         try:
             agents = json.loads(value)
@@ -146,15 +151,24 @@ def merged(
 
 
 def session_fields(extras: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
-    """SessionConfig fields of a magic session: ``extra_args`` (:func:`argv`) and
+    """SessionConfig fields of a magic session: ``extra_args`` (:func:`argv`), ``agents`` (the
+    ``--agents`` definitions as a dict, for `initialize`; None without) and
     ``file_checkpoints`` (on, for ``%claude_undo``, unless ``KANDEV_NB_FILE_CHECKPOINTS=0``)."""
-    return {"extra_args": argv(extras), "file_checkpoints": os.environ.get("KANDEV_NB_FILE_CHECKPOINTS", "1") != "0"}
+    agents = dict(extras).get("agents")
+    return {
+        "extra_args": argv(extras),
+        "agents": json.loads(agents) if agents else None,
+        "file_checkpoints": os.environ.get("KANDEV_NB_FILE_CHECKPOINTS", "1") != "0",
+    }
 
 
 def argv(extras: tuple[tuple[str, Any], ...]) -> tuple[str, ...]:
-    """The CLI flags for `extras` (``--add-dir a --add-dir b --effort high ...``)."""
+    """The CLI flags for `extras` (``--add-dir a --add-dir b --effort high ...``); ``agents``
+    is none of them (it goes in `initialize`: :func:`session_fields`)."""
     out: list[str] = []
     for key, value in extras:
+        if key not in _FLAGS:
+            continue
         flag = _FLAGS[key]
         for one in value if isinstance(value, tuple) else (value,):
             out += [flag, str(one)]

@@ -319,12 +319,12 @@ def _session_for(args: argparse.Namespace) -> tuple[Session, Session | None, Ses
 
 
 def _launch_extras(extras: tuple[tuple[str, Any], ...], base: SessionConfig, *, own: bool) -> dict[str, Any]:
-    """`extra_args` and `file_checkpoints` for the cell's session: the magic's own (launch
+    """`extra_args`, `agents` and `file_checkpoints` for the cell's session: the magic's own (launch
     flags, checkpoints on), or, for a session put in ``kandev_nb.sessions`` from Python and
     given no launch flag, what that session already has (so a plain cell continues it)."""
     if own or extras:
         return live_options.session_fields(extras)
-    return {"extra_args": base.extra_args, "file_checkpoints": base.file_checkpoints}
+    return {"extra_args": base.extra_args, "agents": base.agents, "file_checkpoints": base.file_checkpoints}
 
 
 def _adopt(session: Session, replaced: Session | None, requested: SessionConfig, transport: str) -> None:
@@ -396,6 +396,7 @@ async def _run_turn(
         await live_options.apply_live(args, current(), namespace)  # --model etc. on the live process
         _check_budget()
         session, replaced, requested = _session_for(args)
+        turn_numbers.continue_numbering(session, replaced, retry=args.retry)  # no second "turn 1"
         spec = outputs.prepare(args, session, namespace, current().settings.hooks, replaced)
     except _CELL_ERRORS as exc:
         # Shown like IPython's own option errors: one line, no traceback, the cell fails.
@@ -522,7 +523,7 @@ def _live_view(prompt: str, session: Session) -> Any:
         budget_scope=ledger_hooks.budget_label(settings) if settings.budget_usd else None,
         mode=session.config.mode,
         model=session.model or session.config.model,
-        number=len(session.turns) + 1,  # this turn's, as %claude_undo --turn takes it
+        number=turn_numbers.next_number(session),  # this turn's, as %claude_undo --turn takes it
     )
     view.display()
     return view

@@ -6,13 +6,53 @@ turn's file changes (and the later turns'), and ``%claude_undo --cell 12`` names
 the ``In [12]`` of the `%%claude` cell that ran it (``Turn.meta["cell"]``, set by the magic).
 A negative ``--turn`` counts from the end as before (``-1``: the last turn); ``--turn 0``
 is refused (it used to mean the first turn).
+
+A session that a new CLI process continues (``--retry``, a changed launch option: a new
+:class:`~kandev_nb.agent.session.Session` resuming the same conversation) keeps counting
+(:func:`continue_numbering`): its first turn is the next number, and a ``--retry``'s turn
+takes the number of the failed turn it retries (``Turn.meta["retry_of"]`` says so). So one
+session never shows two "turn 1"s, and ``--turn N`` names one turn.
 """
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
-__all__ = ["turn_index", "turn_label"]
+__all__ = ["continue_numbering", "next_number", "turn_index", "turn_label"]
+
+_BASE: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+"""Session -> how many turns of its conversation ran before its own first turn."""
+_RETRIES: weakref.WeakSet[Any] = weakref.WeakSet()
+"""Sessions whose first turn retries the failed last turn of the one they replaced."""
+
+
+def continue_numbering(session: Any, replaced: Any, *, retry: bool) -> None:
+    """Number `session`'s turns after those of `replaced` when it continues the same
+    conversation (``session.config.resume == replaced.session_id``); with `retry`, its first
+    turn retries `replaced`'s failed last turn and takes its number. Nothing for another
+    conversation (``--new``, ``--resume`` of another session) or the same session object."""
+    if replaced is None or session is replaced or not getattr(replaced, "session_id", None):
+        return
+    if getattr(session.config, "resume", None) != replaced.session_id:
+        return
+    turns = getattr(replaced, "turns", [])
+    before = _BASE.get(replaced, 0) + len(turns)
+    if retry and turns:
+        before -= 1
+        _RETRIES.add(session)
+    _BASE[session] = before
+
+
+def next_number(session: Any) -> int:
+    """The number the next turn of `session` gets (:func:`mark`), for the live header."""
+    return _BASE.get(session, 0) + len(getattr(session, "turns", [])) + 1
+
+
+def _number(turns: list[Any], index: int) -> int:
+    """The number a person reads for ``turns[index]`` (its ``meta["number"]``, else index + 1)."""
+    number = getattr(turns[index], "meta", {}).get("number")
+    return number if isinstance(number, int) else index % len(turns) + 1
 
 
 def turn_index(turns: list[Any], turn: int | None, cell: int | None) -> int:
@@ -41,27 +81,37 @@ def turn_index(turns: list[Any], turn: int | None, cell: int | None) -> int:
         return -1
     if turn == 0:
         raise ValueError("turns count from 1, as the turn headers show; --turn 0 is no turn")
-    if turn > len(turns) or -turn > len(turns):
+    if -turn > len(turns):
         raise ValueError(f"no turn {turn}: this session has {len(turns)} turn(s)")
-    return turn - 1 if turn > 0 else turn
+    if turn < 0:
+        return turn
+    found = [i for i in range(len(turns)) if _number(turns, i) == turn]
+    if not found:
+        shown = f"turns {_number(turns, 0)}-{_number(turns, -1)}" if turns else "no turns"
+        raise ValueError(f"no turn {turn} in this session's process (it has {shown})")
+    return found[-1]
 
 
 def turn_label(turns: list[Any], index: int) -> str:
     """``"turn 3 (In [12])"``, or ``"the last turn"`` for index -1: what a person reads."""
     if index == -1:
         return "the last turn"
-    number = index % len(turns) + 1 if turns else index + 1
-    cell = turns[number - 1].meta.get("cell") if turns else None
+    number = _number(turns, index) if turns else index + 1
+    cell = turns[index].meta.get("cell") if turns else None
     return f"turn {number}" + (f" (In [{cell}])" if cell is not None else "")
 
 
 def mark(session: Any, turn: Any, cell: int | None) -> None:
-    """Note on `turn` (``Turn.meta``) its 1-based ``number`` in `session` and the ``cell``
-    (``In [n]``) that ran it, so the header says "turn 3" and ``--cell`` finds it."""
+    """Note on `turn` (``Turn.meta``) its 1-based ``number`` in `session`'s conversation
+    (counting on from the sessions it continues, :func:`continue_numbering`), ``retry_of``
+    (the number of the failed turn it retries, the same) and the ``cell`` (``In [n]``) that
+    ran it, so the header says "turn 3" and ``--cell`` finds it."""
     turns = getattr(session, "turns", [])
-    number = next((i + 1 for i, t in enumerate(turns) if t is turn), None)
-    if number is not None:
-        turn.meta["number"] = number
+    index = next((i for i, t in enumerate(turns) if t is turn), None)
+    if index is not None:
+        turn.meta["number"] = _BASE.get(session, 0) + index + 1
+        if index == 0 and session in _RETRIES:
+            turn.meta["retry_of"] = turn.meta["number"]
     if cell is not None:
         turn.meta["cell"] = cell
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import atexit
 import hashlib
+import json
 import math
 import os
 import re
@@ -18,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Final
+from typing import Any, Final
 
 from kandev_nb.errors import CLINotFoundError
 from kandev_nb.redact import is_secret_name
@@ -34,6 +35,7 @@ __all__ = [
     "LaunchOptions",
     "build_argv",
     "bundled_cli",
+    "check_agents",
     "child_env",
     "cli_version",
     "find_cli",
@@ -194,8 +196,16 @@ class LaunchOptions:
         allowed_tools, disallowed_tools: ``--allowedTools`` / ``--disallowedTools`` rules
             (``"Read"``, ``"Bash(git *)"``), a tuple of strings (a list is turned into one).
         include_partial_messages: ``--include-partial-messages`` (`stream_event` deltas).
-        extra_args: more flags, appended as they are (``--add-dir``, ``--agents``, ``--effort``,
-            ``--replay-user-messages``...: :mod:`kandev_nb.notebook.live_options`).
+        extra_args: more flags, appended as they are (``--add-dir``, ``--effort``,
+            ``--replay-user-messages``...: :mod:`kandev_nb.notebook.live_options`); never
+            ``--agents`` (see `agents`).
+        agents: subagent definitions, ``{name: {"description", "prompt", "tools"?, "model"?,
+            ...}}`` (the Agent SDK's ``AgentDefinition`` keys), sent in the `initialize`
+            control request as the SDK does, never on the command line: a definition may
+            hold secrets, and Linux refuses one argument over 128 KiB ("Argument list too
+            long"), so large definitions never started the CLI. Accepted by the `initialize`
+            of every pinned CLI (2.1.332, 2.1.197, 2.1.118), which lists them in its answer's
+            ``agents``. A JSON text of that dict is read as it; stored as a plain dict.
         json_schema: the JSON text of ``--json-schema`` (structured output: the model answers
             through a `StructuredOutput` tool, the `result` carries `structured_output`).
         is_sandbox: set ``IS_SANDBOX=1`` for the process, the user's opt-in that lets the
@@ -227,6 +237,7 @@ class LaunchOptions:
     is_sandbox: bool = False
     json_schema: str | None = None
     extra_args: tuple[str, ...] = ()
+    agents: Mapping[str, Mapping[str, Any]] | None = None
 
     def __post_init__(self) -> None:
         for name in ("cli_path", "cwd"):
@@ -271,9 +282,24 @@ class LaunchOptions:
         for name in ("fork_session", "include_partial_messages", "is_sandbox"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be True or False, not {getattr(self, name)!r}")
+        if any(a == "--agents" or a.startswith("--agents=") for a in self.extra_args):
+            raise ValueError(
+                "--agents in extra_args would put agent definitions on the command line; "
+                "pass them as agents={...}: they go in the initialize request"
+            )
+        object.__setattr__(self, "agents", check_agents(self.agents))
 
     def __hash__(self) -> int:
-        return hash(tuple(sorted(self.env.items())) if f.name == "env" else getattr(self, f.name) for f in fields(self))
+        # A tuple of the fields (this hashed a generator, by identity, before): env as its
+        # sorted items, agents as sorted JSON (both are mappings).
+        def value(name: str) -> Any:
+            if name == "env":
+                return tuple(sorted(self.env.items()))
+            if name == "agents":
+                return json.dumps(self.agents, sort_keys=True)
+            return getattr(self, name)
+
+        return hash(tuple(value(f.name) for f in fields(self)))
 
     def same_process(self, other: LaunchOptions) -> bool:
         """Whether a process started with `other` serves these options as well: equal but for
@@ -294,6 +320,29 @@ class LaunchOptions:
         return key(self) == key(other)
 
 
+def check_agents(agents: Any) -> dict[str, dict[str, Any]] | None:
+    """`agents` as a plain JSON-able dict ``{name: {"description": str, "prompt": str, ...}}``
+    (a copy), or None for none or an empty one. A str is read as JSON.
+
+    Raises:
+        TypeError: not a dict of dicts (or JSON of one), a name that is not a str, a value
+            JSON cannot carry.
+        ValueError: JSON text that does not parse.
+    """
+    if agents is None:
+        return None
+    if isinstance(agents, str):
+        agents = json.loads(agents)
+    if not isinstance(agents, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, Mapping) for k, v in agents.items()
+    ):
+        raise TypeError(
+            'agents must be a dict of agent definitions like {"reviewer": {"description": "...", '
+            f'"prompt": "..."}}}}, not {str(agents)[:80]!r}'
+        )
+    return json.loads(json.dumps({k: dict(v) for k, v in agents.items()})) or None
+
+
 def build_argv(
     cli: str | os.PathLike[str], options: LaunchOptions, *, text_file: Callable[[str, str], str] | None = None
 ) -> list[str]:
@@ -307,7 +356,8 @@ def build_argv(
     or inline JSON the user typed) and the files of `options.mcp_config_files`. What
     stays on it: the binary, modes, model, session ids and message uuids, limits, tool rules,
     ``--json-schema`` (a schema, built from a type) and `extra_args` as the user wrote
-    them (``--agents`` JSON, ``--settings``; the README says they are visible).
+    them (``--settings``; the README says they are visible). `options.agents` is not on it:
+    agent definitions go in `initialize` (:class:`LaunchOptions`).
     """
     write = text_file or (lambda text, suffix: private_file(text, suffix))
     argv = [

@@ -31,6 +31,7 @@ __all__ = [
     "ControlCancelRequest",
     "ControlRequest",
     "ControlResponse",
+    "ConversationReset",
     "InvalidLine",
     "KeepAlive",
     "RateLimitEvent",
@@ -342,6 +343,28 @@ class RateLimitEvent(_Wire):
         return _d(self.raw, "rate_limit_info") or self.raw
 
 
+class ConversationReset(_Wire):
+    """`conversation_reset` (CLI 2.1.332; 2.1.197 and 2.1.118 send none): ``/clear`` started a
+    new conversation, and the CLI's cumulative figures (`total_cost_usd`, `duration_api_ms`,
+    `modelUsage`) restart at zero from here; the ``/clear`` turn's own `result` already
+    reports zeros. Measured shape: ``{"type": "conversation_reset", "new_conversation_id",
+    "uuid", "trigger": "clear", "user_message_uuid", "timestamp", "session_id"}`` (the old
+    session's id; the `system/init` after it carries the new one)."""
+
+    __slots__ = ()
+    type = "conversation_reset"
+
+    @property
+    def trigger(self) -> str | None:
+        """`trigger`: what reset the conversation ("clear")."""
+        return _s(self.raw, "trigger")
+
+    @property
+    def new_conversation_id(self) -> str | None:
+        """`new_conversation_id`: the new conversation's id."""
+        return _s(self.raw, "new_conversation_id")
+
+
 class UnknownMessage(_Wire):
     """A JSON object we do not model (or that lacks a required field), kept unchanged in `raw`.
 
@@ -393,6 +416,7 @@ WireMessage = (
     | ControlCancelRequest
     | KeepAlive
     | RateLimitEvent
+    | ConversationReset
     | UnknownMessage
     | InvalidLine
 )
@@ -410,6 +434,7 @@ _MODELS: dict[str, tuple[type[_Wire], str | None, type]] = {
     "keep_alive": (KeepAlive, None, dict),
     "rate_limit_event": (RateLimitEvent, None, dict),
     "rate_limit": (RateLimitEvent, None, dict),
+    "conversation_reset": (ConversationReset, None, dict),
 }
 
 

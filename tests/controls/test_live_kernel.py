@@ -3,7 +3,6 @@ flags of issue 19 reach the CLI's argv and are documented in %%claude?."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -61,8 +60,12 @@ def test_launch_flags_reach_the_argv_and_are_documented(
         "--effort low",
     ):
         assert part in joined, joined
-    agents = json.loads(argv[argv.index("--agents") + 1])
+    # Agent definitions go in `initialize`, never on the command line (issue 34.2).
+    assert "--agents" not in argv and "You review code." not in joined
+    agents = kernel.eval("kandev_nb.sessions['default'].launch_options.agents")
     assert agents == {"reviewer": {"description": "Reviews code", "prompt": "You review code."}}
+    listed = kernel.eval("[a['name'] for a in kandev_nb.sessions['default'].connection.initialize_response['agents']]")
+    assert "reviewer" in listed
     pid = kernel.eval("kandev_nb.sessions['default'].pid")
     kernel.execute("%%claude --effort high\nagain")  # effort has no control request: a new process resumes
     argv2 = kernel.eval("kandev_nb.sessions['default'].transport.argv")
