@@ -11,6 +11,12 @@ before every tool call): for a call the revoked rule covers it answers
 its session rule would have let the call run. The next allow of such a card also carries a
 ``removeRules`` for the revoked rule, so the CLI forgets it as well. No restart is needed,
 and the conversation goes on in the same process.
+
+Until then the CLI's copy of the grant lives on, and it covers more than the rule read as an
+allow rule: ``nice touch e.txt`` and ``timeout 5 touch f.txt`` under ``Bash(touch:*)``. So a
+call is asked when the revoked rule *reaches* it the way a deny rule would
+(:func:`kandev_nb.policy.rule_reaches`: wrappers peeled, every simple command of the line, and
+any command that cannot be read statically), not only when it matches as an allow.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from kandev_nb.policy.grants import grant_matches
+from kandev_nb.policy.policy import rule_reaches
 
 __all__ = ["remove_rules_update", "revoke_grant", "revoked_ask"]
 
@@ -37,7 +44,7 @@ def revoked_ask(revoked: Iterable[str], tool_name: str, tool_input: dict[str, An
         Never raises.
     """
     for rule in revoked:
-        if grant_matches(rule, tool_name, tool_input, cwd):
+        if _reaches(rule, tool_name, tool_input, cwd):
             return {
                 "hookSpecificOutput": {
                     "hookEventName": "PreToolUse",
@@ -46,6 +53,13 @@ def revoked_ask(revoked: Iterable[str], tool_name: str, tool_input: dict[str, An
                 }
             }
     return {}
+
+
+def _reaches(rule: str, tool_name: str, tool_input: dict[str, Any], cwd: str) -> bool:
+    try:
+        return rule_reaches(rule, tool_name, tool_input, cwd=cwd) or grant_matches(rule, tool_name, tool_input, cwd)
+    except Exception:  # noqa: BLE001 - a revoked rule we cannot read asks for every call of its tool
+        return rule.partition("(")[0] == tool_name
 
 
 def remove_rules_update(rules: Iterable[str]) -> dict[str, Any] | None:

@@ -8,7 +8,8 @@ anywidget with dom class ``kandev-permissions``) shows, for one session of the k
   (``ApprovalBroker._grants``), each with a **Revoke** button (``kandev-revoke``) that sends
   ``{"action": "revoke", "rule": <rule>}``; a revoked grant is asked again at once, in the same
   CLI process (:mod:`kandev_nb.agent.revoke`: the CLI has no control_request that removes a
-  session rule, so kandev-nb's PreToolUse hook answers "ask" for its calls);
+  session rule, so kandev-nb's PreToolUse hook answers "ask" for every call the CLI's copy
+  could still cover, read as a deny rule: ``nice touch x`` and ``timeout 5 touch x`` too);
 * the policies in force (``ApprovalBroker.policies_in_force``), and the session's
   ``--allowed-tools`` / ``--disallowed-tools``;
 * the rules the CLI loaded from its settings files: the live CLI's ``list_permission_rules``
@@ -61,6 +62,10 @@ _CSS = """
 """
 
 _SETTINGS = ("~/.claude/settings.json", ".claude/settings.json", ".claude/settings.local.json")
+_REVOKED = (
+    "revoked: asked again, in this CLI process, whenever the rule could still cover a call (read as a deny rule: "
+    "wrappers such as nice and timeout included); the CLI drops its own copy at the next Allow"
+)
 
 
 def settings_rules(cwd: str, home: str | None = None) -> list[dict[str, str]]:
@@ -194,7 +199,7 @@ class PermissionsPanel(anywidget.AnyWidget):
             ]
             for rule, where in list(broker._grants)
         ]
-        grants += [[f"<code>{esc(rule)}</code>", "revoked: asked again", ""] for rule in sorted(broker.revoked)]
+        grants += [[f"<code>{esc(rule)}</code>", _REVOKED, ""] for rule in sorted(broker.revoked)]
         policies = [row for p, label in broker.policies_in_force() for row in _policy_rows(p, label, enforce)]
         policies += [[esc("--allowed-tools"), f"<code>{esc(r)}</code>"] for r in config.allowed_tools]
         policies += [[esc("--disallowed-tools"), f"<code>{esc(r)}</code>"] for r in config.disallowed_tools]

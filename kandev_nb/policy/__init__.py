@@ -21,7 +21,7 @@ The single home of kandev-nb's rule logic:
 
 from kandev_nb.errors import RuleError
 from kandev_nb.policy.files import SENSITIVE_DIRS, SENSITIVE_FILES, executed_by, is_sensitive_path
-from kandev_nb.policy.policy import ApprovalPolicy, PolicyAnswer, Rules, Verdict, rule_matches
+from kandev_nb.policy.policy import ApprovalPolicy, PolicyAnswer, Rules, Verdict, rule_matches, rule_reaches
 from kandev_nb.policy.rules import Rule, parse_rule
 from kandev_nb.policy.shell import ParsedCommand, SimpleCommand, parse_command
 
@@ -41,4 +41,5 @@ __all__ = [
     "parse_command",
     "parse_rule",
     "rule_matches",
+    "rule_reaches",
 ]

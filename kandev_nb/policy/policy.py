@@ -21,7 +21,7 @@ from kandev_nb.policy.rules import EDIT_TOOLS, Rule, parse_rule, parse_rules
 from kandev_nb.policy.shell import ParsedCommand, SimpleCommand, parse_command
 from kandev_nb.policy.wrappers import runs_code
 
-__all__ = ["ApprovalPolicy", "PolicyAnswer", "Rules", "Verdict", "rule_matches"]
+__all__ = ["ApprovalPolicy", "PolicyAnswer", "Rules", "Verdict", "rule_matches", "rule_reaches"]
 
 PolicyAnswer = Literal["allow", "deny"] | None
 ApprovalPolicy = Callable[[str, dict[str, Any]], PolicyAnswer]
@@ -301,6 +301,26 @@ def _edit_note(tool_name: str, tool_input: Mapping[str, Any], root: str) -> str:
         f"Allowed by the policy, but {name} is executed by {tools}: with such a command allowed, this edit runs "
         "code no person has seen."
     )
+
+
+def rule_reaches(rule: str, tool_name: str, tool_input: Mapping[str, Any], *, cwd: str | None = None) -> bool:
+    """Whether one rule, read as a deny rule is read, may cover this call: for Bash, ANY simple
+    command in any spelling (wrappers such as ``nice`` and ``timeout 5`` peeled, every part of a
+    list, pipeline or substitution), or a command that cannot be read statically; for other
+    tools, any spelling of the path. What the CLI's own copy of a session grant may let run
+    (``nice touch e.txt`` under ``Bash(touch:*)``) is reached; :func:`rule_matches` is narrower.
+
+    Raises:
+        RuleError: `rule` is not understood.
+    """
+    parsed_rule = parse_rule(rule)
+    root = _root(cwd)
+    if tool_name == "Bash":
+        if not parsed_rule.covers_tool("Bash"):
+            return False
+        parsed = parse_command(str(tool_input.get("command", "")), cwd=root)
+        return bool(parsed.dynamic) or _bash_match(parsed_rule, parsed)
+    return parsed_rule.matches_input(tool_name, tool_input, root=root, deny=True)
 
 
 def rule_matches(rule: str, tool_name: str, tool_input: dict[str, Any], *, cwd: str | None = None) -> bool:

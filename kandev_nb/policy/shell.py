@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
+from kandev_nb.policy import arith
 from kandev_nb.policy.wrappers import SHELLS, git_scripts, peel, shell_script
 
 __all__ = ["ParsedCommand", "SimpleCommand", "parse_command"]
@@ -125,6 +126,12 @@ class _Walk:
     assigned: dict[str, list[str]]
     commands: list[SimpleCommand] = field(default_factory=list)
     dynamic: list[str] = field(default_factory=list)
+    tainted: set[str] = field(default_factory=set)
+    hidden: bool = False
+    """Names the command line gives a value that is not a plain literal (:func:`arith.tainted_names`)."""
+
+    def nested(self, depth: int) -> _Walk:
+        return _Walk(self.cwd, depth, self.assigned, tainted=self.tainted)
 
 
 def parse_command(command: str, *, cwd: str | None = None) -> ParsedCommand:
@@ -159,13 +166,43 @@ def _parse_into(text: str, walk: _Walk) -> None:
     if root.has_error:
         walk.dynamic.append(f"it does not parse as bash (near {_error_text(root)!r})")
     _collect_assignments(root, walk.assigned)
+    walk.tainted |= arith.tainted_names(root, _resolve)
     _visit(root, walk, ())
+    for why, where in arith.hidden(root, _resolve, walk.tainted):
+        _hide(walk, why, where)
+    if walk.hidden:  # for deny rules: every $(...) and backtick text, quoted or not, as a command
+        for script in arith.inner_scripts(text):
+            _nested_script(walk, script)
     if root.has_error:
         _fallback(text, walk)
     if "\\\n" in text:
         # bash drops backslash-newline inside words (r\<newline>m is rm); the grammar splits
         # the word there. Read the joined text too: every command of either reading counts.
         _parse_into(text.replace("\\\n", ""), walk)
+
+
+def _resolve(node: Node) -> str:
+    return _word(node, {}).text
+
+
+def _hide(walk: _Walk, why: str, text: str, runs: bool = False) -> None:
+    """A word bash evaluates as arithmetic or as a variable name that may hide a command: the
+    command line is asked, never allowed, and :func:`_parse_into` reads every ``$(...)`` text
+    in it as a command, for deny rules (`runs`: `text` itself is run, ``mapfile -C TEXT``)."""
+    walk.dynamic.append(f"{why}: {text[:60]!r} may hide a command")
+    walk.hidden = True
+    if runs:
+        _nested_script(walk, text)
+
+
+def _nested_script(walk: _Walk, script: str) -> None:
+    if walk.depth >= _MAX_DEPTH:
+        walk.dynamic.append("scripts nested too deep to follow")
+        return
+    nested = walk.nested(walk.depth + 1)
+    _parse_into(script, nested)
+    walk.commands.extend(nested.commands)
+    walk.dynamic.extend(nested.dynamic)
 
 
 def _fallback(text: str, walk: _Walk) -> None:
@@ -237,6 +274,8 @@ def _visit(node: Node, walk: _Walk, redirects: tuple[str, ...]) -> None:
     if kind in ("declaration_command", "unset_command"):
         words = tuple(_word(c, walk.assigned).text for c in node.children if c.is_named)
         head = _text(node.children[0]) if node.children else kind
+        if hiding := arith.builtin_hidden((head, *words), walk.tainted):
+            _hide(walk, *hiding)
         walk.commands.append(
             SimpleCommand((head, *words), _norm(_text(node)), redirects, None, ((head, *words),), walk.depth)
         )
@@ -250,7 +289,7 @@ def _visit(node: Node, walk: _Walk, redirects: tuple[str, ...]) -> None:
     elif kind == "expansion" and "`" in _text(node):
         # ${x:=`rm x`}: the grammar reads the backticks inside an expansion as a plain word
         for match in _BACKTICKS.finditer(_text(node)):
-            nested = _Walk(walk.cwd, walk.depth, walk.assigned)
+            nested = walk.nested(walk.depth)
             _parse_into(match.group(1), nested)
             walk.commands.extend(nested.commands)
             walk.dynamic.extend(nested.dynamic)
@@ -328,6 +367,9 @@ def _command(node: Node, walk: _Walk, inherited: tuple[str, ...]) -> None:
     if words and words[0].pattern is not None:
         words[0].guesses = _glob(words[0].pattern, walk.cwd)
     spellings, scripts, stdin, late = _spell(words)
+    for spelling in spellings:
+        if hiding := arith.builtin_hidden(spelling, walk.tainted):
+            _hide(walk, *hiding)
     if late and not dynamic:
         dynamic = late
     if stdin and not dynamic:
@@ -342,13 +384,13 @@ def _command(node: Node, walk: _Walk, inherited: tuple[str, ...]) -> None:
         if walk.depth >= _MAX_DEPTH:
             walk.dynamic.append("scripts nested too deep to follow")
             continue
-        nested = _Walk(walk.cwd, walk.depth + 1, walk.assigned)
+        nested = walk.nested(walk.depth + 1)
         _parse_into(script, nested)
         walk.commands.extend(nested.commands)
         walk.dynamic.extend(nested.dynamic)
     for found in _find_exec(values):
         # read what find runs as a command line of its own (wrappers peeled, sh -c TEXT parsed)
-        nested = _Walk(walk.cwd, walk.depth + 1, walk.assigned)
+        nested = walk.nested(walk.depth + 1)
         _parse_into(shlex.join(found), nested)
         walk.commands.extend(nested.commands)
         walk.dynamic.extend(nested.dynamic)

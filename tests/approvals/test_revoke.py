@@ -5,7 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from kandev_nb.agent import events as ev
 from kandev_nb.agent.revoke import remove_rules_update, revoke_grant, revoked_ask
+from kandev_nb.testing import Reply, ScriptedModelServer, text, tool_use
+from tests.approvals.conftest import SessionMaker
 from tests.approvals.test_broker import Harness
 
 
@@ -57,3 +62,47 @@ def test_remove_rules_update_and_ask_shapes() -> None:
     }
     assert revoked_ask(["WebFetch(domain:example.com)"], "WebFetch", {"url": "https://example.com/x"}, "/")
     assert revoked_ask(["WebFetch(domain:example.com)"], "WebFetch", {"url": "https://other.org/"}, "/") == {}
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["nice touch e.txt", "timeout 5 touch f.txt", "sudo -u me touch g", "echo a && touch h", "x=touch; $x i"],
+)
+def test_a_revoked_rule_reaches_what_the_clis_copy_of_the_grant_covers(command: str) -> None:
+    assert revoked_ask(["Bash(touch:*)"], "Bash", {"command": command}, "/")
+    assert revoked_ask(["Bash(touch:*)"], "Bash", {"command": "ls -l"}, "/") == {}
+
+
+@pytest.mark.timeout(180)
+async def test_after_revoke_wrapped_commands_the_clis_grant_still_covers_are_asked(
+    make_session: SessionMaker, scripted_model: ScriptedModelServer, claude_workdir: Path
+) -> None:
+    """Issue 32 point 5: after Revoke of ``Bash(touch:*)``, ``nice touch e.txt`` and
+    ``timeout 5 touch f.txt`` ran with no card (the CLI's own grant covered them)."""
+    scripted_model.push(
+        Reply(tool_use("Bash", {"command": "touch a.txt", "description": "1"})),
+        Reply(tool_use("Bash", {"command": "nice touch pre.txt", "description": "2"})),
+        Reply(text("ok")),
+        Reply(tool_use("Bash", {"command": "nice touch e.txt", "description": "3"})),
+        Reply(tool_use("Bash", {"command": "timeout 5 touch f.txt", "description": "4"})),
+        Reply(text("ok")),
+    )
+    asked: list[str] = []
+
+    def grant(event: ev.AgentEvent) -> None:
+        if isinstance(event, ev.PermissionRequest):
+            asked.append(event.input["command"])
+            event.approval.allow(always=True)
+
+    def deny(event: ev.AgentEvent) -> None:
+        if isinstance(event, ev.PermissionRequest):
+            asked.append(event.input["command"])
+            event.approval.deny("revoked")  # a deny carries no removeRules: the CLI keeps its grant
+
+    session = make_session()
+    await session.run("first", consumers=[grant])
+    assert asked == ["touch a.txt"] and (claude_workdir / "pre.txt").exists()  # the CLI's grant covers `nice touch`
+    assert revoke_grant(session.broker, "Bash(touch:*)")
+    await session.run("second", consumers=[deny])
+    assert asked == ["touch a.txt", "nice touch e.txt", "timeout 5 touch f.txt"]  # old code: neither was asked
+    assert not (claude_workdir / "e.txt").exists() and not (claude_workdir / "f.txt").exists()
