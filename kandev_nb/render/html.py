@@ -176,9 +176,12 @@ def code_html(code: str, language: str | None = None, filename: str | None = Non
     """A ``<pre>`` block of `code`, coloured by Pygments when the language/filename is known.
 
     Code longer than :data:`HIGHLIGHT_MAX_CHARS` is shown uncoloured (Pygments needs about
-    a second per 100 KB; the text is the same).
+    a second per 100 KB; the text is the same). So is code with a carriage return or a
+    leading BOM: Pygments would turn the CR into a line break and drop the BOM, while the
+    card must mark them (:mod:`kandev_nb.render.reveal`).
     """
-    lexer = _lexer_for(language, filename) if len(code) <= HIGHLIGHT_MAX_CHARS else None
+    plain = len(code) > HIGHLIGHT_MAX_CHARS or "\r" in code or code.startswith("\ufeff")
+    lexer = None if plain else _lexer_for(language, filename)
     if lexer is None:
         return _pre(esc(code), cls)
     return _pre(th.pygments_classes(str(_pyg_highlight(code, lexer, _formatter())).rstrip("\n")), cls)
