@@ -217,6 +217,9 @@ def _md_highlight(code: str, lang: str, _attrs: str) -> str:
             _code_cache.move_to_end(key)
             return hit
     out = code_html(code.rstrip("\n"), lang or None)
+    word = lang.split()[0] if lang.strip() else ""
+    if word:  # the fence's language, which "Insert as code cell" reads (answer_actions.js)
+        out = out.replace('<pre class="kandev-code"', f'<pre class="kandev-code" data-lang="{esc(word)}"', 1)
     size = len(out) + len(code)
     if size <= _CODE_CACHE_CHARS // 8:
         with _code_cache_lock:

@@ -232,3 +232,22 @@ def test_control_characters_cannot_rewrite_what_a_text_surface_shows() -> None:
     assert "⟨U+000D⟩" in text and "⟨U+001B⟩" in text and "⟨U+0008⟩" in text and "⟨U+2028⟩" in text
     assert found == ["\r", "\b", "\b", "\x1b", "\x1b", "\u2028", "\x85"]
     assert reveal.reveal_text("plain\n\ttext") == ("plain\n\ttext", [])
+
+
+def test_each_code_block_carries_its_own_fence_language() -> None:
+    """Attack review F: "Insert as code cell" took the language of the first fence with the same
+    text, so a ```python block identical to an earlier ```bash one became a %%bash cell."""
+    from pathlib import Path
+
+    import kandev_nb
+    from kandev_nb.render import html as r
+
+    shown = r.markdown_html("```bash\nrm -rf build\n```\n\n```python\nrm -rf build\n```\n\n```\nplain\n```\n")
+    assert shown.count('data-lang="bash"') == 1 and shown.count('data-lang="python"') == 1
+    assert shown.index('data-lang="bash"') < shown.index('data-lang="python"')
+    assert shown.count('<pre class="kandev-code"') == 3  # the plain fence: no data-lang
+    root = Path(kandev_nb.__file__).parent / "notebook"
+    actions = (root / "answer_actions.js").read_text(encoding="utf-8")
+    assert 'pre.getAttribute("data-lang")' in actions and "answer.matchAll" not in actions
+    for live in ("widgets/assets/kandev_lib.js", "widgets/js/src/lib.js"):
+        assert "data-lang=" in (root / live).read_text(encoding="utf-8")
