@@ -11,9 +11,10 @@ so such a surface offers Allow only when that line *is* the whole payload, verba
 :attr:`SurfaceText.digest` of the text its surface showed, and only the digest of a complete
 line or of the whole payload (:func:`whole_text`) allows.
 
-A line is complete when the input has one field that matters (the first of
-:data:`SUMMARY_KEYS`; ``description``, the agent's own words about the call, and fields that
-are None or False do not count) and its value is printable ASCII on one line, no longer than
+A line is complete when the input has one field (the first of :data:`SUMMARY_KEYS`; only
+the built-in Bash tool's ``description``, the agent's own words about the call, and fields
+that are None do not count: an MCP tool's ``description`` may be what it publishes, a False
+``dry_run`` is what makes it act) and its value is printable ASCII on one line, no longer than
 :data:`SUMMARY_CHARS`, with no run of spaces collapsed: no hidden tail, no second line, no
 bidi or zero-width character, no look-alike letter. A call on an existing notebook cell is
 never complete (what runs is the cell's source, which the line does not show).
@@ -38,8 +39,9 @@ SUMMARY_KEYS = ("command", "file_path", "notebook_path", "path", "url", "query",
 SUMMARY_CHARS = 80
 """A summary is cut to this many characters (with an ellipsis)."""
 
-_NOT_PAYLOAD = frozenset({"description"})
-"""Input fields that say what a call is for, not what it does (Bash's ``description``)."""
+_NOT_PAYLOAD: dict[str, frozenset[str]] = {"Bash": frozenset({"description"})}
+"""Input fields, by built-in tool, that say what a call is for, not what it does (Bash's
+``description``). Any other tool's fields all count: ``mcp__x__Bash`` is not Bash."""
 
 
 def _cut(text: str, limit: int = SUMMARY_CHARS) -> str:
@@ -72,7 +74,8 @@ def _complete(tool_name: str, tool_input: dict[str, Any], payload: Any, line: st
     key = next((k for k in SUMMARY_KEYS if isinstance(tool_input.get(k), str) and tool_input[k].strip()), None)
     if key is None:
         return False
-    others = [k for k, v in tool_input.items() if k not in (key, *_NOT_PAYLOAD) and v is not None and v is not False]
+    ignored = _NOT_PAYLOAD.get(tool_name, frozenset())
+    others = [k for k, v in tool_input.items() if k != key and k not in ignored and v is not None]
     value = tool_input[key]
     return not others and value == line and value.isascii() and value.isprintable()
 

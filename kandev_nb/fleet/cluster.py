@@ -222,6 +222,8 @@ class ClusterFleet(Fleet):
         self._dask: dict[Any, Any] = {}
         self._queues: dict[str, Any] = {}
         self._attempts: dict[Any, str] = {}
+        self._attempt_no: dict[Any, int] = {}
+        """By row key, the number of the row's current attempt (its ``start``'s ``n``)."""
         self._mirrors: dict[str, tuple[Any, Approval]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self.lost_scheduler: str | None = None
@@ -355,7 +357,8 @@ class ClusterFleet(Fleet):
         job = self.jobs[state.key] = self.job(state, tree.cwd if tree is not None else None)
         state.status, state.activity = "pending", "queued on the cluster"
         self._changed()
-        await self._set_variable(job.session_var, {})  # set: a worker's get returns at once
+        # set (a worker's get returns at once) and sealed: a worker acts on it only once opened
+        await self._set_variable(job.session_var, self.channel.seal_value(job.session_var, {}))
         future = self.client.submit(run_row, job, key=f"kandev-row-{self.fleet_id}-{state.position}", pure=False)
         self._dask[state.key] = future
         try:
@@ -499,6 +502,14 @@ class ClusterFleet(Fleet):
             self._report(f"row {state.position} on {worker}: dropped a {claimed!r} message in its queue: {why}")
             return
         if kind == "start":
+            number = message.get("n")
+            number = number if isinstance(number, int) else 0
+            if number < self._attempt_no.get(state.key, 0):  # an older attempt's late start
+                self._report(
+                    f"row {state.position} on {worker}: ignored a start of attempt {number}, older than the current"
+                )
+                return
+            self._attempt_no[state.key] = number
             before = self.where.get(state.key)
             self.where[state.key] = (worker, str(message.get("host", "")))
             self._attempts[state.key] = str(message.get("attempt", ""))

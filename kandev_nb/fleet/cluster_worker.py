@@ -154,6 +154,8 @@ class _Row:
         self.session: Any = None
         self.session_id: str | None = None
         self.variable: Any = None
+        self.number = 0
+        """This attempt's number (1 for the row's first): the Variable's count, carried by ``start``."""
         self.saving: asyncio.Future[Any] | None = None
         self.deny: list[str] = list(job.deny)
         """The deny rules in force (the kernel's ``rules`` message replaces them in place)."""
@@ -169,8 +171,8 @@ class _Row:
         if event.session_id and event.session_id != self.session_id and self.variable is not None:
             self.session_id = event.session_id  # a retry on another worker resumes it
             pid = self.session.pid if self.session is not None else None
-            saved = {"session_id": event.session_id, "pid": pid, "host": socket.gethostname()}
-            self.saving = asyncio.ensure_future(self.variable.set(saved))
+            saved = {"session_id": event.session_id, "pid": pid, "host": socket.gethostname(), "n": self.number}
+            self.saving = asyncio.ensure_future(self.variable.set(self.channel.seal_value(self.job.session_var, saved)))
         if isinstance(event, ev.PermissionRequest) and event.approval is not None:
             self.approvals[event.request_id] = event.approval
             self.activity = "waiting · " + activity_of(event.tool_name, event.input)
@@ -239,17 +241,27 @@ class _Row:
             self.send("dropped", claimed=claimed_kind(wire), why=str(exc))
 
 
-async def _resume_id(variable: Any, host: str) -> str | None:
-    """The row's session_id from a lost attempt, if its transcript is on this worker; the
-    lost attempt's CLI, when it ran on this host and outlived its worker, is killed first."""
+async def _saved(variable: Any, row: _Row) -> dict[str, Any]:
+    """The row's stored value (session_id, pid, host, attempt count ``n``), opened with the
+    run's key; ``{}`` when there is none or it fails to open (reported as a dropped message:
+    another client of the scheduler wrote it)."""
+    try:
+        wire = await variable.get(timeout=5)  # the kernel set it before submitting the task
+    except TimeoutError:
+        return {}
+    try:
+        return row.channel.open_value(wire, row.job.session_var)
+    except Forged as exc:
+        row.report(wire, exc)
+        return {}
+
+
+def _resume_id(saved: dict[str, Any], host: str) -> str | None:
+    """The row's session_id from a lost attempt (`saved`, opened), if its transcript is on
+    this worker; the lost attempt's CLI, when it ran on this host and outlived its worker, is
+    killed first."""
     from kandev_nb.agent.transcript import find_transcript
 
-    try:
-        saved = await variable.get(timeout=5)  # the kernel set it before submitting the task
-    except TimeoutError:
-        return None
-    if not isinstance(saved, dict):
-        return None
     if saved.get("host") == host and isinstance(saved.get("pid"), int):
         _kill_cli(saved["pid"])
     sid = saved.get("session_id")
@@ -302,7 +314,12 @@ async def run_row(job: RowJob) -> RowOutcome:
             return out
         attempt_id = row.attempt = uuid.uuid4().hex[:8]
         queue = await dd.Queue(f"{job.answers}-{attempt_id}")  # a lost attempt's pending get must not eat answers
-        row.send("start", host=out.host)
+        variable = row.variable = dd.Variable(job.session_var)
+        saved = await _saved(variable, row)
+        count = saved.get("n")
+        row.number = (count if isinstance(count, int) and count >= 0 else 0) + 1
+        await variable.set(row.channel.seal_value(job.session_var, {**saved, "n": row.number}))
+        row.send("start", host=out.host, n=row.number)  # the kernel ignores an older attempt's late start
         cwd = job.config.get("cwd")
         if cwd is not None and not os.path.isdir(cwd):
             out.error = f"the row's working directory {cwd} does not exist on worker {out.worker} ({out.host})" + (
@@ -311,8 +328,7 @@ async def run_row(job: RowJob) -> RowOutcome:
                 else ""
             )
             return out
-        variable = row.variable = dd.Variable(job.session_var)
-        out.resumed = await _resume_id(variable, out.host)
+        out.resumed = _resume_id(saved, out.host)
         _check_cancelled()
         session = Session(SessionConfig(**job.config, resume=out.resumed), name=f"fleet[{job.key}]")
         # the fleet's deny rules hold in every mode here too: the enforcement hook asks them before

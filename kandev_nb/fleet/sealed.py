@@ -40,13 +40,17 @@ from typing import Any, Final
 
 from kandev_nb.errors import KandevError
 
-__all__ = ["KERNEL", "WORKER", "Channel", "Forged", "claimed_kind", "new_key"]
+__all__ = ["KERNEL", "STATE", "WORKER", "Channel", "Forged", "claimed_kind", "new_key"]
 
 KERNEL: Final = "kernel->worker"
 """The direction of what the kernel sends (answers, rules, interrupts)."""
 
 WORKER: Final = "worker->kernel"
 """The direction of what a row's task sends (start, ask, batch, dropped)."""
+
+STATE: Final = "state"
+"""The "direction" of a stored value (a row's ``distributed.Variable``): written by the kernel
+or a worker, read by a later attempt; never a message."""
 
 MAX_SEEN: Final = 4096
 """Sequence numbers remembered per row attempt against replays (kernel -> worker)."""
@@ -136,6 +140,34 @@ class Channel:
             raise Forged("sealed for another row or attempt")
         self._check_replay((str(body.get("row")), str(body.get("attempt"))), body.get("seq"))
         return dict(body)
+
+    def seal_value(self, name: str, value: dict[str, Any]) -> dict[str, str]:
+        """`value` (plain JSON) sealed for the stored slot `name` of this run (a row's
+        ``distributed.Variable``): :meth:`open_value` opens it with the same name only.
+
+        Raises:
+            TypeError, ValueError: `value` is not plain JSON.
+        """
+        text = canonical({"run": self.run, "dir": STATE, "kind": "value", "name": name, "value": value})
+        return {"body": text, "mac": self._mac(text)}
+
+    def open_value(self, wire: Any, name: str) -> dict[str, Any]:
+        """The value :meth:`seal_value` sealed for `name` in this run.
+
+        Raises:
+            Forged: not sealed with the run's key, or for another run or slot, or not a value.
+        """
+        if not isinstance(wire, dict) or not isinstance(wire.get("body"), str) or not isinstance(wire.get("mac"), str):
+            raise Forged("not sealed")
+        if not hmac.compare_digest(self._mac(wire["body"]), wire["mac"]):
+            raise Forged("wrong seal")
+        body = json.loads(wire["body"])
+        if body.get("run") != self.run or body.get("dir") != STATE or body.get("name") != name:
+            raise Forged("sealed for another run or slot")
+        value = body.get("value")
+        if not isinstance(value, dict):
+            raise Forged("not a stored value")
+        return value
 
     def _check_replay(self, where: tuple[str, str], seq: Any) -> None:
         if not isinstance(seq, int):

@@ -17,6 +17,7 @@ import os
 import re
 import string
 import types
+from _string import formatter_field_name_split as _formatter_field_name_split
 from collections import ChainMap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -93,6 +94,93 @@ _REFUSED_ROOTS = frozenset({"In", "Out", "exit", "quit", "get_ipython", "open"})
 """IPython's own names, refused as a `%%claude` cell's interpolation refuses them."""
 
 
+_ENVIRON_TYPE = type(os.environ)
+_MEMBERS = 1000
+"""A value's members read for the process environment (a mapping's values, a sequence's
+items, an object's attributes): at most this many."""
+
+
+def _mirrors_environ(value: Mapping[Any, Any]) -> bool:
+    """`value` is a copy of the process environment (``dict(os.environ)``): it holds at least
+    min(3, len(os.environ)) of its entries, same name and same value."""
+    env = dict(os.environ)
+    if not env or len(value) < min(3, len(env)):
+        return False
+    same = 0
+    for k, v in env.items():
+        try:
+            same += value.get(k) == v
+        except (TypeError, ValueError, KeyError):  # an odd mapping (unhashable lookups, raising __eq__)
+            return False
+        if same >= min(3, len(env)):
+            return True
+    return False
+
+
+def _is_environ(value: Any) -> bool:
+    """`value` is the process environment, a copy of it, or a bound method of it (``environ.copy``)."""
+    if isinstance(value, _ENVIRON_TYPE) or isinstance(getattr(value, "__self__", None), _ENVIRON_TYPE):
+        return True
+    return isinstance(value, Mapping) and _mirrors_environ(value)
+
+
+def _members(value: Any) -> list[Any]:
+    """A value's direct members: a mapping's values, a list's/tuple's/set's items, an object's
+    ``__dict__`` values (first :data:`_MEMBERS`)."""
+    try:
+        if isinstance(value, Mapping):
+            items: Any = value.values()
+        elif isinstance(value, (list, tuple, set, frozenset)):
+            items = value
+        else:
+            items = vars(value).values() if hasattr(value, "__dict__") else ()
+        out: list[Any] = []
+        for item in items:
+            if len(out) >= _MEMBERS:
+                break
+            out.append(item)
+        return out
+    except (TypeError, AttributeError, RuntimeError):
+        return []
+
+
+def check_field(name: str, scope: Mapping[str, Any]) -> None:
+    """Resolve the template field `name` (``mods[0].environ``, ``o.d[k].environ``) in `scope`
+    step by step, as ``str.format`` will, and refuse it if any step is a module or the process
+    environment (``os.environ`` by type, a copy of it, a bound method of it), or if the value
+    holds the environment as a direct member. A step that cannot be resolved stops the check
+    (the fill then fails with its own error). The error names the field, never a value.
+
+    Raises:
+        FleetError: a step is a module or the process environment.
+    """
+    first, rest = _formatter_field_name_split(name)
+    if first not in scope:
+        return
+    value = scope[first]
+    steps = [None, *rest]
+    for i, step in enumerate(steps):
+        if step is not None:
+            is_attr, key = step
+            if is_attr and str(key).startswith("_"):
+                raise FleetError(f"the prompt template's {{{name}}} names a private or IPython name; it is not sent")
+            try:
+                value = getattr(value, key) if is_attr else value[key]
+            except (KeyError, AttributeError, IndexError, ValueError, TypeError):  # what format_map would raise
+                return
+        if isinstance(value, types.ModuleType):
+            raise FleetError(
+                f"the prompt template's {{{name}}} is a module or reaches one; modules and their attributes "
+                "(os.environ and other process state) are not sent to Claude"
+            )
+        last = i == len(steps) - 1
+        if _is_environ(value) or (last and any(_is_environ(m) for m in _members(value))):
+            raise FleetError(
+                f"the prompt template's {{{name}}} is or holds the process environment (os.environ); "
+                "it is not sent to Claude"
+            )
+
+
 def _escaped(text: str) -> str:
     return text.replace("{", "{{").replace("}", "}}")
 
@@ -119,16 +207,8 @@ def _safe_template(template: str, columns: Mapping[str, Any], variables: Mapping
         private_root = not is_column and (root.startswith("_") or root in _REFUSED_ROOTS)
         if private_root or any(p.startswith("_") for p in attrs):
             raise FleetError(f"the prompt template's {{{name}}} names a private or IPython name; it is not sent")
-        if not is_column:
-            value: Any = variables.get(root)
-            for attr in [None, *name.split("[", 1)[0].split(".")[1:]]:
-                if attr is not None:
-                    value = getattr(value, attr, None)
-                if isinstance(value, types.ModuleType):
-                    raise FleetError(
-                        f"the prompt template's {{{name}}} is a module; modules and their attributes "
-                        "(os.environ and other process state) are not sent to Claude"
-                    )
+        if not is_column and root in variables:
+            check_field(name, variables)
         safe_spec = _safe_template(spec, columns, variables, reveal) if spec else ""
         if not reveal and not is_column and any(is_secret_name(p) for p in parts):
             out.append(REDACTED)
@@ -259,8 +339,11 @@ class FleetSpec:
                 raise FleetError(f"schema: {exc}") from None
         prompts: dict[Any, str] = {}
         wanted = [n for n in names if n in columns]
+        column_fields = [f for f in _all_fields(template) if _formatter_field_name_split(f)[0] in columns]
         for key, values in zip(frame.index, frame[[columns[n] for n in wanted]].itertuples(index=False), strict=True):
             row = ChainMap(dict(zip(wanted, values, strict=True)), extra)  # a row value wins over a variable
+            for f in column_fields:  # a column's values: checked row by row (variables: once, above)
+                check_field(f, row)
             try:
                 prompts[key] = template_sent.format_map(row)
                 if not reveal_secrets:

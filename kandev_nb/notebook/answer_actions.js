@@ -90,8 +90,8 @@ const KANDEV_CELL_MAGIC = { bash: "%%bash", sh: "%%bash", shell: "%%bash", zsh: 
 
 // render/reveal.py's HIDDEN: the invisible and direction-changing characters.
 const KANDEV_HIDDEN = new RegExp(
-  "[\\u00ad\\u034f\\u061c\\u115f\\u1160\\u17b4\\u17b5\\u180b-\\u180f\\u200b-\\u200f\\u202a-\\u202e\\u2060-\\u2064" +
-    "\\u2066-\\u206f\\u3164\\ufe00-\\ufe0d\\ufeff\\uffa0\\ufff9-\\ufffb\\u{e0000}-\\u{e007f}\\u{e0100}-\\u{e01ef}]",
+  // render/reveal.py hidden_js_class() (tests/widgets/test_hidden_characters.py checks it)
+  "[\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f\\u00ad\\u034f\\u061c\\u115f-\\u1160\\u17b4-\\u17b5\\u180b-\\u180f\\u200b-\\u200f\\u202a-\\u202e\\u2060-\\u206f\\u3164\\ufe00-\\ufe0d\\ufeff\\uffa0\\ufff0-\\ufff8\\u{1bca0}-\\u{1bca3}\\u{1d173}-\\u{1d17a}\\u{e0000}-\\u{e0fff}\\u2028-\\u2029\\ufff9-\\ufffb\\u2800]",
   "gu",
 );
 
@@ -117,18 +117,15 @@ function kandevRemovedNote(removed) {
   return `Without ${n} invisible or direction-changing character${n === 1 ? "" : "s"} (${kinds}): removed from the code.`;
 }
 
-function kandevFenceLanguage(answer, code) {
-  // The language of the answer's fenced block whose text is `code` (the HTML keeps no language).
-  const fence = /^ {0,3}(`{3,}|~{3,})[ \t]*([^\s`]*)[^\n]*\n([\s\S]*?)^ {0,3}\1[ \t]*$/gm;
-  for (const m of answer.matchAll(fence)) {
-    if (m[3].replace(KANDEV_HIDDEN, "").replace(/\n$/, "") === code) return m[2].toLowerCase();
-  }
-  return "";
+function kandevFenceLanguage(pre) {
+  // The block's own fence language: the data-lang attribute the renderers (Python's saved
+  // HTML, the live Markdown renderer) put on its <pre>; "" when there is none.
+  return (pre.getAttribute("data-lang") || "").trim().toLowerCase();
 }
 
-function kandevCodeCell(answer, code) {
+function kandevCodeCell(pre, code) {
   // A shell (or HTML, JavaScript) block becomes a cell that runs it: %%bash, %%html, %%javascript.
-  const magic = KANDEV_CELL_MAGIC[kandevFenceLanguage(answer, code)];
+  const magic = KANDEV_CELL_MAGIC[kandevFenceLanguage(pre)];
   return magic ? `${magic}\n${code}` : code;
 }
 
@@ -162,9 +159,7 @@ function kandevDecorateHost(host, shared, ops) {
     };
     const add = kandevButton("Insert as code cell below", "kandev-insert-code", "A new code cell under this %%claude cell");
     add.addEventListener("click", () => {
-      const found = kandevFindTurn(shared, token);
-      const text = code();
-      insert("code", kandevCodeCell(found ? found.answer : "", text), add);
+      insert("code", kandevCodeCell(pre, code()), add);
     });
     const copy = kandevButton("Copy", "kandev-copy-code", "Copy this code");
     copy.addEventListener("click", () =>

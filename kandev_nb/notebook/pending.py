@@ -31,14 +31,10 @@ from kandev_nb.agent.permissions import Approval
 from kandev_nb.agent.questions import QUESTION_TOOL
 from kandev_nb.agent.surface import SUMMARY_CHARS, SurfaceText, summary
 from kandev_nb.policy.binding import BoundPayload
+from kandev_nb.render.card_view import tool_label
 from kandev_nb.render.reveal import reveal_text, warning_markdown
 
 __all__ = ["SUMMARY_CHARS", "PendingApproval", "PendingList", "pending", "summary", "waiting"]
-
-
-def tool_label(tool_name: str) -> str:
-    """``mcp__kernel__run_cell`` -> ``run_cell``; other names as they are."""
-    return tool_name.rsplit("__", 1)[-1] if tool_name.startswith("mcp__") else tool_name
 
 
 @dataclass(frozen=True)

@@ -176,9 +176,12 @@ def code_html(code: str, language: str | None = None, filename: str | None = Non
     """A ``<pre>`` block of `code`, coloured by Pygments when the language/filename is known.
 
     Code longer than :data:`HIGHLIGHT_MAX_CHARS` is shown uncoloured (Pygments needs about
-    a second per 100 KB; the text is the same).
+    a second per 100 KB; the text is the same). So is code with a carriage return or a
+    leading BOM: Pygments would turn the CR into a line break and drop the BOM, while the
+    card must mark them (:mod:`kandev_nb.render.reveal`).
     """
-    lexer = _lexer_for(language, filename) if len(code) <= HIGHLIGHT_MAX_CHARS else None
+    plain = len(code) > HIGHLIGHT_MAX_CHARS or "\r" in code or code.startswith("\ufeff")
+    lexer = None if plain else _lexer_for(language, filename)
     if lexer is None:
         return _pre(esc(code), cls)
     return _pre(th.pygments_classes(str(_pyg_highlight(code, lexer, _formatter())).rstrip("\n")), cls)
@@ -214,6 +217,9 @@ def _md_highlight(code: str, lang: str, _attrs: str) -> str:
             _code_cache.move_to_end(key)
             return hit
     out = code_html(code.rstrip("\n"), lang or None)
+    word = lang.split()[0] if lang.strip() else ""
+    if word:  # the fence's language, which "Insert as code cell" reads (answer_actions.js)
+        out = out.replace('<pre class="kandev-code"', f'<pre class="kandev-code" data-lang="{esc(word)}"', 1)
     size = len(out) + len(code)
     if size <= _CODE_CACHE_CHARS // 8:
         with _code_cache_lock:

@@ -7,7 +7,10 @@ diff, a path). Some characters change what that text *looks* like without being 
   (CVE-2021-42574), a live ``shutil.rmtree("data")`` displayed inside a string;
 * zero-width and invisible characters (U+200B-200D, U+2060-2064, U+FEFF, U+00AD, U+180E,
   fillers such as U+3164, variation selectors, the Unicode "tag" characters U+E0000-E007F
-  that carry hidden ASCII).
+  that carry hidden ASCII): Unicode's Default_Ignorable_Code_Point, whole;
+* controls (C0 and C1 but TAB and LF: CR, backspace, ESC rewrite what a stream output or a
+  terminal shows), the line/paragraph separators U+2028/2029, the braille blank U+2800
+  (:data:`HIDDEN_RANGES`).
 
 :func:`reveal_html` replaces each of them in rendered card HTML by a highlighted, visible
 ``<U+2067>`` token (text nodes) or a plain ``U+2067`` (attribute values) and counts them;
@@ -28,11 +31,14 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 
 __all__ = [
     "HIDDEN",
+    "HIDDEN_RANGES",
     "WRAP_COLUMNS",
     "displayable",
+    "hidden_js_class",
     "reveal_code_blocks",
     "reveal_html",
     "reveal_text",
@@ -41,12 +47,62 @@ __all__ = [
     "wrap_pre_html",
 ]
 
-HIDDEN = re.compile(
-    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u2064"
-    "\u2066-\u206f\u3164\ufe00-\ufe0d\ufeff\uffa0\ufff9-\ufffb\U000e0000-\U000e007f\U000e0100-\U000e01ef]"
+HIDDEN_RANGES: tuple[tuple[int, int], ...] = (
+    # Cc, the C0 and C1 controls, except TAB and LF: CR, backspace and ESC (ANSI escapes)
+    # rewrite what a terminal or a stream output shows, NUL and the rest show nothing.
+    (0x0000, 0x0008),
+    (0x000B, 0x001F),
+    (0x007F, 0x009F),
+    # Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt), whole.
+    (0x00AD, 0x00AD),
+    (0x034F, 0x034F),
+    (0x061C, 0x061C),
+    (0x115F, 0x1160),
+    (0x17B4, 0x17B5),
+    (0x180B, 0x180F),
+    (0x200B, 0x200F),
+    (0x202A, 0x202E),
+    (0x2060, 0x206F),
+    (0x3164, 0x3164),
+    (0xFE00, 0xFE0D),  # U+FE0E/U+FE0F (text/emoji presentation) are left alone: emoji use them
+    (0xFEFF, 0xFEFF),
+    (0xFFA0, 0xFFA0),
+    (0xFFF0, 0xFFF8),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
+    (0xE0000, 0xE0FFF),
+    # Zl, Zp: line and paragraph separators (a line break to some renderers, nothing to others).
+    (0x2028, 0x2029),
+    # Not ignorable but blank: the interlinear annotation marks, the braille blank.
+    (0xFFF9, 0xFFFB),
+    (0x2800, 0x2800),
 )
-"""One invisible or direction-changing character (see the module's docstring). U+FE0E/U+FE0F
-(text/emoji presentation) are left alone: emoji use them."""
+"""The code points of :data:`HIDDEN`, as inclusive ranges (the one list: the JavaScript
+copies in ``answer_actions.js`` and ``stream_text.js`` are :func:`hidden_js_class`, which a
+test checks)."""
+
+
+def _class_item(lo: int, hi: int, esc: Callable[[int], str]) -> str:
+    return esc(lo) if lo == hi else f"{esc(lo)}-{esc(hi)}"
+
+
+def _py_escape(cp: int) -> str:
+    return f"\\x{cp:02x}" if cp < 0x100 else f"\\u{cp:04x}" if cp < 0x10000 else f"\\U{cp:08x}"
+
+
+def hidden_js_class() -> str:
+    """:data:`HIDDEN_RANGES` as the source of a JavaScript character class (for a ``u`` regex),
+    as the JavaScript copies spell it: ``[\\u0000-\\u0008...\\u{e0000}-\\u{e0fff}]``."""
+
+    def esc(cp: int) -> str:
+        return f"\\u{cp:04x}" if cp < 0x10000 else f"\\u{{{cp:x}}}"
+
+    return "[" + "".join(_class_item(lo, hi, esc) for lo, hi in HIDDEN_RANGES) + "]"
+
+
+HIDDEN = re.compile("[" + "".join(_class_item(lo, hi, _py_escape) for lo, hi in HIDDEN_RANGES) + "]")
+"""One invisible, direction-changing or control character (see the module's docstring):
+:data:`HIDDEN_RANGES`."""
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _TAG = re.compile(r"(<[^>]*>)")
@@ -87,7 +143,7 @@ def reveal_html(html: str) -> tuple[str, list[str]]:
     Returns:
         (the new HTML, the characters found, in order; empty when there were none).
     """
-    if html.isascii() or not HIDDEN.search(html):
+    if not HIDDEN.search(html):
         return html, []
     found: list[str] = []
 
@@ -109,7 +165,7 @@ def reveal_html(html: str) -> tuple[str, list[str]]:
 def reveal_text(text: str) -> tuple[str, list[str]]:
     """`text` with each :data:`HIDDEN` character as ``⟨U+2067⟩`` (for Markdown: the brackets
     U+27E8/U+27E9 mean nothing to Markdown or HTML). Returns (the text, the characters found)."""
-    if text.isascii():
+    if not HIDDEN.search(text):
         return text, []
     found: list[str] = []
 
@@ -205,7 +261,7 @@ def reveal_code_blocks(html: str) -> str:
     :data:`HIDDEN` characters made visible (:func:`reveal_html`) under the card's warning line
     (:func:`warning_html`), as a card shows them (issue 32, point 6). The marks are
     ``span.kandev-invisible``: the tab's "Insert as code cell below" and "Copy" leave them out."""
-    if html.isascii():
+    if not HIDDEN.search(html):
         return html
 
     def one(m: re.Match[str]) -> str:

@@ -211,3 +211,62 @@ def test_a_nested_column_or_plain_variable_still_fills() -> None:
     frame = pd.DataFrame({"ts": [pd.Timestamp("2024-05-01")], "fmt": ["%Y"]})
     spec = FleetSpec.of(frame, "{ts:{fmt}} {ts:%m-{day}}", variables={"day": "%d"})
     assert spec.prompts[0] == "2024 05-01"
+
+
+class _Holder:
+    def __init__(self) -> None:
+        self.d = {"k": os}
+        self.env = dict(os.environ)
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "{mods[0].environ}",
+        "{mdict[os].environ}",
+        "{o.d[k].environ}",
+        "{tup[0].environ[HOME]}",
+        "{id:{mods[0].environ}}",
+        "{environ}",
+        "{environ!r}",
+        "{environ[CANARY_FLEET_VAR]}",
+        "{environ.copy}",
+        "{envcopy}",
+        "{o.env}",
+        "{o}",
+        "{wrapped}",
+        "{mods[0]._Environ}",
+    ],
+)
+def test_a_template_cannot_reach_a_module_or_the_environment_through_an_index(
+    template: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Attack review C: only the chain before the first ``[`` was checked for modules, so
+    ``{mods[0].environ}`` sent the environment; ``{environ}`` (``from os import environ``) too."""
+    monkeypatch.setenv("CANARY_FLEET_VAR", "canary-value-123")
+    variables = {
+        "mods": [os],
+        "mdict": {"os": os},
+        "tup": (os,),
+        "o": _Holder(),
+        "environ": os.environ,
+        "envcopy": dict(os.environ),
+        "wrapped": {"env": os.environ},
+    }
+    with pytest.raises(FleetError) as err:
+        FleetSpec.of(pd.DataFrame({"id": [1]}), template, variables=variables)
+    assert "canary-value-123" not in str(err.value) and "/" not in str(err.value).split("}")[0]
+
+
+def test_a_column_of_modules_is_refused_row_by_row() -> None:
+    with pytest.raises(FleetError, match="module"):
+        FleetSpec.of(pd.DataFrame({"m": [os]}), "{m.environ}")
+
+
+def test_indexes_and_attributes_of_plain_values_still_fill() -> None:
+    spec = FleetSpec.of(
+        pd.DataFrame({"id": [1]}),
+        "{id} {cfg[name]} {items[1]} {ns.sep}",
+        variables={"cfg": {"name": "alpha"}, "items": ["a", "b"], "ns": type("N", (), {"sep": "-"})()},
+    )
+    assert spec.prompts[0] == "1 alpha b -"

@@ -74,3 +74,83 @@ def test_the_seal_covers_canonical_json_and_the_claimed_kind_is_reported() -> No
     assert claimed_kind(wire) == "rules" and claimed_kind({"kind": "answer"}) == "answer" and claimed_kind(3) == "?"
     with pytest.raises(ValueError):
         Channel(b"", "run1", KERNEL)
+
+
+# -- attack review E: the row's session Variable is sealed; an older attempt's start is ignored --
+
+
+def test_a_stored_value_opens_only_with_the_run_s_key_and_its_own_slot() -> None:
+    kernel, worker = ends()
+    wire = worker.seal_value("topic-session-0", {"session_id": "s1", "pid": 42, "host": "h", "n": 1})
+    assert kernel.open_value(wire, "topic-session-0")["pid"] == 42
+    assert worker.open_value(wire, "topic-session-0")["session_id"] == "s1"  # read again by a later attempt
+    forged = [
+        {"session_id": "s1", "pid": 1, "host": "h"},  # the plain value the worker acted on unopened
+        Channel(new_key(), "run1", WORKER).seal_value("topic-session-0", {"pid": 1}),
+        Channel(worker.key, "run2", WORKER).seal_value("topic-session-0", {"pid": 1}),
+        worker.seal_value("topic-session-1", {"pid": 1}),  # another row's slot
+        worker.seal("start", "T1", "a1", pid=1),  # a message is not a value
+        {**wire, "mac": "00" * 32},
+    ]
+    for wire in forged:
+        with pytest.raises(Forged):
+            kernel.open_value(wire, "topic-session-0")
+    with pytest.raises(Forged):
+        kernel.open(worker.seal_value("topic-session-0", {}))  # a value is not a message
+
+
+class _Variable:
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+    async def get(self, timeout: float) -> object:
+        return self.value
+
+
+def test_a_worker_ignores_and_reports_a_session_variable_the_run_did_not_seal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Old code: the worker SIGKILLed the value's ``pid`` (any ``claude`` process on its host)
+    and resumed its ``session_id``, whoever wrote it."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from kandev_nb.fleet import cluster_worker as cw
+
+    key = new_key()
+    kernel = Channel(key, "run1", KERNEL)
+    logged: list[tuple[str, object]] = []
+    worker = SimpleNamespace(address="tcp://w:1", log_event=lambda topic, msg: logged.append((topic, msg)))
+    job = SimpleNamespace(seal_key=key, fleet_id="run1", key_text="T1", session_var="t-session-0", topic="t", deny=())
+    row = cw._Row(job, worker)  # type: ignore[arg-type]
+    row.attempt = "a1"
+    killed: list[int] = []
+    monkeypatch.setattr(cw, "_kill_cli", killed.append)
+    forged = {"session_id": "victim", "pid": 4242, "host": "h"}
+    saved = asyncio.run(cw._saved(_Variable(forged), row))
+    assert saved == {} and cw._resume_id(saved, "h") is None and killed == []
+    dropped = kernel.open(logged[-1][1])
+    assert dropped["kind"] == "dropped" and "not sealed" in dropped["why"]
+    good = kernel.seal_value("t-session-0", {"host": "h", "pid": 4242, "n": 1})
+    saved = asyncio.run(cw._saved(_Variable(good), row))
+    assert saved["pid"] == 4242
+    cw._resume_id(saved, "h")
+    assert killed == [4242]
+
+
+def test_the_kernel_ignores_the_late_start_of_an_older_attempt() -> None:
+    """Old code: whichever ``start`` came last made its attempt the row's current one, so an
+    older attempt's late start sent the answers to a queue nobody reads."""
+    from kandev_nb.fleet.cluster import ClusterFleet
+    from kandev_nb.fleet.runner import RowState
+
+    key = new_key()
+    fleet = ClusterFleet.__new__(ClusterFleet)
+    fleet.channel = Channel(key, "run1", KERNEL)
+    state = RowState(key="T1", position=0, prompt="p")
+    fleet._by_text, fleet.where, fleet._attempts, fleet._attempt_no = {"T1": state}, {}, {}, {}
+    fleet._mirrors, fleet.dropped = {}, []
+    fleet._changed = lambda: None  # type: ignore[method-assign]
+    old, new = Channel(key, "run1", WORKER), Channel(key, "run1", WORKER)
+    fleet._receive(new.seal("start", "T1", "bbb", worker="tcp://w2:1", host="h2", n=2))
+    fleet._receive(old.seal("start", "T1", "aaa", worker="tcp://w1:1", host="h1", n=1))
+    assert fleet._attempts["T1"] == "bbb" and fleet.where["T1"][0] == "tcp://w2:1"
+    assert any("older than the current" in d for d in fleet.dropped)

@@ -178,3 +178,76 @@ def test_the_saved_answer_marks_its_code_blocks() -> None:
 
     html = _html_items([Item()], None)  # type: ignore[list-item, arg-type]
     assert "\u202e" not in html and "&lt;U+202E&gt;" in html and "kandev-invisible-warning" in html
+
+
+def _every_hidden() -> list[str]:
+    return [chr(cp) for lo, hi in reveal.HIDDEN_RANGES for cp in range(lo, hi + 1)]
+
+
+def test_the_hidden_set_is_default_ignorable_plus_controls_separators_and_braille_blank() -> None:
+    """Attack review D: U+1D173, U+1BCA0, U+FFF0, U+E0080, U+E01F0, U+2800, the C0/C1 controls
+    and U+2028/2029 were neither marked nor removed."""
+    chars = set(_every_hidden())
+    for ch in ("\U0001d173", "\U0001d17a", "\U0001bca0", "\U0001bca3", "\ufff0", "\ufff8"):
+        assert ch in chars
+    for ch in ("\U000e0080", "\U000e00ff", "\U000e01f0", "\U000e0fff", "\u2800", "\u2028", "\u2029"):
+        assert ch in chars
+    assert {chr(c) for c in [*range(0x20), *range(0x7F, 0xA0)]} - {"\t", "\n"} <= chars
+    assert not {"\t", "\n", " ", "a", "\ufe0f", "\ufe0e"} & chars
+    assert all(reveal.HIDDEN.fullmatch(ch) for ch in chars)
+
+
+def test_every_hidden_character_is_marked_on_a_card_and_in_an_answer_code_block() -> None:
+    from kandev_nb.render import html as r
+    from kandev_nb.render.reveal import reveal_code_blocks
+
+    chars = _every_hidden()
+    card = what_html(request("Bash", {"command": "x".join(chars)}))
+    assert not reveal.HIDDEN.search(card)
+    assert card.count('class="kandev-invisible"') >= len(chars)
+    block = reveal_code_blocks(r.markdown_html("```python\n" + "x".join(chars) + "\n```\n"))
+    assert not reveal.HIDDEN.search(block)
+    # the Markdown renderer turns NUL into U+FFFD and CR into a line break: every other is marked
+    assert block.count('class="kandev-invisible"') >= len(chars) - 2
+
+
+@pytest.mark.parametrize("path", ["notebook/answer_actions.js", "notebook/widgets/assets/stream_text.js"])
+def test_the_javascript_hidden_set_is_the_pythons(path: str) -> None:
+    """The tab's copies (Insert removes, a streaming block marks) cannot drift from Python's."""
+    from pathlib import Path
+
+    import kandev_nb
+
+    source = (Path(kandev_nb.__file__).parent / path).read_text(encoding="utf-8")
+    literal = '"' + reveal.hidden_js_class().replace("\\", "\\\\") + '"'
+    assert literal in source
+    assert source.count('"[\\\\u') == 1  # no second, older list
+
+
+def test_control_characters_cannot_rewrite_what_a_text_surface_shows() -> None:
+    """Attack review A: CR, backspace and ESC went through reveal_text unmarked; a stream output
+    applies them, so ``rm -rf ~/data ;\\rcommand: echo hello`` showed as ``command: echo hello``."""
+    text, found = reveal.reveal_text("rm -rf ~/data ;\rcommand: echo hello\b\b\x1b[8m x\x1b[0m\u2028\x85")
+    assert not reveal.HIDDEN.search(text) and "\r" not in text and "\x1b" not in text
+    assert "⟨U+000D⟩" in text and "⟨U+001B⟩" in text and "⟨U+0008⟩" in text and "⟨U+2028⟩" in text
+    assert found == ["\r", "\b", "\b", "\x1b", "\x1b", "\u2028", "\x85"]
+    assert reveal.reveal_text("plain\n\ttext") == ("plain\n\ttext", [])
+
+
+def test_each_code_block_carries_its_own_fence_language() -> None:
+    """Attack review F: "Insert as code cell" took the language of the first fence with the same
+    text, so a ```python block identical to an earlier ```bash one became a %%bash cell."""
+    from pathlib import Path
+
+    import kandev_nb
+    from kandev_nb.render import html as r
+
+    shown = r.markdown_html("```bash\nrm -rf build\n```\n\n```python\nrm -rf build\n```\n\n```\nplain\n```\n")
+    assert shown.count('data-lang="bash"') == 1 and shown.count('data-lang="python"') == 1
+    assert shown.index('data-lang="bash"') < shown.index('data-lang="python"')
+    assert shown.count('<pre class="kandev-code"') == 3  # the plain fence: no data-lang
+    root = Path(kandev_nb.__file__).parent / "notebook"
+    actions = (root / "answer_actions.js").read_text(encoding="utf-8")
+    assert 'pre.getAttribute("data-lang")' in actions and "answer.matchAll" not in actions
+    for live in ("widgets/assets/kandev_lib.js", "widgets/js/src/lib.js"):
+        assert "data-lang=" in (root / live).read_text(encoding="utf-8")

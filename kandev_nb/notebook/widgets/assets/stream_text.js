@@ -7,8 +7,8 @@
 // streams too; a MutationObserver marks each block the renderer (re)draws.
 const L = () => globalThis.__kandevNb;
 const HIDDEN = new RegExp(
-  "[\\u00ad\\u034f\\u061c\\u115f\\u1160\\u17b4\\u17b5\\u180b-\\u180f\\u200b-\\u200f\\u202a-\\u202e\\u2060-\\u2064" +
-    "\\u2066-\\u206f\\u3164\\ufe00-\\ufe0d\\ufeff\\uffa0\\ufff9-\\ufffb\\u{e0000}-\\u{e007f}\\u{e0100}-\\u{e01ef}]",
+  // render/reveal.py hidden_js_class() (tests/widgets/test_hidden_characters.py checks it)
+  "[\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f\\u00ad\\u034f\\u061c\\u115f-\\u1160\\u17b4-\\u17b5\\u180b-\\u180f\\u200b-\\u200f\\u202a-\\u202e\\u2060-\\u206f\\u3164\\ufe00-\\ufe0d\\ufeff\\uffa0\\ufff0-\\ufff8\\u{1bca0}-\\u{1bca3}\\u{1d173}-\\u{1d17a}\\u{e0000}-\\u{e0fff}\\u2028-\\u2029\\ufff9-\\ufffb\\u2800]",
   "u",
 );
 const MARK_STYLE =

@@ -92,7 +92,8 @@ marked.use({
     code(token) {
       const lang = (token.lang || "").trim().split(/\s+/)[0];
       const cls = lang ? ` class="hljs language-${escapeHtml(lang)}"` : ' class="hljs"';
-      return `<pre class="kandev-code"><code${cls}>${highlight(token.text, lang)}</code></pre>\n`;
+      const data = lang ? ` data-lang="${escapeHtml(lang)}"` : ""; // the fence's language: "Insert as code cell"
+      return `<pre class="kandev-code"${data}><code${cls}>${highlight(token.text, lang)}</code></pre>\n`;
     },
     link(token) {
       const href = safeUrl(token.href);
