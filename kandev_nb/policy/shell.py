@@ -35,6 +35,7 @@ import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
 from kandev_nb.policy import arith, expansions
+from kandev_nb.policy.sedscript import sed_scripts
 from kandev_nb.policy.wrappers import SHELLS, git_scripts, peel, shell_script
 
 __all__ = ["ParsedCommand", "SimpleCommand", "parse_command"]
@@ -444,7 +445,9 @@ def _spell(words: list[_Word]) -> tuple[list[tuple[str, ...]], list[tuple[str, s
         if base == "alias" and any("=" in w for w in stage[1:]):
             late = late or "alias changes what a later command word runs"
         more_scripts, more_commands, why = git_scripts((base, *stage[1:])) if stage else ([], [], None)
-        scripts.extend((text, None) for text in more_scripts)
+        sed_runs, sed_why = sed_scripts((base, *stage[1:])) if stage else ([], None)
+        scripts.extend((text, None) for text in [*more_scripts, *sed_runs])
+        late = late or sed_why
         stages.extend(more_commands)
         late = late or why
         if inline is not None:
