@@ -144,7 +144,12 @@ def _expansion_texts(node: Node) -> Iterator[tuple[str, str]]:
     """``${x:offset:length}`` (arithmetic) and ``${!name}`` (the value of name is a name)."""
     children = node.children
     kinds = [c.type for c in children]
-    if kinds[:2] == ["${", "!"] and len(kinds) >= 3 and kinds[2] == "variable_name" and kinds[3:] == ["}"]:
+    if (
+        kinds[:2] == ["${", "!"]
+        and len(kinds) >= 3
+        and kinds[2] in ("variable_name", "special_variable_name")
+        and kinds[3:] == ["}"]
+    ):
         yield "name", "$" + _text(children[2])  # ${!y}: y's value, read as a name
     colon = next((i for i, c in enumerate(children) if c.type == ":" and not c.is_named), None)
     if colon is not None and children[-1].type == "}":
