@@ -44,6 +44,13 @@ _NAME = re.compile(r"^([A-Za-z_]\w*)(?:\[(.*)\])?$", re.DOTALL)
 _ASSIGNED = re.compile(r"^([A-Za-z_]\w*)(\[.*?\])?\+?=(.*)$", re.DOTALL)
 _INDIRECT = re.compile(r"^\$\{?([A-Za-z_]\w*)\}?$")
 _BACKTICKS = re.compile(r"`((?:[^`\\]|\\.)*)`", re.DOTALL)
+BASH_SET = frozenset(
+    {"_", "BASH_REMATCH", "REPLY", "MAPFILE", "OPTARG", "BASH_COMMAND", "BASH_ARGV", "BASH_ARGC", "PWD", "OLDPWD"}
+    | {"BASH_EXECUTION_STRING", "BASH_SOURCE", "FUNCNAME", "DIRSTACK", "BASH_ALIASES", "BASH_CMDS", "COPROC"}
+    | {"READLINE_LINE", "COMP_WORDS", "COMP_LINE", "HISTFILE", "BASH_LINENO"}
+)
+"""Variables bash gives values itself, from text the command line may control (the last
+argument, a regex match, a line read, a folder name...): never plain in arithmetic."""
 
 
 def plain(text: str, tainted: set[str] | frozenset[str] = frozenset()) -> bool:
@@ -137,7 +144,12 @@ def _expansion_texts(node: Node) -> Iterator[tuple[str, str]]:
     """``${x:offset:length}`` (arithmetic) and ``${!name}`` (the value of name is a name)."""
     children = node.children
     kinds = [c.type for c in children]
-    if kinds[:2] == ["${", "!"] and len(kinds) >= 3 and kinds[2] == "variable_name" and kinds[3:] == ["}"]:
+    if (
+        kinds[:2] == ["${", "!"]
+        and len(kinds) >= 3
+        and kinds[2] in ("variable_name", "special_variable_name")
+        and kinds[3:] == ["}"]
+    ):
         yield "name", "$" + _text(children[2])  # ${!y}: y's value, read as a name
     colon = next((i for i, c in enumerate(children) if c.type == ":" and not c.is_named), None)
     if colon is not None and children[-1].type == "}":
@@ -251,14 +263,18 @@ def _declare_hidden(base: str, args: tuple[str, ...], tainted: set[str]) -> tupl
 
 def tainted_names(root: Node, resolve: Resolve) -> set[str]:
     """Names this command line gives a value that is not a plain literal: assigned from an
-    expansion or non-plain text, read into (``read``, ``mapfile``, ``printf -v``, ``getopts``,
-    ``wait -p``), or looped over words that are not plain."""
-    out: set[str] = set()
+    expansion or non-plain text (or by ``${x:=...}``/``${x=...}``), read into (``read``,
+    ``mapfile``, ``printf -v``, ``getopts``, ``wait -p``), or looped over words that are not
+    plain; and the variables bash sets itself (:data:`BASH_SET`: ``_``, ``BASH_REMATCH``,
+    ``REPLY``...)."""
+    out: set[str] = set(BASH_SET)
     stack = [root]
     while stack:
         node = stack.pop()
         stack.extend(node.children)
-        if node.type == "variable_assignment":
+        if node.type == "expansion" and any(c.type in (":=", "=") for c in node.children):
+            out.update(_text(c) for c in node.children if c.type == "variable_name")  # ${x:=...}
+        elif node.type == "variable_assignment":
             name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
             if name is not None and value is not None and not _PLAIN.match(resolve(value)):
                 out.add(_base_name(_text(name)))

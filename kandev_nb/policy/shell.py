@@ -34,7 +34,8 @@ from dataclasses import dataclass, field
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
-from kandev_nb.policy import arith
+from kandev_nb.policy import arith, expansions
+from kandev_nb.policy.sedscript import sed_scripts
 from kandev_nb.policy.wrappers import SHELLS, git_scripts, peel, shell_script
 
 __all__ = ["ParsedCommand", "SimpleCommand", "parse_command"]
@@ -168,6 +169,11 @@ def _parse_into(text: str, walk: _Walk) -> None:
     _collect_assignments(root, walk.assigned)
     walk.tainted |= arith.tainted_names(root, _resolve)
     _visit(root, walk, ())
+    for why, scripts in expansions.hidden_scripts(root, text):
+        if why is not None:
+            walk.dynamic.append(why)
+        for script in scripts:  # for deny rules; the allow rules must allow each of them too
+            _nested_script(walk, script)
     for why, where in arith.hidden(root, _resolve, walk.tainted):
         _hide(walk, why, where)
     if walk.hidden:  # for deny rules: every $(...) and backtick text, quoted or not, as a command
@@ -432,12 +438,16 @@ def _spell(words: list[_Word]) -> tuple[list[tuple[str, ...]], list[tuple[str, s
         offset = len(words) - len(stage)
         if inline is None and base in _SCRIPT_RUNNERS and any(w.dynamic for w in words[max(offset, 0) + 1 :]):
             late = late or f"{base!r} runs a script file named at run time"
+        if expansions.xtrace(stage):
+            late = late or "set -x makes bash evaluate PS4 as a prompt before each command"
         if base == "hash" and "-p" in stage[1:]:
             late = late or "hash -p makes a command name run another program"
         if base == "alias" and any("=" in w for w in stage[1:]):
             late = late or "alias changes what a later command word runs"
         more_scripts, more_commands, why = git_scripts((base, *stage[1:])) if stage else ([], [], None)
-        scripts.extend((text, None) for text in more_scripts)
+        sed_runs, sed_why = sed_scripts((base, *stage[1:])) if stage else ([], None)
+        scripts.extend((text, None) for text in [*more_scripts, *sed_runs])
+        late = late or sed_why
         stages.extend(more_commands)
         late = late or why
         if inline is not None:

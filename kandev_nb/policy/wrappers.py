@@ -13,6 +13,7 @@ script it finds as bash, so a deny rule sees ``rm x`` in every one of these spel
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -335,10 +336,16 @@ def shell_script(words: Sequence[str]) -> Peeled | None:
 
 
 def _reads_stdin(path: str) -> bool:
-    """Whether a script file name is the shell's standard input (``sh -``, ``bash /dev/stdin``)."""
-    return path in ("-", "/dev/stdin") or path.startswith(("/dev/fd/", "/proc/self/fd/"))
+    """Whether a script file name is the shell's standard input (``sh -``, ``bash /dev/stdin``),
+    however spelt (``/dev//stdin``, ``/dev/./stdin``, ``/proc/thread-self/fd/0``, ``/dev/fd/0/``)."""
+    if path == "-":
+        return True
+    normal = posixpath.normpath(path.replace("\\", "")) if path.startswith("/") else path
+    normal = "/" + normal.lstrip("/")
+    return normal == "/dev/stdin" or _STDIN_PATH.match(normal) is not None
 
 
+_STDIN_PATH = re.compile(r"^/(?:dev/fd|proc/(?:self|thread-self|\d+)(?:/task/\d+)?/fd)(?:/|$)")
 _GIT_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env"})
 _GIT_CONFIG_COMMAND = re.compile(
     r"^(core\.(pager|editor|sshcommand|fsmonitor|askpass|gitproxy)|sequence\.editor|pager\..*|diff\.external|"
