@@ -318,6 +318,13 @@ const plugin: JupyterFrontEndPlugin<void> = {
           return;
         }
         await cell.ready;
+        // The modal palette gives the focus back to the notebook when it closes, after this
+        // command started, and a focused notebook is in command mode: enter edit mode after that.
+        app.shell.activateById(panel.id);
+        await new Promise<void>(resolve => setTimeout(() => requestAnimationFrame(() => resolve()), 0));
+        if (notebook.activeCell !== cell || cell.isDisposed) {
+          return;
+        }
         notebook.mode = 'edit';
         if (cell.editor) {
           cell.editor.setCursorPosition({ line: 1, column: 0 });
