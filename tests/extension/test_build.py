@@ -31,13 +31,14 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 ENABLED_OK = re.compile(r"kandev-nb v(\S+) enabled\s+OK")
 
 
-def _labextension_list(python: str, env: dict[str, str] | None = None) -> str:
+def _labextension_list(python: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> str:
     done = subprocess.run(
         [python, "-m", "jupyterlab.labextensions", "list"],
         capture_output=True,
         text=True,
         timeout=120,
         env=env,
+        cwd=cwd,
         check=False,
     )
     return ANSI.sub("", done.stdout + done.stderr)
@@ -167,11 +168,12 @@ def test_the_wheel_installs_and_is_enabled_without_node(tmp_path: Path) -> None:
         capture_output=True,
         text=True,
         env=env,
+        cwd=tmp_path,  # not the checkout, whose kandev_nb would shadow the wheel's
         check=True,
     ).stdout.split()
     assert where[0].startswith(str(venv)) and where[1] == PACKAGE["version"], where
     assert (venv / "share" / "jupyter" / "labextensions" / "kandev-nb" / "install.json").exists()
-    listing = _labextension_list(python, env)
+    listing = _labextension_list(python, env, cwd=tmp_path)
     match = ENABLED_OK.search(listing)
     assert match is not None and match.group(1) == PACKAGE["version"], listing
     assert str(venv / "share" / "jupyter" / "labextensions") in listing, listing
