@@ -291,3 +291,9 @@ def unload_ipython_extension(ip: InteractiveShell) -> None:
 
     if commands.transform_lines in ip.input_transformers_cleanup:
         ip.input_transformers_cleanup.remove(commands.transform_lines)
+
+
+def _jupyter_labextension_paths() -> list[dict[str, str]]:
+    """Where the prebuilt JupyterLab / Notebook 7 extension is (``jupyter labextension develop .``
+    links ``share/jupyter/labextensions/kandev-nb`` to it; the wheel installs it there itself)."""
+    return [{"src": "labextension", "dest": "kandev-nb"}]

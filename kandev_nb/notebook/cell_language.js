@@ -8,13 +8,15 @@
 // The notebook resets every code cell's mimeType when the kernel's language_info arrives
 // (a restart, a kernel change): the mimeTypeChanged signal puts Markdown back on %%claude cells.
 // A cell that stops starting with %%claude gets its earlier type back. This runs only in a tab
-// whose kernel has kandev_nb loaded (the bridge's widget manager): highlighting before
-// %load_ext kandev_nb would need a JupyterLab extension of its own.
+// whose kernel has kandev_nb loaded (the bridge's widget manager). kandev-nb's JupyterLab /
+// Notebook 7 extension (src/index.ts, issue 37) does the same from page load and marks the page
+// with document.body.dataset.kandevNbExtension: where that marker is set, this fallback does nothing.
 
 const KANDEV_PROMPT_MIME = "text/x-ipythongfm";
 const KANDEV_PROMPT_CELL = /^%%claude(\s|$)/;
 
 function kandevCellLanguage(notebook) {
+  if (typeof document !== "undefined" && document.body && document.body.dataset.kandevNbExtension) return null;
   const cells = notebook && notebook.cells;
   if (!cells || typeof cells.get !== "function" || !cells.changed) return null;
   const watched = new Map(); // cell model -> {before, onChange}

@@ -176,8 +176,26 @@ def _lab_env(tmp: Path, ledger: Path) -> dict[str, str]:
     return env
 
 
-def start_lab(tmp: Path, ledger: Path, extra_env: dict[str, str] | None = None) -> LabServer:
+def disable_extensions(tmp: Path, *names: str) -> None:
+    """Disable the frontend extensions `names` (e.g. ``"kandev-nb"``) for the servers whose
+    ``JUPYTER_CONFIG_DIR`` is ``tmp / "jupyter-config"`` (:func:`_lab_env`): ``labconfig/page_config.json``,
+    as ``jupyter labextension disable`` writes it. Call it before the server starts."""
+    target = tmp / "jupyter-config" / "labconfig" / "page_config.json"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps({"disabledExtensions": {name: True for name in names}}))
+
+
+def start_lab(
+    tmp: Path,
+    ledger: Path,
+    extra_env: dict[str, str] | None = None,
+    *,
+    expose_app: bool = True,
+) -> LabServer:
     """Start ``jupyter lab`` with its root at ``tmp / "root"`` and wait until it answers.
+
+    `expose_app` False starts it as a person does (no ``window.jupyterapp``): the page is then
+    driven only through what it shows (tests/extension).
 
     Raises:
         RuntimeError: the server did not come up (its log tail is in the message).
@@ -208,9 +226,10 @@ def start_lab(tmp: Path, ledger: Path, extra_env: dict[str, str] | None = None) 
         f"--LabServerApp.workspaces_dir={tmp / 'lab-workspaces'}",
         "--LabApp.news_url=None",
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-        "--LabApp.expose_app_in_browser=True",
         "--LabApp.extension_manager=readonly",
     ]
+    if expose_app:
+        argv.append("--LabApp.expose_app_in_browser=True")
     if os.geteuid() == 0:
         argv.append("--ServerApp.allow_root=True")
     with log.open("wb") as out:

@@ -3,6 +3,10 @@ body is highlighted as Markdown once kandev_nb is loaded, read from CodeMirror's
 classes. Before ``%load_ext`` (and on the old code) it is Python: the apostrophe of "It's"
 opens a string (``.cm-string``) that runs to the end of the line.
 
+These tests cover the kernel-injected fallback (``cell_language.js``), for frontends without
+kandev-nb's extension: the servers start with the extension disabled. With the extension the
+body is Markdown from page load (tests/extension/test_extension_in_lab.py).
+
 Screenshots (light and dark): ``prompt-highlight-*.png``.
 """
 
@@ -15,7 +19,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser import lab_page, notebook7, theme_shots
-from tests.browser.conftest import LabServer
+from tests.browser.conftest import LabServer, disable_extensions, start_lab
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -47,9 +51,19 @@ def _notebook(lab: LabServer, name: str) -> None:
     lab_page.write_notebook(lab.root / name, "%load_ext kandev_nb", PROMPT, 'x = "it\'s python here"')
 
 
-def test_the_prompt_reads_as_markdown_in_lab(jupyter_lab: LabServer, page: Any, screenshots: Path) -> None:
+def test_the_prompt_reads_as_markdown_in_lab(tmp_path: Path, lab_ledger: Path, page: Any, screenshots: Path) -> None:
+    disable_extensions(tmp_path / "lab", "kandev-nb")
+    jupyter_lab = start_lab(tmp_path / "lab", lab_ledger)
+    try:
+        _the_prompt_reads_as_markdown_in_lab(jupyter_lab, page, screenshots)
+    finally:
+        jupyter_lab.stop()
+
+
+def _the_prompt_reads_as_markdown_in_lab(jupyter_lab: LabServer, page: Any, screenshots: Path) -> None:
     _notebook(jupyter_lab, "prompt.ipynb")
     lab_page.open_notebook(page, jupyter_lab.notebook_url("prompt.ipynb"))
+    assert page.evaluate("() => document.body.dataset.kandevNbExtension") is None  # disabled
     claude_cell = lab_page.cell(page, 1)
     expect(claude_cell.locator(".cm-content")).to_contain_text("It's a **bold**")
     before = _tokens(claude_cell)
@@ -86,6 +100,7 @@ def test_the_prompt_reads_as_markdown_in_notebook7(
     tmp_path: Path, lab_ledger: Path, page: Any, screenshots: Path
 ) -> None:
     notebook7.require_notebook7()
+    disable_extensions(tmp_path / "nb7", "kandev-nb")
     server = notebook7.start_notebook7(tmp_path / "nb7", lab_ledger)
     try:
         _notebook(server, "prompt7.ipynb")
