@@ -45,7 +45,8 @@ from typing import Any
 import anywidget
 import traitlets
 
-from kandev_nb.notebook.pending import PendingApproval, tool_label, waiting
+from kandev_nb.notebook.pending import PendingApproval, waiting
+from kandev_nb.render.card_view import tool_label
 
 __all__ = ["POLL_S", "ApprovalNotifier", "ensure_notifier", "notifier", "turn_timeout"]
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from kandev_nb.errors import KandevError
+
 __all__ = ["sed_scripts"]
 
 _NO_ARGUMENT = frozenset("{=dDgGhHlnNpPxzFqQlL")
@@ -24,7 +26,7 @@ _SED_NAMES = frozenset({"sed", "gsed"})
 _VALUED = frozenset({"--line-length", "--expression"})
 
 
-class _Uncertain(Exception):
+class _Uncertain(KandevError):
     """The script is not read with certainty: it may hide an ``e``."""
 
 
