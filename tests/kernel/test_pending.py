@@ -65,6 +65,15 @@ def push_write(model: ScriptedModelServer, target: Path) -> None:
     )
 
 
+def push_bash(model: ScriptedModelServer, target: Path) -> None:
+    """A short command: the toast's line is the whole payload, so the toast may allow it (a
+    Write's line does not show the content; issue 32, point 3)."""
+    model.push(
+        Reply(text("I will create hello.txt."), tool_use("Bash", {"command": f"printf 'hi\\n' > {target.name}"})),
+        Reply(text("Done.")),
+    )
+
+
 def test_pending_from_another_cell_lists_and_allows(
     kernel: KernelHarness, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path
 ) -> None:
@@ -80,7 +89,12 @@ def test_pending_from_another_cell_lists_and_allows(
     assert kernel.eval("kandev_nb.pending()[0].bound.input['file_path']") == str(target)
     shown = items(kernel)
     assert shown[0]["tool"] == "Write" and shown[0]["summary"] == str(target) and shown[0]["reminded"] is False
-    assert kernel.eval("kandev_nb.pending()[0].allow()") is True
+    assert kernel.eval("kandev_nb.pending()[0].complete") is False  # the line names the file, not the content
+    # a Write's line is a summary: show() shows it whole, then that same item may allow it (issue 32, point 3)
+    kernel.execute("item = kandev_nb.pending()[0]")
+    whole = kernel.eval("item.show()")
+    assert "tool: Write" in whole and f"file_path: {target}" in whole and "content:\nhi\n" in whole, whole
+    assert kernel.eval("item.allow()") is True
     kernel.execute("turn = await task")
     assert target.read_text() == "hi\n"
     assert kernel.eval("[r.decision.decided_by for r in turn.tools.values()]") == ["person"]
@@ -112,7 +126,7 @@ def test_with_a_tab_an_unanswered_card_waits_reminds_and_the_toast_allows(
     kernel: KernelHarness, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path
 ) -> None:
     target = claude_workdir / "hello.txt"
-    push_write(scripted_model, target)
+    push_bash(scripted_model, target)
     kernel.execute(setup_code(claude_env, claude_workdir, approval_timeout=2.0))
     kernel.send_custom(bridge(kernel), {"kind": "hello", "view": "v-test", "ok": True, "path": "work/demo.ipynb"})
     kernel.pump_for(0.5)
@@ -123,7 +137,10 @@ def test_with_a_tab_an_unanswered_card_waits_reminds_and_the_toast_allows(
     kernel.pump_for(2.5)  # past the 2 s approval timeout: headless this would have been denied
     assert kernel.eval("len(kandev_nb.pending())") == 1
     assert not target.exists()
-    kernel.send_custom(notifier(kernel), {"kind": "answer", "id": reminded[0]["id"], "action": "allow"})
+    item = reminded[0]
+    assert item["tool"] == "Bash" and item["summary"] == "printf 'hi\\n' > hello.txt" and item["complete"], item
+    answer = {"kind": "answer", "id": item["id"], "action": "allow", "digest": item["digest"]}  # as the toast's Allow
+    kernel.send_custom(notifier(kernel), answer)
     kernel.execute("turn = await task")
     assert target.read_text() == "hi\n"
     assert kernel.eval("[r.decision.decided_by for r in turn.tools.values()]") == ["person"]
