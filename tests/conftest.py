@@ -13,11 +13,14 @@ from packaging.utils import canonicalize_name
 from kandev_nb.notebook import state as notebook_state_module
 from kandev_nb.notebook.state import NotebookState
 
-_BROWSER_FOLDERS = ("browser", "extension")
+_SLOW_FOLDERS = ("binder", "bench", "controls", "fleet", "kernel", "kernel_tools", "notebooks", "record")
+"""Folders whose tests each start a real kernel, a notebook, a fleet or a benchmark (seconds each)."""
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Every test under ``tests/browser/`` or ``tests/extension/`` is a ``browser`` test.
+    """Every test under ``tests/browser/``, and every test that asks for a Chromium ``page``, is a
+    ``browser`` test, and
+    every test in :data:`_SLOW_FOLDERS` a ``slow`` one (others are marked where they are).
 
     Under pytest-xdist (``--dist loadgroup``) the browser tests go to one worker, which starts
     the one JupyterLab server and Chromium they share, and the cluster tests to one worker too
@@ -25,8 +28,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     tests = Path(__file__).parent
     for item in items:
         parts = item.path.relative_to(tests).parts if item.path.is_relative_to(tests) else ()
-        if parts and parts[0] in _BROWSER_FOLDERS:
+        if parts and parts[0] == "browser" or "page" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.browser)
+        if parts and parts[0] in _SLOW_FOLDERS:
+            item.add_marker(pytest.mark.slow)
         for group in ("browser", "cluster"):
             if item.get_closest_marker(group) is not None:
                 item.add_marker(pytest.mark.xdist_group(group))

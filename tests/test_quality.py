@@ -17,6 +17,7 @@ def _run(*cmd: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.timeout(600)
+@pytest.mark.slow
 def test_mypy_strict() -> None:
     done = _run("mypy", "kandev_nb")
     assert done.returncode == 0, done.stdout[-4000:]

@@ -20,6 +20,7 @@ def errors(turn_events: list[ev.AgentEvent]) -> list[ev.Error]:
     return [e for e in turn_events if isinstance(e, ev.Error)]
 
 
+@pytest.mark.slow
 async def test_turn_timer_interrupts_a_silent_turn_and_the_session_goes_on(
     make_session: SessionMaker, scripted_model: ScriptedModelServer
 ) -> None:
@@ -34,6 +35,7 @@ async def test_turn_timer_interrupts_a_silent_turn_and_the_session_goes_on(
     assert (await session.run("again")).text == "next turn" and session.pid == pid
 
 
+@pytest.mark.slow
 async def test_any_message_resets_the_turn_timer(
     make_session: SessionMaker, scripted_model: ScriptedModelServer
 ) -> None:
@@ -43,6 +45,7 @@ async def test_any_message_resets_the_turn_timer(
     assert errors(turn.events) == [] and turn.text == "abcdefgh"
 
 
+@pytest.mark.slow
 async def test_the_turn_timer_is_paused_while_an_approval_waits(
     make_session: SessionMaker, scripted_model: ScriptedModelServer, claude_workdir: Path
 ) -> None:

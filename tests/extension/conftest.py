@@ -14,6 +14,7 @@ import pytest
 
 from tests.browser.conftest import (  # noqa: F401  (fixtures and the report hook, shared)
     LabServer,
+    chromium,
     lab_ledger,
     page,
     pytest_runtest_makereport,

@@ -30,6 +30,7 @@ def _kernel(location: str, writer: int, start: Any) -> None:
             ledger.record(turn, notebook=f"/home/u{writer}/nb.ipynb", execution_count=i + 1)
 
 
+@pytest.mark.slow
 def test_eight_kernels_writing_fifty_turns_each_at_once(ledger_url: str) -> None:
     RunLedger(ledger_url).close()
     ctx = multiprocessing.get_context("spawn")

@@ -171,6 +171,7 @@ def _open(location: str, start: Any, results: Any) -> None:
         results.put((ledger.upgraded, len(ledger.runs())))
 
 
+@pytest.mark.slow
 def test_two_kernels_opening_an_old_ledger_at_once_upgrade_it_once(ledger_url: str, tmp_path: Path) -> None:
     location = old_ledger(ledger_url, tmp_path)
     ctx = multiprocessing.get_context("spawn")

@@ -35,6 +35,7 @@ def _write_many(path: str, writer: int, count: int, start: Any) -> None:
             ledger.record(turn, execution_count=i)
 
 
+@pytest.mark.slow
 def test_two_processes_writing_at_once_lose_no_rows(ledger_url: str) -> None:
     RunLedger(ledger_url).close()  # both children open an existing ledger
     ctx = multiprocessing.get_context("spawn")

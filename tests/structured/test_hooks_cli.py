@@ -114,6 +114,7 @@ async def test_a_failing_hook_denies_with_its_error_and_warns(
     assert record.decision is not None and record.decision.behavior == "deny" and expected in record.decision.message
 
 
+@pytest.mark.slow
 async def test_a_slow_hook_past_its_timeout_denies_and_the_turn_goes_on(
     claude_env: dict[str, str], claude_workdir: Path, scripted_model: ScriptedModelServer
 ) -> None:

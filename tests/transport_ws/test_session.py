@@ -111,6 +111,7 @@ async def test_our_keepalives_are_ignored_by_the_cli(cli_118: Path, tmp_path: Pa
     assert _comparable(ws_turns, ws_paths) == _comparable(stdio_turns, stdio_paths)
 
 
+@pytest.mark.slow
 async def test_keepalives_from_the_cli_are_not_activity(cli_118: Path, tmp_path: Path, claude_home: Path) -> None:
     """The model never answers; keep_alive lines arrive all the time, yet the inactivity
     timer fires and interrupts the turn."""
