@@ -44,14 +44,22 @@ _NOT_PAYLOAD: dict[str, frozenset[str]] = {"Bash": frozenset({"description"})}
 ``description``). Any other tool's fields all count: ``mcp__x__Bash`` is not Bash."""
 
 
-def _cut(text: str, limit: int = SUMMARY_CHARS) -> str:
+_PATH_KEYS = frozenset({"file_path", "notebook_path", "path"})
+"""Summaries of these keep a long value's end: the file's name matters more than its folders."""
+
+
+def _cut(text: str, limit: int = SUMMARY_CHARS, *, keep_end: bool = False) -> str:
     line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    if len(line) <= limit:
+        return line
+    return "…" + line[-(limit - 1) :] if keep_end else line[: limit - 1] + "…"
 
 
 def summary(tool_name: str, tool_input: dict[str, Any]) -> str:
     """One line naming what a call will do: its `command`, `file_path`, `url`, `code`... (the
-    first such `input` field), an AskUserQuestion's first `question`, else its field names."""
+    first such `input` field), an AskUserQuestion's first `question`, else its field names.
+    At most :data:`SUMMARY_CHARS` characters: a longer path keeps its end (``…/src/app.py``),
+    anything else its start; either way the line is then not the whole payload."""
     if tool_name == QUESTION_TOOL:
         questions = tool_input.get("questions")
         if isinstance(questions, list) and questions and isinstance(questions[0], dict):
@@ -59,7 +67,7 @@ def summary(tool_name: str, tool_input: dict[str, Any]) -> str:
     for key in SUMMARY_KEYS:
         value = tool_input.get(key)
         if isinstance(value, str) and value.strip():
-            return _cut(value)
+            return _cut(value, keep_end=key in _PATH_KEYS)
     return _cut(", ".join(sorted(tool_input)) or "(no input)")
 
 

@@ -195,3 +195,15 @@ def test_a_toast_and_a_pending_row_name_the_mcp_server() -> None:
 
     assert tool_label("mcp__x__Bash") == "x · Bash" and tool_label("Bash") == "Bash"
     assert tool_label("mcp__kernel__list_variables") == "kernel · list_variables"
+
+
+def test_a_long_path_keeps_its_file_name_in_the_one_line_summary() -> None:
+    # a deep project folder (a pytest-xdist worker's tmp path, a monorepo) must not cut off the
+    # very name a person reads the line for; the line is then not the whole payload
+    from kandev_nb.agent.surface import SUMMARY_CHARS, summary
+
+    path = "/tmp/" + "deep/" * 30 + "hello.txt"
+    line = summary("Write", {"file_path": path, "content": "hi\n"})
+    assert line.startswith("…") and line.endswith("/deep/hello.txt") and len(line) == SUMMARY_CHARS
+    command = summary("Bash", {"command": "echo " + "a" * 200})
+    assert command.startswith("echo aaa") and command.endswith("…")
