@@ -119,9 +119,9 @@ def hidden_scripts(root: Node, text: str) -> Iterator[tuple[str | None, list[str
             why = f"the expansion {_text(node)[:60]!r} holds quoted text that may hide a command"
             yield why, inner_scripts(inner)
         elif node.type == "command_substitution" and _text(node).startswith("`"):
-            why, body = backtick_body(_text(node)[1:-1])
-            if why is not None:
-                yield why, [body]
+            escaped, unescaped = backtick_body(_text(node)[1:-1])
+            if escaped is not None:
+                yield escaped, [unescaped]
         elif node.type == "heredoc_start":
             delimiter = _text(node)
             if not _PLAIN_DELIMITER.match(delimiter) and not _QUOTED_DELIMITER.match(delimiter):
@@ -133,8 +133,8 @@ def hidden_scripts(root: Node, text: str) -> Iterator[tuple[str | None, list[str
                     body = body.next_sibling
                 if body is not None and "`" in _text(body):
                     for match in _BACKTICKS.finditer(_text(body)):
-                        why, script = backtick_body(match.group(1))
-                        yield why, [script]
+                        escaped, script = backtick_body(match.group(1))
+                        yield escaped, [script]
 
 
 def _requoted(text: str, start: Node) -> str:

@@ -40,15 +40,18 @@ SEEN = [  # the hidden command is written out: a deny on touch/rm denies it
     "echo `echo \\`touch x\\``",
     'echo `echo "\\$(touch x)"`',
     "cat <<EOF\n`echo \\`touch x\\``\nEOF",
+]
+
+VISIBLE = [  # GNU sed's abbreviated long options, read as sed reads them: the e command is seen
     "sed --expr='1e touch x' <<< a",
     "sed --e='1e touch x' <<< a",
     "sed --expressio '1e touch x' <<< a",
     "sed -e p --exp '1e touch x' <<< a",
-    "BASH_ENV='$(touch x)' bash -c 'echo hi'",
-    "GIT_SSH_COMMAND='touch x' git fetch ssh://h/r",
 ]
 
 ASKED = [  # the command is in a value or built at run time: asked (a deny may not see it)
+    "BASH_ENV='$(touch x)' bash -c 'echo hi'",
+    "GIT_SSH_COMMAND='touch x' git fetch ssh://h/r",
     'sed "${x:-1e touch x}" <<< a',
     'sed "${x-1e touch x}" <<< a',
     'sed -e "${x:-1e touch x}" <<< a',
@@ -92,7 +95,7 @@ def _prepare(command: str, where: Path) -> None:
     (where / "in.txt").write_text("a\n")
 
 
-@pytest.mark.parametrize("command", SEEN + ASKED)
+@pytest.mark.parametrize("command", SEEN + ASKED + VISIBLE)
 def test_bash_really_runs_the_hidden_command(command: str, tmp_path: Path) -> None:
     if "sed" in command and shutil.which("sed") is None:
         pytest.skip("no sed")
@@ -123,6 +126,14 @@ def test_the_policy_asks_and_a_deny_is_not_bypassed(command: str, allow: list[st
 @pytest.mark.parametrize("command", SEEN + ASKED + UNPROVEN)
 def test_the_command_line_is_dynamic(command: str) -> None:
     assert parse_command(command).dynamic
+
+
+@pytest.mark.parametrize("command", VISIBLE)
+def test_a_command_read_from_the_text_needs_its_own_allow_rule_and_is_denied(command: str) -> None:
+    assert any(c.words[:1] == ("touch",) for c in parse_command(command).commands)
+    assert Rules(allow=ALLOW).verdict("Bash", {"command": command}).answer is None
+    assert Rules(allow=ALLOW, deny=DENY)("Bash", {"command": command}) == "deny"
+    assert Rules(allow=["Bash"], deny=DENY)("Bash", {"command": command}) == "deny"
 
 
 def test_the_rm_in_a_quoted_default_is_denied(tmp_path: Path) -> None:
