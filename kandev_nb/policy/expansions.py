@@ -37,6 +37,11 @@ _PLAIN_DELIMITER = re.compile(r"^[\w.+@%:/=,-]+$")
 _QUOTED_DELIMITER = re.compile(r"""^(?:'[^']*'|"[^"\\$`]*"|\\[\w.+@%:/=,-]+)$""")
 _BACKTICKS = re.compile(r"`((?:[^`\\]|\\.)*)`", re.DOTALL)
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"})
+_BACKTICK_ESCAPES = re.compile(r"\\([`$\\])")
+"""The escapes bash removes from a backtick body before parsing it again (``\\```, ``\\$``, ``\\\\``)."""
+_WORD_TEXTS = frozenset({"raw_string", "ansi_c_string", "word", "string_content", "heredoc_content"})
+"""Nodes whose text the grammar does not read further: inside ``${x:-...}`` bash may expand them."""
+_PARSED = frozenset({"command_substitution", "process_substitution"})
 
 
 def _text(node: Node) -> str:
@@ -59,6 +64,30 @@ def inner_scripts(text: str) -> list[str]:
         inner = text[start + 2 : end]
         found.append(inner[1:-1] if inner.startswith("(") and inner.endswith(")") else inner)
     return [s for s in found if s.strip()]
+
+
+def backtick_body(body: str) -> tuple[str | None, str]:
+    """(why the backtick body `body` is dynamic or None, the body as bash parses it): bash
+    removes ``\\```, ``\\$`` and ``\\\\`` first, so ``echo \\`touch x\\``` runs ``touch x``."""
+    if _BACKTICK_ESCAPES.search(body):
+        why = f"the backtick text {body[:40]!r} has escapes bash removes before running it: it may hide a command"
+        return why, _BACKTICK_ESCAPES.sub(r"\1", body)
+    return None, body
+
+
+def _expansion_hides(node: Node) -> bool:
+    """Whether text inside the expansion `node` that the grammar reads as a plain leaf (a
+    quoted ``'$(...)'`` in ``"${x:-'$(...)'}"``: bash keeps the quotes and runs it) has a
+    ``$(``, a backtick, ``${`` or ``$[``."""
+    stack = list(node.children)
+    while stack:
+        child = stack.pop()
+        if child.type in _PARSED:
+            continue
+        if child.is_named and child.type in _WORD_TEXTS and _RUNS.search(_text(child)):
+            return True
+        stack.extend(child.children)
+    return False
 
 
 def _prompt_name_written(text: str) -> str | None:
@@ -85,6 +114,14 @@ def hidden_scripts(root: Node, text: str) -> Iterator[tuple[str | None, list[str
         if node.type == "regex" and _RUNS.search(_text(node)):
             pattern = _text(node)
             yield f"the pattern {pattern[:60]!r} is expanded at run time and may hide a command", inner_scripts(pattern)
+        elif node.type == "expansion" and _expansion_hides(node):
+            inner = _BACKTICK_ESCAPES.sub(r"\1", _text(node))
+            why = f"the expansion {_text(node)[:60]!r} holds quoted text that may hide a command"
+            yield why, inner_scripts(inner)
+        elif node.type == "command_substitution" and _text(node).startswith("`"):
+            escaped, unescaped = backtick_body(_text(node)[1:-1])
+            if escaped is not None:
+                yield escaped, [unescaped]
         elif node.type == "heredoc_start":
             delimiter = _text(node)
             if not _PLAIN_DELIMITER.match(delimiter) and not _QUOTED_DELIMITER.match(delimiter):
@@ -95,7 +132,9 @@ def hidden_scripts(root: Node, text: str) -> Iterator[tuple[str | None, list[str
                 while body is not None and body.type != "heredoc_body":
                     body = body.next_sibling
                 if body is not None and "`" in _text(body):
-                    yield None, [m.group(1) for m in _BACKTICKS.finditer(_text(body))]
+                    for match in _BACKTICKS.finditer(_text(body)):
+                        escaped, script = backtick_body(match.group(1))
+                        yield escaped, [script]
 
 
 def _requoted(text: str, start: Node) -> str:

@@ -23,7 +23,13 @@ _TO_END_OF_LINE = frozenset("aicrRwWe")
 _LABELS = frozenset(":btTv")
 _ADDRESS = re.compile(r"\s*(?:\d+(?:~\d+)?|\$)?")
 _SED_NAMES = frozenset({"sed", "gsed"})
-_VALUED = frozenset({"--line-length", "--expression"})
+_VALUED = frozenset({"--line-length", "--expression", "--file"})
+_LONG_OPTIONS = (
+    *("--quiet", "--silent", "--debug", "--expression", "--file", "--follow-symlinks", "--in-place"),
+    *("--line-length", "--null-data", "--zero-terminated", "--posix", "--regexp-extended", "--separate"),
+    *("--sandbox", "--unbuffered", "--help", "--version"),
+)
+"""GNU sed's long options: ``getopt_long`` takes any unambiguous prefix of one."""
 
 
 class _Uncertain(KandevError):
@@ -127,52 +133,66 @@ def _read(script: str) -> tuple[list[str], bool]:
     return commands, runs_pattern_space
 
 
-def sed_scripts(words: Sequence[str]) -> tuple[list[str], str | None]:
+def _long_option(word: str) -> tuple[str | None, str | None]:
+    """(sed's long option that `word` names, its ``=VALUE`` or None) as ``getopt_long`` reads
+    it: an exact name, or an unambiguous prefix (``--expr`` is ``--expression``); (None,
+    None) for an unknown or ambiguous one."""
+    name, eq, value = word.partition("=")
+    found = [option for option in _LONG_OPTIONS if option == name] or [o for o in _LONG_OPTIONS if o.startswith(name)]
+    return (found[0], value if eq else None) if len(found) == 1 else (None, None)
+
+
+def sed_scripts(words: Sequence[str], dynamic: Sequence[bool] = ()) -> tuple[list[str], str | None]:
     """(the commands ``e CMD`` runs, why the command is dynamic or None) for a ``sed``
-    command; ([], None) for any other command or a script that runs nothing."""
+    command; ([], None) for any other command or a script that runs nothing. `dynamic` says
+    which of `words` bash expands at run time: a script built at run time is dynamic."""
     if not words or words[0].rsplit("/", 1)[-1] not in _SED_NAMES:
         return [], None
-    scripts: list[str] = []
-    operands: list[str] = []
+    from_file = "sed reads a script from a file, which may run commands (its e command)"
+    scripts: list[tuple[str, int]] = []
+    operands: list[tuple[str, int]] = []
     sandbox = False
     i = 1
     while i < len(words):
         word = words[i]
         if word == "--":
-            operands.extend(words[i + 1 :])
+            operands.extend((w, j) for j, w in enumerate(words[i + 1 :], i + 1))
             break
-        if word in ("--file",) or word.startswith("--file="):
-            return [], "sed reads a script from a file, which may run commands (its e command)"
-        if word in _VALUED:
-            if word == "--expression" and i + 1 < len(words):
-                scripts.append(words[i + 1])
-            i += 2
-            continue
-        if word.startswith("--expression="):
-            scripts.append(word.split("=", 1)[1])
-        elif word == "--sandbox":
-            sandbox = True
-        elif word.startswith("-") and len(word) > 1 and not word.startswith("--"):
+        if word.startswith("--"):
+            option, value = _long_option(word)
+            if option is None:
+                return [], f"sed option {word[:40]!r} is unknown or ambiguous: it may name a script"
+            if option == "--file":
+                return [], from_file
+            if option in _VALUED and value is None:
+                i += 1
+                value = words[i] if i < len(words) else ""
+            if option == "--expression":
+                scripts.append((value or "", i))
+            sandbox = sandbox or option == "--sandbox"
+        elif word.startswith("-") and len(word) > 1:
             letters = word[1:]
             cut = next((j for j, c in enumerate(letters) if c in "efli"), None)
             if cut is not None and letters[cut] != "i":  # -i[SUFFIX]: the rest is a suffix
                 value = letters[cut + 1 :]
                 if letters[cut] == "f":
-                    return [], "sed reads a script from a file, which may run commands (its e command)"
+                    return [], from_file
                 if not value and i + 1 < len(words):
                     i += 1
                     value = words[i]
                 if letters[cut] == "e":
-                    scripts.append(value)
-        elif not word.startswith("--"):
-            operands.append(word)
+                    scripts.append((value, i))
+        else:
+            operands.append((word, i))
         i += 1
     if not scripts and operands:
         scripts.append(operands[0])
     if sandbox:
         return [], None
+    if any(index < len(dynamic) and dynamic[index] for _, index in scripts):
+        return [], "a sed script built at run time may run commands (its e command)"
     found: list[str] = []
-    for script in scripts:
+    for script, _ in scripts:
         try:
             commands, runs_pattern_space = _read(script)
         except _Uncertain:

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
-from kandev_nb.policy import arith, expansions
+from kandev_nb.policy import arith, environment, expansions
 from kandev_nb.policy.sedscript import sed_scripts
 from kandev_nb.policy.wrappers import SHELLS, git_scripts, peel, shell_script
 
@@ -174,6 +174,7 @@ def _parse_into(text: str, walk: _Walk) -> None:
             walk.dynamic.append(why)
         for script in scripts:  # for deny rules; the allow rules must allow each of them too
             _nested_script(walk, script)
+    walk.dynamic.extend(environment.assignments_hidden(root))
     for why, where in arith.hidden(root, _resolve, walk.tainted):
         _hide(walk, why, where)
     if walk.hidden:  # for deny rules: every $(...) and backtick text, quoted or not, as a command
@@ -445,7 +446,9 @@ def _spell(words: list[_Word]) -> tuple[list[tuple[str, ...]], list[tuple[str, s
         if base == "alias" and any("=" in w for w in stage[1:]):
             late = late or "alias changes what a later command word runs"
         more_scripts, more_commands, why = git_scripts((base, *stage[1:])) if stage else ([], [], None)
-        sed_runs, sed_why = sed_scripts((base, *stage[1:])) if stage else ([], None)
+        dyn = [False] * max(-offset, 0) + [bool(w.dynamic) for w in words[max(offset, 0) :]]
+        sed_runs, sed_why = sed_scripts((base, *stage[1:]), dyn) if stage else ([], None)
+        late = late or environment.words_hidden((base, *stage[1:]), dyn)
         scripts.extend((text, None) for text in [*more_scripts, *sed_runs])
         late = late or sed_why
         stages.extend(more_commands)
