@@ -72,7 +72,7 @@ async def test_a_question_is_listed_by_its_question_and_not_allowed_blindly() ->
     assert item.question and item.summary == "Which database?"
     with pytest.raises(ValueError, match="answered on its card"):
         item.allow()
-    assert summary("Edit", {"file_path": "/a/" + "x" * 100}).endswith("…")
+    assert summary("Edit", {"file_path": "/a/" + "x" * 100}) == "…" + "x" * 79  # a path keeps its end
     assert summary("Custom", {"b": 1, "a": 2}) == "a, b"
 
 
