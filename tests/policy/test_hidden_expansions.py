@@ -20,6 +20,11 @@ from pathlib import Path
 import pytest
 
 from kandev_nb.policy import Rules, parse_command
+from tests.policy.hidden import (
+    assert_asked_and_not_bypassed,
+    assert_read_and_denied,
+    assert_rm_runs_in_bash_and_is_denied,
+)
 
 SEEN = [  # the hidden command is written out: a deny on touch denies it
     "ls ${PWD#$(touch x)}",
@@ -86,7 +91,6 @@ ALLOW = [
     "Bash(test:*)",
     *(f"Bash({name}:*)" for name in ("read", "mapfile", "getopts", "let", "declare", "set", "bash", "source", "sed")),
 ]
-DENY = ["Bash(touch:*)", "Bash(rm:*)"]
 
 
 @pytest.mark.parametrize("command", SEEN + ASKED + VISIBLE)
@@ -100,10 +104,7 @@ def test_bash_really_runs_the_hidden_command(command: str, tmp_path: Path) -> No
 @pytest.mark.parametrize("allow", [["Bash"], ALLOW], ids=["whole-tool", "prefix-rules"])
 @pytest.mark.parametrize("command", SEEN + ASKED)
 def test_the_policy_asks_and_a_deny_is_not_bypassed(command: str, allow: list[str]) -> None:
-    verdict = Rules(allow=allow).verdict("Bash", {"command": command})
-    assert verdict.answer is None, f"{command!r} was {verdict}"
-    denied = Rules(allow=allow, deny=DENY)("Bash", {"command": command})
-    assert denied == "deny" if command in SEEN else denied in ("deny", None), f"{command!r} was {denied}"
+    assert_asked_and_not_bypassed(command, allow, written_out=command in SEEN)
 
 
 @pytest.mark.parametrize("command", SEEN + ASKED)
@@ -113,19 +114,12 @@ def test_the_command_line_is_dynamic(command: str) -> None:
 
 @pytest.mark.parametrize("command", VISIBLE)
 def test_a_command_read_from_the_text_needs_its_own_allow_rule_and_is_denied(command: str) -> None:
-    assert any(c.words[:1] == ("touch",) for c in parse_command(command).commands)
-    assert Rules(allow=ALLOW).verdict("Bash", {"command": command}).answer is None
-    assert Rules(allow=ALLOW, deny=DENY)("Bash", {"command": command}) == "deny"
-    assert Rules(allow=["Bash"], deny=DENY)("Bash", {"command": command}) == "deny"
+    assert_read_and_denied(command, ALLOW)
 
 
 def test_the_rm_in_a_pattern_is_denied(tmp_path: Path) -> None:
     command = "printf '%s\\n' \"${HOME^^$(rm -f victim)}\""
-    (tmp_path / "victim").touch()
-    subprocess.run(["/bin/bash", "-c", command], cwd=tmp_path, capture_output=True, timeout=10, check=False)
-    assert not (tmp_path / "victim").exists()
-    assert Rules(allow=ALLOW).verdict("Bash", {"command": command}).answer is None
-    assert Rules(allow=ALLOW, deny=DENY)("Bash", {"command": command}) == "deny"
+    assert_rm_runs_in_bash_and_is_denied(command, ALLOW, tmp_path)
 
 
 @pytest.mark.parametrize(

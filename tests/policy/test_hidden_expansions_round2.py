@@ -19,6 +19,11 @@ from pathlib import Path
 import pytest
 
 from kandev_nb.policy import Rules, parse_command
+from tests.policy.hidden import (
+    assert_asked_and_not_bypassed,
+    assert_read_and_denied,
+    assert_rm_runs_in_bash_and_is_denied,
+)
 
 SEEN = [  # the hidden command is written out: a deny on touch/rm denies it
     "echo \"${x:-'$(touch x)'}\"",
@@ -86,7 +91,6 @@ ALLOW = [
     *(f"Bash({name}:*)" for name in ("echo", "ls", "cat", "printf", "git status", "git fetch", "git -c", "git -p")),
     *(f"Bash({name}:*)" for name in ("sed", "set", "env", "export", "declare", "bash", "case", "p=", "x=")),
 ]
-DENY = ["Bash(touch:*)", "Bash(rm:*)"]
 
 
 def _prepare(command: str, where: Path) -> None:
@@ -117,10 +121,7 @@ def test_bash_really_runs_the_hidden_command(command: str, tmp_path: Path) -> No
 @pytest.mark.parametrize("allow", [["Bash"], ALLOW], ids=["whole-tool", "prefix-rules"])
 @pytest.mark.parametrize("command", SEEN + ASKED + UNPROVEN)
 def test_the_policy_asks_and_a_deny_is_not_bypassed(command: str, allow: list[str]) -> None:
-    verdict = Rules(allow=allow).verdict("Bash", {"command": command})
-    assert verdict.answer is None, f"{command!r} was {verdict}"
-    denied = Rules(allow=allow, deny=DENY)("Bash", {"command": command})
-    assert denied == "deny" if command in SEEN else denied in ("deny", None), f"{command!r} was {denied}"
+    assert_asked_and_not_bypassed(command, allow, written_out=command in SEEN)
 
 
 @pytest.mark.parametrize("command", SEEN + ASKED + UNPROVEN)
@@ -130,19 +131,12 @@ def test_the_command_line_is_dynamic(command: str) -> None:
 
 @pytest.mark.parametrize("command", VISIBLE)
 def test_a_command_read_from_the_text_needs_its_own_allow_rule_and_is_denied(command: str) -> None:
-    assert any(c.words[:1] == ("touch",) for c in parse_command(command).commands)
-    assert Rules(allow=ALLOW).verdict("Bash", {"command": command}).answer is None
-    assert Rules(allow=ALLOW, deny=DENY)("Bash", {"command": command}) == "deny"
-    assert Rules(allow=["Bash"], deny=DENY)("Bash", {"command": command}) == "deny"
+    assert_read_and_denied(command, ALLOW)
 
 
 def test_the_rm_in_a_quoted_default_is_denied(tmp_path: Path) -> None:
     command = "echo \"${x:-'$(rm -f victim)'}\""
-    (tmp_path / "victim").touch()
-    subprocess.run(["/bin/bash", "-c", command], cwd=tmp_path, capture_output=True, timeout=10, check=False)
-    assert not (tmp_path / "victim").exists()
-    assert Rules(allow=ALLOW).verdict("Bash", {"command": command}).answer is None
-    assert Rules(allow=ALLOW, deny=DENY)("Bash", {"command": command}) == "deny"
+    assert_rm_runs_in_bash_and_is_denied(command, ALLOW, tmp_path)
 
 
 @pytest.mark.parametrize(
