@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import re
 import time
+import urllib.error
 from pathlib import Path
 from typing import Any
 
@@ -55,10 +56,21 @@ def _open(page: Any, url: str) -> None:
 
 
 def _wait_kernel_idle(server: LabServer, timeout: float = 120.0) -> None:
-    """Wait until the server's kernels (there is one) report idle, through the REST API."""
+    """Wait until the server's kernels (there is one) report idle, through the REST API.
+
+    While a kernel starts, jupyter_server lists it before it has ``last_activity``, and
+    ``GET /api/kernels`` answers 500 (an AttributeError in ``kernel_model``): that answer
+    means "starting", so the wait goes on.
+    """
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        kernels = server.api("GET", "/api/kernels") or []
+        try:
+            kernels = server.api("GET", "/api/kernels") or []
+        except urllib.error.HTTPError as error:
+            if error.code != 500:
+                raise
+            time.sleep(0.25)
+            continue
         if kernels and all(k.get("execution_state") == "idle" for k in kernels):
             return
         time.sleep(0.25)
