@@ -279,6 +279,9 @@ def load_ipython_extension(ip: InteractiveShell) -> None:
     from kandev_nb.notebook.bridge import ensure_bridge
 
     ensure_bridge()  # the open tab says hello before the first tool call needs it
+    from kandev_nb.notebook import lab_channel
+
+    lab_channel.register(ip)  # the JupyterLab extension's panel and notifications reach this kernel
 
 
 def unload_ipython_extension(ip: InteractiveShell) -> None:

@@ -215,11 +215,19 @@ async def turn_timeout(cell_timeout: float | None, setting: float | None) -> flo
         setting: the notebook's `approval_timeout` setting in seconds (None: forever).
 
     Returns:
-        `cell_timeout` when given (it denies, as asked); else, with a tab attached
+        `cell_timeout` when given (it denies, as asked); else, when Lab's settings say
+        "deny-after" (:mod:`kandev_nb.notebook.lab_channel`; unless ``configure(approval_timeout=...)``
+        was called in this kernel), their `denyAfterSeconds`; else, with a tab attached
         (:func:`interactive`), None: the card waits and the page reminds at half of `setting`;
         else (headless) `setting`, which denies an unanswered card.
     """
+    from kandev_nb.notebook.state import current
+
     note = ensure_notifier()
+    lab = current().lab_settings
+    if cell_timeout is None and lab is not None and lab.unansweredCard == "deny-after":
+        if "approval_timeout" not in current().configured:
+            cell_timeout = float(lab.denyAfterSeconds)
     if cell_timeout is not None or not await interactive():
         if note is not None:
             note.remind_after_s = None

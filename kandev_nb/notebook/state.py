@@ -94,6 +94,7 @@ def configure(**changes: Any) -> None:
     settings = current().settings
     for key, value in changes.items():
         setattr(settings, key, value)
+    current().configured.update(changes)  # these win over Lab's settings (lab_channel.apply_settings)
     if "mode" in changes:  # the notebook's mode, from now on: it replaces a card's choice
         current().card_modes.clear()
 
@@ -142,6 +143,9 @@ class NotebookState:
         card_modes: by session name, the mode a person chose on an approval card ("Allow, and
             switch to acceptEdits mode for this session"); that session's cells without
             ``--mode`` run in it until ``--new`` or ``configure(mode=...)``.
+        configured: the settings :func:`configure` set in this kernel (they win over Lab's).
+        lab_settings: the settings of kandev-nb's JupyterLab extension (the settings registry),
+            when a page of it is connected (:mod:`kandev_nb.notebook.lab_channel`), else None.
     """
 
     settings: NotebookSettings = field(default_factory=NotebookSettings)
@@ -153,6 +157,8 @@ class NotebookState:
     websocket_factory: Any = None
     shell: Any = None
     card_modes: dict[str, str] = field(default_factory=dict)
+    configured: set[str] = field(default_factory=set)
+    lab_settings: Any = None
 
     def spent(self) -> float:
         """USD spent by this kernel's `%%claude` turns (per-turn `total_cost_usd` of the results)."""

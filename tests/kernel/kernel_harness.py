@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import queue
 import time
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -92,6 +93,8 @@ class KernelHarness:
         self.kc.wait_for_ready(timeout=60)
         self.widgets: dict[str, WidgetModel] = {}
         self.runs: dict[str, CellRun] = {}
+        self.comms: dict[str, list[dict[str, Any]]] = {}  # comms this "frontend" opened: data received
+        self.closed_comms: set[str] = set()
 
     def close(self) -> None:
         self.kc.stop_channels()
@@ -118,8 +121,12 @@ class KernelHarness:
                 have = model.on_custom(data.get("content"))
                 if have is not None:  # what the browser's view does after a gap
                     self.send_custom(model, {"type": "sync", "have": have})
+            elif content["comm_id"] in self.comms:
+                self.comms[content["comm_id"]].append(data)
         elif kind == "comm_close" and content["comm_id"] in self.widgets:
             self.widgets[content["comm_id"]].closed = True
+        elif kind == "comm_close" and content["comm_id"] in self.comms:
+            self.closed_comms.add(content["comm_id"])
         parent = msg.get("parent_header", {}).get("msg_id")
         run = self.runs.get(parent)
         if run is None:
@@ -219,6 +226,19 @@ class KernelHarness:
     def click(self, widget: WidgetModel) -> None:
         """Send what a browser sends when a Button is clicked."""
         self.send_custom(widget, {"event": "click"})
+
+    def open_comm(self, target: str, data: dict[str, Any]) -> str:
+        """Open a comm to `target` as a frontend does (``comm_open`` on the shell channel);
+        what the kernel sends on it collects in ``comms[comm_id]``. Returns the comm_id."""
+        comm_id = uuid.uuid4().hex
+        self.comms[comm_id] = []
+        msg = self.kc.session.msg("comm_open", {"comm_id": comm_id, "target_name": target, "data": data})
+        self.kc.shell_channel.send(msg)
+        return comm_id
+
+    def comm_send(self, comm_id: str, data: dict[str, Any]) -> None:
+        """Send a ``comm_msg`` with `data` on a comm :meth:`open_comm` opened."""
+        self.kc.shell_channel.send(self.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": data}))
 
     def send_custom(self, widget: WidgetModel, content: dict[str, Any]) -> None:
         """Send a custom comm_msg from the "frontend" to `widget`'s model in the kernel."""

@@ -1,0 +1,164 @@
+"""The JupyterLab extension's channel to a kernel, in a real kernel with the real CLI (issue 37).
+
+The test opens the comm the extension's Claude panel opens (target ``kandev_nb.lab``) as a
+frontend does, reads the kernel's State, and answers as the panel does: through the same
+broker and payload binding as the card (an Allow carries the digest of the text it showed,
+and only the whole payload allows).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kandev_nb import __version__
+from kandev_nb.notebook.lab_messages import PROTOCOL, TARGET
+from kandev_nb.testing import Reply, ScriptedModelServer, text, tool_use
+from tests.kernel.conftest import setup_code
+from tests.kernel.kernel_harness import KernelHarness
+from tests.kernel.test_pending import BACKGROUND, push_write
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def hello(**settings: Any) -> dict[str, Any]:
+    return {"kind": "hello", "protocol": PROTOCOL, "version": __version__, "settings": settings}
+
+
+def receive(kernel: KernelHarness, comm_id: str, until: Any, timeout: float = 60) -> dict[str, Any]:
+    """The first message on `comm_id` (received from now on, or already there) that `until` accepts."""
+    end = time.monotonic() + timeout
+    seen = 0
+    while time.monotonic() < end:
+        got = kernel.comms[comm_id]
+        for message in got[seen:]:
+            if until(message):
+                return message
+        seen = len(got)
+        kernel.pump_for(0.1)
+    raise TimeoutError(f"no such message on {comm_id}; last: {kernel.comms[comm_id][-2:]}")
+
+
+def waiting_state(kernel: KernelHarness, comm_id: str) -> dict[str, Any]:
+    return receive(kernel, comm_id, lambda m: m.get("kind") == "state" and m["waiting"])
+
+
+def test_the_panel_sees_a_waiting_write_whole_and_only_the_whole_allows(
+    kernel: KernelHarness, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path
+) -> None:
+    target = claude_workdir / "hello.txt"
+    push_write(scripted_model, target)
+    kernel.execute(setup_code(claude_env, claude_workdir))
+    comm = kernel.open_comm(TARGET, hello())
+    first = receive(kernel, comm, lambda m: m.get("kind") == "state")
+    assert first["protocol"] == PROTOCOL and first["version"] == __version__ and first["waiting"] == []
+
+    kernel.execute(BACKGROUND.format(line=""))
+    state = waiting_state(kernel, comm)
+    item = state["waiting"][0]
+    assert item["tool"] == "Write" and item["complete"] is False and item["question"] is False
+    assert f"file_path: {target}" in item["whole"] and "content:\nhi\n" in item["whole"], item["whole"]
+    assert [t["session"] for t in state["turns"]] == ["default"]
+
+    # the notification's one line is only a summary of a Write: its digest does not allow
+    kernel.comm_send(comm, {"kind": "answer", "id": item["id"], "action": "allow", "digest": item["line_digest"]})
+    refused = receive(kernel, comm, lambda m: m.get("kind") == "answered")
+    assert refused["ok"] is False and "only a summary" in refused["error"], refused
+    # a digest of another text (a forged or stale page) does not allow either
+    kernel.comm_send(comm, {"kind": "answer", "id": item["id"], "action": "allow", "digest": "0" * 64})
+    stale = receive(kernel, comm, lambda m: m.get("kind") == "answered" and m is not refused)
+    assert stale["ok"] is False and "not what was shown" in stale["error"], stale
+    assert not target.exists()
+
+    # the panel showed it whole: its digest allows, as the card's Allow once
+    kernel.comm_send(comm, {"kind": "answer", "id": item["id"], "action": "allow", "digest": item["whole_digest"]})
+    allowed = receive(kernel, comm, lambda m: m.get("kind") == "answered" and m["ok"])
+    assert allowed["id"] == item["id"]
+    kernel.execute("turn = await task")
+    assert target.read_text() == "hi\n"
+    assert kernel.eval("[r.decision.decided_by for r in turn.tools.values()]") == ["person"]
+    done = receive(kernel, comm, lambda m: m.get("kind") == "state" and m["sessions"] and not m["turns"])
+    (session,) = done["sessions"]
+    assert session["turns_today"] == 1 and session["cost_today_usd"] > 0 and session["running"] is False
+    assert session["cost_today_usd"] == pytest.approx(kernel.eval("kandev_nb.last_turn().stats.cost_usd"))
+
+
+def test_deny_and_stop_from_the_panel(
+    kernel: KernelHarness, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path
+) -> None:
+    first, second = claude_workdir / "a.txt", claude_workdir / "b.txt"
+    scripted_model.push(
+        Reply(tool_use("Write", {"file_path": str(first), "content": "a\n"})),
+        Reply(tool_use("Write", {"file_path": str(second), "content": "b\n"})),
+        Reply(text("Done.")),
+    )
+    kernel.execute(setup_code(claude_env, claude_workdir))
+    comm = kernel.open_comm(TARGET, hello())
+    kernel.execute(BACKGROUND.format(line=""))
+    item = waiting_state(kernel, comm)["waiting"][0]
+    kernel.comm_send(comm, {"kind": "answer", "id": item["id"], "action": "deny", "reason": "not there"})
+    assert receive(kernel, comm, lambda m: m.get("kind") == "answered")["ok"] is True
+    nxt = receive(kernel, comm, lambda m: m.get("kind") == "state" and m["waiting"] and m["waiting"][0]["id"] != item["id"])
+    assert str(second) in nxt["waiting"][0]["whole"]
+
+    kernel.comm_send(comm, {"kind": "stop", "session": None})
+    receive(kernel, comm, lambda m: m.get("kind") == "state" and m["sessions"] and not m["turns"] and not m["waiting"])
+    kernel.execute("turn = await task")
+    assert kernel.eval("turn.interrupted") is True
+    assert not first.exists() and not second.exists()
+    denied = kernel.eval("[[r.decision.behavior, r.decision.message] for r in turn.tools.values() if r.decision]")
+    assert denied[0] == ["deny", "not there"], denied
+
+
+def test_lab_settings_are_the_kernel_defaults_and_configure_wins(
+    kernel: KernelHarness, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path
+) -> None:
+    kernel.execute(setup_code(claude_env, claude_workdir))
+    comm = kernel.open_comm(TARGET, hello(defaultMode="acceptEdits", unansweredCard="deny-after", denyAfterSeconds=2))
+    receive(kernel, comm, lambda m: m.get("kind") == "state")
+    assert kernel.eval("kandev_nb.settings.mode") == "acceptEdits"
+
+    # deny-after 2 s: an unanswered Bash call is denied in 2 s (headless, the default would wait 300 s)
+    target = claude_workdir / "late.txt"
+    command = f"python3 -c \"open('{target.name}', 'w').close()\""  # acceptEdits asks for it (touch it allows)
+    scripted_model.push(Reply(tool_use("Bash", {"command": command})), Reply(text("Done.")))
+    started = time.monotonic()
+    kernel.execute("%%claude\nTouch late.txt", timeout=120)
+    assert time.monotonic() - started < 60 and not target.exists()
+    assert kernel.eval("[r.decision.behavior for r in kandev_nb.last_turn().tools.values()]") == ["deny"]
+
+    kernel.execute("kandev_nb.configure(mode='plan')")
+    kernel.comm_send(comm, {"kind": "settings", "settings": {"defaultMode": "supervised"}})
+    kernel.pump_for(1.0)
+    assert kernel.eval("kandev_nb.settings.mode") == "plan"  # configure() in the kernel wins
+
+
+def test_another_protocol_is_refused_and_a_bad_message_is_dropped(
+    kernel: KernelHarness, claude_env: dict[str, str], claude_workdir: Path
+) -> None:
+    kernel.execute(setup_code(claude_env, claude_workdir))
+    old = kernel.open_comm(TARGET, {"kind": "hello", "protocol": PROTOCOL + 1, "version": "9.9.9"})
+    mismatch = receive(kernel, old, lambda m: m.get("kind") == "mismatch")
+    assert "9.9.9" in mismatch["error"] and __version__ in mismatch["error"]
+    end = time.monotonic() + 10
+    while old not in kernel.closed_comms and time.monotonic() < end:
+        kernel.pump_for(0.1)
+    assert old in kernel.closed_comms
+
+    comm = kernel.open_comm(TARGET, hello())
+    receive(kernel, comm, lambda m: m.get("kind") == "state")
+    kernel.comm_send(comm, {"kind": "answer", "id": 3, "action": "launch"})  # dropped, logged
+    kernel.comm_send(comm, {"kind": "answer", "id": "nope", "action": "deny"})
+    gone = receive(kernel, comm, lambda m: m.get("kind") == "answered")
+    assert gone == {"kind": "answered", "id": "nope", "ok": False, "error": "this approval is no longer waiting"}
+
+
+def test_without_kandev_nb_loaded_the_kernel_refuses_the_comm(kernel: KernelHarness) -> None:
+    comm = kernel.open_comm(TARGET, hello())
+    end = time.monotonic() + 20
+    while comm not in kernel.closed_comms and time.monotonic() < end:
+        kernel.pump_for(0.1)
+    assert comm in kernel.closed_comms and kernel.comms[comm] == []
