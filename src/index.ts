@@ -1,10 +1,15 @@
 /**
- * kandev-nb's JupyterLab 4 / Notebook 7 extension (issue 37, first slice).
+ * kandev-nb's JupyterLab 4 / Notebook 7 extension (issue 37).
  *
  * - Settings "Claude (kandev-nb)" in the settings registry (schema/plugin.json), read into
- *   {@link IKandevNbSettings}. The kernel does not read them yet (a later slice).
- * - Commands, category "Claude" in the palette: "Insert a %%claude cell below" and
- *   "Ask Claude about this error" (also in a cell's context menu). Neither runs a cell.
+ *   {@link IKandevNbSettings} and sent to every kernel with kandev_nb loaded (the kernel takes
+ *   them as its defaults; `kandev_nb.configure(...)` in a kernel wins there).
+ * - The channel to every kernel of the server ({@link KernelChannels}, src/kernels.ts), the
+ *   Claude panel in the right sidebar (src/panel.ts) and JupyterLab's own notifications for
+ *   every waiting approval (src/notifications.ts).
+ * - Commands, category "Claude" in the palette: "Insert a %%claude cell below", "Ask Claude
+ *   about this error" (also in a cell's context menu), "Open the Claude panel", "Allow the
+ *   oldest waiting approval", "Deny the oldest waiting approval", "Stop every running turn".
  * - `%%claude` cell bodies highlighted as Markdown from page load, on every notebook, before any
  *   cell ran (what kandev_nb/notebook/cell_language.js does once `%load_ext kandev_nb` ran).
  *
@@ -16,10 +21,15 @@ import {
   JupyterFrontEnd,
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
-import { ICommandPalette } from '@jupyterlab/apputils';
+import { ICommandPalette, Notification } from '@jupyterlab/apputils';
 import { Cell, ICellModel, ICodeCellModel } from '@jupyterlab/cells';
-import { INotebookModel, INotebookTracker, Notebook } from '@jupyterlab/notebook';
+import { INotebookModel, INotebookTracker, Notebook, NotebookPanel } from '@jupyterlab/notebook';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
+import { LabIcon } from '@jupyterlab/ui-components';
+
+import { KernelChannels } from './kernels';
+import { ApprovalNotifications, allowable } from './notifications';
+import { ClaudePanel, PANEL_ID } from './panel';
 
 declare function require(name: string): any;
 
@@ -59,7 +69,20 @@ export const DEFAULT_SETTINGS: IKandevNbSettings = {
 export namespace CommandIDs {
   export const insertCell = 'kandev-nb:insert-claude-cell';
   export const askAboutError = 'kandev-nb:ask-about-error';
+  export const openPanel = 'kandev-nb:open-panel';
+  export const allowOldest = 'kandev-nb:allow-oldest';
+  export const denyOldest = 'kandev-nb:deny-oldest';
+  export const stopAll = 'kandev-nb:stop-all';
 }
+
+/** The Claude panel's icon (a speech bubble with a spark). */
+export const claudeIcon = new LabIcon({
+  name: 'kandev-nb:claude',
+  svgstr:
+    '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24"><g class="jp-icon3" fill="#616161">' +
+    '<path d="M4 3h16a2 2 0 0 1 2 2v10a2 2 0 0 1-2 2H9l-5 4v-4a2 2 0 0 1-2-2V5a2 2 0 0 1 2-2zm8 2.5-1.2 3.3L7.5 10l3.3 1.2L12 14.5l1.2-3.3 3.3-1.2-3.3-1.2z"/>' +
+    '</g></svg>'
+});
 
 /** The MIME type JupyterLab gives Markdown cells: a %%claude body is highlighted with it. */
 export const PROMPT_MIME = 'text/x-ipythongfm';
@@ -251,6 +274,25 @@ function insertBelow(notebook: Notebook, index: number, source: string): Cell | 
   return notebook.activeCell;
 }
 
+/** Open notebook `path` and select the cell whose execution count is `cell` (if found). */
+async function openAt(app: JupyterFrontEnd, tracker: INotebookTracker, path: string, cell: number | null): Promise<void> {
+  await app.commands.execute('docmanager:open', { path });
+  const nb = tracker.find(p => p.context.path === path);
+  if (!nb || cell === null) {
+    return;
+  }
+  await nb.context.ready;
+  const notebook = nb.content;
+  const index = notebook.widgets.findIndex(
+    w => w.model.type === 'code' && (w.model as ICodeCellModel).executionCount === cell
+  );
+  if (index >= 0) {
+    notebook.activeCellIndex = index;
+    notebook.deselectAll();
+    await notebook.scrollToItem(index);
+  }
+}
+
 const plugin: JupyterFrontEndPlugin<void> = {
   id: PLUGIN_ID,
   description: 'Claude Code from notebook cells: %%claude highlighting, commands and settings.',
@@ -268,18 +310,91 @@ const plugin: JupyterFrontEndPlugin<void> = {
     tracker.widgetAdded.connect((_sender, panel) => followNotebook(panel.content));
     tracker.forEach(panel => followNotebook(panel.content));
 
+    const channels = new KernelChannels(app, () => ({ ...current }), VERSION);
+    const panel = new ClaudePanel(channels, (path, cell) => void openAt(app, tracker, path, cell));
+    panel.title.icon = claudeIcon;
+    app.shell.add(panel, 'right', { rank: 650, type: 'Claude' });
+    const showInPanel = (kernelId: string, id: string): void => {
+      app.shell.activateById(PANEL_ID);
+      requestAnimationFrame(() => panel.reveal(kernelId, id));
+    };
+    const notifications = new ApprovalNotifications(channels, showInPanel, () => current.notifications);
+    // kernel-side toasts (kandev_nb/notebook/notify.js) leave a kernel to the extension when it speaks for it
+    (window as any).__kandevNbLab = {
+      version: VERSION,
+      handles: (kernelId: string) => current.notifications && channels.handles(kernelId)
+    };
+
+    const followKernel = (nb: NotebookPanel): void => {
+      // a restart or shutdown asked from this page: the notebook's own connection says it first
+      nb.sessionContext.statusChanged.connect((context, status) => {
+        const id = context.session?.kernel?.id;
+        if (id && (status === 'restarting' || status === 'autorestarting' || status === 'dead')) {
+          channels.kernelEnded(id);
+        }
+      });
+    };
+    tracker.widgetAdded.connect((_sender, nb) => followKernel(nb));
+    tracker.forEach(nb => followKernel(nb));
+
     if (settingRegistry) {
       settingRegistry
         .load(PLUGIN_ID)
         .then(settings => {
           const read = (): void => {
             current = { ...DEFAULT_SETTINGS, ...(settings.composite as Partial<IKandevNbSettings>) };
+            channels.sendSettings();
+            notifications.refresh();
           };
           settings.changed.connect(read);
           read();
         })
         .catch(reason => console.error('kandev-nb: the settings could not be loaded.', reason));
     }
+
+    app.commands.addCommand(CommandIDs.openPanel, {
+      label: 'Open the Claude panel',
+      caption: 'Waiting approvals, running turns and sessions of every kernel with kandev_nb loaded',
+      execute: () => app.shell.activateById(PANEL_ID)
+    });
+    const answerOldest = async (action: 'allow' | 'deny'): Promise<void> => {
+      const oldest = panel.oldest();
+      if (!oldest) {
+        Notification.info('No approval is waiting.', { autoClose: 4000 });
+        return;
+      }
+      const { entry, item } = oldest;
+      // Allow binds to what the person saw: the panel (open) shows it whole, else only its line
+      const panelShown = panel.isVisible;
+      if (action === 'allow' && !panelShown && !allowable(item)) {
+        showInPanel(entry.id, item.id);
+        Notification.info('Its request is longer than one line: it is shown whole in the Claude panel, allow it there.', {
+          autoClose: 8000
+        });
+        return;
+      }
+      const digest = action === 'allow' ? (panelShown ? item.whole_digest : item.line_digest) : null;
+      const result = await channels.answer(entry.id, { id: item.id, action, digest, reason: '' });
+      if (!result.ok) {
+        Notification.error(`kandev-nb: not answered: ${result.error}`, { autoClose: 8000 });
+      }
+    };
+    app.commands.addCommand(CommandIDs.allowOldest, {
+      label: 'Allow the oldest waiting approval',
+      caption: 'Allow once the approval that has waited longest (as shown in the Claude panel or its notification)',
+      isEnabled: () => panel.oldest() !== null,
+      execute: () => answerOldest('allow')
+    });
+    app.commands.addCommand(CommandIDs.denyOldest, {
+      label: 'Deny the oldest waiting approval',
+      isEnabled: () => panel.oldest() !== null,
+      execute: () => answerOldest('deny')
+    });
+    app.commands.addCommand(CommandIDs.stopAll, {
+      label: 'Stop every running turn',
+      caption: 'Interrupt every running %%claude turn of every kernel (the sessions stay)',
+      execute: () => channels.stop(null)
+    });
 
     /** The cell a command is about: the right-clicked one (context menu), else the active one. */
     const targetCell = (args: any): { notebook: Notebook; cell: Cell; index: number } | null => {
@@ -357,8 +472,16 @@ const plugin: JupyterFrontEndPlugin<void> = {
     });
 
     if (palette) {
-      palette.addItem({ command: CommandIDs.insertCell, category: CATEGORY });
-      palette.addItem({ command: CommandIDs.askAboutError, category: CATEGORY });
+      for (const command of [
+        CommandIDs.insertCell,
+        CommandIDs.askAboutError,
+        CommandIDs.openPanel,
+        CommandIDs.allowOldest,
+        CommandIDs.denyOldest,
+        CommandIDs.stopAll
+      ]) {
+        palette.addItem({ command, category: CATEGORY });
+      }
     }
   }
 };

@@ -173,8 +173,8 @@ class LabChannel:
         try:
             hello = read_from_page(data)
             if not isinstance(hello, Hello):
-                raise ValueError(f"the first message must be a hello, not {hello.kind!r}")
-        except (ValidationError, ValueError) as exc:
+                raise TypeError(f"the first message must be a hello, not {hello.kind!r}")
+        except (ValidationError, TypeError) as exc:
             comm.send(Mismatch(version=_version(), error=f"unreadable hello: {exc}").model_dump())
             comm.close()
             return

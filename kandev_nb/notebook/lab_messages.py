@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -200,15 +200,20 @@ class Mismatch(_Message):
 def json_schema() -> dict[str, object]:
     """One JSON Schema document whose ``$defs`` hold every message (for the TypeScript types)."""
     models: list[type[BaseModel]] = [Hello, Answer, Stop, Settings, State, Answered, Mismatch]
-    defs: dict[str, object] = {}
+    defs: dict[str, dict[str, Any]] = {}
     for model in models:
         schema = model.model_json_schema(ref_template="#/$defs/{model}")
         defs.update(schema.pop("$defs", {}))
         defs[model.__name__] = schema
+    for schema in defs.values():  # a field's title would become a TypeScript type of its own
+        for prop in schema.get("properties", {}).values():
+            prop.pop("title", None)
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "KandevNbLabMessages",
-        "description": "Messages between a kernel and kandev-nb's JupyterLab extension (kandev_nb/notebook/lab_messages.py).",
+        "description": (
+            "Messages between a kernel and kandev-nb's JupyterLab extension (kandev_nb/notebook/lab_messages.py)."
+        ),
         "type": "object",
         "properties": {name: {"$ref": f"#/$defs/{name}"} for name in (m.__name__ for m in models)},
         "$defs": defs,

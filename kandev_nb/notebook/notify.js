@@ -259,7 +259,9 @@ function message(item, received) {
 function draw(reg) {
   const app = labApp();
   const live = new Set();
+  reg.handled = handledKeys(reg);
   for (const { key, entry, item } of allItems(reg)) {
+    if (extensionHandles(key)) continue; // kandev-nb's JupyterLab extension notifies for this kernel
     const tid = `${key}:${item.id}`;
     live.add(tid);
     let toast = reg.toasts.get(tid);
@@ -332,7 +334,23 @@ function updateLab(app, toast, item, received) {
     .catch(() => {});
 }
 
+// kandev-nb's JupyterLab extension (src/index.ts) sets window.__kandevNbLab: for a kernel whose
+// channel it holds, its notifications (JupyterLab's own) and Claude panel replace these toasts.
+function extensionHandles(key) {
+  const lab = window.__kandevNbLab;
+  try {
+    return !!(lab && typeof lab.handles === "function" && lab.handles(key));
+  } catch (e) {
+    return false;
+  }
+}
+
+function handledKeys(reg) {
+  return [...reg.kernels.keys()].filter(extensionHandles).join(",");
+}
+
 function tick(reg) {
+  if (handledKeys(reg) !== reg.handled) draw(reg); // the extension took a kernel over, or let it go
   reg.ticks = (reg.ticks || 0) + 1;
   const app = reg.ticks % 5 === 0 ? labApp() : null; // JupyterLab's toast: its time left every 5 s
   for (const toast of reg.toasts.values()) {
@@ -389,6 +407,14 @@ function initialize({ model }) {
       for (const b of toast.dom.el.querySelectorAll("button")) b.disabled = false;
     }
   };
+  // a restart or shutdown of the kernel ends its turns: its toasts, badge and title count go at once
+  const onStatus = (_kernel, status) => {
+    if (status === "restarting" || status === "autorestarting" || status === "dead") {
+      entry.items = [];
+      draw(reg);
+    }
+  };
+  if (kernel && kernel.statusChanged) kernel.statusChanged.connect(onStatus);
   model.on("change:items", load);
   model.on("msg:custom", onMessage);
   if (!reg.timer) reg.timer = setInterval(() => tick(reg), 1000);
@@ -403,6 +429,7 @@ function initialize({ model }) {
   return () => {
     model.off("change:items", load);
     model.off("msg:custom", onMessage);
+    if (kernel && kernel.statusChanged) kernel.statusChanged.disconnect(onStatus);
     if (reg.kernels.get(key) === entry) reg.kernels.delete(key);
     draw(reg);
   };

@@ -225,9 +225,9 @@ async def turn_timeout(cell_timeout: float | None, setting: float | None) -> flo
 
     note = ensure_notifier()
     lab = current().lab_settings
-    if cell_timeout is None and lab is not None and lab.unansweredCard == "deny-after":
-        if "approval_timeout" not in current().configured:
-            cell_timeout = float(lab.denyAfterSeconds)
+    deny_after = lab is not None and lab.unansweredCard == "deny-after"
+    if cell_timeout is None and deny_after and "approval_timeout" not in current().configured:
+        cell_timeout = float(lab.denyAfterSeconds)
     if cell_timeout is not None or not await interactive():
         if note is not None:
             note.remind_after_s = None

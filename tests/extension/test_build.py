@@ -179,3 +179,19 @@ def test_the_wheel_installs_and_is_enabled_without_node(tmp_path: Path) -> None:
     match = ENABLED_OK.search(listing)
     assert match is not None and match.group(1) == PACKAGE["version"], listing
     assert str(venv / "share" / "jupyter" / "labextensions") in listing, listing
+
+
+def test_the_typescript_messages_are_generated_from_the_pydantic_models() -> None:
+    """src/messages.ts is what ``jlpm build:messages`` makes of kandev_nb/notebook/lab_messages.py
+    (json-schema-to-typescript over the models' JSON Schema): one declaration, both sides."""
+    json2ts = REPO / "node_modules" / ".bin" / "json2ts"
+    if not json2ts.exists():
+        pytest.skip("node_modules is not installed here (a wheel-only environment)")
+    script = json.loads((REPO / "package.json").read_text())["scripts"]["build:messages"]
+    command = script.split(" > ")[0].replace("python -m", f"{sys.executable} -m", 1)
+    env = dict(os.environ, PATH=f"{json2ts.parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    made = subprocess.run(command, shell=True, cwd=REPO, env=env, capture_output=True, text=True, check=True)
+    committed = (REPO / "src" / "messages.ts").read_text()
+    assert made.stdout == committed, "src/messages.ts is stale: run `jlpm build:messages`"
+    for name in ("Hello", "Answer", "Stop", "Settings", "State", "Answered", "Mismatch", "Waiting"):
+        assert f"export interface {name} " in committed

@@ -101,7 +101,9 @@ def test_deny_and_stop_from_the_panel(
     item = waiting_state(kernel, comm)["waiting"][0]
     kernel.comm_send(comm, {"kind": "answer", "id": item["id"], "action": "deny", "reason": "not there"})
     assert receive(kernel, comm, lambda m: m.get("kind") == "answered")["ok"] is True
-    nxt = receive(kernel, comm, lambda m: m.get("kind") == "state" and m["waiting"] and m["waiting"][0]["id"] != item["id"])
+    nxt = receive(
+        kernel, comm, lambda m: m.get("kind") == "state" and m["waiting"] and m["waiting"][0]["id"] != item["id"]
+    )
     assert str(second) in nxt["waiting"][0]["whole"]
 
     kernel.comm_send(comm, {"kind": "stop", "session": None})

@@ -210,12 +210,27 @@ export default {
     edit.addEventListener("click", () => (model.get("input_json") ? showEditor() : send({ action: "edit" })));
     allowEdited.addEventListener("click", sendEdited);
 
+    // A restart or shutdown of the kernel ends the turn: the CLI died with it, nothing was allowed.
+    let ended = "";
+    const manager = model.widget_manager;
+    const kernel = manager && manager.kernel;
+    const onStatus = (_kernel, status) => {
+      if (ended || !model.get("pending")) return;
+      if (status === "restarting" || status === "autorestarting") ended = "kernel restarted: this turn ended; nothing was allowed";
+      else if (status === "dead") ended = "kernel stopped: this turn ended; nothing was allowed";
+      if (!ended) return;
+      el.classList.add("kandev-approval-ended");
+      el.dataset.kandevEnded = status;
+      sync();
+    };
+    if (kernel && kernel.statusChanged) kernel.statusChanged.connect(onStatus);
+
     const sync = () => {
-      const off = !model.get("pending");
+      const off = !model.get("pending") || !!ended;
       for (const c of [allow, always, whole, deny, reason, edit, allowEdited, ...saved, ...planChoices]) c.disabled = off;
       if (fields) for (const c of fields.controls) c.disabled = off;
       if (editing()) for (const c of [always, whole, ...saved]) c.disabled = true; // they would allow the unedited call
-      error.textContent = model.get("error");
+      error.textContent = ended || model.get("error");
     };
     model.on("change:pending", sync);
     model.on("change:error", sync);
@@ -224,6 +239,7 @@ export default {
     reveal(model, el);
     const offKeys = keys(model, el, { allow, always, whole, reason, plan });
     return () => {
+      if (kernel && kernel.statusChanged) kernel.statusChanged.disconnect(onStatus);
       offKeys();
       model.off("change:pending", sync);
       model.off("change:error", sync);

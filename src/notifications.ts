@@ -1,0 +1,167 @@
+/**
+ * JupyterLab's own notifications for every waiting approval and question of every kernel
+ * (`Notification` from @jupyterlab/apputils; no server flag).
+ *
+ * Each names the notebook, the cell, the tool and the time it has waited, and shows the one
+ * line of the request the kernel computed (`line`). It offers Allow only when that line is
+ * the whole payload (`complete`), sending the line's digest, which the kernel checks; else
+ * Show (the Claude panel, which shows all of it) and Deny. JupyterLab cuts a notification's
+ * message at 140 characters: a line offered for Allow is never cut (the head is).
+ */
+
+import { Notification } from '@jupyterlab/apputils';
+
+import { IKernelEntry, KernelChannels } from './kernels';
+import { Waiting } from './messages';
+
+/** JupyterLab cuts a notification's message past this many characters. */
+const MESSAGE_CHARS = 138;
+
+/** m:ss (or "n s") of `seconds`. */
+export function clock(seconds: number): string {
+  const s = Math.max(0, Math.round(seconds));
+  return s >= 60 ? `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}` : `${s} s`;
+}
+
+/** The last part of a path ("a/b/c.ipynb" -> "c.ipynb"). */
+export function basename(path: string | null | undefined): string {
+  return path ? path.split('/').pop() || path : '';
+}
+
+/** Seconds `item` has waited now: what the kernel said plus the time since it said it. */
+export function waited(item: Waiting, entry: IKernelEntry): number {
+  return item.age_s + (Date.now() - entry.received) / 1000;
+}
+
+/** Is the one line shown the whole payload (a notification may offer Allow)? */
+export function allowable(item: Waiting): boolean {
+  return !item.question && item.complete;
+}
+
+/** "notebook.ipynb · In [3]: Claude wants to use Bash" (row for a fleet's). */
+export function headText(item: Waiting, entry: IKernelEntry): string {
+  const where = [
+    basename(entry.state?.notebook ?? entry.path) || 'a notebook',
+    item.cell !== null && item.cell !== undefined ? `In [${item.cell}]` : null,
+    item.row || null
+  ]
+    .filter(Boolean)
+    .join(' · ');
+  return `${where}: ${item.question ? 'Claude asks' : `Claude wants to use ${item.tool}`}`;
+}
+
+/** The notification's message, at most 140 characters; a line offered for Allow is whole. */
+export function message(item: Waiting, entry: IKernelEntry): string {
+  let head = `⏳ ${headText(item, entry)} (waiting ${clock(waited(item, entry))}) — `;
+  if (allowable(item) && head.length + item.line.length > MESSAGE_CHARS) {
+    const keep = Math.max(0, MESSAGE_CHARS - item.line.length - 1);
+    head = '…' + head.slice(head.length - keep);
+    return head + item.line;
+  }
+  const room = Math.max(24, MESSAGE_CHARS - head.length);
+  const what = item.line.length > room ? '…' + item.line.slice(item.line.length - room + 1) : item.line;
+  return head + what;
+}
+
+interface IShown {
+  id: string;
+  kernel: string;
+  key: string;
+}
+
+/**
+ * Keeps one JupyterLab notification per waiting approval of `channels`, updated every 5 s
+ * (the time it waited) and dismissed when the approval is answered or its kernel ends.
+ */
+export class ApprovalNotifications {
+  constructor(
+    private readonly channels: KernelChannels,
+    private readonly show: (kernelId: string, id: string) => void,
+    private enabled: () => boolean
+  ) {
+    channels.changed.connect(() => this.draw(), this);
+    this.timer = window.setInterval(() => this.draw(true), 5000);
+  }
+
+  /** Draw again (after the notifications setting changed). */
+  refresh(): void {
+    this.draw();
+  }
+
+  dispose(): void {
+    window.clearInterval(this.timer);
+    for (const shown of this.shown.values()) {
+      Notification.dismiss(shown.id);
+    }
+    this.shown.clear();
+  }
+
+  private draw(tick = false): void {
+    const live = new Set<string>();
+    if (this.enabled()) {
+      for (const entry of this.channels.entries()) {
+        for (const item of entry.state?.waiting ?? []) {
+          const key = `${entry.id}:${item.id}`;
+          live.add(key);
+          this.upsert(key, entry, item, tick);
+        }
+      }
+    }
+    for (const [key, shown] of this.shown) {
+      if (!live.has(key)) {
+        Notification.dismiss(shown.id);
+        this.shown.delete(key);
+      }
+    }
+  }
+
+  private upsert(key: string, entry: IKernelEntry, item: Waiting, tick: boolean): void {
+    const text = message(item, entry);
+    const options = {
+      autoClose: false as const,
+      actions: this.actions(entry, item)
+    };
+    const shown = this.shown.get(key);
+    if (!shown) {
+      const id = Notification.emit(text, 'warning', options);
+      this.shown.set(key, { id, kernel: entry.id, key: item.id + (item.whole_digest ?? '') });
+      return;
+    }
+    const changed = shown.key !== item.id + (item.whole_digest ?? '');
+    if (tick || changed) {
+      shown.key = item.id + (item.whole_digest ?? '');
+      Notification.update({ id: shown.id, message: text, type: 'warning', ...options });
+    }
+  }
+
+  private actions(entry: IKernelEntry, item: Waiting): Notification.IAction[] {
+    const actions: Notification.IAction[] = [];
+    const answer = (action: 'allow' | 'deny') => (event: MouseEvent) => {
+      event.preventDefault(); // the notification goes when the kernel says the approval did
+      void this.channels
+        .answer(entry.id, { id: item.id, action, digest: action === 'allow' ? item.line_digest : null, reason: '' })
+        .then(result => {
+          if (!result.ok) {
+            Notification.error(`kandev-nb: not answered: ${result.error}`, { autoClose: 8000 });
+          }
+        });
+    };
+    if (allowable(item)) {
+      actions.push({ label: 'Allow', callback: answer('allow'), displayType: 'accent' });
+    }
+    actions.push({ label: item.question ? 'Skip' : 'Deny', callback: answer('deny'), displayType: 'warn' });
+    actions.push({
+      label: 'Show',
+      caption: allowable(item) ? 'Show it in the Claude panel' : 'Only a summary is shown here: the Claude panel shows all of it',
+      callback: event => {
+        event.preventDefault();
+        this.show(entry.id, item.id);
+      },
+      displayType: 'link'
+    });
+    return actions;
+  }
+
+  private readonly shown = new Map<string, IShown>();
+  private readonly timer: number;
+}
