@@ -146,7 +146,9 @@ export interface RunningTurn {
  * `whole` is the whole payload as the card shows it (every input field verbatim, hidden
  * characters as ``⟨U+…⟩``), `whole_digest` the digest an Allow from the panel sends;
  * `line` the one line a notification shows, `complete` whether that line is the whole
- * payload (then a notification may offer Allow, sending `line_digest`).
+ * payload (then a notification may offer Allow, sending `line_digest`). `reminded`: it
+ * has waited past the reminder time of "wait and remind" (half the approval timeout).
+ * `row`: the fleet row that asks ("row 6 of 50"), None outside a fleet.
  *
  * This interface was referenced by `KandevNbLabMessages`'s JSON-Schema
  * via the `definition` "Waiting".
@@ -161,6 +163,7 @@ export interface Waiting {
   line: string;
   line_digest: string | null;
   question: boolean;
+  reminded?: boolean;
   row?: string | null;
   session: string;
   tool: string;

@@ -47,7 +47,8 @@ export function headText(item: Waiting, entry: IKernelEntry): string {
   ]
     .filter(Boolean)
     .join(' · ');
-  return `${where}: ${item.question ? 'Claude asks' : `Claude wants to use ${item.tool}`}`;
+  const verb = item.question ? 'Claude asks' : `Claude wants to use ${item.tool}`;
+  return `${item.reminded ? 'Still waiting — ' : ''}${where}: ${verb}`;
 }
 
 /** The notification's message, at most 140 characters; a line offered for Allow is whole. */
@@ -117,20 +118,24 @@ export class ApprovalNotifications {
 
   private upsert(key: string, entry: IKernelEntry, item: Waiting, tick: boolean): void {
     const text = message(item, entry);
+    const version = `${item.id}:${item.whole_digest ?? ''}:${item.reminded}`;
     const options = {
       autoClose: false as const,
       actions: this.actions(entry, item)
     };
     const shown = this.shown.get(key);
     if (!shown) {
-      const id = Notification.emit(text, 'warning', options);
-      this.shown.set(key, { id, kernel: entry.id, key: item.id + (item.whole_digest ?? '') });
+      const id = Notification.emit(text, item.reminded ? 'error' : 'warning', options);
+      this.shown.set(key, { id, kernel: entry.id, key: version });
       return;
     }
-    const changed = shown.key !== item.id + (item.whole_digest ?? '');
-    if (tick || changed) {
-      shown.key = item.id + (item.whole_digest ?? '');
-      Notification.update({ id: shown.id, message: text, type: 'warning', ...options });
+    if (shown.key !== version) {
+      // a reminder, or a request that changed: a new notification, in front
+      Notification.dismiss(shown.id);
+      shown.id = Notification.emit(text, item.reminded ? 'error' : 'warning', options);
+      shown.key = version;
+    } else if (tick) {
+      Notification.update({ id: shown.id, message: text, type: item.reminded ? 'error' : 'warning', ...options });
     }
   }
 

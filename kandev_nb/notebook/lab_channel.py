@@ -65,7 +65,7 @@ def _version() -> str:
     return str(__version__)
 
 
-def _waiting_entry(p: PendingApproval) -> Waiting:
+def _waiting_entry(p: PendingApproval, remind_after_s: float | None) -> Waiting:
     whole = p.broker.surface_whole(p.request_id)
     text, found = reveal_text(whole.text if whole is not None else p.summary)
     return Waiting(
@@ -83,6 +83,7 @@ def _waiting_entry(p: PendingApproval) -> Waiting:
         whole=text,
         whole_digest=whole.digest if whole is not None else None,
         warning=warning_markdown(found).replace("**", "").strip(),
+        reminded=remind_after_s is not None and p.age_s >= remind_after_s,
         row=getattr(p, "row_label", None),
     )
 
@@ -91,7 +92,10 @@ def snapshot(state: Any, notebook: str | None, now: float | None = None) -> Stat
     """What the panel shows of this kernel now (`state`: a
     :class:`~kandev_nb.notebook.state.NotebookState`; `notebook`: the open tab's path, or None)."""
     from kandev_nb.agent.session import SessionState
+    from kandev_nb.notebook.notify import notifier
 
+    note = notifier()
+    remind_after_s = note.remind_after_s if note is not None else None
     today = dt.datetime.now(dt.UTC).date()
     wall = dt.datetime.now(dt.UTC)
     turns: list[RunningTurn] = []
@@ -122,7 +126,7 @@ def snapshot(state: Any, notebook: str | None, now: float | None = None) -> Stat
     return State(
         version=_version(),
         notebook=notebook,
-        waiting=[_waiting_entry(p) for p in waiting(state.sessions, now)],
+        waiting=[_waiting_entry(p, remind_after_s) for p in waiting(state.sessions, now)],
         turns=turns,
         sessions=sessions,
     )

@@ -123,7 +123,9 @@ class Waiting(_Message):
     `whole` is the whole payload as the card shows it (every input field verbatim, hidden
     characters as ``⟨U+…⟩``), `whole_digest` the digest an Allow from the panel sends;
     `line` the one line a notification shows, `complete` whether that line is the whole
-    payload (then a notification may offer Allow, sending `line_digest`).
+    payload (then a notification may offer Allow, sending `line_digest`). `reminded`: it
+    has waited past the reminder time of "wait and remind" (half the approval timeout).
+    `row`: the fleet row that asks ("row 6 of 50"), None outside a fleet.
     """
 
     id: str
@@ -140,6 +142,7 @@ class Waiting(_Message):
     whole: str
     whole_digest: str | None
     warning: str
+    reminded: bool = False
     row: str | None = None
 
 

@@ -312,6 +312,18 @@ def jupyter_lab(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[LabS
         _restore_settings(shared, before)
 
 
+@pytest.fixture
+def lab_without_extension(tmp_path: Path) -> Iterator[LabServer]:
+    """A JupyterLab 4 server for one test with kandev-nb's extension disabled: the page as
+    where no extension runs (the kernel's widgets alone: its own toasts, its bridge)."""
+    disable_extensions(tmp_path / "plain-lab", "kandev-nb")
+    lab = start_lab(tmp_path / "plain-lab", tmp_path / "ledger.sqlite")
+    try:
+        yield lab
+    finally:
+        lab.stop()
+
+
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
     """Keep each phase's report on the item, so `page` can tell that its test failed."""

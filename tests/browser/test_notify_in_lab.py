@@ -7,6 +7,10 @@ CLI's request. Without ``window.jupyterapp`` (JupyterLab's default: the app is e
 ``--LabApp.expose_app_in_browser`` or in dev mode) the notifier draws its own toast; its Show
 focuses the card, where Enter allows and Escape opens the reason box. A reload of an unsaved
 notebook brings the card back, and when the cell is gone the toast still answers.
+
+With kandev-nb's JupyterLab extension (installed with the package) the notifications are the
+extension's (JupyterLab's own, tests/extension/test_panel_in_lab.py); the kernel's own toast is
+tested in a Lab with the extension disabled (`lab_without_extension`), as where no extension runs.
 """
 
 from __future__ import annotations
@@ -93,13 +97,14 @@ def test_lab_notification_names_notebook_and_tool_counts_in_title_and_its_allow_
 
 
 def test_own_toast_show_focuses_the_card_enter_allows_escape_opens_the_reason_box(
-    jupyter_lab: LabServer,
+    lab_without_extension: LabServer,
     page: Any,
     scripted_model: ScriptedModelServer,
     claude_env: dict[str, str],
     claude_workdir: Path,
     screenshots: Path,
 ) -> None:
+    jupyter_lab = lab_without_extension  # the kernel's own toast: where no extension runs
     first, second = claude_workdir / "a.txt", claude_workdir / "b.txt"
     _write(scripted_model, first, second)
     lab_page.write_notebook(
@@ -217,13 +222,14 @@ def test_reload_of_an_unsaved_notebook_brings_the_card_and_the_toast_back(
 
 
 def test_when_the_cell_is_gone_after_a_reload_the_toast_still_answers(
-    jupyter_lab: LabServer,
+    lab_without_extension: LabServer,
     page: Any,
     scripted_model: ScriptedModelServer,
     claude_env: dict[str, str],
     claude_workdir: Path,
     screenshots: Path,
 ) -> None:
+    jupyter_lab = lab_without_extension  # the kernel's own toast: where no extension runs
     target = claude_workdir / "hello.txt"
     _bash(scripted_model, target)
     lab_page.write_notebook(jupyter_lab.root / "gone.ipynb", setup_code(claude_env, claude_workdir))
