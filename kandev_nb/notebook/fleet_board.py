@@ -58,7 +58,7 @@ REFRESH_HZ: Final = 4.0
 TABLE_ROWS: Final = 50
 """Rows the live table shows at once (the rest are counted under it; a filter picks others)."""
 
-SAVED_ROWS: Final = 100
+SAVED_ROWS: Final = 50
 """Rows that failed, stopped or waited the saved board lists (the rest are counted)."""
 
 FILTERS: Final = (("All", "all"), ("Waiting", "waiting"), ("Errors", "error"), ("Running", "running"), ("Done", "done"))
@@ -199,35 +199,66 @@ def table_html(fleet: Fleet, show: str = "all", limit: int = TABLE_ROWS) -> str:
     return f'<table class="kandev-fleet-table {_NO_MATH}">{_HEAD}{"".join(lines)}</table>'
 
 
-def _saved_rows(fleet: Fleet) -> str:
-    """The saved board's rows: those that failed, stopped or waited for a person (errors
-    first), at most :data:`SAVED_ROWS`, the rest counted."""
-    picked = []
-    for state in fleet.rows.values():
-        asked = state.key in fleet.waited
-        if state.status in ("error", "stopped") or asked:
-            rank = {"error": 0, "stopped": 1}.get(state.status, 2)
-            picked.append((rank, state.position, state, "waited" if asked else ""))
-    if not picked:
-        return ""
-    picked.sort(key=lambda item: (item[0], item[1]))
-    lines = []
-    for _rank, _position, state, waited in picked[:SAVED_ROWS]:
-        error = state.result.error if state.result is not None and state.result.error else ""
-        now = "; ".join(t for t in (error, "waited for a person" if waited else "") if t)
-        lines.append(_row_html(state, state.status, now))
-    if len(picked) > SAVED_ROWS:
-        more = len(picked) - SAVED_ROWS
+_SAVED_KINDS: Final = (("error", "error", "errors", True), ("stopped", "stopped", "stopped", False))
+
+
+def _size(text: str) -> int:
+    return len(text.encode())
+
+
+def _saved_section(kind: str, title: str, states: list[tuple[RowState, str]], open_: bool, budget: int) -> str:
+    """One ``<details>`` of the saved board: `title` and the first rows of `states` (at most
+    :data:`SAVED_ROWS`, and as many as fit in `budget` bytes), the rest counted."""
+    lines: list[str] = []
+    used = 600  # the section's own markup and its "more" line
+    for state, now in states[:SAVED_ROWS]:
+        line = _row_html(state, state.status, now)
+        if used + _size(line) > budget:
+            break
+        lines.append(line)
+        used += _size(line)
+    shown = f" (the first {len(lines)})" if len(lines) < len(states) else ""
+    if len(lines) < len(states):
         lines.append(
-            f'<tr><td colspan="6"><i>… {more} more rows that failed, stopped or waited '
-            "(the result frame, kandev_nb.fleet_results(name), has every row)</i></td></tr>"
+            f'<tr><td colspan="6"><i>… {len(states) - len(lines)} more: the result frame '
+            "(kandev_nb.fleet_results(name) for a named fleet) has every row</i></td></tr>"
         )
-    head = f"<div>{len(picked)} rows failed, stopped or waited for a person:</div>"
     table = f'<table class="kandev-fleet-table">{_HEAD}{"".join(lines)}</table>'
-    return f'<div class="kandev-fleet-saved-rows">{head}{table}</div>'
+    return (
+        f'<details class="kandev-fleet-saved-{kind}"{" open" if open_ else ""}>'
+        f"<summary>{html.escape(title)}{shown}</summary>{table}</details>"
+    )
 
 
-def _rules_html(fleet: Fleet, limit: int = 20) -> str:
+def _saved_rows(fleet: Fleet, budget: int) -> str:
+    """The saved board's rows in at most `budget` bytes, a ``<details>`` per kind (the saved
+    form of the filters): the rows that failed (open), those stopped, and those that waited
+    for a person; each lists its first rows in frame order (at most :data:`SAVED_ROWS`, and
+    a share of `budget`) and counts the rest."""
+    sections: list[tuple[str, str, list[tuple[RowState, str]], bool]] = []
+    for status, one, many, open_ in _SAVED_KINDS:
+        states = [
+            (s, s.result.error or "" if s.result is not None else "") for s in fleet.rows.values() if s.status == status
+        ]
+        if states:
+            sections.append((status, f"{len(states)} {one if len(states) == 1 else many}", states, open_))
+    waited = [
+        (s, s.result.error or "" if s.result is not None else s.activity)
+        for s in fleet.rows.values()
+        if s.key in fleet.waited
+    ]
+    if waited:
+        sections.append(("waited", f"{len(waited)} waited for a person", waited, False))
+    parts = []
+    left = budget - 200
+    for n, (kind, title, states, open_) in enumerate(sections):
+        part = _saved_section(kind, title, states, open_, left // (len(sections) - n))
+        parts.append(part)
+        left -= _size(part)
+    return f'<div class="kandev-fleet-saved-rows">{"".join(parts)}</div>' if parts else ""
+
+
+def _rules_html(fleet: Fleet, limit: int = 10) -> str:
     rules = list(fleet.queue.rules)
     items = "".join(
         f"<li>{html.escape(r.behavior)} for all rows: <code>{html.escape(_short(r.rule, 200))}</code> "
@@ -239,7 +270,7 @@ def _rules_html(fleet: Fleet, limit: int = 20) -> str:
     return f"<ul>{items}</ul>" if items else ""
 
 
-def _preview(result: pd.DataFrame, rows: int = 5, columns: int = 20, chars: int = 100) -> str:
+def _preview(result: pd.DataFrame, rows: int = 3, columns: int = 12, chars: int = 60) -> str:
     """The result's first `rows` rows and `columns` columns as HTML, each cell cut to `chars`."""
     head = result.iloc[:rows, :columns].copy()
     for column in head.columns:
@@ -249,20 +280,27 @@ def _preview(result: pd.DataFrame, rows: int = 5, columns: int = 20, chars: int 
     return f"<details><summary>result: {shape}; the first {min(rows, len(result))}</summary>{head.to_html()}</details>"
 
 
+SAVED_BYTES: Final = 56_000
+"""The saved board's size limit in bytes (UTF-8): under 60 KB at any row count."""
+
+
 def board_html(fleet: Fleet, result: pd.DataFrame | None = None) -> str:
-    """The board as static HTML (the saved notebook's view): title, the status summary, the
-    fleet-wide rules, the rows that failed, stopped or waited for a person (at most
-    :data:`SAVED_ROWS`), and the result's first rows when given; never the whole table."""
+    """The board as static HTML (the saved notebook's view), at most :data:`SAVED_BYTES`:
+    title, the status summary, the fleet-wide rules, the rows that failed, stopped or waited
+    for a person (each kind a ``<details>``, its first rows), and the result's first rows
+    when given; never the whole table."""
     title = html.escape(_short(f"claude fleet · {fleet.name or 'unnamed'} · {fleet.total} rows", 200))
-    parts = [
-        f"<b>{title}</b>",
-        f'<div class="kandev-fleet-progress">{html.escape(progress_text(fleet))}</div>',
-        _rules_html(fleet),
-        _saved_rows(fleet),
-    ]
-    if result is not None:
-        parts.append(_preview(result))
-    return f'<div class="kandev-fleet-board {_NO_MATH}">' + "".join(parts) + "</div>"
+    head = f'<b>{title}</b><div class="kandev-fleet-progress">{html.escape(_short(progress_text(fleet), 1000))}</div>'
+    rules = _rules_html(fleet)
+    if _size(rules) > 8_000:
+        rules = f"<ul><li>{len(fleet.queue.rules)} fleet-wide rules (fleet.queue.rules)</li></ul>"
+    preview = _preview(result) if result is not None else ""
+    if _size(preview) > 8_000:
+        preview = f"<div>result: {len(result)} rows × {len(result.columns)} columns</div>" if result is not None else ""
+    wrapper = f'<div class="kandev-fleet-board {_NO_MATH}"></div>'
+    budget = SAVED_BYTES - _size(head) - _size(rules) - _size(preview) - _size(wrapper)
+    body = head + rules + _saved_rows(fleet, budget) + preview
+    return f'<div class="kandev-fleet-board {_NO_MATH}">{body}</div>'
 
 
 def _no_math(text: str) -> str:

@@ -132,7 +132,7 @@ async def test_twelve_rows_on_two_workers_typed_recorded_by_the_kernel_with_no_s
     # Both workers ran rows; each row recorded once, by the kernel, with its worker's host.
     workers = {fleet.where[k][0] for k in fleet.rows}
     assert workers == set(on_cluster.client.scheduler_info()["workers"]), workers
-    assert sorted(runs["fleet_key"]) == sorted(f'"T{i}"' for i in range(1, 13))
+    assert sorted(runs["fleet_key"]) == sorted(f"T{i}" for i in range(1, 13))
     assert set(runs["host"]) == {o.host for o in fleet.outcomes.values()}
     # No kernel secret (nor the worker's own key) inside any task's argument or result.
     worker_key = scripted_env(on_cluster.server, on_cluster.home)["ANTHROPIC_API_KEY"].encode()
@@ -212,7 +212,7 @@ async def test_a_worker_killed_mid_row_closes_its_card_and_the_row_finishes_on_t
         runs = ledger.runs(fleet="dask-kill")
     assert list(result["status"]) == ["done"], result["error"].tolist()
     assert fleet.where["only"][0] != killed
-    assert len(runs) == 1 and runs.loc[0, "fleet_key"] == '"only"'
+    assert len(runs) == 1 and runs.loc[0, "fleet_key"] == "only"
     assert (on_cluster.workdir / "out-201.txt").exists()
     await until(lambda: on_cluster.client.scheduler_info()["workers"].__len__() == 2, "the nanny's new worker")
 
