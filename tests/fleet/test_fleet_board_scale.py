@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import time
+
 import pandas as pd
 
 from kandev_nb.agent import events as ev
