@@ -28,10 +28,11 @@ from tests.ledger.test_clear import PRICES
 pytestmark = pytest.mark.timeout(300)
 
 
-def server_cost(server: ScriptedModelServer) -> float:
-    """USD of every request the model server answered (its own record), at the model's price."""
+def server_cost(server: ScriptedModelServer, since: int = 0) -> float:
+    """USD of every request the model server answered (its own record) from request number
+    `since` on, at the model's price."""
     cost = 0.0
-    for request, usage in zip(server.requests, server.answered_usage, strict=True):
+    for request, usage in zip(server.requests[since:], server.answered_usage[since:], strict=True):
         if usage is None:
             continue
         price_in, price_out = PRICES[request.body["model"].split("[")[0]]
@@ -128,3 +129,12 @@ async def test_a_missing_value_in_a_column_of_the_prompt_is_refused_with_the_row
         "Handle ticket 2 about (no subject).",
         "Handle ticket 3 about (no subject).",
     ]
+
+
+def test_the_magic_takes_fill_missing() -> None:
+    from kandev_nb.notebook.fleet_magic import _unquoted
+    from kandev_nb.notebook.magic import parse_options
+
+    args = parse_options('--over tickets --fill-missing "no subject"')
+    assert _unquoted(args.fill_missing) == "no subject"
+    assert parse_options("--over tickets").fill_missing is None
