@@ -11,7 +11,6 @@ without one (a script), the defaults are :class:`~kandev_nb.agent.config.Session
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -58,6 +57,7 @@ def build_fleet(
     notebook: str | None = None,
     variables: Mapping[str, Any] | None = None,
     cluster: Any = None,
+    fill_missing: str | None = None,
 ) -> Fleet:
     """Check everything and make the :class:`~kandev_nb.fleet.runner.Fleet` (nothing starts).
 
@@ -91,6 +91,7 @@ def build_fleet(
         cwd_column=cwd_column,
         secrets=configured_secrets(dict(config.env)) if config is not None else (),
         reveal_secrets=kernel_tools_options.reveal_secrets,
+        fill_missing=fill_missing,
     )
     cwd = None if cwd_column is not None else cwd
     base = config or SessionConfig()
@@ -149,7 +150,11 @@ async def fleet(frame: Any, prompt_template: Any, **options: Any) -> pd.DataFram
 
     Args:
         frame: a DataFrame with a unique index; one fresh CLI session per row.
-        prompt_template: ``{column}`` is the row's value (``{{`` a literal brace).
+        prompt_template: ``{column}`` is the row's value (``{{`` a literal brace). A missing
+            value (NaN, None, ``pd.NA``, ``NaT``) in a column it reads is refused before
+            anything is sent, naming each such row and column, unless `fill_missing`.
+        fill_missing: the text sent in place of a missing value of a ``{column}`` (e.g.
+            ``"(none)"``, or ``""``); default None: such rows are refused (FleetError).
         schema: a pydantic model, dataclass, TypedDict or JSON-schema dict: every row answers
             with one (``--json-schema``); a row whose answer does not validate is "error".
         concurrency: at most this many CLI processes at once (default 4).
@@ -178,13 +183,19 @@ async def fleet(frame: Any, prompt_template: Any, **options: Any) -> pd.DataFram
 
     Returns:
         The input's index; the schema's fields as typed columns (else ``answer``); then
-        ``status`` (done/error/stopped/skipped), ``error``, ``cost_usd`` (USD),
-        ``input_tokens``, ``output_tokens``, ``duration_ms``, ``num_turns``,
-        ``tool_call_count``, ``session_id``. Join it back with ``frame.join(result)``.
+        ``status`` (done/error/stopped/skipped), ``error``, ``cost_usd`` (USD, every attempt
+        of the row: retries, stopped and failed ones, and a named fleet's earlier runs in
+        the ledger, so ``result.cost_usd.sum()`` is the ledger's sum for the fleet),
+        ``attempts`` (how many times the row's agent started, earlier runs included),
+        ``input_tokens``, ``output_tokens``, ``duration_ms``, ``num_turns`` (the last
+        attempt's), ``tool_call_count``, ``session_id``. Join it back with ``frame.join(result)``.
+        The ledger's rows keep each key with its type (``kandev_nb.runs(fleet=name)``'s
+        ``fleet_key``: an int, a Timestamp, a tuple for a MultiIndex).
 
     Raises:
-        FleetError: bad input (an empty frame, a missing ``{column}``, a duplicate index, a
-            bad option), before anything starts.
+        FleetError: bad input (an empty frame, a missing ``{column}``, a missing value in a
+            ``{column}`` without `fill_missing`, a duplicate index, a bad option), before
+            anything starts.
     """
     if FRONTEND:
         result: pd.DataFrame = await FRONTEND[-1](frame, prompt_template, **options)
@@ -194,12 +205,16 @@ async def fleet(frame: Any, prompt_template: Any, **options: Any) -> pd.DataFram
 
 def fleet_results(name: str, *, schema: Any = None, ledger: Any = DEFAULT) -> pd.DataFrame:
     """The result frame of fleet `name` rebuilt from the ledger: the latest row of each key
-    (any fingerprint), indexed by the keys (as recorded), in the input frame's row order (the
-    ``position`` each row recorded; rows that finished out of order come back in order).
+    (any fingerprint), indexed by the keys with their type (an int stays an int, a
+    Timestamp a Timestamp, the tuples of a MultiIndex a MultiIndex), in the input frame's
+    row order (the ``position`` each row recorded; rows that finished out of order come back
+    in order). ``cost_usd`` and ``attempts`` count every turn the ledger has of the row.
 
     Args:
         name: the fleet's name.
-        schema: the row type, for typed columns (without it, pandas infers them from the JSON).
+        schema: the row type, for typed columns; without it, the answers' JSON values give
+            nullable dtypes as ``--frame`` does (ints ``Int64``, numbers ``Float64``, booleans
+            ``boolean``, text ``string``).
         ledger: a RunLedger (default: the process's).
 
     Raises:
@@ -216,14 +231,22 @@ def fleet_results(name: str, *, schema: Any = None, ledger: Any = DEFAULT) -> pd
     if runs.empty:
         raise FleetError(f"the ledger has no row of fleet {name!r} (kandev_nb.runs() lists what it has)")
     output = OutputSpec.of(schema) if schema is not None else None
-    latest: dict[str, dict[str, Any]] = {}
+    latest: dict[Any, dict[str, Any]] = {}
+    spent: dict[Any, list[Any]] = {}
     for row in runs.to_dict("records"):
-        latest[row["fleet_key"]] = row
+        key = row["fleet_key"]
+        latest[key] = row
+        tally = spent.setdefault(key, [None, 0])
+        tally[1] += 1
+        cost = row.get("cost_usd")
+        if cost is not None and not pd.isna(cost):
+            tally[0] = (tally[0] or 0.0) + float(cost)
     first_seen = {k: n for n, k in enumerate(latest)}
     latest = dict(sorted(latest.items(), key=lambda item: (_position(item[1]), first_seen[item[0]])))
-    keys = [json.loads(k) for k in latest]
-    keys = [tuple(k) if isinstance(k, list) else k for k in keys]
-    results = {k: RowResult.of_ledger(k, row, output) for k, row in zip(keys, latest.values(), strict=True)}
+    keys = list(latest)
+    results = {k: RowResult.of_ledger(k, row, output) for k, row in latest.items()}
+    for key, result in results.items():
+        result.cost_usd, result.attempts = spent[key][0], spent[key][1]
     typed = schema
     if schema is None:
         raws = [r.output_raw for r in results.values() if r.output_raw is not None]

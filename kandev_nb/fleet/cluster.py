@@ -74,8 +74,8 @@ from kandev_nb.agent.permissions import Approval
 from kandev_nb.errors import KandevError
 from kandev_nb.fleet.cluster_worker import RowJob, RowOutcome, run_row
 from kandev_nb.fleet.pacing import Limiter
-from kandev_nb.fleet.queue import deny_texts
-from kandev_nb.fleet.results import RowResult, RowStatus
+from kandev_nb.fleet.queue import activity_of, deny_texts
+from kandev_nb.fleet.results import RowResult, RowStatus, over_attempts
 from kandev_nb.fleet.runner import Fleet, RowState
 from kandev_nb.fleet.sealed import KERNEL, Channel, Forged, claimed_kind, new_key
 from kandev_nb.fleet.spec import FleetError, key_text
@@ -356,6 +356,7 @@ class ClusterFleet(Fleet):
                 return RowResult(state.key, "error", f"no worktree for this row: {exc}")
         job = self.jobs[state.key] = self.job(state, tree.cwd if tree is not None else None)
         state.status, state.activity = "pending", "queued on the cluster"
+        state.started = None  # it starts when a worker says so (its "start" message): no elapsed time before
         self._changed()
         # set (a worker's get returns at once) and sealed: a worker acts on it only once opened
         await self._set_variable(job.session_var, self.channel.seal_value(job.session_var, {}))
@@ -404,8 +405,8 @@ class ClusterFleet(Fleet):
     async def _judge_outcome(self, state: RowState, outcome: RowOutcome) -> RowResult:
         if not outcome.turns:
             return RowResult(state.key, "error", outcome.error or "the row's task ran no turn")
-        spent, result = 0.0, None
-        for n, turn in enumerate(outcome.turns):
+        tries: list[RowResult] = []
+        for turn in outcome.turns:
             output_error = None
             if self.spec.output is not None and turn.output_raw is not None:
                 try:
@@ -418,12 +419,8 @@ class ClusterFleet(Fleet):
             turn.meta["dask_worker"] = outcome.worker
             result = self._judge(state, turn, output_error)
             await self._record(turn, result, state.position)
-            if n < len(outcome.turns) - 1:
-                spent += result.cost_usd or 0.0
-        assert result is not None
-        if spent:
-            result.cost_usd = (result.cost_usd or 0.0) + spent
-        return result
+            tries.append(result)
+        return over_attempts(tries)  # every attempt's cost, as in the kernel
 
     # -- stopping ------------------------------------------------------------------------------
 
@@ -558,7 +555,7 @@ class ClusterFleet(Fleet):
             self._post(key, "answer", request_id=mirror.request_id, decision=decision.model_dump(mode="json"))
 
         mirror.on_decided(send)
-        state.activity = "waiting · " + event.tool_name
+        state.activity = "waiting · " + activity_of(event.tool_name, event.input)  # the command, as in the kernel
         self._policy(mirror, event, message.get("cwd") or "")
         host = self.where.get(key, (worker, ""))[1]
         self.queue.offer(key, state.position, self.total, event, message.get("cwd") or "", where=f"{worker} ({host})")

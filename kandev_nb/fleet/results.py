@@ -27,6 +27,7 @@ STAT_COLUMNS: Final = (
     "status",
     "error",
     "cost_usd",
+    "attempts",
     "input_tokens",
     "output_tokens",
     "duration_ms",
@@ -49,6 +50,7 @@ _DTYPES: Final = {
     "status": "category",
     "error": "string",
     "cost_usd": "Float64",
+    "attempts": "Int64",
     "input_tokens": "Int64",
     "output_tokens": "Int64",
     "duration_ms": "Int64",
@@ -71,8 +73,14 @@ class RowResult:
         answer: the final text (`result.result` / the streamed text).
         output: the validated structured answer (None without a schema or on error).
         output_raw: `result.structured_output` as JSON (kept in the ledger).
-        cost_usd, input_tokens, output_tokens, duration_ms, num_turns: from the turn's
-            `result` message (USD, tokens, ms, API round trips).
+        cost_usd: USD of every attempt of the row: this run's (a retry, a stop, a failure:
+            each turn's share of the CLI's `result.total_cost_usd`, a stopped request as the
+            CLI reported it) and, for a named fleet, the earlier runs' recorded in the ledger;
+            so the frame's sum is the ledger's sum for the fleet (over the frame's keys).
+        attempts: how many times the row's agent was started: this run's tries (retries
+            included) plus the ledger's earlier turns of the row (named fleets).
+        input_tokens, output_tokens, duration_ms, num_turns: from the last attempt's
+            `result` message (tokens, ms, API round trips).
         tool_call_count: tool_use blocks of the turn.
         session_id: the CLI's session_id.
         turn: the :class:`Turn` (None for a skipped row or one read back from the ledger).
@@ -87,6 +95,7 @@ class RowResult:
     output: Any = None
     output_raw: Any = None
     cost_usd: float | None = None
+    attempts: int = 0
     input_tokens: int | None = None
     output_tokens: int | None = None
     duration_ms: int | None = None
@@ -97,6 +106,24 @@ class RowResult:
     from_ledger: bool = False
     extra: dict[str, Any] = dataclasses.field(default_factory=dict)
     """More columns of this row (``worktree=True``: branch, worktree, files_changed, insertions, deletions)."""
+    earlier_cost_usd: float = 0.0
+    """The part of `cost_usd` spent by earlier runs (the ledger's), not by this run."""
+
+    def add_earlier(self, cost_usd: float | None, attempts: int) -> None:
+        """Count the row's earlier attempts (the ledger's turns of it) in `cost_usd` and `attempts`."""
+        if attempts <= 0:
+            return
+        self.attempts += attempts
+        if cost_usd is not None:
+            self.cost_usd = (self.cost_usd or 0.0) + cost_usd
+            self.earlier_cost_usd += cost_usd
+
+    @property
+    def run_cost_usd(self) -> float:
+        """USD this run spent on the row (0 for a row read back from the ledger)."""
+        if self.from_ledger:
+            return 0.0
+        return (self.cost_usd or 0.0) - self.earlier_cost_usd
 
     @classmethod
     def of_turn(cls, key: Any, turn: Turn, status: RowStatus, error: str | None) -> RowResult:
@@ -110,6 +137,7 @@ class RowResult:
             output=turn.output,
             output_raw=turn.output_raw,
             cost_usd=stats.cost_usd if stats else None,
+            attempts=1,
             input_tokens=stats.input_tokens if stats else None,
             output_tokens=stats.output_tokens if stats else None,
             duration_ms=stats.duration_ms if stats else None,
@@ -148,6 +176,7 @@ class RowResult:
             output=value,
             output_raw=raw,
             cost_usd=_num(row.get("cost_usd")),
+            attempts=1,
             input_tokens=_int(row.get("input_tokens")),
             output_tokens=_int(row.get("output_tokens")),
             duration_ms=_int(row.get("duration_ms")),
@@ -183,21 +212,55 @@ def _record(value: Any) -> dict[str, Any]:
     return dict(value) if isinstance(value, dict) else {"value": value}
 
 
+def over_attempts(tries: list[RowResult]) -> RowResult:
+    """The row's result after `tries` (its attempts of this run, oldest first): the last
+    one, with `cost_usd` the sum of every attempt's (None when none reported a cost) and
+    `attempts` their number."""
+    last = tries[-1]
+    costs = [t.cost_usd for t in tries if t.cost_usd is not None]
+    last.cost_usd = sum(costs) if costs else None
+    last.attempts = len(tries)
+    return last
+
+
+_JSON_DTYPES: Final = {
+    frozenset({int}): "Int64",
+    frozenset({int, float}): "Float64",
+    frozenset({float}): "Float64",
+    frozenset({bool}): "boolean",
+    frozenset({str}): "string",
+}
+
+
+def _json_columns(records: list[dict[str, Any]]) -> pd.DataFrame:
+    """Records of JSON values (no record type to read the dtypes from) as a frame with the
+    nullable dtypes ``--frame`` gives a typed record: a column of ints ``Int64``, of numbers
+    ``Float64``, of booleans ``boolean``, of text ``string`` (missing values <NA>); any other
+    column (lists, objects, a mix) stays object."""
+    frame = pd.DataFrame(records)
+    for column in frame.columns:
+        values = [r.get(column) for r in records]
+        kinds = frozenset(type(v) for v in values if v is not None)
+        dtype = _JSON_DTYPES.get(kinds)
+        if dtype is not None:
+            frame[column] = pd.Series(values, index=frame.index, dtype=object).astype(dtype)
+    return frame
+
+
 def result_frame(keys: list[Any], index: pd.Index, results: dict[Any, RowResult], schema: Any) -> pd.DataFrame:
     """The fleet's result: one row per key in `keys` (the input's `index`, same order).
 
-    With a `schema`, its fields as typed columns (NA for a row without a valid answer); without
-    one, ``answer`` (string). Then :data:`STAT_COLUMNS` (status category, costs Float64 USD,
-    tokens/ms/counts Int64, error and session_id string), and the :data:`EXTRA_DTYPES`
-    columns some row has.
+    With a `schema`, its fields as typed columns (NA for a row without a valid answer; a
+    JSON-schema dict, or ``{}`` for JSON records read back without a schema: nullable dtypes
+    from the values, :func:`_json_columns`); without one, ``answer`` (string). Then
+    :data:`STAT_COLUMNS` (status category, costs Float64 USD, attempts, tokens/ms/counts
+    Int64, error and session_id string), and the :data:`EXTRA_DTYPES` columns some row has.
     """
     rows = [results.get(k) or RowResult(k, "skipped", "not run") for k in keys]
     if schema is not None:
         item = None if isinstance(schema, dict) else schema
         records = [_record(r.output) if r.output is not None else {} for r in rows]
-        answers = to_frame(records, item)
-        if item is None and not isinstance(schema, dict):
-            answers = pd.DataFrame(records)
+        answers = to_frame(records, item) if item is not None else _json_columns(records)
     else:
         answers = pd.DataFrame({"answer": pd.Series([r.answer for r in rows], dtype="string")})
     answers.index = index

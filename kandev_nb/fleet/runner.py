@@ -31,8 +31,9 @@ from kandev_nb.agent.state import SessionState
 from kandev_nb.errors import CLIProcessError, KandevError, LedgerError, StructuredOutputError
 from kandev_nb.fleet.pacing import Limiter, RateGovernor
 from kandev_nb.fleet.queue import ApprovalQueue, activity_of, fleet_denies
-from kandev_nb.fleet.results import RowResult, RowStatus, result_frame
-from kandev_nb.fleet.spec import FleetSpec, key_text
+from kandev_nb.fleet.results import RowResult, RowStatus, over_attempts, result_frame
+from kandev_nb.fleet.spec import FleetSpec
+from kandev_nb.ledger.keys import encode_key, legacy_key_text
 from kandev_nb.policy.enforce import LabelledPolicy
 
 __all__ = ["TRANSIENT_STATUSES", "Fleet", "RowState", "transient"]
@@ -167,6 +168,10 @@ class Fleet:
         self.worktrees = worktrees
         self._tasks: dict[Any, asyncio.Task[RowResult]] = {}
         self._budget_hit = False
+        self._earlier: dict[Any, tuple[float | None, int]] = {}
+        """By key, the cost (USD) and number of the ledger's turns of the row from earlier runs."""
+        self.waited: set[Any] = set()
+        """The keys of the rows that waited for a person (a request in the queue) during this run."""
 
     # -- what the board reads ------------------------------------------------------------
 
@@ -182,11 +187,18 @@ class Fleet:
 
     @property
     def spent_usd(self) -> float:
-        """USD spent by this run's finished rows (each row's `result.total_cost_usd`); rows
-        read back from the ledger cost nothing now."""
-        return sum(
-            r.result.cost_usd or 0.0 for r in self.rows.values() if r.result is not None and not r.result.from_ledger
-        )
+        """USD spent by this run's finished rows (every attempt of this run; earlier runs'
+        attempts and rows read back from the ledger cost nothing now)."""
+        return sum(r.result.run_cost_usd for r in self.rows.values() if r.result is not None)
+
+    def counts(self) -> dict[str, int]:
+        """Rows by status, in the order the progress line names them: done, error, stopped,
+        skipped, running (of which ``waiting``: a request waits for a person), pending."""
+        out = dict.fromkeys(("done", "error", "stopped", "skipped", "running", "pending"), 0)
+        for state in self.rows.values():
+            out[state.status] = out.get(state.status, 0) + 1
+        out["waiting"] = len({item.key for item in self.queue.pending})
+        return out
 
     @property
     def elapsed_s(self) -> float:
@@ -205,6 +217,8 @@ class Fleet:
         return per_row * left / max(1, min(self.concurrency, left))
 
     def _changed(self) -> None:
+        for item in list(self.queue.pending):
+            self.waited.add(item.key)
         for listener in list(self.listeners):
             try:
                 listener()
@@ -294,6 +308,8 @@ class Fleet:
     def _finish(self, state: RowState, result: RowResult) -> RowResult:
         if state.result is not None:
             return state.result
+        if not result.from_ledger:  # the row's attempts of earlier runs count too
+            result.add_earlier(*self._earlier.get(state.key, (None, 0)))
         state.result, state.status, state.activity = result, result.status, ""
         if state.started is not None:
             state.ended = time.monotonic()
@@ -362,23 +378,22 @@ class Fleet:
                 return RowResult(state.key, "error", f"no worktree for this row: {exc}")
         session = self.session_for(state, tree.cwd if tree is not None else None)
         state.session = session
-        spent = 0.0
+        tries: list[RowResult] = []
         try:
             for attempt in range(self.retries + 1):
                 turn, result, again = await self._attempt(state, session)
+                tries.append(result)
                 if turn is not None:
                     await self._record(turn, result, state.position)
                 if result.status != "error" or not again or attempt == self.retries or state.stop_reason:
                     break
-                spent += result.cost_usd or 0.0
                 state.activity = f"retry {attempt + 1} of {self.retries}: {(result.error or '')[:60]}"
                 self._changed()
         finally:
             state.session = None
             with contextlib.suppress(Exception):
                 await session.close()
-        if spent:
-            result.cost_usd = (result.cost_usd or 0.0) + spent
+        result = over_attempts(tries)
         if tree is not None:
             try:
                 result.extra = await asyncio.to_thread(tree.stats)
@@ -450,7 +465,7 @@ class Fleet:
             return
         turn.meta["fleet"] = {
             "fleet": self.name,
-            "fleet_key": key_text(result.key),
+            "fleet_key": encode_key(result.key),
             "fleet_fingerprint": self.row_fingerprint(result.key),
             "fleet_result": {**result.ledger_json(), "position": position},
         }
@@ -467,22 +482,47 @@ class Fleet:
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     async def _finished_rows(self) -> dict[Any, RowResult]:
-        """The rows the ledger has finished ("done") with this fingerprint, by key; {} with
-        no name, no ledger, or `redo`."""
-        if self.name is None or self.ledger is None or self.redo:
+        """The rows the ledger has finished ("done") with this fingerprint, by key ({} with no
+        name, no ledger, or `redo`); also notes each row's earlier turns (their cost and
+        number, any fingerprint) for its `cost_usd` and `attempts`."""
+        if self.name is None or self.ledger is None:
             return {}
         runs = await asyncio.to_thread(self.ledger.runs, fleet=self.name)
         if runs.empty:
             return {}
-        by_text = {key_text(k): k for k in self.rows}
+        legacy = {legacy_key_text(k): k for k in self.rows}
         out: dict[Any, RowResult] = {}
+        earlier: dict[Any, list[Any]] = {}
         for row in runs.to_dict("records"):  # oldest first: a later row of a key wins
-            key = by_text.get(row.get("fleet_key"))
+            key = self._row_key(row.get("fleet_key"), legacy)
+            if key is None:
+                continue
+            cost = row.get("cost_usd")
+            spent = earlier.setdefault(key, [None, 0])
+            spent[1] += 1
+            if cost is not None and not pd.isna(cost):
+                spent[0] = (spent[0] or 0.0) + float(cost)
             saved = row.get("fleet_result") or {}
-            if key is None or row.get("fleet_fingerprint") != self.row_fingerprint(key):
+            if self.redo or row.get("fleet_fingerprint") != self.row_fingerprint(key):
                 continue
             if saved.get("status") == "done":
                 out[key] = RowResult.of_ledger(key, row, self.spec.output)
             else:
                 out.pop(key, None)
+        self._earlier = {k: (v[0], v[1]) for k, v in earlier.items()}
+        for key, result in out.items():  # read back: every attempt the ledger has of the row
+            cost, result.attempts = self._earlier[key]
+            result.cost_usd = cost
         return out
+
+    def _row_key(self, stored: Any, legacy: dict[str, Any]) -> Any:
+        """The key of this fleet's row a ledger row's decoded ``fleet_key`` names, or None: the
+        same value (the typed encoding), else the same text as releases before it wrote."""
+        if stored is None or (not isinstance(stored, tuple) and pd.isna(stored)):
+            return None
+        try:
+            if stored in self.rows:
+                return stored
+        except TypeError:  # an unhashable value
+            return None
+        return legacy.get(legacy_key_text(stored))

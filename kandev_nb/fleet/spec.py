@@ -23,11 +23,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from kandev_nb.agent.config import SessionConfig
 from kandev_nb.agent.structured import OutputSpec
 from kandev_nb.errors import KandevError
+from kandev_nb.ledger.keys import legacy_key_text
 from kandev_nb.redact import REDACTED, is_secret_name, redact_text
 
 __all__ = ["FleetError", "FleetSpec", "key_text", "template_fields"]
@@ -39,18 +41,11 @@ class FleetError(KandevError, ValueError):
 
 
 def key_text(key: Any) -> str:
-    """A row's index value as the ledger keeps it (``turns.fleet_key``): JSON text of the
-    value (numpy scalars as their Python value, a tuple of a MultiIndex as a list, anything
-    else as its ``str``)."""
-    item = getattr(key, "item", None)
-    if callable(item) and not isinstance(key, (str, bytes)):
-        try:
-            key = item()
-        except (TypeError, ValueError):
-            pass
-    if isinstance(key, tuple):
-        key = [json.loads(key_text(k)) for k in key]  # JSON values, so json.loads gives the tuple's items back
-    return json.dumps(key, default=str, sort_keys=True)
+    """A row's index value as JSON text (numpy scalars as their Python value, a tuple of a
+    MultiIndex as a list, anything else as its ``str``): the row's name in the fleet's
+    messages on a cluster and in worktree names, and what ``turns.fleet_key`` held before
+    the ledger kept keys with their type (:func:`kandev_nb.ledger.keys.encode_key`)."""
+    return legacy_key_text(key)
 
 
 def _parse(template: str) -> list[tuple[str, str | None, str, str | None]]:
@@ -237,6 +232,30 @@ def _fill_error(key: Any, template: str, row: Mapping[str, Any], exc: Exception)
     return FleetError(f"row {key!r}: the prompt template cannot be filled ({type(exc).__name__})")
 
 
+def is_missing(value: Any) -> bool:
+    """`value` is a missing value of a frame: None, ``pd.NA``, ``NaT``, a float NaN (numpy's too)."""
+    if value is None or value is pd.NA or value is pd.NaT:
+        return True
+    if isinstance(value, float | np.floating):
+        return bool(np.isnan(value))
+    if isinstance(value, np.datetime64 | np.timedelta64):
+        return bool(np.isnat(value))
+    return False
+
+
+def _missing_error(missing: list[tuple[Any, int, str]], total: int) -> FleetError:
+    """The error for rows with a missing value in a ``{column}`` of the template: each row
+    named by key and position (the first five; how many more)."""
+    shown = "; ".join(f"row {key!r} (row {position} of {total}): {{{column}}}" for key, position, column in missing[:5])
+    more = f"; and {len(missing) - 5} more" if len(missing) > 5 else ""
+    columns = sorted({column for _key, _position, column in missing})
+    return FleetError(
+        f"a missing value (NaN, None, NA) in a column the prompt template reads would be sent as 'nan': {shown}{more}. "
+        f"Nothing was sent. Fill or drop them (frame.dropna(subset={columns!r})), or pass fill_missing='TEXT' "
+        "(%%claude --fill-missing TEXT) to send that text in their place"
+    )
+
+
 def _check_number(name: str, value: Any, *, minimum: float, integer: bool, allow_none: bool) -> None:
     if value is None and allow_none:
         return
@@ -278,6 +297,7 @@ class FleetSpec:
         cwd_column: str | None = None,
         secrets: Sequence[str] = (),
         reveal_secrets: bool = False,
+        fill_missing: str | None = None,
     ) -> FleetSpec:
         """Check the request and make every row's prompt.
 
@@ -290,6 +310,9 @@ class FleetSpec:
             cwd_column: a column holding each row's working directory (a non-empty string).
             secrets: values that must not reach the model (``configure(env=...)`` values).
             reveal_secrets: send secret-looking values as they are (the kernel tools' opt-in).
+            fill_missing: the text a missing value (NaN, None, ``pd.NA``, ``NaT``) of a
+                ``{column}`` the template reads is sent as; None (the default): such a row is
+                refused before anything starts, named with its column.
 
         A name that is not a column follows a cell's ``{name}`` rules: private, IPython and
         module names are refused; unless `reveal_secrets`, secret-looking names give
@@ -297,8 +320,9 @@ class FleetSpec:
         the variables' secret values.
 
         Raises:
-            FleetError: not a DataFrame, an empty frame, a duplicate index value (named), an
-                empty or invalid template, a name that is neither a column nor a variable, a
+            FleetError: not a DataFrame, an empty frame, a duplicate index value (named), a
+                missing value in a ``{column}`` the template reads (each row named, unless
+                `fill_missing`), an empty or invalid template, a name that is neither a column nor a variable, a
                 private, IPython or module name, a schema with no JSON schema, a `cwd_column`
                 value that is not a non-empty string (the row is named).
         """
@@ -340,8 +364,20 @@ class FleetSpec:
         prompts: dict[Any, str] = {}
         wanted = [n for n in names if n in columns]
         column_fields = [f for f in _all_fields(template) if _formatter_field_name_split(f)[0] in columns]
-        for key, values in zip(frame.index, frame[[columns[n] for n in wanted]].itertuples(index=False), strict=True):
-            row = ChainMap(dict(zip(wanted, values, strict=True)), extra)  # a row value wins over a variable
+        if fill_missing is not None and not isinstance(fill_missing, str):
+            raise FleetError(f"fill_missing must be text (what a missing value is sent as), not {fill_missing!r}")
+        absent: list[tuple[Any, int, str]] = []
+        rows = frame[[columns[n] for n in wanted]].itertuples(index=False)
+        for position, (key, values) in enumerate(zip(frame.index, rows, strict=True), start=1):
+            cells = dict(zip(wanted, values, strict=True))
+            for name, value in cells.items():
+                if is_missing(value):
+                    if fill_missing is None:
+                        absent.append((key, position, name))
+                    cells[name] = fill_missing
+            if absent:
+                continue  # refused below, naming every such row; nothing is filled or sent
+            row = ChainMap(cells, extra)  # a row value wins over a variable
             for f in column_fields:  # a column's values: checked row by row (variables: once, above)
                 check_field(f, row)
             try:
@@ -350,6 +386,8 @@ class FleetSpec:
                     prompts[key] = redact_text(prompts[key], known)
             except (KeyError, AttributeError, IndexError, ValueError, TypeError) as exc:
                 raise _fill_error(key, template_sent, row, exc) from None
+        if absent:
+            raise _missing_error(absent, len(frame.index))
         cwds = None
         if cwd_column is not None:
             cwds = {}

@@ -292,7 +292,10 @@ class RunLedger(LedgerReports):
             ``total_cost_usd`` as ``float64`` USD (NaN when the CLI reported none);
             ``is_error``, ``interrupted`` as ``boolean``; ``tool_calls`` as dicts
             ``{tool name: count}``; free text (prompt, paths, ids, error) as pandas' ``str``
-            (``object`` before pandas 3).
+            (``object`` before pandas 3); ``fleet_key`` as a fleet row's index value with its
+            type (:func:`kandev_nb.ledger.keys.key_column`: ``Int64`` for ints, ``str``,
+            ``datetime64`` for Timestamps, tuples for a MultiIndex; None outside a fleet), so
+            ``runs(fleet=name).set_index("fleet_key")`` joins with the fleet's input frame.
 
         Raises:
             LedgerError: the database cannot be read.

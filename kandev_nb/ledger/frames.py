@@ -14,6 +14,7 @@ from typing import Any, TypeAlias, TypedDict
 import pandas as pd
 import sqlalchemy as sa
 
+from kandev_nb.ledger.keys import decode_key, key_column
 from kandev_nb.ledger.rows import _DTYPES, _TS, UTCDateTime, turns_table
 
 __all__ = ["Filters", "TimeLike", "period_start"]
@@ -110,7 +111,9 @@ def _typed(frame: pd.DataFrame) -> pd.DataFrame:
     """Give every known column its ledger dtype (also on an empty frame)."""
     for column in frame.columns:
         dtype = _DTYPES.get(str(column))
-        if dtype == _TS:
+        if column == "fleet_key":  # the row's index value with its type (kandev_nb.ledger.keys)
+            frame[column] = key_column([decode_key(v) for v in frame[column].tolist()], frame.index)
+        elif dtype == _TS:
             frame[column] = pd.to_datetime(frame[column], utc=True, format="ISO8601").astype(_TS)
         elif dtype == "json":
             frame[column] = pd.Series(_json_values(frame[column]), index=frame.index, dtype=object)

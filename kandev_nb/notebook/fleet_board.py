@@ -5,20 +5,27 @@ On top, the approval queue: its oldest request as the usual approval card
 AskUserQuestion, answered for its row only), named after its row ("row 17
 of 200 · Bash · pytest -x"), with "Allow for all rows" / "Deny for all rows" (a fleet-wide
 rule, :class:`~kandev_nb.fleet.queue.ApprovalQueue`) and the rules given so far. Then the
-progress line (rows done of total, spend against the budget, elapsed, an estimate of the
-time left), Stop all, and a compact table with a line per row (status, elapsed, cost, what
-its agent does now) and a Stop button per running row; "Show the row's turn" opens one row's
-full turn under it (the usual live turn view while it runs: streaming text, cards).
+status summary (:func:`progress_text`: "19 done · 4 stopped · 27 skipped of 50", spend
+against the budget, elapsed, an estimate of the time left), Stop all, the filters (all,
+waiting, errors, running, done) and a table of at most :data:`TABLE_ROWS` rows, the rows
+that need a person first (waiting, then errors, running, stopped, not started, done,
+skipped), each with its status, elapsed time (none before it started), cost and what its
+agent does now (a waiting row: the command it asks for); a Stop button per running row;
+"Show the row's turn" opens one row's full turn under it (the usual live turn view while it
+runs: streaming text, cards). Readable, and cheap to send, at 1,000 rows.
 
 Updates are batched: the fleet's changes only mark the board dirty, and a ticker redraws it
 at most :data:`REFRESH_HZ` times a second (no comm message per text delta). When the fleet
-ends, the output becomes static HTML: the board and the result table (:func:`board_html`),
-which is what a saved notebook shows.
+ends, the output becomes static HTML (:func:`board_html`), which is what a saved notebook
+shows: the summary, the fleet-wide rules, the rows that failed, stopped or waited for a
+person (at most :data:`SAVED_ROWS`) and the result's first rows; never the whole table, so
+it stays under 60 KB at any row count. Every part carries the MathJax-ignore classes
+(:data:`~kandev_nb.render.theme.NO_MATH`): "$0.0080 of $1" is money, not LaTeX.
 
 Class names tests look for: ``kandev-fleet-board``, ``kandev-fleet-progress``,
-``kandev-fleet-table``, ``kandev-fleet-queue``, ``kandev-fleet-allow-all``,
+``kandev-fleet-table``, ``kandev-fleet-filter``, ``kandev-fleet-queue``, ``kandev-fleet-allow-all``,
 ``kandev-fleet-deny-all``, ``kandev-fleet-stop-all``, ``kandev-fleet-stop-row``,
-``kandev-fleet-open-row``, ``kandev-fleet-row-turn``.
+``kandev-fleet-open-row``, ``kandev-fleet-row-turn``, ``kandev-fleet-saved-rows``.
 """
 
 from __future__ import annotations
@@ -30,21 +37,57 @@ from typing import Any, Final
 
 import pandas as pd
 
-from kandev_nb.fleet import Fleet, QueuedApproval
+from kandev_nb.fleet import Fleet, QueuedApproval, RowState
+from kandev_nb.fleet.queue import activity_of
+from kandev_nb.render.theme import NO_MATH
 
-__all__ = ["REFRESH_HZ", "FleetBoard", "board_html", "progress_text"]
+__all__ = [
+    "FILTERS",
+    "REFRESH_HZ",
+    "SAVED_ROWS",
+    "TABLE_ROWS",
+    "FleetBoard",
+    "board_html",
+    "progress_text",
+    "table_html",
+]
 
 REFRESH_HZ: Final = 4.0
 """At most this many redraws of the board per second."""
 
+TABLE_ROWS: Final = 50
+"""Rows the live table shows at once (the rest are counted under it; a filter picks others)."""
+
+SAVED_ROWS: Final = 50
+"""Rows that failed, stopped or waited the saved board lists (the rest are counted)."""
+
+FILTERS: Final = (("All", "all"), ("Waiting", "waiting"), ("Errors", "error"), ("Running", "running"), ("Done", "done"))
+"""The table's filters: (label, value)."""
+
 _STATUS_COLOR: Final = {
     "pending": "#57606a",
     "running": "#0969da",
+    "waiting": "#bc4c00",
     "done": "#1a7f37",
     "error": "#cf222e",
     "stopped": "#9a6700",
     "skipped": "#57606a",
 }
+
+_ORDER: Final = {"waiting": 0, "error": 1, "running": 2, "stopped": 3, "pending": 4, "done": 5, "skipped": 6}
+"""The table's order: the rows that need a person first."""
+
+_NAMES: Final = (
+    ("done", "done", "done"),
+    ("error", "error", "errors"),
+    ("stopped", "stopped", "stopped"),
+    ("skipped", "skipped", "skipped"),
+    ("running", "running", "running"),
+    ("pending", "not started", "not started"),
+)
+"""(status, singular, plural) in the order the summary names them."""
+
+_NO_MATH: Final = NO_MATH
 
 
 def _clock(seconds: float | None) -> str:
@@ -54,13 +97,29 @@ def _clock(seconds: float | None) -> str:
     return f"{whole // 60:02d}:{whole % 60:02d}"
 
 
+def _counted(fleet: Fleet) -> str:
+    """``19 done · 4 stopped · 27 skipped of 50`` (only the statuses some row has; running
+    rows waiting for a person as ``6 running (2 waiting for you)``)."""
+    counts = fleet.counts()
+    parts = []
+    for status, one, many in _NAMES:
+        n = counts.get(status, 0)
+        if not n:
+            continue
+        text = f"{n} {one if n == 1 else many}"
+        if status == "running" and counts.get("waiting"):
+            text += f" ({counts['waiting']} waiting for you)"
+        parts.append(text)
+    return f"{' · '.join(parts) or '0 rows'} of {fleet.total}"
+
+
 def progress_text(fleet: Fleet) -> str:
-    """``7 of 12 rows · $0.0123 of $5 · 00:42 elapsed · ~01:10 left`` (plus "rate limited:
-    8 -> 4" while the API rate-limits, and "stopped: why")."""
+    """``19 done · 4 stopped · 27 skipped of 50 · $0.0123 of $5 · 00:42 elapsed · ~01:10 left``
+    (rows by status; plus "rate limited: 8 -> 4" while the API rate-limits, and "stopped: why")."""
     budget = f" of ${fleet.budget_usd:g}" if fleet.budget_usd is not None else ""
     left = fleet.estimate_left_s()
     parts = [
-        f"{fleet.finished} of {fleet.total} rows",
+        _counted(fleet),
         f"${fleet.spent_usd:.4f}{budget}",
         f"{_clock(fleet.elapsed_s)} elapsed",
     ]
@@ -73,43 +132,181 @@ def progress_text(fleet: Fleet) -> str:
     return " · ".join(parts)
 
 
-def _table_html(fleet: Fleet) -> str:
-    lines = []
+def _waiting(fleet: Fleet) -> dict[Any, QueuedApproval]:
+    """The oldest waiting request of each row that waits for a person, by key."""
+    out: dict[Any, QueuedApproval] = {}
+    for item in list(fleet.queue.pending):
+        out.setdefault(item.key, item)
+    return out
+
+
+def _shown_status(state: RowState, waiting: dict[Any, QueuedApproval]) -> str:
+    return "waiting" if state.status == "running" and state.key in waiting else state.status
+
+
+def _short(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _row_html(state: RowState, status: str, now: str) -> str:
+    cost = state.result.cost_usd if state.result is not None else None
+    started = state.started is not None and state.status not in ("pending", "skipped")
+    color = _STATUS_COLOR.get(status, "#57606a")
+    return (
+        "<tr>"
+        f"<td>{state.position}</td>"
+        f"<td>{html.escape(_short(str(state.key), 60))}</td>"
+        f'<td style="color:{color}">{html.escape(status)}</td>'
+        f"<td>{_clock(state.elapsed_s) if started else ''}</td>"
+        f"<td>{'' if cost is None else f'${cost:.4f}'}</td>"
+        f"<td>{html.escape(_short(now, 120))}</td>"
+        "</tr>"
+    )
+
+
+def _now(state: RowState, waiting: dict[Any, QueuedApproval]) -> str:
+    item = waiting.get(state.key)
+    if item is not None and state.status == "running":  # the command it asks for, in the kernel and on a worker
+        return "waiting · " + activity_of(item.event.tool_name, item.event.input)
+    return state.activity or (state.result.error or "" if state.result is not None else "")
+
+
+_HEAD: Final = "<tr><th>#</th><th>row</th><th>status</th><th>elapsed</th><th>cost</th><th>now</th></tr>"
+
+
+def table_html(fleet: Fleet, show: str = "all", limit: int = TABLE_ROWS) -> str:
+    """The live table: the rows `show` picks (a value of :data:`FILTERS`; "waiting" is a
+    running row with a request waiting for a person), the rows that need a person first
+    (waiting, error, running, stopped, not started, done, skipped; frame order within each),
+    at most `limit` of them, the rest counted under it."""
+    waiting = _waiting(fleet)
+    picked = []
     for state in fleet.rows.values():
-        cost = state.result.cost_usd if state.result is not None else None
-        what = state.activity or (state.result.error or "" if state.result is not None else "")
-        color = _STATUS_COLOR.get(state.status, "#57606a")
+        status = _shown_status(state, waiting)
+        if show == "all" or status == show:
+            picked.append((_ORDER.get(status, 9), state.position, state, status))
+    picked.sort(key=lambda item: (item[0], item[1]))
+    lines = [_row_html(state, status, _now(state, waiting)) for _o, _p, state, status in picked[:limit]]
+    rest = picked[limit:]
+    if rest:
+        by: dict[str, int] = {}
+        for _o, _p, _s, status in rest:
+            by[status] = by.get(status, 0) + 1
+        what = ", ".join(f"{n} {status}" for status, n in sorted(by.items(), key=lambda kv: _ORDER.get(kv[0], 9)))
+        lines.append(f'<tr><td colspan="6"><i>… {len(rest)} more rows ({what}): pick a filter</i></td></tr>')
+    if not picked:
+        lines.append('<tr><td colspan="6"><i>no row</i></td></tr>')
+    return f'<table class="kandev-fleet-table {_NO_MATH}">{_HEAD}{"".join(lines)}</table>'
+
+
+_SAVED_KINDS: Final = (("error", "error", "errors", True), ("stopped", "stopped", "stopped", False))
+
+
+def _size(text: str) -> int:
+    return len(text.encode())
+
+
+def _saved_section(kind: str, title: str, states: list[tuple[RowState, str]], open_: bool, budget: int) -> str:
+    """One ``<details>`` of the saved board: `title` and the first rows of `states` (at most
+    :data:`SAVED_ROWS`, and as many as fit in `budget` bytes), the rest counted."""
+    lines: list[str] = []
+    used = 600  # the section's own markup and its "more" line
+    for state, now in states[:SAVED_ROWS]:
+        line = _row_html(state, state.status, now)
+        if used + _size(line) > budget:
+            break
+        lines.append(line)
+        used += _size(line)
+    shown = f" (the first {len(lines)})" if len(lines) < len(states) else ""
+    if len(lines) < len(states):
         lines.append(
-            "<tr>"
-            f"<td>{html.escape(str(state.key))}</td>"
-            f'<td style="color:{color}">{html.escape(state.status)}</td>'
-            f"<td>{_clock(state.elapsed_s) if state.started is not None else ''}</td>"
-            f"<td>{'' if cost is None else f'${cost:.4f}'}</td>"
-            f"<td>{html.escape(what[:120])}</td>"
-            "</tr>"
+            f'<tr><td colspan="6"><i>… {len(states) - len(lines)} more: the result frame '
+            "(kandev_nb.fleet_results(name) for a named fleet) has every row</i></td></tr>"
         )
-    head = "<tr><th>row</th><th>status</th><th>elapsed</th><th>cost</th><th>now</th></tr>"
-    return f'<table class="kandev-fleet-table">{head}{"".join(lines)}</table>'
+    table = f'<table class="kandev-fleet-table">{_HEAD}{"".join(lines)}</table>'
+    return (
+        f'<details class="kandev-fleet-saved-{kind}"{" open" if open_ else ""}>'
+        f"<summary>{html.escape(title)}{shown}</summary>{table}</details>"
+    )
+
+
+def _saved_rows(fleet: Fleet, budget: int) -> str:
+    """The saved board's rows in at most `budget` bytes, a ``<details>`` per kind (the saved
+    form of the filters): the rows that failed (open), those stopped, and those that waited
+    for a person; each lists its first rows in frame order (at most :data:`SAVED_ROWS`, and
+    a share of `budget`) and counts the rest."""
+    sections: list[tuple[str, str, list[tuple[RowState, str]], bool]] = []
+    for status, one, many, open_ in _SAVED_KINDS:
+        states = [
+            (s, s.result.error or "" if s.result is not None else "") for s in fleet.rows.values() if s.status == status
+        ]
+        if states:
+            sections.append((status, f"{len(states)} {one if len(states) == 1 else many}", states, open_))
+    waited = [
+        (s, s.result.error or "" if s.result is not None else s.activity)
+        for s in fleet.rows.values()
+        if s.key in fleet.waited
+    ]
+    if waited:
+        sections.append(("waited", f"{len(waited)} waited for a person", waited, False))
+    parts = []
+    left = budget - 200
+    for n, (kind, title, states, open_) in enumerate(sections):
+        part = _saved_section(kind, title, states, open_, left // (len(sections) - n))
+        parts.append(part)
+        left -= _size(part)
+    return f'<div class="kandev-fleet-saved-rows">{"".join(parts)}</div>' if parts else ""
+
+
+def _rules_html(fleet: Fleet, limit: int = 10) -> str:
+    rules = list(fleet.queue.rules)
+    items = "".join(
+        f"<li>{html.escape(r.behavior)} for all rows: <code>{html.escape(_short(r.rule, 200))}</code> "
+        f"(given on {html.escape(_short(r.given_for, 160))})</li>"
+        for r in rules[:limit]
+    )
+    if len(rules) > limit:
+        items += f"<li><i>… {len(rules) - limit} more rules</i></li>"
+    return f"<ul>{items}</ul>" if items else ""
+
+
+def _preview(result: pd.DataFrame, rows: int = 3, columns: int = 12, chars: int = 60) -> str:
+    """The result's first `rows` rows and `columns` columns as HTML, each cell cut to `chars`."""
+    head = result.iloc[:rows, :columns].copy()
+    for column in head.columns:
+        if head[column].dtype == object or str(head[column].dtype) in ("string", "str"):
+            head[column] = head[column].map(lambda v: _short(v, chars) if isinstance(v, str) else v)
+    shape = f"{len(result)} rows × {len(result.columns)} columns"
+    return f"<details><summary>result: {shape}; the first {min(rows, len(result))}</summary>{head.to_html()}</details>"
+
+
+SAVED_BYTES: Final = 56_000
+"""The saved board's size limit in bytes (UTF-8): under 60 KB at any row count."""
 
 
 def board_html(fleet: Fleet, result: pd.DataFrame | None = None) -> str:
-    """The board as static HTML (the saved notebook's view): title, progress, the fleet-wide
-    rules, the row table, and the result frame when given."""
-    title = html.escape(f"claude fleet · {fleet.name or 'unnamed'} · {fleet.total} rows")
-    rules = "".join(
-        f"<li>{html.escape(r.behavior)} for all rows: <code>{html.escape(r.rule)}</code> "
-        f"(given on {html.escape(r.given_for)})</li>"
-        for r in fleet.queue.rules
-    )
-    parts = [
-        f"<b>{title}</b>",
-        f'<div class="kandev-fleet-progress">{html.escape(progress_text(fleet))}</div>',
-        f"<ul>{rules}</ul>" if rules else "",
-        _table_html(fleet),
-    ]
-    if result is not None:
-        parts.append("<details><summary>result</summary>" + result.to_html(max_rows=200) + "</details>")
-    return '<div class="kandev-fleet-board">' + "".join(parts) + "</div>"
+    """The board as static HTML (the saved notebook's view), at most :data:`SAVED_BYTES`:
+    title, the status summary, the fleet-wide rules, the rows that failed, stopped or waited
+    for a person (each kind a ``<details>``, its first rows), and the result's first rows
+    when given; never the whole table."""
+    title = html.escape(_short(f"claude fleet · {fleet.name or 'unnamed'} · {fleet.total} rows", 200))
+    head = f'<b>{title}</b><div class="kandev-fleet-progress">{html.escape(_short(progress_text(fleet), 1000))}</div>'
+    rules = _rules_html(fleet)
+    if _size(rules) > 8_000:
+        rules = f"<ul><li>{len(fleet.queue.rules)} fleet-wide rules (fleet.queue.rules)</li></ul>"
+    preview = _preview(result) if result is not None else ""
+    if _size(preview) > 8_000:
+        preview = f"<div>result: {len(result)} rows × {len(result.columns)} columns</div>" if result is not None else ""
+    wrapper = f'<div class="kandev-fleet-board {_NO_MATH}"></div>'
+    budget = SAVED_BYTES - _size(head) - _size(rules) - _size(preview) - _size(wrapper)
+    body = head + rules + _saved_rows(fleet, budget) + preview
+    return f'<div class="kandev-fleet-board {_NO_MATH}">{body}</div>'
+
+
+def _no_math(text: str) -> str:
+    """`text` (HTML) inside an element MathJax leaves alone (a widget's content is typeset
+    from its own element down, so the class goes inside the value)."""
+    return f'<div class="{_NO_MATH}">{text}</div>' if text else ""
 
 
 class FleetBoard:
@@ -136,6 +333,11 @@ class FleetBoard:
         self.stop_all.on_click(lambda _b: self._soon(lambda: fleet.stop(reason="stopped by you (Stop all)")))
         self.queue_box = f.vbox((), "kandev-fleet-queue")
         self.rules = f.html("")
+        self.filter = f.track(
+            w.ToggleButtons(options=list(FILTERS), value="all", _dom_classes=("kandev-fleet-filter",))
+        )
+        self.filter.style.button_width = "auto"
+        self.filter.observe(lambda _change: self.refresh(force=True), names="value")
         self.table = f.html("")
         self.stops = f.hbox((), "kandev-fleet-stops")
         self.pick = f.track(w.Dropdown(options=[(f"row {s.position} · {s.key}", s.key) for s in fleet.rows.values()]))
@@ -148,12 +350,14 @@ class FleetBoard:
                 self.queue_box,
                 f.hbox((self.bar, self.progress, self.stop_all)),
                 self.rules,
+                self.filter,
                 self.table,
                 self.stops,
                 f.hbox((self.pick, self.open_row_button)),
                 self.row_box,
             ),
             "kandev-fleet-board",
+            *_NO_MATH.split(),
         )
         self.shown_row: Any = None
         self._view: Any = None
@@ -203,11 +407,13 @@ class FleetBoard:
         self.redraws += 1
         fleet = self.fleet
         self.bar.value = fleet.finished
-        self.progress.value = html.escape(progress_text(fleet))
-        self.table.value = _table_html(fleet)
-        self.rules.value = "".join(
-            f"<div>{html.escape(r.behavior)} for all rows: <code>{html.escape(r.rule)}</code></div>"
-            for r in fleet.queue.rules
+        self.progress.value = _no_math(html.escape(progress_text(fleet)))
+        self.table.value = table_html(fleet, self.filter.value)
+        self.rules.value = _no_math(
+            "".join(
+                f"<div>{html.escape(r.behavior)} for all rows: <code>{html.escape(r.rule)}</code></div>"
+                for r in fleet.queue.rules
+            )
         )
         self._show_queue()
         self._show_stops()

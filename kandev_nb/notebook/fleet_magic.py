@@ -10,7 +10,9 @@ is the whole fleet's (USD), ``-o VAR`` receives the result frame, and the cell's
 options (``--mode``, ``--approve``, ``--model``, ``--max-turns``, ``--cwd``,
 ``--allowed-tools``, ``--approval-timeout``, ``--cli``) apply to every row. ``--cluster CLIENT``
 (a ``distributed.Client`` variable) runs each row on a Dask worker (:mod:`kandev_nb.fleet.cluster`). Kernel tools are
-off for fleet rows unless ``--kernel-tools`` (run_code and the notebook tools still ask).
+off for fleet rows unless ``--kernel-tools`` (run_code and the notebook tools still ask). A row
+with a missing value (NaN, None) in a ``{column}`` the body reads is refused, named, before
+anything starts, unless ``--fill-missing TEXT`` (sent in its place; quote text with spaces).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ __all__ = ["fleet_arguments", "run_fleet", "run_over"]
 
 def fleet_arguments(fn: Callable[..., Any]) -> Callable[..., Any]:
     """The decorator adding ``--over``, ``--concurrency``, ``--fleet``, ``--cluster``, ``--redo``,
-    ``--retries``, ``--worktree`` and ``--kernel-tools``."""
+    ``--retries``, ``--worktree``, ``--fill-missing`` and ``--kernel-tools``."""
     options: list[tuple[tuple[str, ...], dict[str, Any]]] = [
         (("--redo",), {"action": "store_true", "help": "with --over --fleet: run every row again"}),
         (
@@ -53,6 +55,10 @@ def fleet_arguments(fn: Callable[..., Any]) -> Callable[..., Any]:
             {"metavar": "CLIENT", "help": "with --over: a distributed.Client variable: each row on a Dask worker"},
         ),
         (("--fleet",), {"metavar": "NAME", "help": "with --over: the fleet's name in the ledger (resumable)"}),
+        (
+            ("--fill-missing",),
+            {"metavar": "TEXT", "help": "with --over: send TEXT for a missing value (NaN, None) of a {column}"},
+        ),
         (
             ("--concurrency",),
             {"type": int, "default": 4, "metavar": "N", "help": "with --over: at most N agents at once"},
@@ -150,6 +156,13 @@ def _tool_list(text: str | None) -> list[str] | None:
     return [t.strip() for t in text.split(",") if t.strip()]
 
 
+def _unquoted(text: str | None) -> str | None:
+    """`text` without the quotes around it (``--fill-missing "n/a"``: IPython keeps them)."""
+    if text is not None and len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1]
+    return text
+
+
 async def run_over(args: argparse.Namespace, body: str, namespace: dict[str, Any]) -> None:
     """Run a ``%%claude --over FRAME`` cell; ``-o VAR`` gets the result frame (the board shows it).
 
@@ -189,6 +202,7 @@ async def run_over(args: argparse.Namespace, body: str, namespace: dict[str, Any
         "cwd": args.cwd,
         "allowed_tools": _tool_list(args.allowed_tools),
         "variables": namespace,
+        "fill_missing": _unquoted(args.fill_missing),
     }
     if args.cluster:
         if args.cluster not in namespace:

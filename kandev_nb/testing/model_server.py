@@ -332,7 +332,10 @@ class ScriptedModelServer:
     @property
     def answered_usage(self) -> list[Usage | None]:
         """The :class:`Usage` each request of :attr:`requests` was answered with, in the same
-        order (tokens); None for an HTTP error or a request that is not ``/v1/messages`` (a copy)."""
+        order (tokens); None for an HTTP error, a request that is not ``/v1/messages``, or one
+        whose client went away before the answer's first byte (a request the CLI abandoned
+        while a reply's ``delay_first_byte`` ran: it was never answered) (a copy). A stream
+        cut after its first byte counts as answered, with the reply's whole usage."""
         with self._lock:
             return list(self._usages)
 
@@ -390,7 +393,7 @@ class ScriptedModelServer:
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
-            response = await self._main_response(entry, recorded, body, index)
+            response = await self._main_response(entry, recorded, body, index, request)
         except BaseException:
             self._leave()
             raise
@@ -413,7 +416,7 @@ class ScriptedModelServer:
             self._leave()
 
     async def _main_response(
-        self, entry: ScriptEntry | None, recorded: RecordedRequest, body: Any, index: int
+        self, entry: ScriptEntry | None, recorded: RecordedRequest, body: Any, index: int, request: Request
     ) -> Response:
         """The answer to main request number `index`: its script entry (a callable is called
         with the request), or the exhausted-script text."""
@@ -426,15 +429,17 @@ class ScriptedModelServer:
                     self._errors.append(exc)
                 message = f"scripted callable raised {exc!r}"
                 answer = http_error(500, message, headers={"x-should-retry": "false"})
-        return await self._respond(answer, body, index)
+        return await self._respond(answer, body, index, request)
 
-    async def _respond(self, answer: Reply | HttpError, body: Any, index: int) -> Response:
+    async def _respond(self, answer: Reply | HttpError, body: Any, index: int, request: Request) -> Response:
         if isinstance(answer, HttpError):
             return JSONResponse(answer.body(), answer.status, headers=dict(answer.headers))
-        with self._lock:
-            self._usages[index] = answer.usage
         if answer.delay_first_byte > 0:
             await asyncio.sleep(answer.delay_first_byte)
+        if await request.is_disconnected():  # the client gave up first (a stop): nothing was answered
+            return Response(status_code=499)
+        with self._lock:
+            self._usages[index] = answer.usage
         return self._reply_response(answer, body)
 
     def _reply_response(self, reply: Reply, body: Any) -> Response:

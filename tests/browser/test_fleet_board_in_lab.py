@@ -44,7 +44,7 @@ def test_the_board_queues_rows_and_allow_for_all_rows_answers_them(
     allow_all.click()
     lab_page.wait_cell_done(page, 1)
     output = cell.locator(".jp-OutputArea-output")
-    expect(output).to_contain_text("3 of 3 rows")
+    expect(output).to_contain_text("3 done of 3")
     expect(output).to_contain_text("allow for all rows: Bash(touch:*)")
     page.screenshot(path=str(screenshots / "fleet-board-2-done.png"))
     assert sorted(p.name for p in claude_workdir.glob("out-*.txt")) == ["out-1.txt", "out-2.txt", "out-3.txt"]

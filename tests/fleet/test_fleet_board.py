@@ -39,7 +39,7 @@ async def test_the_board_shows_the_queue_card_and_its_for_all_rows_buttons_answe
     assert list(result["status"]) == ["done", "done"]
     board.refresh()
     assert board.queue_box.children == ()
-    assert "2 of 2 rows" in board.progress.value and "Bash(touch:*)" in board.rules.value
+    assert "2 done of 2" in board.progress.value and "Bash(touch:*)" in board.rules.value
     saved = board_html(fleet, result)
     assert "kandev-fleet-board" in saved and "allow for all rows: <code>Bash(touch:*)</code>" in saved
     assert "<table" in saved and "made out-1.txt" in saved

@@ -110,7 +110,7 @@ async def test_stop_all_with_approvals_waiting_closes_every_card_and_keeps_the_r
     assert all(isinstance(e, str) and e for e in result["error"]), result["error"].tolist()
     runs = ledger.runs(fleet="halt").set_index("fleet_key")
     for key in ("a", "b"):
-        row = runs.loc[f'"{key}"']
+        row = runs.loc[key]
         assert result.loc[key, "cost_usd"] == pytest.approx(row["cost_usd"])
         assert result.loc[key, "input_tokens"] == row["input_tokens"]
     assert len(scripted_model.main_requests) == 2  # the stopped rows asked once each; the skipped one never

@@ -57,7 +57,7 @@ async def test_twelve_rows_typed_at_most_three_in_flight_and_a_rerun_sends_nothi
     assert sorted(row_of(r) for r in scripted_model.main_requests) == list(range(1, 13))
     # The ledger has one row per finished row, readable by fleet name.
     runs = ledger.runs(fleet="triage")
-    assert len(runs) == 12 and set(runs["fleet_key"]) == {f'"T{i}"' for i in range(1, 13)}
+    assert len(runs) == 12 and set(runs["fleet_key"]) == {f"T{i}" for i in range(1, 13)}
     # A rerun of the same fleet sends no request: every row comes back from the ledger.
     before = len(scripted_model.main_requests)
     again = await build_fleet(

@@ -25,7 +25,7 @@ from kandev_nb.agent.session import SessionConfig
 from kandev_nb.fleet import build_fleet
 from kandev_nb.fleet.cluster import WORKER_LOST, ClusterFleet
 from kandev_nb.ledger import RunLedger
-from kandev_nb.testing import RecordedRequest, Reply, ScriptedModelServer, text, tool_use
+from kandev_nb.testing import RecordedRequest, Reply, ScriptedModelServer, Usage, text, tool_use
 from kandev_nb.testing.clis import pinned_cli, scripted_env
 from tests.fleet.conftest import answer_per_row, triage_answer
 
@@ -132,7 +132,7 @@ async def test_twelve_rows_on_two_workers_typed_recorded_by_the_kernel_with_no_s
     # Both workers ran rows; each row recorded once, by the kernel, with its worker's host.
     workers = {fleet.where[k][0] for k in fleet.rows}
     assert workers == set(on_cluster.client.scheduler_info()["workers"]), workers
-    assert sorted(runs["fleet_key"]) == sorted(f'"T{i}"' for i in range(1, 13))
+    assert sorted(runs["fleet_key"]) == sorted(f"T{i}" for i in range(1, 13))
     assert set(runs["host"]) == {o.host for o in fleet.outcomes.values()}
     # No kernel secret (nor the worker's own key) inside any task's argument or result.
     worker_key = scripted_env(on_cluster.server, on_cluster.home)["ANTHROPIC_API_KEY"].encode()
@@ -212,7 +212,7 @@ async def test_a_worker_killed_mid_row_closes_its_card_and_the_row_finishes_on_t
         runs = ledger.runs(fleet="dask-kill")
     assert list(result["status"]) == ["done"], result["error"].tolist()
     assert fleet.where["only"][0] != killed
-    assert len(runs) == 1 and runs.loc[0, "fleet_key"] == '"only"'
+    assert len(runs) == 1 and runs.loc[0, "fleet_key"] == "only"
     assert (on_cluster.workdir / "out-201.txt").exists()
     await until(lambda: on_cluster.client.scheduler_info()["workers"].__len__() == 2, "the nanny's new worker")
 
@@ -274,3 +274,41 @@ async def test_a_deny_rule_holds_on_the_workers_in_accept_edits_mode(on_cluster:
         (record,) = state.result.turn.tools.values()
         assert record.decision is not None and record.decision.behavior == "deny", record.decision
         assert record.decision.rule == "Bash(rm:*)", record.decision
+
+
+async def test_costs_add_up_on_the_cluster_after_stop_all_and_a_rerun(on_cluster: Cluster, tmp_path: Path) -> None:
+    """Issue 33.5 on the cluster: rows 3 and 4 wait for a person (their first request paid),
+    Stop all stops them; the rerun finishes them. The frame's cost is every attempt's, and
+    its sum is the ledger's and the model server's (its own record of what it answered)."""
+    from tests.fleet.test_fleet_truth import server_cost
+
+    phase = {"run": 1}
+
+    def answer(number: int, request: RecordedRequest) -> Reply:
+        usage = Usage(input_tokens=1000 + number, output_tokens=50 + number)
+        if phase["run"] == 1 and number in (3, 4) and request.last_user_text():
+            call = {"command": f"touch cost-{number}.txt", "description": "a file"}
+            return Reply(tool_use("Bash", call), usage=usage)
+        return Reply(text(f"answer {number}"), usage=usage)
+
+    on_cluster.server.push(*[answer_per_row(answer) for _ in range(30)])
+    since = len(on_cluster.server.requests)
+    frame = pd.DataFrame({"id": range(1, 9)}, index=[f"c{i}" for i in range(1, 9)])
+    with RunLedger(tmp_path / "ledger.sqlite") as ledger:
+        options: dict[str, Any] = {"concurrency": 4, "name": "dask-costs", "ledger": ledger}
+        options |= {"config": config(on_cluster), "cluster": on_cluster.client}
+        fleet = build_fleet(frame, "Handle ticket {id}.", **options)
+        run = asyncio.create_task(fleet.run())
+        await until(
+            lambda: len(fleet.queue.pending) == 2 and sum(s.status == "done" for s in fleet.rows.values()) == 6,
+            "6 rows done, 2 waiting",
+        )
+        fleet.stop(reason="stopped by you (Stop all)")
+        first = await asyncio.wait_for(run, 120)
+        assert first["status"].tolist() == ["done", "done", "stopped", "stopped", "done", "done", "done", "done"]
+        phase["run"] = 2
+        second = await asyncio.wait_for(build_fleet(frame, "Handle ticket {id}.", **options).run(), 180)
+        ledger_sum = ledger.runs(fleet="dask-costs")["cost_usd"].sum()
+    assert second["status"].tolist() == ["done"] * 8 and second["attempts"].tolist() == [1, 1, 2, 2, 1, 1, 1, 1]
+    assert second["cost_usd"].sum() == pytest.approx(ledger_sum, abs=1e-9)
+    assert ledger_sum == pytest.approx(server_cost(on_cluster.server, since), abs=1e-9)

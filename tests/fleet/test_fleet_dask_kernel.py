@@ -90,11 +90,11 @@ def test_over_with_cluster_runs_the_rows_on_a_local_cluster_made_in_the_kernel_a
             [1, 2, 3, 4],
             "Int64",
             ["high", "low", "high", "low"],
-            ['"w"', '"x"', '"y"', '"z"'],
+            ["w", "x", "y", "z"],
             2,
         ]
         assert len(scripted_model.main_requests) >= 4
-        assert "kandev-fleet-board" in str(run.outputs) and "4 of 4 rows" in str(run.outputs)
+        assert "kandev-fleet-board" in str(run.outputs) and "4 done of 4" in str(run.outputs)
         # The cluster takes clients without TLS: the cell said so, naming the secure setups (issue 32).
         assert "OpenClusterWarning" in str(run.outputs) and "LocalCluster(security=True)" in str(run.outputs)
     finally:

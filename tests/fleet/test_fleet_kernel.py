@@ -55,7 +55,7 @@ def test_over_runs_a_row_per_agent_shows_the_board_and_a_rerun_sends_nothing(
     )
     assert any('Classify ticket 1 ("a"); {braces} stay.' in p for p in prompts), prompts
     shown = json.dumps(run.outputs, default=str)
-    assert "kandev-fleet-board" in shown and "4 of 4 rows" in shown  # the saved output: static board
+    assert "kandev-fleet-board" in shown and "4 done of 4" in shown  # the saved output: static board
     before = len(scripted_model.main_requests)
     kernel.execute(CELL.replace("-o triage", "-o again"), timeout=200)
     assert len(scripted_model.main_requests) == before

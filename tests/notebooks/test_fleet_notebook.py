@@ -24,10 +24,10 @@ def test_fleet_notebook_runs_a_row_per_agent_and_its_rerun_sends_nothing(done: E
     rerun = done.text("rerun")
     assert "requests sent by the rerun: 0" in rerun and "same answers: True" in rerun
     runs = RunLedger(done.ledger).runs(fleet="triage-demo")
-    assert len(runs) == 5 and set(runs["fleet_key"]) == {f'"T-{i}"' for i in range(1, 6)}
+    assert len(runs) == 5 and set(runs["fleet_key"]) == {f"T-{i}" for i in range(1, 6)}
     assert "text/html" in done.mime_types("fleet")  # the saved board
     board = next(o for o in done.cell("fleet")["outputs"] if "text/html" in o.get("data", {}))
-    assert "kandev-fleet-board" in board["data"]["text/html"] and "5 of 5 rows" in board["data"]["text/html"]
+    assert "kandev-fleet-board" in board["data"]["text/html"] and "5 done of 5" in board["data"]["text/html"]
 
 
 def test_fleet_notebook_runs_the_same_fleet_on_a_local_dask_cluster_recorded_once_per_row(done: Executed) -> None:
@@ -35,5 +35,5 @@ def test_fleet_notebook_runs_the_same_fleet_on_a_local_dask_cluster_recorded_onc
     shown = done.text("cluster-result")
     assert "same answers: True" in shown and shown.count("done") == 5, shown
     runs = RunLedger(done.ledger).runs(fleet="triage-cluster")
-    assert sorted(runs["fleet_key"]) == [f'"T-{i}"' for i in range(1, 6)] and runs["host"].notna().all()
+    assert sorted(runs["fleet_key"]) == [f"T-{i}" for i in range(1, 6)] and runs["host"].notna().all()
     assert "text/html" in done.mime_types("cluster-fleet")  # the board, fed by the workers

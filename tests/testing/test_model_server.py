@@ -130,6 +130,22 @@ def test_usage_is_split_between_message_start_and_message_delta(
     assert default[-2][1]["usage"] == {"output_tokens": 20}
 
 
+def test_a_request_its_client_abandons_before_the_first_byte_is_not_answered(server: ScriptedModelServer) -> None:
+    """Issue 33.5: a stop cuts a request while its reply waits (``delay_first_byte``); the
+    client never gets a byte, so the server's record says it answered nothing (it counted the
+    reply's whole usage before, money no one was charged)."""
+    server.push(Reply(text("late"), usage=Usage(1000, 100), delay_first_byte=1.0), Reply(text("now")))
+    with pytest.raises(httpx.ReadTimeout):
+        httpx.post(server.url + "/v1/messages?beta=true", json=main_body(), timeout=0.3)
+    for _ in range(100):
+        if server.in_flight == 0:
+            break
+        threading.Event().wait(0.05)
+    assert server.in_flight == 0 and server.answered_usage == [None]
+    assert post(server, main_body()).status_code == 200
+    assert server.answered_usage == [None, Usage()]
+
+
 def test_tool_use_input_is_streamed_as_partial_json_that_reassembles(
     server: ScriptedModelServer,
 ) -> None:
