@@ -25,7 +25,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from kandev_nb.agent import events as ev
 from kandev_nb.agent.permissions import Approval
@@ -37,6 +37,7 @@ from kandev_nb.policy import Rules
 __all__ = [
     "ApprovalQueue",
     "DenyRules",
+    "MAX_COMPARED",
     "FleetRule",
     "QueuedApproval",
     "TooBroadError",
@@ -44,6 +45,10 @@ __all__ = [
     "deny_texts",
     "fleet_denies",
 ]
+
+
+MAX_COMPARED: Final = 64
+"""At most this many other waiting requests are compared with one when a rule is proposed."""
 
 
 def activity_of(tool_name: str, tool_input: dict[str, Any]) -> str:
@@ -205,7 +210,7 @@ class ApprovalQueue:
     def propose(self, item: QueuedApproval) -> Proposal:
         """The rule "for all rows" proposed on `item` (:func:`~kandev_nb.fleet.proposal.propose`):
         from the row's values (:attr:`row_values`) and the other rows' waiting requests."""
-        others = [o.call for o in self.waiting() if o is not item and o.key != item.key]
+        others = [o.call for o in self.waiting() if o is not item and o.key != item.key][:MAX_COMPARED]
         values = self.row_values.get(item.key, ())
         return propose(item.event.tool_name, item.event.input, cwd=item.cwd, values=values, others=others)
 
@@ -226,10 +231,13 @@ class ApprovalQueue:
         answer so: read by the same :class:`~kandev_nb.policy.Rules` the queue answers with
         (deny beats allow, as there). Raises RuleError for a rule that does not parse."""
         found = []
+        policies: dict[str, Rules] = {}
         for item in self.waiting():
             if item.event.tool_name == QUESTION_TOOL:
                 continue
-            verdict = self.policy(item.cwd, rules, behavior).verdict(item.event.tool_name, item.event.input)
+            if item.cwd not in policies:
+                policies[item.cwd] = self.policy(item.cwd, rules, behavior)
+            verdict = policies[item.cwd].verdict(item.event.tool_name, item.event.input)
             if verdict.answer == behavior:
                 found.append(item)
         return found
