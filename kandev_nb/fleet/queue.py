@@ -35,9 +35,9 @@ from kandev_nb.fleet.proposal import Call, Proposal, RuleCheck, TooBroadError, c
 from kandev_nb.policy import Rules
 
 __all__ = [
+    "MAX_COMPARED",
     "ApprovalQueue",
     "DenyRules",
-    "MAX_COMPARED",
     "FleetRule",
     "QueuedApproval",
     "TooBroadError",
