@@ -3,8 +3,11 @@
 On top, the approval queue: its oldest request as the usual approval card
 (:class:`~kandev_nb.notebook.widgets.approval.ApprovalCard`; a question card for
 AskUserQuestion, answered for its row only), named after its row ("row 17
-of 200 · Bash · pytest -x"), with "Allow for all rows" / "Deny for all rows" (a fleet-wide
-rule, :class:`~kandev_nb.fleet.queue.ApprovalQueue`) and the rules given so far. Then the
+of 200 · Bash · pytest -x"), a fleet's card (:class:`RowsAnswer`): "Allow (this row)", Deny,
+Edit, and "Allow `<rule>` for all rows" / "Deny `<rule>` for all rows" with the proposed rule
+(:meth:`~kandev_nb.fleet.queue.ApprovalQueue.propose`) in an editable field and a live count of
+the waiting rows it answers; grants for the row's agent behind "More"; and the rules given so
+far. Then the
 progress line (rows done of total, spend against the budget, elapsed, an estimate of the
 time left), Stop all, and a compact table with a line per row (status, elapsed, cost, what
 its agent does now) and a Stop button per running row; "Show the row's turn" opens one row's
@@ -17,7 +20,8 @@ which is what a saved notebook shows.
 
 Class names tests look for: ``kandev-fleet-board``, ``kandev-fleet-progress``,
 ``kandev-fleet-table``, ``kandev-fleet-queue``, ``kandev-fleet-allow-all``,
-``kandev-fleet-deny-all``, ``kandev-fleet-stop-all``, ``kandev-fleet-stop-row``,
+``kandev-fleet-deny-all``, ``kandev-fleet-rule``, ``kandev-fleet-rule-count`` (the last four
+inside the card's controls), ``kandev-fleet-stop-all``, ``kandev-fleet-stop-row``,
 ``kandev-fleet-open-row``, ``kandev-fleet-row-turn``.
 """
 
@@ -26,13 +30,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import html
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 import pandas as pd
 
-from kandev_nb.fleet import Fleet, QueuedApproval
+from kandev_nb.fleet import ApprovalQueue, Fleet, QueuedApproval
+from kandev_nb.fleet.proposal import rule_label, split_rules
 
-__all__ = ["REFRESH_HZ", "FleetBoard", "board_html", "progress_text"]
+__all__ = ["REFRESH_HZ", "FleetBoard", "RowsAnswer", "board_html", "progress_text"]
 
 REFRESH_HZ: Final = 4.0
 """At most this many redraws of the board per second."""
@@ -110,6 +115,64 @@ def board_html(fleet: Fleet, result: pd.DataFrame | None = None) -> str:
     if result is not None:
         parts.append("<details><summary>result</summary>" + result.to_html(max_rows=200) + "</details>")
     return '<div class="kandev-fleet-board">' + "".join(parts) + "</div>"
+
+
+def _rows(n: int) -> str:
+    return f"{n} waiting row" + ("" if n == 1 else "s")
+
+
+class RowsAnswer:
+    """ "For all rows" on one queued request's card (the card's
+    :class:`~kandev_nb.notebook.widgets.approval.ForAllRows`): the rule field's state, read
+    from the queue at each call, and the answer, given through the queue.
+
+    Args:
+        queue: the fleet's :class:`~kandev_nb.fleet.queue.ApprovalQueue`.
+        item: the request the card shows.
+    """
+
+    def __init__(self, queue: ApprovalQueue, item: QueuedApproval) -> None:
+        self.queue = queue
+        self.item = item
+
+    def state(self, text: str | None, armed: bool) -> dict[str, Any]:
+        """The controls' JSON for the rule field's `text` (None: the rule proposed now, from the
+        rows waiting now): the buttons' labels, the count of waiting rows each answers (the
+        queue's own matcher), why, too broad, what is wrong."""
+        proposal = self.queue.propose(self.item)
+        proposed = proposal.text or "\n".join(proposal.deny_rules)
+        text = proposed if text is None else text
+        allow, deny = self.queue.check(self.item, text, "allow"), self.queue.check(self.item, text, "deny")
+        label = rule_label(allow.rules or deny.rules or split_rules(text))
+        allowed = self.queue.rows_answered(allow.rules, "allow") if not allow.error else 0
+        denied = self.queue.rows_answered(deny.rules, "deny") if not deny.error else 0
+        count = f"answers {_rows(allowed)}" if not allow.error else f"Deny answers {_rows(denied)}"
+        if not allow.error and not deny.error and denied != allowed:
+            count += f" (Deny: {denied})"
+        return {
+            "row": self.item.row,
+            "rule": text,
+            "allow_label": f"Really allow {label} for all rows?" if armed else f"Allow {label} for all rows",
+            "deny_label": f"Deny {label} for all rows",
+            "count": count,
+            "why": proposal.why if text == proposed else "your rule",
+            "too_broad": allow.too_broad,
+            "error": allow.error if deny.error or not allow.error else f"Allow: {allow.error}",
+            "can_allow": not allow.error,
+            "can_deny": not deny.error,
+            "armed": armed,
+        }
+
+    def too_broad(self, text: str) -> str:
+        """Why `text`'s rules are too broad to allow with one click ("")."""
+        return self.queue.check(self.item, text, "allow").too_broad
+
+    def give(self, behavior: Literal["allow", "deny"], text: str, *, confirm: bool, reason: str) -> str:
+        """Give `text`'s rules for all rows (:meth:`~kandev_nb.fleet.queue.ApprovalQueue.allow_all`,
+        :meth:`~kandev_nb.fleet.queue.ApprovalQueue.deny_all`)."""
+        if behavior == "allow":
+            return self.queue.allow_all(self.item, text, confirm=confirm)
+        return self.queue.deny_all(self.item, reason, rule=text)
 
 
 class FleetBoard:
@@ -216,6 +279,7 @@ class FleetBoard:
 
     def _show_queue(self) -> None:
         from kandev_nb.agent.questions import QUESTION_TOOL
+        from kandev_nb.notebook.widgets.approval import ApprovalCard
         from kandev_nb.notebook.widgets.questions import card_for
 
         head = self.fleet.queue.head
@@ -224,6 +288,8 @@ class FleetBoard:
         if head is self._card_for:
             if self._queue_label is not None:
                 self._queue_label.value = text  # more rows may be waiting behind it now
+            if self._card is not None and hasattr(self._card, "refresh_rows"):
+                self._card.refresh_rows()  # ... and the rule's count follows them
             return
         self._card_for = head
         if head is None:
@@ -232,29 +298,11 @@ class FleetBoard:
             return
         f = self.factory
         label = self._queue_label = f.html(text, "kandev-fleet-queue-label")
-        self._card = card_for(head.event, f)  # a question card for AskUserQuestion
-        allow_all = f.button("Allow for all rows", "kandev-fleet-allow-all", button_style="success")
-        deny_all = f.button("Deny for all rows", "kandev-fleet-deny-all", button_style="danger")
-        rule = self.fleet.queue.rule_for(head)
-        allow_all.tooltip = f"Allow {rule} for every row, now and later" if rule else "no scoped rule for this call"
-        allow_all.disabled = rule is None
-        error = f.html("")
-
-        def for_all(kind: str) -> None:
-            try:
-                if kind == "allow":
-                    self.fleet.queue.allow_all(head)
-                else:
-                    self.fleet.queue.deny_all(head)
-            except ValueError as exc:
-                error.value = html.escape(str(exc))
-
-        allow_all.on_click(lambda _b: self._soon(lambda: for_all("allow")))
-        deny_all.on_click(lambda _b: self._soon(lambda: for_all("deny")))
-        if head.event.tool_name == QUESTION_TOOL:  # a question is answered row by row
-            self.queue_box.children = (label, self._card.box)
-            return
-        self.queue_box.children = (label, self._card.box, f.hbox((allow_all, deny_all)), error)
+        if head.event.tool_name == QUESTION_TOOL:  # a question is answered row by row, on its card
+            self._card = card_for(head.event, f)
+        else:
+            self._card = ApprovalCard(head.event, f, rows=RowsAnswer(self.fleet.queue, head))
+        self.queue_box.children = (label, self._card.box)
 
     def _show_stops(self) -> None:
         running = tuple(k for k, s in self.fleet.rows.items() if s.status == "running")
