@@ -477,6 +477,8 @@ class ApprovalCard:
         )
         if decision.suggestion is not None:
             self.status.value += f'<div class="kandev-saved-rule">{r.esc(decision.note)}</div>'
+        elif self.rows is not None and decision.note:  # "allowed for all rows: Bash(python3 tools/profile.py:*)"
+            self.status.value += f'<div class="kandev-fleet-given">{r.esc(decision.note)}</div>'
 
     def decided(
         self,
