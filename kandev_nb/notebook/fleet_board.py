@@ -223,6 +223,7 @@ class FleetBoard:
         self.redraws = 0
         self._dirty = True
         self._card_for: QueuedApproval | None = None
+        self._queued: tuple[Any, ...] = ()
         self._card: Any = None
         self._queue_label: Any = None
         self._running: tuple[Any, ...] = ()
@@ -288,8 +289,10 @@ class FleetBoard:
         if head is self._card_for:
             if self._queue_label is not None:
                 self._queue_label.value = text  # more rows may be waiting behind it now
-            if self._card is not None and hasattr(self._card, "refresh_rows"):
-                self._card.refresh_rows()  # ... and the rule's count follows them
+            queued = (tuple(i.approval.request_id for i in self.fleet.queue.pending), len(self.fleet.queue.rules))
+            if self._card is not None and queued != self._queued:  # the rule's count follows the queue,
+                self._queued = queued  # recounted only when the queue changed (not at each row's event)
+                self._card.refresh_rows()
             return
         self._card_for = head
         if head is None:
@@ -302,6 +305,7 @@ class FleetBoard:
             self._card = card_for(head.event, f)
         else:
             self._card = ApprovalCard(head.event, f, rows=RowsAnswer(self.fleet.queue, head))
+        self._queued = (tuple(i.approval.request_id for i in self.fleet.queue.pending), len(self.fleet.queue.rules))
         self.queue_box.children = (label, self._card.box)
 
     def _show_stops(self) -> None:
