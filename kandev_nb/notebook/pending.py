@@ -235,6 +235,11 @@ class FleetPendingApproval(PendingApproval):
     queue: Any = field(default=None, repr=False, compare=False)
 
     @property
+    def row_label(self) -> str:
+        """The row, as surfaces name it (``row 6 of 50``; the Lab channel reads this name)."""
+        return self.fleet_row
+
+    @property
     def proposal(self) -> Any:
         """What "Allow for all rows" gives here (:class:`~kandev_nb.fleet.proposal.Proposal`: its
         ``rules``, ``why``, ``too_broad``), computed now from the rows waiting now."""

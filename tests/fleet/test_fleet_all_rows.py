@@ -147,7 +147,7 @@ async def test_pending_lists_fleet_rows_by_row_and_allow_all_rows_answers_the_re
     items = [p for p in listed if isinstance(p, FleetPendingApproval)]
     assert len(items) >= 2
     for item in items:
-        assert item.fleet_row == f"row {item.item.position} of 5" and item.fleet == "prof"
+        assert item.fleet_row == item.row_label == f"row {item.item.position} of 5" and item.fleet == "prof"
         assert item.row()["cell"] == item.fleet_row and item.row()["session"] == "fleet prof"
         assert item.summary.startswith("python3 tools/profile.py data/f0") and item.complete
     shown = repr(listed)
