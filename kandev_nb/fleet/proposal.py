@@ -10,13 +10,14 @@ answers them all:
   prefix syntax: ``Bash(python3 tools/profile.py:*)``. A word holds a row's value when one of
   the row's prompt values (the ``{column}`` values that differ between rows) stands in it
   between non-alphanumeric characters (``f00`` in ``data/f00.csv``, ``3`` in ``--seed=3``, not
-  ``2`` in ``profile2.py``), or when another waiting row's command of the same program differs
-  there. The words are read with the policy's bash grammar (:func:`kandev_nb.policy.parse_command`)
-  and the prefix keeps them as written (quotes and all), so the rule's matcher reads it as the
-  command it came from. A command the prefix matcher never covers gets no prefix rule: a
-  compound command (``a && b``, a pipe) gets its simple commands, each exactly as written; a
+  ``2`` in ``profile2.py``; nor a word another waiting row has the same), or when another
+  waiting row's command of the same program differs there. The words are read with the
+  policy's bash grammar (:func:`kandev_nb.policy.parse_command`) and the prefix keeps them as
+  written (quotes and all), so the rule's matcher reads it as the command it came from. A
+  command the prefix matcher never covers gets no prefix rule: a compound command (``a && b``,
+  a pipe, ``$(...)`` in an argument) gets its simple commands, each exactly as written; a
   redirection (``> out.txt``) the exact command with it; a command that cannot be read
-  statically (``$(...)``, a variable as the command word) no allow rule at all (a policy never
+  statically (a variable as the command word, ``eval``) no allow rule at all (a policy never
   allows such a command), and the proposal says why (:attr:`Proposal.why`).
 * **File tools** (Edit, Write, MultiEdit, NotebookEdit; Read, Glob, Grep, LS, NotebookRead):
   the folder the rows share, up to its first part that holds a row's value, as a gitignore
@@ -247,8 +248,14 @@ def _holds(word: str, value: str) -> bool:
     return _held_at(word, value) is not None
 
 
-def _first_holding(parts: Sequence[str], values: Sequence[str]) -> int | None:
-    return next((i for i, part in enumerate(parts) if any(_holds(part, v) for v in values)), None)
+def _first_holding(parts: Sequence[str], values: Sequence[str], others: Sequence[Sequence[str]] = ()) -> int | None:
+    """The first part that holds one of `values`, unless another row's call has the very same
+    part there (``1`` in ``head -n 1 data/f01.csv`` for the row whose id is 1: every row says
+    ``-n 1``, so it is not that row's value)."""
+    for i, part in enumerate(parts):
+        if any(_holds(part, v) for v in values) and not any(len(o) > i and o[i] == part for o in others):
+            return i
+    return None
 
 
 def _first_difference(parts: Sequence[str], others: Iterable[Sequence[str]]) -> int | None:
@@ -312,7 +319,7 @@ def _bash(call: Call, values: Sequence[str], others: Sequence[Call]) -> Proposal
     mine = [*simple.words]
     other_words = [s.words for o in others if (s := _simple(str(o.tool_input.get("command", "")), o.cwd))]
     same_program = [w for w in other_words if w and mine and w[0] == mine[0]]
-    holding, differing = _first_holding(mine, values), _first_difference(mine, same_program)
+    holding, differing = _first_holding(mine, values, same_program), _first_difference(mine, same_program)
     cuts = [i for i in (holding, differing) if i is not None]
     if not cuts or min(cuts) >= len(mine):
         return Proposal((exact,), "exact", "nothing in this command differs between the rows seen: the exact command")
@@ -376,7 +383,7 @@ def _files(call: Call, values: Sequence[str], others: Sequence[Call]) -> Proposa
         return Proposal((family,), "tool", f"every file the agent {verb}")
     inside, parts = mine
     theirs = [found[1] for o in others if (found := _folder_parts(o)) is not None and found[0] == inside]
-    cuts = [i for i in (_first_holding(parts, values), _first_difference(parts, theirs)) if i is not None]
+    cuts = [i for i in (_first_holding(parts, values, theirs), _first_difference(parts, theirs)) if i is not None]
     cut = min([len(parts), *cuts])
     kept = "/".join(parts[:cut])
     if inside and not parts:

@@ -320,3 +320,11 @@ async def test_deny_for_all_rows_counts_with_the_deny_matcher() -> None:
     await asyncio.sleep(0)
     assert [e.approval.decision.behavior for e in events if e.approval.decision] == ["deny"] * 3
     assert events[0].approval.decision is not None and events[0].approval.decision.message == "no removing"
+
+
+def test_a_value_every_waiting_row_shares_is_not_where_the_rule_stops() -> None:
+    """Row 1's id is 1, and every row runs ``head -n 1``: the rule stops at the file, not at ``1``."""
+    commands = [f"head -n 1 data/f{i:02d}.csv" for i in range(1, 4)]
+    proposals = _proposed(commands, [[str(i), f"f{i:02d}"] for i in range(1, 4)])
+    assert {p.rules for p in proposals} == {("Bash(head -n 1:*)",)}
+    assert not _covers("Bash(head -n 1:*)", "head -n 1000000 /etc/shadow")
