@@ -44,7 +44,14 @@ from kandev_nb.errors import KandevError, TransportClosedError
 from kandev_nb.policy import enforce
 from kandev_nb.policy.binding import META_KEY, BoundPayload
 
-__all__ = ["NO_APPROVAL_NOTE", "UNASKED_TOOL_TIMEOUT_S", "Answer", "ApprovalBroker", "PartlyShownError"]
+__all__ = [
+    "NO_APPROVAL_NOTE",
+    "UNASKED_TOOL_TIMEOUT_S",
+    "Answer",
+    "ApprovalBroker",
+    "PartlyShownError",
+    "allow_if_shown",
+]
 
 log = logging.getLogger("kandev_nb")
 
@@ -397,18 +404,8 @@ class ApprovalBroker(UnaskedCalls):
             RuntimeError: no such request is waiting, or it changed since it was shown.
             PartlyShownError: the surface showed only a summary (nothing is decided).
         """
-        approval = self.approvals.get(request_id)
         line, whole = self.surface_line(request_id), self.surface_whole(request_id)
-        if approval is None or approval.decision is not None or line is None or whole is None:
-            raise RuntimeError(f"approval {request_id} is no longer waiting")
-        if isinstance(digest, str) and digest in (whole.digest, line.digest if line.complete else None):
-            return approval.allow()
-        if isinstance(digest, str) and digest == line.digest:
-            raise PartlyShownError(
-                f"only a summary of this {approval.tool_name} call was shown, not all it would do: "
-                "Show it whole (its card, or pending()[i].show()) to allow it, or deny it"
-            )
-        raise RuntimeError(f"approval {request_id} is not what was shown: look at it again (its card, or pending())")
+        return allow_if_shown(request_id, self.approvals.get(request_id), line, whole, digest)
 
     # -- ending approvals -------------------------------------------------------------------
 
@@ -490,6 +487,30 @@ class ApprovalBroker(UnaskedCalls):
             if decision.behavior == "allow"
             else (f"Permission to use {full} was denied: {decision.message or 'denied by the user'}")
         )
+
+
+def allow_if_shown(
+    request_id: str, approval: Approval | None, line: SurfaceText | None, whole: SurfaceText | None, digest: Any
+) -> bool:
+    """Allow `approval` once when `digest` is that of a text a surface showed whole: the complete
+    one-line summary `line` or the whole payload `whole` (what :meth:`ApprovalBroker.allow_shown`
+    checks, for any holder of waiting approvals: a session's broker, a fleet's queue).
+
+    Raises:
+        RuntimeError: no such request is waiting (`approval`, `line` or `whole` is None, or it
+            was decided), or `digest` is of no text shown of it.
+        PartlyShownError: the surface showed only a summary (nothing is decided).
+    """
+    if approval is None or approval.decision is not None or line is None or whole is None:
+        raise RuntimeError(f"approval {request_id} is no longer waiting")
+    if isinstance(digest, str) and digest in (whole.digest, line.digest if line.complete else None):
+        return approval.allow()
+    if isinstance(digest, str) and digest == line.digest:
+        raise PartlyShownError(
+            f"only a summary of this {approval.tool_name} call was shown, not all it would do: "
+            "Show it whole (its card, or pending()[i].show()) to allow it, or deny it"
+        )
+    raise RuntimeError(f"approval {request_id} is not what was shown: look at it again (its card, or pending())")
 
 
 def edited_input(approval: Approval, decision: Decision) -> dict[str, Any] | None:

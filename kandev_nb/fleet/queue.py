@@ -5,11 +5,19 @@ as a single cell does (the row's policy answers first; the approval timeout deni
 PermissionRequest that no policy answered comes here (:meth:`ApprovalQueue.offer`), in FIFO
 order, named after its row ("row 17 of 200 · Bash · pytest -x"). A person answers it on the
 usual card (its :class:`~kandev_nb.agent.permissions.Approval`), or with
-:meth:`ApprovalQueue.allow_all` / :meth:`ApprovalQueue.deny_all`: a fleet-wide rule in the
-CLI's rule syntax, scoped like "Allow for this session" (:func:`kandev_nb.policy.grants.session_grant`:
-``Bash(pytest:*)``, a folder, a domain), kept as a :class:`kandev_nb.policy.Rules`, that
-answers the same request from every other row, now (the queue is swept) and later (each new
-request is checked before it is queued).
+:meth:`ApprovalQueue.allow_all` / :meth:`ApprovalQueue.deny_all`: fleet-wide rules in the
+CLI's rule syntax, kept as a :class:`kandev_nb.policy.Rules`, that answer the same request from
+every other row, now (the queue is swept) and later (each new request is checked before it is
+queued).
+
+The rule "for all rows" is proposed by :func:`kandev_nb.fleet.proposal.propose`
+(:meth:`ApprovalQueue.propose`): what differs between the rows and nothing more
+(``Bash(python3 tools/profile.py:*)`` when each row names its own file), from the row's
+prompt values (:attr:`ApprovalQueue.row_values`) and the other waiting requests. A person may
+give another rule; either way it must answer the request it is given on, and one too broad
+to give with one click (:func:`~kandev_nb.fleet.proposal.too_broad`) needs ``confirm=True``.
+How many waiting rows a rule answers (:meth:`ApprovalQueue.answered_by`) is decided by the
+same :class:`~kandev_nb.policy.Rules` matcher that answers them.
 """
 
 from __future__ import annotations
@@ -17,14 +25,30 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from kandev_nb.agent import events as ev
 from kandev_nb.agent.permissions import Approval
+from kandev_nb.agent.questions import QUESTION_TOOL
 from kandev_nb.agent.tools import NormalizedPayload
+from kandev_nb.fleet.proposal import Call, Proposal, RuleCheck, TooBroadError, check_rules, join_rules, propose
 from kandev_nb.policy import Rules
 
-__all__ = ["ApprovalQueue", "DenyRules", "FleetRule", "QueuedApproval", "activity_of", "deny_texts", "fleet_denies"]
+__all__ = [
+    "MAX_COMPARED",
+    "ApprovalQueue",
+    "DenyRules",
+    "FleetRule",
+    "QueuedApproval",
+    "TooBroadError",
+    "activity_of",
+    "deny_texts",
+    "fleet_denies",
+]
+
+
+MAX_COMPARED: Final = 64
+"""At most this many other waiting requests are compared with one when a rule is proposed."""
 
 
 def activity_of(tool_name: str, tool_input: dict[str, Any]) -> str:
@@ -81,6 +105,16 @@ class QueuedApproval:
         """What the card shows."""
         return self.event.normalized
 
+    @property
+    def row(self) -> str:
+        """``row 17 of 200``."""
+        return f"row {self.position} of {self.total}"
+
+    @property
+    def call(self) -> Call:
+        """The request as a :class:`~kandev_nb.fleet.proposal.Call` (tool, input, the row's cwd)."""
+        return Call(self.event.tool_name, self.event.input, self.cwd)
+
 
 @dataclass(frozen=True)
 class FleetRule:
@@ -100,28 +134,31 @@ class ApprovalQueue:
         pending: the waiting requests, oldest first.
         rules: the fleet-wide rules, in the order given.
         on_change: called (no arguments) whenever `pending` or `rules` change.
+        row_values: by row key, the row's prompt values that differ between rows, as text
+            (``("f00",)``): where a proposed rule stops (:meth:`propose`). The fleet fills it.
     """
 
     pending: list[QueuedApproval] = field(default_factory=list)
     rules: list[FleetRule] = field(default_factory=list)
     on_change: list[Callable[[], None]] = field(default_factory=list)
+    row_values: dict[Any, tuple[str, ...]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def _changed(self) -> None:
         for callback in list(self.on_change):
             callback()
 
-    def policy(self, cwd: str) -> Rules:
-        """The fleet-wide rules as a :class:`~kandev_nb.policy.Rules` rooted at `cwd`."""
-        return Rules(
-            allow=[r.rule for r in self.rules if r.behavior == "allow"],
-            deny=[r.rule for r in self.rules if r.behavior == "deny"],
-            root=cwd,
-        )
+    def policy(self, cwd: str, extra: Sequence[str] = (), behavior: Literal["allow", "deny"] = "allow") -> Rules:
+        """The fleet-wide rules as a :class:`~kandev_nb.policy.Rules` rooted at `cwd` (with
+        `extra` rules of `behavior` added: what the queue would hold once they are given)."""
+        allow = [r.rule for r in self.rules if r.behavior == "allow"]
+        deny = [r.rule for r in self.rules if r.behavior == "deny"]
+        (allow if behavior == "allow" else deny).extend(extra)
+        return Rules(allow=allow, deny=deny, root=cwd)
 
     def _answer_by_rule(self, item: QueuedApproval) -> bool:
         """Answer `item` with a fleet-wide rule if one matches; True if it did."""
-        if not self.rules:
+        if not self.rules or item.event.tool_name == QUESTION_TOOL:
             return False
         verdict = self.policy(item.cwd).verdict(item.event.tool_name, item.event.input)
         if verdict.answer not in ("allow", "deny"):
@@ -163,50 +200,119 @@ class ApprovalQueue:
         with self._lock:
             return self.pending[0] if self.pending else None
 
-    def rule_for(self, item: QueuedApproval) -> str | None:
-        """The fleet-wide rule "for all rows" would give on `item`: its scoped session grant
-        (``Bash(pytest:*)``, ``Edit(//dir/**)``, a domain, an MCP tool), or None when the call
-        has none (a compound or dynamic command: answer such rows one by one)."""
-        grant = item.approval.grant
-        return grant.rule if grant is not None else None
+    def waiting(self) -> list[QueuedApproval]:
+        """The requests still waiting (undecided), oldest first."""
+        with self._lock:
+            return [i for i in self.pending if i.approval.decision is None]
 
-    def allow_all(self, item: QueuedApproval) -> str:
-        """Allow `item` and every other row's request that its rule covers, now and later.
+    # -- rules for all rows -------------------------------------------------------------------
+
+    def propose(self, item: QueuedApproval) -> Proposal:
+        """The rule "for all rows" proposed on `item` (:func:`~kandev_nb.fleet.proposal.propose`):
+        from the row's values (:attr:`row_values`) and the other rows' waiting requests."""
+        others = [o.call for o in self.waiting() if o is not item and o.key != item.key][:MAX_COMPARED]
+        values = self.row_values.get(item.key, ())
+        return propose(item.event.tool_name, item.event.input, cwd=item.cwd, values=values, others=others)
+
+    def rule_for(self, item: QueuedApproval) -> str | None:
+        """The proposed rule(s) "for all rows" on `item`, one a line, or None when no rule can
+        allow the call (:meth:`propose`)."""
+        proposal = self.propose(item)
+        return proposal.text or None
+
+    def check(self, item: QueuedApproval, rule: str | Sequence[str], behavior: Literal["allow", "deny"]) -> RuleCheck:
+        """Rules a person gives on `item` for all rows, read (:func:`~kandev_nb.fleet.proposal.check_rules`)."""
+        if item.event.tool_name == QUESTION_TOOL:
+            return RuleCheck((), "a question is answered row by row")
+        return check_rules(rule, behavior, item.call)
+
+    def answered_by(self, rules: Sequence[str], behavior: Literal["allow", "deny"]) -> list[QueuedApproval]:
+        """The waiting requests that `rules`, given now as fleet-wide `behavior` rules, would
+        answer so: read by the same :class:`~kandev_nb.policy.Rules` the queue answers with
+        (deny beats allow, as there). Raises RuleError for a rule that does not parse."""
+        found = []
+        policies: dict[str, Rules] = {}
+        for item in self.waiting():
+            if item.event.tool_name == QUESTION_TOOL:
+                continue
+            if item.cwd not in policies:
+                policies[item.cwd] = self.policy(item.cwd, rules, behavior)
+            verdict = policies[item.cwd].verdict(item.event.tool_name, item.event.input)
+            if verdict.answer == behavior:
+                found.append(item)
+        return found
+
+    def rows_answered(self, rules: Sequence[str], behavior: Literal["allow", "deny"]) -> int:
+        """How many waiting rows (distinct keys) `rules` would answer (:meth:`answered_by`)."""
+        return len({item.key for item in self.answered_by(rules, behavior)})
+
+    def allow_all(self, item: QueuedApproval, rule: str | Sequence[str] | None = None, *, confirm: bool = False) -> str:
+        """Allow `item` and every other row's request the rule covers, now and later.
+
+        Args:
+            item: the request the person answers (its card).
+            rule: the rule(s) to give (a text with one a line, or a list); None: the proposed
+                ones (:meth:`propose`).
+            confirm: give a rule :func:`~kandev_nb.fleet.proposal.too_broad` flags (the card's
+                second click).
 
         Returns:
-            The rule given.
+            The rules given, one a line.
 
         Raises:
-            ValueError: the call has no scoped rule (:meth:`rule_for`); nothing is decided.
+            ValueError: no rule can allow the call, a rule does not parse, or the rules do not
+                allow `item` itself; nothing is decided.
+            TooBroadError (a ValueError): the rules are too broad and `confirm` is False;
+                nothing is decided.
+            RuntimeError: `item` was already answered; nothing is given.
         """
-        return self._for_all(item, "allow")
+        return self._for_all(item, "allow", rule, confirm=confirm)
 
-    def deny_all(self, item: QueuedApproval, reason: str = "") -> str:
-        """Deny `item` and every other row's request its rule covers, now and later (the
-        call's scoped rule, else the whole tool). Returns the rule given."""
-        return self._for_all(item, "deny", reason)
+    def deny_all(self, item: QueuedApproval, reason: str = "", *, rule: str | Sequence[str] | None = None) -> str:
+        """Deny `item` and every other row's request the rule covers, now and later (None: the
+        proposed rule, else the exact command). Returns the rules given, one a line.
 
-    def _for_all(self, item: QueuedApproval, behavior: Literal["allow", "deny"], reason: str = "") -> str:
-        rule = self.rule_for(item)
-        if rule is None and behavior == "deny":
-            rule = item.approval.whole_tool.rule
+        Raises:
+            ValueError: a rule does not parse, or does not deny `item` itself; nothing is decided.
+            RuntimeError: `item` was already answered; nothing is given.
+        """
+        return self._for_all(item, "deny", rule, reason=reason)
+
+    def _for_all(
+        self,
+        item: QueuedApproval,
+        behavior: Literal["allow", "deny"],
+        rule: str | Sequence[str] | None,
+        *,
+        reason: str = "",
+        confirm: bool = False,
+    ) -> str:
+        if item.approval.decision is not None:
+            raise RuntimeError(f"{item.label} was already answered")
         if rule is None:
-            raise ValueError(
-                f"no scoped rule for this {item.event.tool_name} call (a compound or dynamic command): "
-                "answer it for this row only"
-            )
-        self.rules.append(FleetRule(behavior, rule, item.label))
-        if behavior == "allow":
-            item.approval.allow(always=True)  # this row's CLI gets the session grant too
-        else:
-            item.approval.deny(reason.strip() or f"Denied for all rows of this fleet (rule {rule}).")
+            proposal = self.propose(item)
+            rule = proposal.rules if behavior == "allow" else proposal.deny_rules
+            if not rule:
+                raise ValueError(f"no rule for all rows on this {item.event.tool_name} call: {proposal.why}")
+        check = self.check(item, rule, behavior)
+        if check.error:
+            raise ValueError(check.error)
+        if check.too_broad and not confirm:
+            raise TooBroadError(f"too broad to allow for all rows at once ({check.too_broad}): confirm to give it")
+        given = join_rules(check.rules)
         with self._lock:
-            others = list(self.pending)
-        for other in others:
-            if other is not item and other.approval.decision is None:
+            self.rules.extend(FleetRule(behavior, r, item.label) for r in check.rules)
+        approval = item.approval
+        approval.decided_rule = ("", ", ".join(check.rules))
+        if behavior == "allow":
+            approval.allow(note=f"allowed for all rows: {', '.join(check.rules)}")
+        else:
+            approval.deny(reason.strip() or f"Denied for all rows of this fleet (rule {', '.join(check.rules)}).")
+        for other in self.waiting():
+            if other is not item:
                 self._answer_by_rule(other)
         self._changed()
-        return rule
+        return given
 
 
 @dataclass(frozen=True)

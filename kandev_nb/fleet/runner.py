@@ -32,11 +32,11 @@ from kandev_nb.errors import CLIProcessError, KandevError, LedgerError, Structur
 from kandev_nb.fleet.pacing import Limiter, RateGovernor
 from kandev_nb.fleet.queue import ApprovalQueue, activity_of, fleet_denies
 from kandev_nb.fleet.results import RowResult, RowStatus, over_attempts, result_frame
-from kandev_nb.fleet.spec import FleetSpec
+from kandev_nb.fleet.spec import FleetSpec, template_fields
 from kandev_nb.ledger.keys import encode_key, legacy_key_text
 from kandev_nb.policy.enforce import LabelledPolicy
 
-__all__ = ["TRANSIENT_STATUSES", "Fleet", "RowState", "transient"]
+__all__ = ["TRANSIENT_STATUSES", "Fleet", "RowState", "row_values", "running_fleets", "transient"]
 
 TRANSIENT_STATUSES: Final = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 """HTTP statuses of API errors worth another try."""
@@ -56,6 +56,50 @@ def transient(turn: Any) -> bool:
 
 
 log = logging.getLogger("kandev_nb")
+
+_RUNNING: list[Fleet] = []
+"""The fleets whose :meth:`Fleet.run` is under way in this process, oldest first."""
+
+
+def running_fleets() -> list[Fleet]:
+    """The fleets running now in this process (in the kernel: their rows' approvals are listed
+    by ``kandev_nb.pending()``), oldest first."""
+    return list(_RUNNING)
+
+
+def _field_texts(value: Any, spec: str, conversion: str | None) -> list[str]:
+    """A row's value as the prompt shows it (its format spec and conversion applied) and as ``str``."""
+    texts = [str(value)]
+    try:
+        shown = repr(value) if conversion == "r" else ascii(value) if conversion == "a" else value
+        shown = str(shown) if conversion == "s" else shown
+        texts.append(format(shown, spec) if "{" not in spec else str(shown))
+    except (TypeError, ValueError):
+        pass
+    return list(dict.fromkeys(t.strip() for t in texts if t.strip()))
+
+
+def row_values(spec: FleetSpec) -> dict[Any, tuple[str, ...]]:
+    """By row key, the row's values that its prompt reads and that differ between rows, as text
+    (``{"a": ("f00",), "b": ("f01",)}`` for ``"Profile data/{file}.csv"``): each as ``str`` and as
+    the prompt shows it (``{n:03d}`` -> ``007``). A column with one value for every row is left
+    out (with a single row, every column counts). What the rule proposals stop at
+    (:func:`kandev_nb.fleet.proposal.propose`)."""
+    import string
+
+    columns = {str(c): c for c in spec.frame.columns}
+    names = set(template_fields(spec.template)) & set(columns)
+    found: dict[Any, list[str]] = {key: [] for key in spec.keys}
+    for _text, name, fmt, conversion in string.Formatter().parse(spec.template):
+        if name is None or name not in names:
+            continue
+        series = spec.frame[columns[name]]
+        per_row = [_field_texts(v, fmt or "", conversion) for v in series]
+        if len(spec.keys) > 1 and len({tuple(t) for t in per_row}) < 2:
+            continue  # the same for every row: not a row's value
+        for key, texts in zip(spec.keys, per_row, strict=True):
+            found[key].extend(texts)
+    return {key: tuple(dict.fromkeys(texts)) for key, texts in found.items()}
 
 
 @dataclass
@@ -156,7 +200,7 @@ class Fleet:
         self.fingerprint = spec.fingerprint(config, kernel_tools, worktrees is not None)
         self.rows: dict[Any, RowState] = {k: RowState(k, i + 1, spec.prompts[k]) for i, k in enumerate(spec.keys)}
         self.futures: dict[Any, asyncio.Future[RowResult]] = {}
-        self.queue = ApprovalQueue()
+        self.queue = ApprovalQueue(row_values=row_values(spec))
         self.queue.on_change.append(self._changed)
         self.listeners: list[Callable[[], None]] = []
         self.started: float | None = None
@@ -234,6 +278,14 @@ class Fleet:
         A cancelled await (the kernel's interrupt) stops every running row, marks the rows
         not started "skipped", and returns the frame so far.
         """
+        _RUNNING.append(self)
+        try:
+            return await self._run()
+        finally:
+            if self in _RUNNING:
+                _RUNNING.remove(self)
+
+    async def _run(self) -> pd.DataFrame:
         loop = asyncio.get_running_loop()
         self.started = time.monotonic()
         finished = await self._finished_rows()

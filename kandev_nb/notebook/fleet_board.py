@@ -3,10 +3,12 @@
 On top, the approval queue: its oldest request as the usual approval card
 (:class:`~kandev_nb.notebook.widgets.approval.ApprovalCard`; a question card for
 AskUserQuestion, answered for its row only), named after its row ("row 17
-of 200 · Bash · pytest -x"), with "Allow for all rows" / "Deny for all rows" (a fleet-wide
-rule, :class:`~kandev_nb.fleet.queue.ApprovalQueue`) and the rules given so far. Then the
-status summary (:func:`progress_text`: "19 done · 4 stopped · 27 skipped of 50", spend
-against the budget, elapsed, an estimate of the time left), Stop all, the filters (all,
+of 200 · Bash · pytest -x"), a fleet's card (:class:`RowsAnswer`): "Allow (this row)", Deny,
+Edit, and "Allow `<rule>` for all rows" / "Deny `<rule>` for all rows" with the proposed rule
+(:meth:`~kandev_nb.fleet.queue.ApprovalQueue.propose`) in an editable field and a live count of
+the waiting rows it answers; grants for the row's agent behind "More"; and the rules given so
+far. Then the status summary (:func:`progress_text`: "19 done · 4 stopped · 27 skipped of 50",
+spend against the budget, elapsed, an estimate of the time left), Stop all, the filters (all,
 waiting, errors, running, done) and a table of at most :data:`TABLE_ROWS` rows, the rows
 that need a person first (waiting, then errors, running, stopped, not started, done,
 skipped), each with its status, elapsed time (none before it started), cost and what its
@@ -24,7 +26,8 @@ it stays under 60 KB at any row count. Every part carries the MathJax-ignore cla
 
 Class names tests look for: ``kandev-fleet-board``, ``kandev-fleet-progress``,
 ``kandev-fleet-table``, ``kandev-fleet-filter``, ``kandev-fleet-queue``, ``kandev-fleet-allow-all``,
-``kandev-fleet-deny-all``, ``kandev-fleet-stop-all``, ``kandev-fleet-stop-row``,
+``kandev-fleet-deny-all``, ``kandev-fleet-rule``, ``kandev-fleet-rule-count`` (the last four
+inside the card's controls), ``kandev-fleet-stop-all``, ``kandev-fleet-stop-row``,
 ``kandev-fleet-open-row``, ``kandev-fleet-row-turn``, ``kandev-fleet-saved-rows``.
 """
 
@@ -33,11 +36,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import html
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 import pandas as pd
 
-from kandev_nb.fleet import Fleet, QueuedApproval, RowState
+from kandev_nb.fleet import ApprovalQueue, Fleet, QueuedApproval, RowState
+from kandev_nb.fleet.proposal import rule_label, split_rules
 from kandev_nb.fleet.queue import activity_of
 from kandev_nb.render.theme import NO_MATH
 
@@ -47,6 +51,7 @@ __all__ = [
     "SAVED_ROWS",
     "TABLE_ROWS",
     "FleetBoard",
+    "RowsAnswer",
     "board_html",
     "progress_text",
     "table_html",
@@ -309,6 +314,64 @@ def _no_math(text: str) -> str:
     return f'<div class="{_NO_MATH}">{text}</div>' if text else ""
 
 
+def _rows(n: int) -> str:
+    return f"{n} waiting row" + ("" if n == 1 else "s")
+
+
+class RowsAnswer:
+    """ "For all rows" on one queued request's card (the card's
+    :class:`~kandev_nb.notebook.widgets.approval.ForAllRows`): the rule field's state, read
+    from the queue at each call, and the answer, given through the queue.
+
+    Args:
+        queue: the fleet's :class:`~kandev_nb.fleet.queue.ApprovalQueue`.
+        item: the request the card shows.
+    """
+
+    def __init__(self, queue: ApprovalQueue, item: QueuedApproval) -> None:
+        self.queue = queue
+        self.item = item
+
+    def state(self, text: str | None, armed: bool) -> dict[str, Any]:
+        """The controls' JSON for the rule field's `text` (None: the rule proposed now, from the
+        rows waiting now): the buttons' labels, the count of waiting rows each answers (the
+        queue's own matcher), why, too broad, what is wrong."""
+        proposal = self.queue.propose(self.item)
+        proposed = proposal.text or "\n".join(proposal.deny_rules)
+        text = proposed if text is None else text
+        allow, deny = self.queue.check(self.item, text, "allow"), self.queue.check(self.item, text, "deny")
+        label = rule_label(allow.rules or deny.rules or split_rules(text))
+        allowed = self.queue.rows_answered(allow.rules, "allow") if not allow.error else 0
+        denied = self.queue.rows_answered(deny.rules, "deny") if not deny.error else 0
+        count = f"answers {_rows(allowed)}" if not allow.error else f"Deny answers {_rows(denied)}"
+        if not allow.error and not deny.error and denied != allowed:
+            count += f" (Deny: {denied})"
+        return {
+            "row": self.item.row,
+            "rule": text,
+            "allow_label": f"Really allow {label} for all rows?" if armed else f"Allow {label} for all rows",
+            "deny_label": f"Deny {label} for all rows",
+            "count": count,
+            "why": proposal.why if text == proposed else "your rule",
+            "too_broad": allow.too_broad,
+            "error": allow.error if deny.error or not allow.error else f"Allow: {allow.error}",
+            "can_allow": not allow.error,
+            "can_deny": not deny.error,
+            "armed": armed,
+        }
+
+    def too_broad(self, text: str) -> str:
+        """Why `text`'s rules are too broad to allow with one click ("")."""
+        return self.queue.check(self.item, text, "allow").too_broad
+
+    def give(self, behavior: Literal["allow", "deny"], text: str, *, confirm: bool, reason: str) -> str:
+        """Give `text`'s rules for all rows (:meth:`~kandev_nb.fleet.queue.ApprovalQueue.allow_all`,
+        :meth:`~kandev_nb.fleet.queue.ApprovalQueue.deny_all`)."""
+        if behavior == "allow":
+            return self.queue.allow_all(self.item, text, confirm=confirm)
+        return self.queue.deny_all(self.item, reason, rule=text)
+
+
 class FleetBoard:
     """The live board of one fleet; :meth:`display` it, the fleet runs, :meth:`finish` it.
 
@@ -364,6 +427,7 @@ class FleetBoard:
         self.redraws = 0
         self._dirty = True
         self._card_for: QueuedApproval | None = None
+        self._queued: tuple[Any, ...] = ()
         self._card: Any = None
         self._queue_label: Any = None
         self._running: tuple[Any, ...] = ()
@@ -422,6 +486,7 @@ class FleetBoard:
 
     def _show_queue(self) -> None:
         from kandev_nb.agent.questions import QUESTION_TOOL
+        from kandev_nb.notebook.widgets.approval import ApprovalCard
         from kandev_nb.notebook.widgets.questions import card_for
 
         head = self.fleet.queue.head
@@ -430,6 +495,10 @@ class FleetBoard:
         if head is self._card_for:
             if self._queue_label is not None:
                 self._queue_label.value = text  # more rows may be waiting behind it now
+            queued = (tuple(i.approval.request_id for i in self.fleet.queue.pending), len(self.fleet.queue.rules))
+            if self._card is not None and queued != self._queued:  # the rule's count follows the queue,
+                self._queued = queued  # recounted only when the queue changed (not at each row's event)
+                self._card.refresh_rows()
             return
         self._card_for = head
         if head is None:
@@ -438,29 +507,12 @@ class FleetBoard:
             return
         f = self.factory
         label = self._queue_label = f.html(text, "kandev-fleet-queue-label")
-        self._card = card_for(head.event, f)  # a question card for AskUserQuestion
-        allow_all = f.button("Allow for all rows", "kandev-fleet-allow-all", button_style="success")
-        deny_all = f.button("Deny for all rows", "kandev-fleet-deny-all", button_style="danger")
-        rule = self.fleet.queue.rule_for(head)
-        allow_all.tooltip = f"Allow {rule} for every row, now and later" if rule else "no scoped rule for this call"
-        allow_all.disabled = rule is None
-        error = f.html("")
-
-        def for_all(kind: str) -> None:
-            try:
-                if kind == "allow":
-                    self.fleet.queue.allow_all(head)
-                else:
-                    self.fleet.queue.deny_all(head)
-            except ValueError as exc:
-                error.value = html.escape(str(exc))
-
-        allow_all.on_click(lambda _b: self._soon(lambda: for_all("allow")))
-        deny_all.on_click(lambda _b: self._soon(lambda: for_all("deny")))
-        if head.event.tool_name == QUESTION_TOOL:  # a question is answered row by row
-            self.queue_box.children = (label, self._card.box)
-            return
-        self.queue_box.children = (label, self._card.box, f.hbox((allow_all, deny_all)), error)
+        if head.event.tool_name == QUESTION_TOOL:  # a question is answered row by row, on its card
+            self._card = card_for(head.event, f)
+        else:
+            self._card = ApprovalCard(head.event, f, rows=RowsAnswer(self.fleet.queue, head))
+        self._queued = (tuple(i.approval.request_id for i in self.fleet.queue.pending), len(self.fleet.queue.rules))
+        self.queue_box.children = (label, self._card.box)
 
     def _show_stops(self) -> None:
         running = tuple(k for k, s in self.fleet.rows.items() if s.status == "running")

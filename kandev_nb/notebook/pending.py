@@ -17,24 +17,44 @@ that line is the whole payload (:attr:`PendingApproval.complete`, see
 :mod:`kandev_nb.agent.surface`); otherwise ``pending()[i].show()`` shows it whole first, and
 that item may then allow it (issue 32, point 3). The broker checks it
 (:meth:`~kandev_nb.agent.approvals.ApprovalBroker.allow_shown`).
+
+A fleet's rows wait in its approval queue (:class:`~kandev_nb.fleet.queue.ApprovalQueue`), rows
+on Dask workers too (the kernel holds their queue): every fleet running in this kernel
+(:func:`~kandev_nb.fleet.runner.running_fleets`) is listed as well (issue 33, point 3), one
+:class:`FleetPendingApproval` per waiting row, named after its row ("row 6 of 50") and answered
+through the same binding checks (:class:`FleetSurface` stands in for the broker: the payload is
+the one the board's card shows). ``.allow_all_rows()`` gives the queue's proposed rule for every
+row (:meth:`~kandev_nb.fleet.queue.ApprovalQueue.propose`; ``.proposal`` shows it).
 """
 
 from __future__ import annotations
 
 import html
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from kandev_nb.agent.approvals import allow_if_shown
 from kandev_nb.agent.cells import bound_payload
 from kandev_nb.agent.permissions import Approval
 from kandev_nb.agent.questions import QUESTION_TOOL
-from kandev_nb.agent.surface import SUMMARY_CHARS, SurfaceText, summary
+from kandev_nb.agent.surface import SUMMARY_CHARS, SurfaceText, line_of, summary, whole_of
+from kandev_nb.agent.tools import NormalizedPayload
 from kandev_nb.policy.binding import BoundPayload
 from kandev_nb.render.card_view import tool_label
 from kandev_nb.render.reveal import reveal_text, warning_markdown
 
-__all__ = ["SUMMARY_CHARS", "PendingApproval", "PendingList", "pending", "summary", "waiting"]
+__all__ = [
+    "SUMMARY_CHARS",
+    "FleetPendingApproval",
+    "FleetSurface",
+    "PendingApproval",
+    "PendingList",
+    "pending",
+    "summary",
+    "waiting",
+]
 
 
 @dataclass(frozen=True)
@@ -151,6 +171,156 @@ class PendingApproval:
         }
 
 
+class FleetSurface:
+    """A fleet row's waiting request seen as a broker sees its own (what :class:`PendingApproval`
+    reads): the payload its card on the board shows, its one line, its whole payload, and an allow
+    bound to what was shown (:func:`~kandev_nb.agent.approvals.allow_if_shown`, the broker's check).
+
+    Args:
+        queue: the fleet's :class:`~kandev_nb.fleet.queue.ApprovalQueue`.
+        item: the row's :class:`~kandev_nb.fleet.queue.QueuedApproval`.
+    """
+
+    cell: int | None = None
+
+    def __init__(self, queue: Any, item: Any) -> None:
+        self.queue = queue
+        self.item = item
+
+    def _approval(self, request_id: str) -> Approval | None:
+        """The row's approval while it waits in the queue under `request_id`, else None."""
+        item = self.item
+        waiting = item in self.queue.waiting()
+        return item.approval if waiting and item.approval.request_id == request_id else None
+
+    def card_payload(self, request_id: str) -> NormalizedPayload | None:
+        """The payload the board's card shows, while the request waits."""
+        return self.item.payload if self._approval(request_id) is not None else None
+
+    def surface_line(self, request_id: str) -> SurfaceText | None:
+        """The one line listed, while the request waits."""
+        approval = self._approval(request_id)
+        if approval is None:
+            return None
+        return line_of(request_id, approval.tool_name, approval.tool_input, self.item.payload)
+
+    def surface_whole(self, request_id: str) -> SurfaceText | None:
+        """The whole payload (``pending()[i].show()``), while the request waits."""
+        approval = self._approval(request_id)
+        if approval is None:
+            return None
+        return whole_of(request_id, approval.tool_name, approval.tool_input, self.item.payload)
+
+    def allow_shown(self, request_id: str, digest: Any) -> bool:
+        """Allow once, bound to what was shown (as :meth:`ApprovalBroker.allow_shown`)."""
+        line, whole = self.surface_line(request_id), self.surface_whole(request_id)
+        return allow_if_shown(request_id, self._approval(request_id), line, whole, digest)
+
+
+@dataclass(frozen=True)
+class FleetPendingApproval(PendingApproval):
+    """A fleet row's waiting approval, as listed by :func:`pending`: ``.allow()``, ``.deny()``,
+    ``.show()`` as for a cell's, plus ``.allow_all_rows()`` / ``.deny_all_rows()``.
+
+    Attributes:
+        fleet: the fleet's name ("" for an unnamed one).
+        fleet_row: ``row 6 of 50`` (the table's `cell` column shows it).
+        item: the queue's :class:`~kandev_nb.fleet.queue.QueuedApproval`.
+        queue: the fleet's :class:`~kandev_nb.fleet.queue.ApprovalQueue`.
+    """
+
+    fleet: str = ""
+    fleet_row: str = ""
+    item: Any = field(default=None, repr=False, compare=False)
+    queue: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def row_label(self) -> str:
+        """The row, as surfaces name it (``row 6 of 50``; the Lab channel reads this name)."""
+        return self.fleet_row
+
+    @property
+    def proposal(self) -> Any:
+        """What "Allow for all rows" gives here (:class:`~kandev_nb.fleet.proposal.Proposal`: its
+        ``rules``, ``why``, ``too_broad``), computed now from the rows waiting now."""
+        return self.queue.propose(self.item)
+
+    def allow_all_rows(self, rule: str | list[str] | None = None, *, confirm: bool = False) -> str:
+        """Allow this row's request and every row's request the rule covers, now and later.
+
+        Args:
+            rule: the rule(s) in Claude Code's syntax (``"Bash(python3 tools/profile.py:*)"``, or
+                several, one a line); None: the proposed one (:attr:`proposal`).
+            confirm: give a rule too broad to give with one click (``Bash(python3:*)``).
+
+        Returns:
+            The rules given, one a line.
+
+        Raises:
+            RuntimeError: already answered, or the waiting request is not the one listed.
+            TooBroadError (a ValueError): the rule is too broad and `confirm` is False.
+            ValueError: no rule can allow the call, a rule does not parse or does not allow this
+                row's own request, or an AskUserQuestion (answered row by row). Nothing is decided.
+        """
+        if self.question:
+            raise ValueError("an AskUserQuestion is answered row by row, on its card")
+        self._check()
+        return str(self.queue.allow_all(self.item, rule, confirm=confirm))
+
+    def deny_all_rows(self, rule: str | list[str] | None = None, reason: str = "") -> str:
+        """Deny this row's request and every row's request the rule covers, now and later (None:
+        the proposed rule, else the exact command). Returns the rules given, one a line.
+
+        Raises:
+            RuntimeError: already answered, or the waiting request is not the one listed.
+            ValueError: a rule does not parse or does not deny this row's own request.
+        """
+        if not isinstance(reason, str):
+            raise TypeError(f"reason must be a string, not {type(reason).__name__}")
+        self._check()
+        return str(self.queue.deny_all(self.item, reason, rule=rule))
+
+    def row(self) -> dict[str, Any]:
+        """The item as a table row: the `cell` column names the row (``row 6 of 50``), the
+        `session` column the fleet."""
+        out = super().row()
+        out["cell"] = self.fleet_row
+        out["session"] = f"fleet {self.fleet}" if self.fleet else "fleet"
+        return out
+
+
+def _fleet_items(fleets: Any, now: float) -> list[PendingApproval]:
+    """The waiting rows of `fleets` (each a :class:`~kandev_nb.fleet.runner.Fleet`)."""
+    found: list[PendingApproval] = []
+    for fleet in fleets:
+        queue = fleet.queue
+        for item in queue.waiting():
+            approval = item.approval
+            surface = FleetSurface(queue, item)
+            line = surface.surface_line(approval.request_id)
+            bound = bound_payload(approval.tool_use_id or "", approval.tool_name, item.payload, approval.tool_input)
+            found.append(
+                FleetPendingApproval(
+                    request_id=approval.request_id,
+                    session=f"{fleet.name or 'fleet'}[{item.key}]",
+                    tool=approval.tool_name,
+                    summary=line.text if line is not None else summary(approval.tool_name, approval.tool_input),
+                    cell=None,
+                    age_s=max(0.0, now - approval.created),
+                    left_s=approval.remaining_s(now),
+                    bound=bound,
+                    approval=approval,
+                    broker=surface,
+                    line=line,
+                    fleet=fleet.name or "",
+                    fleet_row=item.row,
+                    item=item,
+                    queue=queue,
+                )
+            )
+    return found
+
+
 def _fmt(seconds: float) -> str:
     s = int(seconds + 0.999)
     return f"{s // 60}:{s % 60:02d}" if s >= 60 else f"{s} s"
@@ -201,19 +371,44 @@ def _index(i: int, p: PendingApproval) -> str:
     return str(i) if p.complete or p.question else f"{i}*"
 
 
+_PARTLY = "* only a summary is listed: pending()[i].show() shows all of it, then that item's .allow() allows it"
+
+
 def _note(items: list[PendingApproval]) -> list[str]:
-    if all(p.complete or p.question for p in items):
-        return []
-    return ["* only a summary is listed: pending()[i].show() shows all of it, then that item's .allow() allows it"]
+    notes = []
+    if not all(p.complete or p.question for p in items):
+        notes.append(
+            "* only a summary is listed: pending()[i].show() shows all of it, then that item's .allow() allows it"
+        )
+    first = next(((i, p) for i, p in enumerate(items) if isinstance(p, FleetPendingApproval) and not p.question), None)
+    if first is not None:
+        i, item = first
+        proposal = item.proposal
+        if proposal.rules:
+            rules = ", ".join(proposal.rules)
+            count = item.queue.rows_answered(proposal.rules, "allow")
+            broad = f" (too broad: {proposal.too_broad}; add confirm=True)" if proposal.too_broad else ""
+            notes.append(
+                f"{item.fleet_row}: pending()[{i}].allow_all_rows() allows {rules} for every row of the fleet, "
+                f"answering {count} waiting row(s) now{broad}; .proposal says why"
+            )
+        else:
+            notes.append(f"{item.fleet_row}: no rule for all rows ({proposal.why})")
+    return notes
 
 
 _COLUMNS = ("tool", "summary", "cell", "age", "left", "session", "request_id")
 
 
-def waiting(sessions: dict[str, Any], now: float | None = None) -> PendingList:
-    """The undecided approvals of `sessions` (``{name: Session}``), oldest first."""
+def waiting(sessions: dict[str, Any], now: float | None = None, fleets: Any = None) -> PendingList:
+    """The undecided approvals of `sessions` (``{name: Session}``) and of the rows of `fleets`
+    (None: every fleet running in this process, :func:`~kandev_nb.fleet.runner.running_fleets`;
+    their items are :class:`FleetPendingApproval`), oldest first."""
     now = time.monotonic() if now is None else now
-    found: list[PendingApproval] = []
+    if fleets is None:  # no fleet ever ran in this process unless its module was imported
+        runner = sys.modules.get("kandev_nb.fleet.runner")
+        fleets = runner.running_fleets() if runner is not None else []
+    found: list[PendingApproval] = _fleet_items(fleets, now)
     for name, session in sessions.items():
         broker = getattr(session, "broker", None)
         if broker is None:

@@ -84,6 +84,10 @@ class SimpleCommand:
         spellings: the words after each peeled wrapper, with and without the program's
             directory, plus guesses of dynamic command words (for deny rules).
         depth: 0 for the command line itself, 1 for a command inside ``bash -c TEXT``...
+        written: each of `words` as written in the source (quotes and escapes kept, whitespace
+            runs as one space), one for one; ``()`` for a command read without the grammar
+            (text that does not parse) or a builtin such as ``declare``. ``text`` is the
+            leading ``NAME=value`` words and these, joined by spaces.
     """
 
     words: tuple[str, ...]
@@ -92,6 +96,7 @@ class SimpleCommand:
     dynamic: str | None = None
     spellings: tuple[tuple[str, ...], ...] = ()
     depth: int = 0
+    written: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -381,7 +386,8 @@ def _command(node: Node, walk: _Walk, inherited: tuple[str, ...]) -> None:
         dynamic = late
     if stdin and not dynamic:
         dynamic = f"{values[0]!r} runs a shell that reads commands from its standard input"
-    command = SimpleCommand(values, text, (*own, *inherited), dynamic, tuple(spellings), walk.depth)
+    written = tuple(_norm(a) for a in arguments) if len(arguments) == len(values) else ()
+    command = SimpleCommand(values, text, (*own, *inherited), dynamic, tuple(spellings), walk.depth, written)
     walk.commands.append(command)
     if dynamic:
         walk.dynamic.append(dynamic)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
 
 import pandas as pd
@@ -32,9 +33,11 @@ async def test_the_board_shows_the_queue_card_and_its_for_all_rows_buttons_answe
     board.refresh()
     label = board.queue_box.children[0].value
     assert "of 2 · Bash · touch out-" in label and "2 waiting" in label  # the count follows the queue
-    allow_all = board.queue_box.children[2].children[0]
-    assert allow_all.description == "Allow for all rows" and not allow_all.disabled
-    allow_all.click()
+    card = board._card
+    state = json.loads(card.controls.fleet)  # the rule on the button, and what it answers now
+    assert state["allow_label"] == "Allow `touch …` for all rows" and state["rule"] == "Bash(touch:*)"
+    assert state["count"] == "answers 2 waiting rows" and state["can_allow"] and not state["too_broad"]
+    assert card.press("allow_all", rule=state["rule"])  # the field's text comes with the click
     result = await asyncio.wait_for(run, 180)
     assert list(result["status"]) == ["done", "done"]
     board.refresh()

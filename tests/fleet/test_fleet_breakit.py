@@ -166,7 +166,8 @@ async def test_deny_for_all_rows_holds_for_calls_the_mode_runs_unasked(
     await _until(lambda: fleet.queue.head is not None, "row 1's rm in the queue")
     head = fleet.queue.head
     assert head is not None and head.key == "a"
-    assert fleet.queue.deny_all(head) == "Bash(rm:*)"
+    # the proposal is the exact command (nothing in it holds a row's value); the person widens it to every rm
+    assert fleet.queue.deny_all(head, rule="Bash(rm:*)") == "Bash(rm:*)"
     result = await asyncio.wait_for(run, 180)
     assert list(result["status"]) == ["done", "done"], result["error"].tolist()
     assert (outside / "keep.csv").exists()

@@ -312,3 +312,35 @@ async def test_costs_add_up_on_the_cluster_after_stop_all_and_a_rerun(on_cluster
     assert second["status"].tolist() == ["done"] * 8 and second["attempts"].tolist() == [1, 1, 2, 2, 1, 1, 1, 1]
     assert second["cost_usd"].sum() == pytest.approx(ledger_sum, abs=1e-9)
     assert ledger_sum == pytest.approx(server_cost(on_cluster.server, since), abs=1e-9)
+
+
+async def test_pending_lists_rows_waiting_on_workers_and_allow_all_rows_answers_them_on_every_worker(
+    on_cluster: Cluster,
+) -> None:
+    """Issue 33 point 3: a row waiting on a worker is listed by ``kandev_nb.pending()`` (the kernel
+    holds the cluster's queue); one ``.allow_all_rows()`` answers the rows of both workers."""
+    import kandev_nb
+    from kandev_nb.notebook.pending import FleetPendingApproval
+    from tests.fleet.test_fleet_all_rows import RULE, TEMPLATE, profile_then_answer, rows
+
+    on_cluster.server.push(*[answer_per_row(profile_then_answer) for _ in range(20)])
+    frame = rows(on_cluster.workdir, 4)
+    fleet = build_fleet(
+        frame, TEMPLATE, concurrency=4, config=config(on_cluster), ledger=None, cluster=on_cluster.client
+    )
+    run = asyncio.create_task(fleet.run())
+    await until(lambda: any(isinstance(p, FleetPendingApproval) for p in kandev_nb.pending()), "a row waiting")
+    item = next(p for p in kandev_nb.pending() if isinstance(p, FleetPendingApproval))
+    assert item.fleet_row == f"row {item.item.position} of 4" and item.item.where  # named, on its worker
+    assert item.proposal.rules == (RULE,)
+    assert item.allow_all_rows() == RULE
+    result = await asyncio.wait_for(run, 200)
+    assert list(result["status"]) == ["done"] * 4, result["error"].tolist()
+    decided = []
+    for state in fleet.rows.values():
+        assert state.result is not None and state.result.turn is not None
+        records = list(state.result.turn.tools.values())
+        assert len(records) == 1 and records[0].decision is not None
+        decided.append(records[0].decision.decided_by)
+    assert decided.count("person") == 1 and decided.count("policy") == 3, decided
+    assert len({fleet.where[k][0] for k in fleet.rows}) == 2  # rows on both workers took the rule

@@ -35,12 +35,23 @@ commands for this session"), ``kandev-deny``
 "Deny", ``kandev-edit`` "Edit", ``kandev-allow-edited`` "Allow edited", the inputs
 ``kandev-deny-reason`` and ``kandev-edit-input``), ``kandev-approval-countdown``,
 ``kandev-decision``.
+
+A fleet's card (issue 33, point 2) is the same card given a :class:`ForAllRows` (its row in the
+fleet's queue): "Allow (this row)", Deny, Edit, then ``kandev-fleet-allow-all`` "Allow `<rule>`
+for all rows" and ``kandev-fleet-deny-all`` "Deny `<rule>` for all rows" over the rule field
+``kandev-fleet-rule`` (editable; what a click gives is the field's text, sent with the click as
+``{"action": "allow_all" | "deny_all", "rule": <text>}``) and ``kandev-fleet-rule-count``
+("answers 5 waiting rows", recounted as the rule is edited, ``{"action": "rule_preview"}``),
+``kandev-fleet-rule-note`` (why, too broad, or what is wrong with the rule); the session grants
+("for this row's agent") and the CLI's suggestions behind ``kandev-fleet-more``. A rule too broad
+to give with one click takes a second: the first turns the button into "Really allow `<rule>` for
+all rows?", and only a second click with the same rule gives it.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal, Protocol
 
 import anywidget
 import traitlets
@@ -63,10 +74,12 @@ __all__ = [
     "ACTIONS",
     "ApprovalCard",
     "ApprovalControls",
+    "ForAllRows",
     "countdown_text",
     "fmt_left",
     "header_html",
     "inputs_html",
+    "row_wording",
     "what_html",
 ]
 
@@ -81,6 +94,9 @@ ACTIONS = (
     "preview",
     "approve_accept_edits",
     "approve_keep_asking",
+    "allow_all",
+    "deny_all",
+    "rule_preview",
 )
 """The `action` values of the controls' custom messages."""
 
@@ -162,6 +178,30 @@ def header_html(event: ev.PermissionRequest) -> str:
     return reveal_html(head + reason + path)[0]  # a bidi control in a title or path shown as <U+…>
 
 
+class ForAllRows(Protocol):
+    """What a fleet's card answers for all rows with (the board's, over its queue): the rule
+    field's state and the answer itself. Every rule text is read again at each call."""
+
+    def state(self, text: str | None, armed: bool) -> dict[str, Any]:
+        """The controls' `fleet` JSON for the rule field's `text` (None: the proposed rule):
+        ``rule``, ``allow_label``, ``deny_label``, ``count``, ``why``, ``too_broad``, ``error``,
+        ``can_allow``, ``can_deny``, ``armed`` (the Allow button asks "Really ...?")."""
+        ...
+
+    def too_broad(self, text: str) -> str:
+        """Why `text`'s rules are too broad to allow with one click ("" if they are not)."""
+        ...
+
+    def give(self, behavior: Literal["allow", "deny"], text: str, *, confirm: bool, reason: str) -> str:
+        """Give `text`'s rules for all rows (raises ValueError, RuntimeError: nothing given)."""
+        ...
+
+
+def row_wording(label: str) -> str:
+    """A session grant's label worded for a fleet row: "... for this row's agent"."""
+    return label.replace("for this session", "for this row's agent")
+
+
 class ApprovalControls(anywidget.AnyWidget):
     """The buttons and text boxes of one approval card, rendered in the browser.
 
@@ -187,6 +227,8 @@ class ApprovalControls(anywidget.AnyWidget):
     """The whole-tool button ("Allow all Bash commands for this session"); "" offers none."""
     request_id = traitlets.Unicode("").tag(sync=True)
     """The control_request's `request_id` (``data-request-id`` on the controls: a toast's Show finds the card)."""
+    fleet = traitlets.Unicode("").tag(sync=True)
+    """A fleet's card: JSON of the rule for all rows (:meth:`ForAllRows.state`); "" otherwise."""
     suggestions = traitlets.Unicode("[]").tag(sync=True)
     """JSON ``[{"index": i, "label": "Always allow Bash(npm test *) in this project (...)"}]``:
     one button per CLI `permission_suggestions` entry (:func:`kandev_nb.agent.suggestions.offered`)."""
@@ -206,13 +248,25 @@ class ApprovalCard:
         attached: True when the card stands in for its tool card while it waits.
     """
 
-    def __init__(self, event: ev.PermissionRequest, factory: WidgetFactory, *, attached: bool = False) -> None:
+    def __init__(
+        self,
+        event: ev.PermissionRequest,
+        factory: WidgetFactory,
+        *,
+        attached: bool = False,
+        rows: ForAllRows | None = None,
+    ) -> None:
         self.event = event
         self.approval = event.approval
         self.attached = attached
+        self.rule_text: str | None = None
+        """A fleet's card: the rule field's text as last sent (None: the proposed rule)."""
+        self.armed = ""
+        """A fleet's card: the too-broad rule whose first click asked "Really ...?" ("" for none)."""
         self.outcome: tuple[str, str, int, str] | None = None
         self.what = factory.html(displayable(header_html(event) + what_html(event)), "kandev-approval-what")
         self.plan = isinstance(event.normalized, t.Plan)
+        self.rows = rows if not self.plan else None  # a plan is approved row by row
         self.controls = factory.track(
             ApprovalControls(
                 plan=self.plan, request_id=self.approval.request_id, _dom_classes=("kandev-approval-controls",)
@@ -225,6 +279,12 @@ class ApprovalCard:
         grant, whole = self.approval.grant, self.approval.whole_tool
         self.controls.grant_label = grant.label if grant is not None else ""
         self.controls.tool_label = whole.label if grant is None or grant.rule != whole.rule else ""
+        if self.rows is not None:  # a fleet's row: its grants are its agent's, not a session's
+            self.controls.grant_label = row_wording(self.controls.grant_label)
+            self.controls.tool_label = row_wording(self.controls.tool_label)
+            offered = [(i, row_wording(label)) for i, label in offered]
+            self.controls.suggestions = json.dumps([{"index": i, "label": label} for i, label in offered])
+            self.refresh_rows()
         if problems:
             self.what.value += f'<div style="color:{_MUTED};font-size:85%">{r.esc("; ".join(problems))}</div>'
         self.countdown = factory.html("", "kandev-approval-countdown")
@@ -255,15 +315,64 @@ class ApprovalCard:
     def _on_view_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
         if not isinstance(content, dict):
             return
-        reason, text, index = content.get("reason"), content.get("input"), content.get("index")
+        reason, text, index, rule = (
+            content.get("reason"),
+            content.get("input"),
+            content.get("index"),
+            content.get("rule"),
+        )
         self.press(
             str(content.get("action", "")),
             reason=reason if isinstance(reason, str) else "",
             input_text=text if isinstance(text, str) else None,
             index=index if isinstance(index, int) else None,
+            rule=rule if isinstance(rule, str) else None,
         )
 
-    def press(self, action: str, *, reason: str = "", input_text: str | None = None, index: int | None = None) -> bool:
+    def refresh_rows(self) -> None:
+        """A fleet's card: redraw the rule field's labels and count (the queue changed, or the
+        rule did). Nothing on a card that is not a fleet's, or once answered."""
+        if self.rows is None or self.outcome is not None:
+            return
+        value = json.dumps(self.rows.state(self.rule_text, bool(self.armed) and self.armed == self.rule_text))
+        if self.controls.fleet != value:
+            self.controls.fleet = value
+
+    def _for_all(self, behavior: Literal["allow", "deny"], rule: str | None, reason: str) -> bool:
+        """ "Allow/Deny for all rows" with the rule field's `rule` (None: the text last shown)."""
+        if self.rows is None or self.plan:
+            self.controls.error = "not a fleet's card"
+            return False
+        text = rule if rule is not None else self.rule_text
+        if text is None:
+            text = str(self.rows.state(None, False).get("rule", ""))
+        self.rule_text = text
+        confirm = False
+        if behavior == "allow" and self.rows.too_broad(text):
+            if self.armed != text:  # the first click on a too-broad rule only asks again
+                self.armed = text
+                self.refresh_rows()
+                return False
+            confirm = True
+        try:
+            self.rows.give(behavior, text, confirm=confirm, reason=reason)
+        except (ValueError, RuntimeError) as exc:
+            self.controls.error = str(exc)
+            self.armed = ""
+            self.refresh_rows()
+            return False
+        self.controls.error = ""
+        return True
+
+    def press(
+        self,
+        action: str,
+        *,
+        reason: str = "",
+        input_text: str | None = None,
+        index: int | None = None,
+        rule: str | None = None,
+    ) -> bool:
         """Answer as the controls' message would: `action` is one of :data:`ACTIONS`.
 
         Args:
@@ -274,6 +383,8 @@ class ApprovalCard:
             input_text: the editor's text at the click.
             index: with "allow_suggestion", which of the CLI's `permission_suggestions` to
                 accept (sent as ``updatedPermissions`` = exactly that entry).
+            rule: with "allow_all", "deny_all" and "rule_preview" (a fleet's card), the rule
+                field's text at the click (None: the text last shown).
 
         Returns:
             True if this call decided the request. An unknown action, invalid JSON or an
@@ -289,6 +400,13 @@ class ApprovalCard:
             if shown is not None:
                 self.what.value = shown
             return False
+        if action == "rule_preview":
+            if self.rows is not None and rule is not None and rule != self.rule_text:
+                self.rule_text, self.armed = rule, ""
+                self.refresh_rows()
+            return False
+        if action in ("allow_all", "deny_all"):
+            return self._for_all("allow" if action == "allow_all" else "deny", rule, reason)
         if action == "allow":
             return self._answer(self.approval.allow())
         if self.plan and action in PLAN_CHOICES:  # the CLI's own plan choices (issue 27 point 9)
@@ -359,6 +477,8 @@ class ApprovalCard:
         )
         if decision.suggestion is not None:
             self.status.value += f'<div class="kandev-saved-rule">{r.esc(decision.note)}</div>'
+        elif self.rows is not None and decision.note:  # "allowed for all rows: Bash(python3 tools/profile.py:*)"
+            self.status.value += f'<div class="kandev-fleet-given">{r.esc(decision.note)}</div>'
 
     def decided(
         self,

@@ -82,6 +82,8 @@ class QuestionCard(ApprovalCard):
         self.approval = event.approval
         self.attached = attached
         self.plan = False
+        self.rows = None  # answered row by row in a fleet: no "for all rows"
+        self.rule_text, self.armed = None, ""
         self.outcome: tuple[str, str, int, str] | None = None
         self.answers: dict[str, str] = {}
         try:
@@ -120,8 +122,10 @@ class QuestionCard(ApprovalCard):
         reason: str = "",
         input_text: str | None = None,
         index: int | None = None,
+        rule: str | None = None,
     ) -> bool:
-        """Answer as the controls' message would.
+        """Answer as the controls' message would (`rule`, a fleet's "for all rows", does not
+        apply: a question is answered row by row).
 
         Args:
             action: "answer" (with `answers`: a dict question -> label, list of labels or

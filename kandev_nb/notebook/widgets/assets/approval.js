@@ -6,6 +6,12 @@
 //   | {action: "edit"} (asks the kernel for the input as JSON) | {action: "allow_edited", input: <JSON text>}
 //   | {action: "preview", input: <JSON text>} (while editing: the kernel redraws the proposal for it)
 //   | {action: "allow_suggestion", index: <i>} (one of the CLI's permission_suggestions, model "suggestions")
+//   | {action: "allow_all", rule: <text>} / {action: "deny_all", rule: <text>, reason: <text>} (a fleet's
+//     card: the rule(s) in the card's rule field, one a line) | {action: "rule_preview", rule: <text>}
+//     (while the rule is edited: the kernel redraws the buttons' labels and the count, model "fleet")
+// A fleet's card (model "fleet", JSON, issue 33): "Allow (this row)", Deny, Edit; "Allow <rule> for all
+// rows" and "Deny <rule> for all rows" over an editable rule field with a live count; the session
+// grants and the CLI's suggestions (worded for the row's agent) behind "More".
 // Once the editor is open, the green Allow runs the edited input too (it sends allow_edited), and
 // "Allow for session" is disabled (a session grant would cover the proposed call, not the edit).
 // While a cell blocks, JupyterLab holds back a Text widget's later value updates, so a reason
@@ -152,8 +158,16 @@ export default {
           return b;
         })
       : [];
+    const fleetOf = () => {
+      try {
+        return JSON.parse(model.get("fleet") || "null");
+      } catch (e) {
+        return null;
+      }
+    };
+    const fleet = plan ? null : fleetOf();
     row.append(...(plan ? planChoices : [allow]));
-    if (!plan && model.get("grant_label")) row.append(always);
+    if (!plan && !fleet && model.get("grant_label")) row.append(always);
     row.append(deny, reason);
     if (!plan) row.append(edit);
     let offered = [];
@@ -170,10 +184,64 @@ export default {
     });
     const savedRow = document.createElement("div");
     savedRow.className = "kandev-approval-buttons kandev-suggestions";
+    if (fleet && model.get("grant_label")) savedRow.append(always);
     if (!plan && model.get("tool_label")) savedRow.append(whole);
     savedRow.append(...saved);
     el.append(row);
-    if (savedRow.children.length) el.append(savedRow);
+    // A fleet's card: the rule for all rows, editable, with what it answers now (counted by the kernel).
+    const allRow = document.createElement("div");
+    allRow.className = "kandev-approval-buttons kandev-fleet-all";
+    const allowAll = button("Allow for all rows", "kandev-fleet-allow-all mod-success",
+      "Allow this row's call and every row's call the rule covers, now and later");
+    const denyAll = button("Deny for all rows", "kandev-fleet-deny-all mod-danger",
+      "Deny this row's call and every row's call the rule covers, now and later (the reason box's text is sent)");
+    const count = document.createElement("span");
+    count.className = "kandev-fleet-rule-count";
+    const ruleBox = document.createElement("textarea");
+    ruleBox.className = "kandev-fleet-rule widget-input";
+    ruleBox.spellcheck = false;
+    ruleBox.title = "The rule for all rows, in Claude Code's syntax (one a line); edit it before you click";
+    const note = document.createElement("div");
+    note.className = "kandev-fleet-rule-note";
+    const more = button("More ▸", "kandev-fleet-more", "Grants for this row's agent, and Claude Code's suggestions");
+    let previewTimer2 = null;
+    const drawFleet = () => {
+      const f = fleetOf();
+      if (!f) return;
+      allowAll.textContent = f.allow_label;
+      denyAll.textContent = f.deny_label;
+      allowAll.classList.toggle("mod-warning", !!f.armed);
+      count.textContent = f.count;
+      if (document.activeElement !== ruleBox && ruleBox.value !== f.rule) ruleBox.value = f.rule;
+      ruleBox.rows = Math.max(1, Math.min(6, (ruleBox.value.match(/\n/g) || []).length + 1));
+      note.textContent = [f.error, f.too_broad ? `Too broad: ${f.too_broad}` : "", f.why].filter((t) => t).join(" · ");
+      note.style.color = f.error || f.too_broad ? "var(--jp-warn-color1, #9a6700)" : "var(--jp-ui-font-color2, #57606a)";
+      allowAll.dataset.ok = f.can_allow ? "1" : "";
+      denyAll.dataset.ok = f.can_deny ? "1" : "";
+    };
+    if (fleet) {
+      allow.textContent = "Allow (this row)";
+      allow.title = "Allow this row's call only";
+      allRow.append(allowAll, denyAll, count);
+      el.append(allRow, ruleBox, note);
+      if (savedRow.children.length) {
+        savedRow.style.display = "none";
+        more.addEventListener("click", () => {
+          const open = savedRow.style.display === "none";
+          savedRow.style.display = open ? "" : "none";
+          more.textContent = open ? "More ▾" : "More ▸";
+        });
+        el.append(more, savedRow);
+      }
+      ruleBox.addEventListener("keydown", (e) => e.stopPropagation()); // not JupyterLab's shortcuts
+      ruleBox.addEventListener("input", () => {
+        clearTimeout(previewTimer2);
+        previewTimer2 = setTimeout(() => send({ action: "rule_preview", rule: ruleBox.value }), 250);
+      });
+      allowAll.addEventListener("click", () => send({ action: "allow_all", rule: ruleBox.value }));
+      denyAll.addEventListener("click", () => send({ action: "deny_all", rule: ruleBox.value, reason: reason.value }));
+      drawFleet();
+    } else if (savedRow.children.length) el.append(savedRow);
     el.append(editor, allowEdited, error);
 
     const send = (content) => {
@@ -228,13 +296,21 @@ export default {
     const sync = () => {
       const off = !model.get("pending") || !!ended;
       for (const c of [allow, always, whole, deny, reason, edit, allowEdited, ...saved, ...planChoices]) c.disabled = off;
+      for (const c of [ruleBox, more]) c.disabled = off;
+      allowAll.disabled = off || !allowAll.dataset.ok || editing(); // the rule is for the call as asked
+      denyAll.disabled = off || !denyAll.dataset.ok;
       if (fields) for (const c of fields.controls) c.disabled = off;
       if (editing()) for (const c of [always, whole, ...saved]) c.disabled = true; // they would allow the unedited call
       error.textContent = ended || model.get("error");
     };
+    const onFleet = () => {
+      drawFleet();
+      sync();
+    };
     model.on("change:pending", sync);
     model.on("change:error", sync);
     model.on("change:input_json", showEditor);
+    model.on("change:fleet", onFleet);
     sync();
     reveal(model, el);
     const offKeys = keys(model, el, { allow, always, whole, reason, plan });
@@ -244,6 +320,7 @@ export default {
       model.off("change:pending", sync);
       model.off("change:error", sync);
       model.off("change:input_json", showEditor);
+      model.off("change:fleet", onFleet);
     };
   },
 };
