@@ -322,7 +322,12 @@ const plugin: JupyterFrontEndPlugin<void> = {
     // kernel-side toasts (kandev_nb/notebook/notify.js) leave a kernel to the extension when it speaks for it
     (window as any).__kandevNbLab = {
       version: VERSION,
-      handles: (kernelId: string) => current.notifications && channels.handles(kernelId)
+      handles: (kernelId: string) => current.notifications && channels.handles(kernelId),
+      // the notebook bridge (kandev_nb/notebook/bridge.js) reaches its tab's document here
+      documentFor: (kernelId: string) => {
+        const nb = tracker.find(p => p.sessionContext.session?.kernel?.id === kernelId);
+        return nb && nb.context.model ? { path: nb.context.path, model: nb.context.model } : null;
+      }
     };
 
     const followKernel = (nb: NotebookPanel): void => {

@@ -1,14 +1,16 @@
 // The notebook bridge: the kernel's requests acted on in the tab's own notebook.
 //
 // anywidget calls initialize({model}) once per frontend widget manager that creates the
-// model. In JupyterLab 4 / Notebook 7 that manager has a `context` (the document
-// context); `context.model.sharedModel` is the tab's YNotebook. Not documented API: the
-// Python side pins the anywidget / jupyterlab_widgets ranges this was tested with, and
-// the browser tests guard it.
+// model. The tab's notebook document comes from kandev-nb's JupyterLab extension where it runs
+// (INotebookTracker: the panel whose kernel is this widget manager's; documented API). Where no
+// extension runs, the fallback: in JupyterLab 4 / Notebook 7 the widget manager has a `context`
+// (the document context) whose `model.sharedModel` is the tab's YNotebook. Not documented API:
+// the Python side pins the anywidget / jupyterlab_widgets ranges this was tested with, and the
+// browser tests guard it (in a Lab with the extension disabled).
 //
 // Messages (widget comm, "msg:custom"):
 //   kernel -> tab: {kind: "request", id, view, op, args}   (view null: any view answers)
-//   tab -> kernel: {kind: "hello", view, path, ok, reason?}
+//   tab -> kernel: {kind: "hello", view, path, ok, reason?, via: "extension" | "widget manager"}
 //                  {kind: "answer", id, view, ok, result | error, stale?}
 
 function newViewId() {
@@ -133,10 +135,28 @@ const OPS = {
   },
 };
 
+// The tab's notebook document ({path, model}): through kandev-nb's JupyterLab extension when it
+// runs (window.__kandevNbLab.documentFor: INotebookTracker's panel of this kernel, documented API),
+// else the widget manager's `context` (not documented API: the fallback where no extension runs).
+function documentOf(manager) {
+  const lab = window.__kandevNbLab;
+  const kernel = manager && manager.kernel;
+  if (lab && typeof lab.documentFor === "function" && kernel && kernel.id) {
+    try {
+      const doc = lab.documentFor(kernel.id);
+      if (doc && doc.model) return { context: doc, via: "extension" };
+    } catch (err) {
+      console.warn("kandev-nb bridge: the extension gave no document", err);
+    }
+  }
+  const context = manager && manager.context;
+  return { context, via: "widget manager" };
+}
+
 function initialize({ model }) {
   const view = newViewId();
   const manager = model.widget_manager;
-  const context = manager && manager.context;
+  const { context, via } = documentOf(manager);
   const shared = context && context.model && context.model.sharedModel;
   const say = (content) => {
     try {
@@ -150,7 +170,7 @@ function initialize({ model }) {
       // The kernel connection's client id is the `session` of the execute requests this tab
       // sends: the kernel acts in the tab whose cell runs the turn.
       const client = manager.kernel ? manager.kernel.clientId : null;
-      say({ kind: "hello", view, ok: true, path: context.path || null, client });
+      say({ kind: "hello", view, ok: true, path: context.path || null, client, via });
     } else {
       say({ kind: "hello", view, ok: false, reason: "this frontend gives widgets no notebook document" });
     }

@@ -2,8 +2,10 @@
 
 The bridge is an anywidget that is never displayed. Its JavaScript (``bridge.js``) runs in
 every frontend widget manager that creates its model (one per open tab of the notebook) and
-reaches the tab's notebook model: in JupyterLab 4 and Notebook 7 the widget manager has a
-``context`` whose ``model.sharedModel`` is the tab's YNotebook. Each such view says hello
+reaches the tab's notebook model: through kandev-nb's JupyterLab extension where it runs
+(``INotebookTracker``'s panel of this kernel, documented API; the hello says ``via:
+"extension"``), else, in JupyterLab 4 and Notebook 7, the widget manager's ``context``, whose
+``model.sharedModel`` is the tab's YNotebook (``via: "widget manager"``). Each such view says hello
 with an id of its own; the kernel sends requests (``read``, ``insert``, ``edit``, ``delete``,
 ``set_outputs``) over the widget's comm to the view that said hello last, and awaits its
 answer while the `%%claude` cell blocks (ipykernel >= 7.4 delivers comm messages during a
@@ -18,7 +20,7 @@ The same module carries ``answer_actions.js`` (Insert / Copy on answers, the hea
 :mod:`kandev_nb.notebook.answers`) and ``cell_language.js`` (``%%claude`` bodies highlighted as
 Markdown), which act on the tab this bridge runs in.
 
-``widget_manager.context`` is not documented API: pyproject pins the anywidget and
+``widget_manager.context`` (the fallback where no extension runs) is not documented API: pyproject pins the anywidget and
 jupyterlab_widgets ranges this was tested with, and ``tests/browser/test_notebook_tools_in_lab.py``
 guards it.
 """

@@ -228,6 +228,28 @@ def _every_tool(
     assert not [o for o in saved.cells[2].outputs if o.get("output_type") == "stream" and "y is 42" in o.text]
 
 
+def test_every_tool_where_no_extension_runs(
+    lab_without_extension: LabServer,
+    page: Any,
+    scripted_model: ScriptedModelServer,
+    claude_env: dict[str, str],
+    claude_workdir: Path,
+    screenshots: Path,
+) -> None:
+    """The bridge's fallback where kandev-nb's extension is not installed: the widget manager's
+    document context (with the extension, the bridge goes through its INotebookTracker)."""
+    _every_tool(
+        lab_without_extension,
+        lab_without_extension.notebook_url("tools.ipynb"),
+        page,
+        scripted_model,
+        claude_env,
+        claude_workdir,
+        screenshots,
+        "plain-",
+    )
+
+
 def test_every_tool_in_notebook_7(
     tmp_path: Path,
     lab_ledger: Path,

@@ -154,7 +154,10 @@ def test_a_short_command_s_notification_allows_it(
 ) -> None:
     target = claude_workdir / "short.txt"
     scripted_model.push(Reply(tool_use("Bash", {"command": "printf 'ok\\n' > short.txt"})), Reply(text("Done.")))
-    lab_page.write_notebook(user_lab.root / "short.ipynb", setup_code(claude_env, claude_workdir), "%%claude\nshort")
+    via = "from kandev_nb.notebook.bridge import bridge\nprint('via', sorted({v.get('via') for v in bridge().views.values()}))"
+    lab_page.write_notebook(
+        user_lab.root / "short.ipynb", setup_code(claude_env, claude_workdir), "%%claude\nshort", via
+    )
     _open(page, user_lab, "short.ipynb")
     _run_all(page)
     toast = page.locator(LAB_TOAST, has_text="Claude wants to use Bash")
@@ -166,6 +169,8 @@ def test_a_short_command_s_notification_allows_it(
     expect(_cells(page).nth(1).locator(".jp-OutputArea")).to_contain_text("allowed by you", timeout=60_000)
     expect(toast).to_have_count(0, timeout=10_000)
     page.wait_for_function("() => !document.title.startsWith('(')")
+    # the notebook bridge reached this tab's document through the extension (INotebookTracker)
+    expect(_cells(page).nth(2).locator(".jp-OutputArea")).to_contain_text("via ['extension']", timeout=60_000)
 
 
 def test_a_restart_while_an_approval_waits_leaves_nothing_behind(
