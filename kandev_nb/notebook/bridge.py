@@ -20,9 +20,9 @@ The same module carries ``answer_actions.js`` (Insert / Copy on answers, the hea
 :mod:`kandev_nb.notebook.answers`) and ``cell_language.js`` (``%%claude`` bodies highlighted as
 Markdown), which act on the tab this bridge runs in.
 
-``widget_manager.context`` (the fallback where no extension runs) is not documented API: pyproject pins the anywidget and
-jupyterlab_widgets ranges this was tested with, and ``tests/browser/test_notebook_tools_in_lab.py``
-guards it.
+``widget_manager.context`` (the fallback where no extension runs) is not documented API:
+pyproject pins the anywidget and jupyterlab_widgets ranges this was tested with, and
+``tests/browser/test_notebook_tools_in_lab.py`` guards it.
 """
 
 from __future__ import annotations

@@ -154,7 +154,10 @@ def test_a_short_command_s_notification_allows_it(
 ) -> None:
     target = claude_workdir / "short.txt"
     scripted_model.push(Reply(tool_use("Bash", {"command": "printf 'ok\\n' > short.txt"})), Reply(text("Done.")))
-    via = "from kandev_nb.notebook.bridge import bridge\nprint('via', sorted({v.get('via') for v in bridge().views.values()}))"
+    via = (
+        "from kandev_nb.notebook.bridge import bridge\n"
+        "print('via', sorted({v.get('via') for v in bridge().views.values()}))"
+    )
     lab_page.write_notebook(
         user_lab.root / "short.ipynb", setup_code(claude_env, claude_workdir), "%%claude\nshort", via
     )
