@@ -27,6 +27,7 @@ import { INotebookModel, INotebookTracker, Notebook, NotebookPanel } from '@jupy
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { LabIcon } from '@jupyterlab/ui-components';
 
+import { decorateErrors, errorOf, errorPrompt } from './errors';
 import { KernelChannels } from './kernels';
 import { ApprovalNotifications, allowable } from './notifications';
 import { ClaudePanel, PANEL_ID } from './panel';
@@ -88,8 +89,6 @@ export const claudeIcon = new LabIcon({
 export const PROMPT_MIME = 'text/x-ipythongfm';
 const PROMPT_CELL = /^%%claude(\s|$)/;
 const CATEGORY = 'Claude';
-const TRACEBACK_LINES = 12;
-const SOURCE_LINES = 30;
 
 let current: IKandevNbSettings = { ...DEFAULT_SETTINGS };
 
@@ -160,104 +159,24 @@ export function highlightPrompts(model: INotebookModel): () => void {
   };
 }
 
-function followNotebook(notebook: Notebook): void {
-  let stop: (() => void) | null = null;
+function followNotebook(notebook: Notebook, ask: (cell: Cell) => void): void {
+  let stops: (() => void)[] = [];
+  const stop = (): void => {
+    stops.forEach(fn => fn());
+    stops = [];
+  };
   const attach = (): void => {
-    if (stop) {
-      stop();
-      stop = null;
-    }
+    stop();
     if (notebook.model) {
-      stop = highlightPrompts(notebook.model);
+      stops = [highlightPrompts(notebook.model), decorateErrors(notebook, ask)];
     }
   };
   notebook.modelChanged.connect(attach);
-  notebook.disposed.connect(() => {
-    if (stop) {
-      stop();
-      stop = null;
-    }
-  });
+  notebook.disposed.connect(stop);
   attach();
 }
 
-// --- "Ask Claude about this error" ------------------------------------------------------------
-
-/** ANSI escape sequences (colours of IPython's tracebacks), removed from the prompt. */
-// eslint-disable-next-line no-control-regex
-const ANSI = /\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)|\x1b[@-Z\\-_]/g;
-
-/** `text` without ANSI escape sequences. */
-export function stripAnsi(text: string): string {
-  return text.replace(ANSI, '');
-}
-
-interface IErrorOutput {
-  ename: string;
-  evalue: string;
-  traceback: string[];
-}
-
-/** The last error output of `cell` (a code cell), or null. */
-function errorOf(cell: Cell | null | undefined): IErrorOutput | null {
-  if (!cell || cell.model.type !== 'code') {
-    return null;
-  }
-  const outputs = (cell.model as ICodeCellModel).outputs;
-  for (let i = outputs.length - 1; i >= 0; i--) {
-    const output = outputs.get(i);
-    if (output.type === 'error') {
-      const json = output.toJSON() as any;
-      return {
-        ename: String(json.ename ?? ''),
-        evalue: String(json.evalue ?? ''),
-        traceback: Array.isArray(json.traceback) ? json.traceback.map(String) : []
-      };
-    }
-  }
-  return null;
-}
-
-/** The %%claude cell source that asks about `error` of cell number `index` (0-based). */
-export function errorPrompt(
-  error: IErrorOutput,
-  index: number,
-  executionCount: number | null,
-  source: string
-): string {
-  const where =
-    executionCount !== null && executionCount !== undefined
-      ? `Cell [${executionCount}] (cell ${index + 1} of the notebook)`
-      : `Cell ${index + 1} of the notebook`;
-  const evalue = stripAnsi(error.evalue);
-  const ename = stripAnsi(error.ename);
-  const lines = stripAnsi(error.traceback.join('\n'))
-    .split('\n')
-    .map(line => line.replace(/\s+$/, ''));
-  while (lines.length && !lines[lines.length - 1]) {
-    lines.pop();
-  }
-  const tail = lines.slice(-TRACEBACK_LINES);
-  const code = source.split('\n');
-  const shown = code.slice(0, SOURCE_LINES).join('\n') + (code.length > SOURCE_LINES ? '\n...' : '');
-  const parts = [
-    '%%claude',
-    `${where} raised ${ename}${evalue ? `: ${evalue}` : ''}`,
-    '',
-    'The cell:',
-    '```python',
-    shown,
-    '```',
-    '',
-    `The last lines of the traceback:`,
-    '```text',
-    ...tail,
-    '```',
-    '',
-    'Why does it fail, and how do I fix it?'
-  ];
-  return parts.join('\n');
-}
+export { errorPrompt, stripAnsi } from './errors';
 
 // --- the plugin -------------------------------------------------------------------------------
 
@@ -307,8 +226,11 @@ const plugin: JupyterFrontEndPlugin<void> = {
   ) => {
     document.body.dataset.kandevNbExtension = VERSION;
 
-    tracker.widgetAdded.connect((_sender, panel) => followNotebook(panel.content));
-    tracker.forEach(panel => followNotebook(panel.content));
+    // the button on an error output runs the command on its own cell
+    const askFor = (notebook: Notebook) => (cell: Cell) =>
+      void app.commands.execute(CommandIDs.askAboutError, { cellIndex: notebook.widgets.indexOf(cell) });
+    tracker.widgetAdded.connect((_sender, panel) => followNotebook(panel.content, askFor(panel.content)));
+    tracker.forEach(panel => followNotebook(panel.content, askFor(panel.content)));
 
     const channels = new KernelChannels(app, () => ({ ...current }), VERSION);
     const panel = new ClaudePanel(channels, (path, cell) => void openAt(app, tracker, path, cell));
@@ -409,7 +331,9 @@ const plugin: JupyterFrontEndPlugin<void> = {
       }
       const notebook = panel.content;
       let cell: Cell | null = notebook.activeCell;
-      if (args && args.fromContextMenu) {
+      if (args && typeof args.cellIndex === 'number' && notebook.widgets[args.cellIndex]) {
+        cell = notebook.widgets[args.cellIndex]; // the button on the cell's error output
+      } else if (args && args.fromContextMenu) {
         const node = app.contextMenuHitTest(n => n.classList.contains('jp-Cell'));
         const hit = node ? notebook.widgets.find(w => w.node === node) : undefined;
         if (hit) {

@@ -195,6 +195,17 @@ def test_ask_claude_about_an_error_from_the_cell_menu(user_lab: LabServer, page:
     assert _heading_is_bold(asked) is False  # (no heading here; the body is Markdown, see below)
     page.screenshot(path=str(screenshots / "extension-ask-about-error.png"))
 
+    # the same action on the error output itself: a button under the traceback
+    button = first.locator(".jp-OutputArea button.kandev-ask-error")
+    expect(button).to_have_count(1)
+    expect(button).to_have_text("Ask Claude about this error")
+    button.click()
+    expect(_cells(page)).to_have_count(3)
+    again = "\n".join(line.rstrip() for line in _cells(page).nth(1).locator(".cm-line").all_inner_texts())
+    assert again == text, again  # inserted below the failed cell, citing it the same way
+    assert _prompt(_cells(page).nth(1)) in ("[ ]:", "[ ]"), "not run"
+    expect(_cells(page).nth(1).locator("button.kandev-ask-error")).to_have_count(0)  # no error there
+
 
 def test_a_saved_claude_cell_reads_as_markdown_from_page_load(user_lab: LabServer, page: Any) -> None:
     lab_page.write_notebook(user_lab.root / "saved.ipynb", PROMPT, "# Revenue by month\nx = 1")
