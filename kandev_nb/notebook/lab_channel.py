@@ -60,7 +60,7 @@ POLL_S = 0.5
 
 
 def _version() -> str:
-    from kandev_nb import __version__
+    from kandev_nb._version import __version__
 
     return str(__version__)
 
