@@ -85,7 +85,8 @@ class FleetEstimate:
     # -- text -------------------------------------------------------------------------------
 
     def headline(self) -> str:
-        """``claude fleet (dry run) · dec · 4 rows: 3 to run, 1 done already (...), at most 4 at once; nothing was sent``."""
+        """``claude fleet (dry run) · dec · 4 rows: 3 to run, 1 done already (...), at most 4 at
+        once; nothing was sent``."""
         done = f", {self.done} done already (read back from the ledger)" if self.done else ""
         return (
             f"claude fleet (dry run) · {self.name or 'unnamed'} · {_n(self.rows, 'row')}: "
