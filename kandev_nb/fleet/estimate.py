@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import html
 import logging
+import math
 import statistics
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
@@ -32,12 +33,26 @@ from kandev_nb.errors import LedgerError
 if TYPE_CHECKING:
     from kandev_nb.fleet.runner import Fleet
 
-__all__ = ["SHOWN_PROMPTS", "FleetEstimate", "estimate"]
+__all__ = ["NO_MATH", "SHOWN_PROMPTS", "FleetEstimate", "estimate", "usd"]
 
 SHOWN_PROMPTS: Final = 3
 """How many of the prompts a run would send a dry run shows (the first ones, in frame order)."""
 
 log = logging.getLogger("kandev_nb")
+
+NO_MATH: Final = "mathjax_ignore tex2jax_ignore"
+"""The MathJax-ignore classes (:data:`kandev_nb.render.theme.NO_MATH`, which the fleet layer
+does not import): "$0.0120 for 5 rows ($0.0024 per row" is money, not LaTeX."""
+
+_MUTED: Final = "var(--jp-content-font-color2,#57606a)"
+
+
+def usd(amount: float) -> str:
+    """An amount in USD as the turn outputs show it (:func:`kandev_nb.render.html.fmt_usd`):
+    ``$0.0123`` below a dollar, ``$1.23`` above, never ``$0.0000`` for a small amount."""
+    if 0 < amount < 0.0001:
+        return f"${amount:.{1 - math.floor(math.log10(amount))}f}"
+    return f"${amount:.4f}" if amount < 1 else f"${amount:,.2f}"
 
 
 @dataclass(frozen=True)
@@ -95,8 +110,6 @@ class FleetEstimate:
 
     def cost_text(self) -> str:
         """The estimate in one sentence, saying what it is based on (or that nothing is)."""
-        from kandev_nb.render.html import fmt_usd
-
         if self.to_run == 0:
             return "estimate: $0 (every row is done already: a run sends nothing)"
         if self.per_row_usd is None or self.estimate_usd is None:
@@ -106,12 +119,12 @@ class FleetEstimate:
             )
         fleets = ", ".join(self.fleets[:5]) + (f" and {len(self.fleets) - 5} more" if len(self.fleets) > 5 else "")
         text = (
-            f"estimate: {fmt_usd(self.estimate_usd)} for {_n(self.to_run, 'row')} "
-            f"({fmt_usd(self.per_row_usd)} per row, the mean of {_n(self.based_on, 'done row')} "
-            f"of earlier fleets with this template and options: {fleets}; median {fmt_usd(self.median_usd or 0.0)})"
+            f"estimate: {usd(self.estimate_usd)} for {_n(self.to_run, 'row')} "
+            f"({usd(self.per_row_usd)} per row, the mean of {_n(self.based_on, 'done row')} "
+            f"of earlier fleets with this template and options: {fleets}; median {usd(self.median_usd or 0.0)})"
         )
         if self.budget_usd is not None and self.estimate_usd > self.budget_usd:
-            text += f"; the budget of {fmt_usd(self.budget_usd)} stops it before then"
+            text += f"; the budget of {usd(self.budget_usd)} stops it before then"
         return text
 
     def prompt_lines(self) -> list[tuple[str, str]]:
@@ -128,8 +141,6 @@ class FleetEstimate:
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        from kandev_nb.render.theme import MUTED, NO_MATH
-
         esc = html.escape
         prompts = "".join(
             f'<div><b>{esc(label)}</b><pre style="white-space:pre-wrap;margin:2px 0 6px">{esc(prompt)}</pre></div>'
@@ -137,7 +148,7 @@ class FleetEstimate:
         )
         more = self.to_run - len(self.prompts)
         if more > 0:
-            prompts += f'<div style="color:{MUTED}">… and {esc(_n(more, "more prompt"))}</div>'
+            prompts += f'<div style="color:{_MUTED}">… and {esc(_n(more, "more prompt"))}</div>'
         notes = "".join(f"<div>{esc(n)}</div>" for n in self.notes)
         return (
             f'<div class="kandev-fleet-dry-run {NO_MATH}">'

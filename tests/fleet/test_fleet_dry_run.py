@@ -15,9 +15,11 @@ import pytest
 import kandev_nb
 from kandev_nb.agent.session import SessionConfig
 from kandev_nb.fleet import build_fleet
-from kandev_nb.fleet.estimate import FleetEstimate
+from kandev_nb.fleet.estimate import FleetEstimate, usd
 from kandev_nb.ledger import RunLedger
 from kandev_nb.notebook.magic import parse_options
+from kandev_nb.render.html import fmt_usd
+from kandev_nb.render.theme import NO_MATH
 from kandev_nb.testing import ScriptedModelServer
 from tests.fleet.conftest import answer_per_row, row_of, triage_answer
 
@@ -68,7 +70,8 @@ async def test_a_dry_run_sends_nothing_shows_the_prompts_a_run_sends_and_estimat
     assert "the mean of 3 done rows of earlier fleets with this template and options: past" in text
     assert 'Classify ticket 11 ("s11"); {braces} stay.' in text and "… and 2 more prompts" in text
     html = plan._repr_html_()
-    assert "mathjax_ignore tex2jax_ignore" in html and "kandev-fleet-estimate" in html
+    assert f'class="kandev-fleet-dry-run {NO_MATH}"' in html and "kandev-fleet-estimate" in html  # money, not LaTeX
+    assert usd(plan.estimate_usd) == fmt_usd(plan.estimate_usd) and usd(0.00004) == fmt_usd(0.00004)
 
     # the same fleet run for real sends exactly the prompts the dry run showed
     result = await build_fleet(frame, TEMPLATE, config=base_config, ledger=ledger).run()
