@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import html
-import logging
 import math
 import statistics
 from dataclasses import dataclass, field
@@ -37,8 +36,6 @@ __all__ = ["NO_MATH", "SHOWN_PROMPTS", "FleetEstimate", "estimate", "usd"]
 
 SHOWN_PROMPTS: Final = 3
 """How many of the prompts a run would send a dry run shows (the first ones, in frame order)."""
-
-log = logging.getLogger("kandev_nb")
 
 NO_MATH: Final = "mathjax_ignore tex2jax_ignore"
 """The MathJax-ignore classes (:data:`kandev_nb.render.theme.NO_MATH`, which the fleet layer
