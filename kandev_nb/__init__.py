@@ -51,9 +51,9 @@ from kandev_nb.wire.cli import find_cli
 DISPLAY_RENDERERS.update({"text/html": render_html, "text/markdown": render_markdown})
 
 
-async def _notebook_fleet(frame: Any, prompt_template: Any, **options: Any) -> pd.DataFrame:
+async def _notebook_fleet(frame: Any, prompt_template: Any, **options: Any) -> Any:
     """``kandev_nb.fleet(...)`` with the notebook's defaults and the board
-    (:func:`kandev_nb.notebook.fleet_magic.run_fleet`)."""
+    (:func:`kandev_nb.notebook.fleet_magic.run_fleet`; `background`, `dry_run`)."""
     from kandev_nb.notebook.fleet_magic import run_fleet
 
     return await run_fleet(frame, prompt_template, **options)
@@ -134,9 +134,11 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-async def wait(session: str | None = None) -> Turn | None:
+async def wait(session: str | None = None) -> Any:
     """``await kandev_nb.wait()``: wait for the running and queued ``%%claude --background``
-    turns (of `session`, or all) and return the last :class:`Turn` that ended, or
+    turns and background fleets (of `session`, or all) and return the last :class:`Turn`
+    that ended, or the result frame (a DataFrame) when that was a fleet
+    (``%%claude --over FRAME --background``, ``fleet(..., background=True)``), or
     ``last_turn()`` when none runs. Raises the first waited turn's error (see
     :func:`kandev_nb.notebook.background_turns.wait`)."""
     from kandev_nb.notebook import background_turns

@@ -11,6 +11,7 @@ per row and returns a typed DataFrame with the input's index. Modules:
 ``results``     :class:`RowResult` and the result frame
 ``pacing``      the concurrency limit, halved while the API rate-limits
 ``worktrees``   one git worktree per row (``worktree=True``), :func:`fleet_cleanup`
+``estimate``    the dry run (``dry_run=True``): :class:`FleetEstimate`, prompts and a cost estimate
 ``api``         :func:`fleet`, :func:`fleet_results`, :func:`build_fleet`
 ==============  ===========================================================================
 
@@ -34,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from kandev_nb.fleet.api import build_fleet, fleet_results
+    from kandev_nb.fleet.estimate import FleetEstimate
     from kandev_nb.fleet.queue import ApprovalQueue, FleetRule, QueuedApproval
     from kandev_nb.fleet.results import STAT_COLUMNS, RowResult
     from kandev_nb.fleet.runner import Fleet, RowState
@@ -46,6 +48,7 @@ __all__ = [
     "ApprovalQueue",
     "Fleet",
     "FleetError",
+    "FleetEstimate",
     "FleetRule",
     "FleetSpec",
     "QueuedApproval",
@@ -64,6 +67,7 @@ here, in the light package module, so registering it imports nothing heavy."""
 _WHERE = {
     "build_fleet": "api",
     "fleet_results": "api",
+    "FleetEstimate": "estimate",
     "ApprovalQueue": "queue",
     "FleetRule": "queue",
     "QueuedApproval": "queue",

@@ -145,7 +145,7 @@ def build_fleet(
     )
 
 
-async def fleet(frame: Any, prompt_template: Any, **options: Any) -> pd.DataFrame:
+async def fleet(frame: Any, prompt_template: Any, **options: Any) -> Any:
     """One Claude Code agent per row of `frame`; the results as a DataFrame.
 
     Args:
@@ -180,6 +180,17 @@ async def fleet(frame: Any, prompt_template: Any, **options: Any) -> pd.DataFram
             CLI and environment (API key) found there; approvals, the board and the ledger
             stay in the notebook (:mod:`kandev_nb.fleet.cluster`). Needs
             ``pip install "kandev-nb[dask]"``.
+        dry_run: send nothing; return a :class:`~kandev_nb.fleet.estimate.FleetEstimate`: the
+            row count, the rows a run would start, the first three prompts exactly as they
+            would be sent, and a cost estimate in USD from the ledger's done rows of earlier
+            fleets with the same template and options (or a note that there are none).
+        background: in a notebook, return at once (the kernel takes other cells while the rows
+            run, the board updates in its cell); the value is a
+            :class:`~kandev_nb.notebook.background_turns.BackgroundFleet` and
+            ``await kandev_nb.wait()`` (or ``await`` that value) gives the result frame. Where
+            nobody watches the cell (nbclient, papermill, Run All) it runs blocking as a
+            ``%%claude --background`` turn does, and the value is the same, already ended.
+            Needs the notebook (``import kandev_nb``).
 
     Returns:
         The input's index; the schema's fields as typed columns (else ``answer``); then
@@ -191,6 +202,8 @@ async def fleet(frame: Any, prompt_template: Any, **options: Any) -> pd.DataFram
         attempt's), ``tool_call_count``, ``session_id``. Join it back with ``frame.join(result)``.
         The ledger's rows keep each key with its type (``kandev_nb.runs(fleet=name)``'s
         ``fleet_key``: an int, a Timestamp, a tuple for a MultiIndex).
+        With `dry_run`, a :class:`~kandev_nb.fleet.estimate.FleetEstimate` instead; with
+        `background`, a :class:`~kandev_nb.notebook.background_turns.BackgroundFleet`.
 
     Raises:
         FleetError: bad input (an empty frame, a missing ``{column}``, a missing value in a
@@ -198,8 +211,14 @@ async def fleet(frame: Any, prompt_template: Any, **options: Any) -> pd.DataFram
             anything starts.
     """
     if FRONTEND:
-        result: pd.DataFrame = await FRONTEND[-1](frame, prompt_template, **options)
-        return result
+        return await FRONTEND[-1](frame, prompt_template, **options)
+    if options.pop("background", False):
+        raise FleetError(
+            "background=True needs the notebook (import kandev_nb in a kernel); "
+            "in a script, asyncio.create_task(kandev_nb.fleet(...)) runs it beside other work"
+        )
+    if options.pop("dry_run", False):
+        return await build_fleet(frame, prompt_template, **options).dry_run()
     return await build_fleet(frame, prompt_template, **options).run()
 
 

@@ -519,12 +519,20 @@ class Fleet:
             "fleet": self.name,
             "fleet_key": encode_key(result.key),
             "fleet_fingerprint": self.row_fingerprint(result.key),
-            "fleet_result": {**result.ledger_json(), "position": position},
+            "fleet_result": {**result.ledger_json(), "position": position, "fingerprint": self.fingerprint},
         }
         try:
             await self.ledger.arecord(turn, notebook=self.notebook)
         except LedgerError as exc:
             log.warning("kandev_nb fleet: row %r not recorded: %s", result.key, exc)
+
+    async def dry_run(self) -> Any:
+        """What :meth:`run` would do, sending nothing: the rows it would start, the first
+        prompts as they would be sent, and a cost estimate from the ledger's earlier rows of
+        the same template and options (a :class:`~kandev_nb.fleet.estimate.FleetEstimate`)."""
+        from kandev_nb.fleet.estimate import estimate
+
+        return await estimate(self)
 
     def row_fingerprint(self, key: Any) -> str:
         """The ledger's ``fleet_fingerprint`` of row `key`: 16 hex digits of the fleet's

@@ -305,6 +305,33 @@ class RunLedger(LedgerReports):
         lead = [c for c in RUNS_LEAD if c in frame.columns]
         return frame[lead + [c for c in frame.columns if c not in lead]]
 
+    def fleet_rows(self, fingerprint: str) -> pd.DataFrame:
+        """The turns of fleet rows run with the fleet fingerprint `fingerprint` (the template
+        and the options that change an answer, :attr:`kandev_nb.fleet.runner.Fleet.fingerprint`,
+        kept in ``fleet_result.fingerprint``), any fleet name (unnamed fleets too), oldest first:
+        what a dry run's cost estimate is made from. Rows recorded by releases that did not
+        keep that fingerprint are not found.
+
+        Returns:
+            Columns ``fleet`` (the name, None for an unnamed fleet), ``fleet_key`` (the row's
+            index value), ``status`` (that attempt's: done, error, stopped), ``cost_usd``
+            (float64 USD, NaN when the CLI reported none) and ``started_at`` (UTC).
+
+        Raises:
+            LedgerError: the database cannot be read.
+        """
+        t = turns_table.c
+        stmt = (
+            sa.select(
+                *_raw(t.fleet, t.fleet_key),
+                t.fleet_result["status"].as_string().label("status"),
+                *_raw(t.cost_usd, t.started_at),
+            )
+            .where(t.fleet_fingerprint.is_not(None))
+            .where(t.fleet_result["fingerprint"].as_string() == fingerprint)
+        )
+        return self._read(stmt.order_by(t.id))
+
     def tool_calls(self, **filters: Unpack[Filters]) -> pd.DataFrame:
         """The ``tool_calls`` table joined with its turn, filtered as :meth:`runs`.
 

@@ -117,7 +117,9 @@ turns_table = sa.Table(
 """One row per turn. Costs in USD, tokens as counts, durations in ms (see :func:`_turn_row`).
 A turn run as a fleet's row also has ``fleet``, ``fleet_key`` (the row's index value in a typed
 encoding, :func:`kandev_nb.ledger.keys.encode_key`; read back as the value), ``fleet_fingerprint``
-and ``fleet_result`` (from ``turn.meta["fleet"]``, :mod:`kandev_nb.fleet`); NULL otherwise."""
+and ``fleet_result`` (from ``turn.meta["fleet"]``, :mod:`kandev_nb.fleet`: the row's status, error,
+answer, output, position and the fleet's ``fingerprint``, which a dry run's estimate looks up);
+NULL otherwise."""
 
 tool_calls_table = sa.Table(
     "tool_calls",

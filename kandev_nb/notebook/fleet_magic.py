@@ -13,6 +13,15 @@ options (``--mode``, ``--approve``, ``--model``, ``--max-turns``, ``--cwd``,
 off for fleet rows unless ``--kernel-tools`` (run_code and the notebook tools still ask). A row
 with a missing value (NaN, None) in a ``{column}`` the body reads is refused, named, before
 anything starts, unless ``--fill-missing TEXT`` (sent in its place; quote text with spaces).
+
+``--background`` returns at once: the rows run as a task of the cell
+(:class:`~kandev_nb.notebook.background_turns.BackgroundFleet`), the board keeps updating in
+it while other cells run, ``-o VAR`` is assigned when the fleet ends (the cell says so) and
+``await kandev_nb.wait()`` gives the result frame; under nbclient, papermill or Run All it
+blocks as a background turn does (:func:`~kandev_nb.notebook.background_turns.blocking_reason`).
+``--dry-run`` sends nothing: it shows the row count, the first three prompts as they would be
+sent and a cost estimate from the ledger (:class:`~kandev_nb.fleet.estimate.FleetEstimate`;
+``-o VAR`` gets it).
 """
 
 from __future__ import annotations
@@ -20,6 +29,7 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import pandas as pd
@@ -35,8 +45,15 @@ __all__ = ["fleet_arguments", "run_fleet", "run_over"]
 
 def fleet_arguments(fn: Callable[..., Any]) -> Callable[..., Any]:
     """The decorator adding ``--over``, ``--concurrency``, ``--fleet``, ``--cluster``, ``--redo``,
-    ``--retries``, ``--worktree``, ``--fill-missing`` and ``--kernel-tools``."""
+    ``--retries``, ``--worktree``, ``--fill-missing``, ``--kernel-tools`` and ``--dry-run``."""
     options: list[tuple[tuple[str, ...], dict[str, Any]]] = [
+        (
+            ("--dry-run",),
+            {
+                "action": "store_true",
+                "help": "with --over: send nothing; show the rows, the first prompts and a cost estimate",
+            },
+        ),
         (("--redo",), {"action": "store_true", "help": "with --over --fleet: run every row again"}),
         (
             ("--kernel-tools",),
@@ -84,7 +101,16 @@ def _notebook_path() -> str | None:
     return os.environ.get("JPY_SESSION_NAME")
 
 
-async def run_fleet(frame: Any, prompt_template: Any, *, show: bool | None = None, **options: Any) -> pd.DataFrame:
+async def run_fleet(
+    frame: Any,
+    prompt_template: Any,
+    *,
+    show: bool | None = None,
+    background: bool = False,
+    dry_run: bool = False,
+    on_result: Callable[[pd.DataFrame], None] | None = None,
+    **options: Any,
+) -> Any:
     """:func:`kandev_nb.fleet.fleet` with the notebook's defaults (``configure``: cli, env, cwd,
     model, approval timeout and policy, inactivity timeout, hooks, ledger) and the board
     (:class:`~kandev_nb.notebook.fleet_board.FleetBoard`, shown when a kernel runs this,
@@ -93,6 +119,17 @@ async def run_fleet(frame: Any, prompt_template: Any, *, show: bool | None = Non
     The notebook's budget (``configure(budget_usd=...)``, its scope and period) still
     applies: a fleet does not start once it is spent, and its own budget is at most what is
     left of it.
+
+    Args:
+        background: return a :class:`~kandev_nb.notebook.background_turns.BackgroundFleet`
+            at once, the rows running as a task of the cell; blocking (the job returned
+            ended) where :func:`~kandev_nb.notebook.background_turns.blocking_reason` says so.
+        dry_run: send nothing; return the :class:`~kandev_nb.fleet.estimate.FleetEstimate`
+            (a spent notebook budget is a note there, not an error).
+        on_result: called with the result frame when the fleet ends (``-o VAR``).
+
+    Returns:
+        The result frame; a BackgroundFleet with `background`; a FleetEstimate with `dry_run`.
 
     Raises:
         FleetError: bad input, before anything starts (see :func:`kandev_nb.fleet.fleet`).
@@ -123,28 +160,56 @@ async def run_fleet(frame: Any, prompt_template: Any, *, show: bool | None = Non
     if not s.record:
         options.setdefault("ledger", None)
     options.setdefault("notebook", _notebook_path())
+    notes: list[str] = []
     if s.budget_usd is not None:  # the notebook's budget (configure(budget_usd=...)) still applies
         from kandev_nb.notebook import ledger_hooks
 
         spent = ledger_hooks.spent(s, current().turns, options["notebook"])
-        ledger_hooks.check_budget(s, spent)
-        left = s.budget_usd - spent
+        try:
+            ledger_hooks.check_budget(s, spent)
+        except RuntimeError as exc:
+            if not dry_run:
+                raise
+            notes.append(f"a run would not start: {exc}")
+        left = max(0.0, s.budget_usd - spent)
         given = options.get("budget_usd")
         options["budget_usd"] = left if given is None else min(given, left)
     fleet = build_fleet(frame, prompt_template, **options)
+    if dry_run:
+        from kandev_nb.fleet.estimate import estimate
+
+        return await estimate(fleet, tuple(notes))
     ip = get_ipython()  # type: ignore[no-untyped-call, unused-ignore]
+    blocking = None
+    if background:
+        from kandev_nb.notebook import background_turns, ledger_hooks
+
+        cell = ledger_hooks.cell_number(ip)  # now: IPython may advance its counter meanwhile
+        blocking = await background_turns.blocking_reason()
     board = None
     if show if show is not None else getattr(ip, "kernel", None) is not None:
         from kandev_nb.notebook.fleet_board import FleetBoard
 
         board = FleetBoard(fleet)
         board.display()
+    run = partial(_run_shown, fleet, board, on_result)
+    if not background:
+        return await run()
+    if blocking is None:  # a task of this cell: the board and -o VAR's line go to its output
+        return background_turns.start(background_turns.fleet_session(fleet), cell, run, fleet=fleet)
+    return background_turns.ended_fleet(fleet, cell, await run())
+
+
+async def _run_shown(fleet: Any, board: Any, on_result: Callable[[pd.DataFrame], None] | None) -> pd.DataFrame:
+    """Run `fleet`; its board (if any) becomes the static board at the end; `on_result` gets the frame."""
     result = None
     try:
         result = await fleet.run()
     finally:
         if board is not None:
             board.finish(result)
+    if on_result is not None:
+        on_result(result)
     return result
 
 
@@ -212,9 +277,28 @@ async def run_over(args: argparse.Namespace, body: str, namespace: dict[str, Any
         options["approval_timeout"] = args.approval_timeout
     if args.cli:
         options["cli_path"] = args.cli  # the notebook's other settings (mode, hooks...) still apply
+    background = bool(args.background or current().settings.background)
+    if args.output and not args.dry_run:
+        options["on_result"] = partial(_deliver, namespace, args.output, background)
     try:
-        result = await run_fleet(frame, body.strip("\n"), **options)
+        result = await run_fleet(frame, body.strip("\n"), background=background, dry_run=args.dry_run, **options)
     except (FleetError, ValueError, TypeError, RuntimeError) as exc:
         raise UsageError(f"%%claude --over {args.over}: {exc}") from None
-    if args.output:
-        namespace[args.output] = result
+    if args.dry_run:
+        from IPython.display import display
+
+        display(result)  # type: ignore[no-untyped-call, unused-ignore]  # typed from IPython 9
+        if args.output:
+            namespace[args.output] = result
+
+
+def _deliver(namespace: dict[str, Any], name: str, background: bool, result: pd.DataFrame) -> None:
+    """``-o NAME`` gets the result frame; a background fleet's cell says so when it ends."""
+    namespace[name] = result
+    if background:
+        from IPython.display import display
+
+        from kandev_nb.notebook.background_turns import _note_bundle
+        from kandev_nb.notebook.value_summary import summary_line
+
+        display(_note_bundle(summary_line(name, result)), raw=True)  # type: ignore[no-untyped-call, unused-ignore]

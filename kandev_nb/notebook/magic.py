@@ -367,8 +367,10 @@ async def run_cell(line: str, body: str) -> Turn | None:
     try:
         args = parse_options(line)
         if args.over:  # one agent per row of a DataFrame (kandev_nb/notebook/fleet_magic.py)
-            await run_over(args, body, namespace)
+            await run_over(args, body, namespace)  # --background: a task of the cell, as a turn's
             return None
+        if args.dry_run:
+            raise ValueError("--dry-run goes with --over FRAME (a fleet's estimate); a single turn has none")
         prompt, policy = prompt_and_policy(args, body, namespace)  # {name} is read now, also in the background
         answers.take_next(args)  # a header chip's model (issue 27 point 9)
     except _CELL_ERRORS as exc:
