@@ -31,6 +31,7 @@ import { decorateErrors, errorOf, errorPrompt } from './errors';
 import { KernelChannels } from './kernels';
 import { ApprovalNotifications, allowable } from './notifications';
 import { ClaudePanel, PANEL_ID } from './panel';
+import { hideGoneTabOnly } from './tabonly';
 
 declare function require(name: string): any;
 
@@ -168,7 +169,7 @@ function followNotebook(notebook: Notebook, ask: (cell: Cell) => void): void {
   const attach = (): void => {
     stop();
     if (notebook.model) {
-      stops = [highlightPrompts(notebook.model), decorateErrors(notebook, ask)];
+      stops = [highlightPrompts(notebook.model), decorateErrors(notebook, ask), hideGoneTabOnly(notebook)];
     }
   };
   notebook.modelChanged.connect(attach);

@@ -39,7 +39,11 @@ from kandev_nb.errors import NoNotebookViewError
 from kandev_nb.kernel_tools import _deleted
 from kandev_nb.notebook.turn_numbers import note_undone
 
-__all__ = ["TurnActions", "show"]
+__all__ = ["TAB_ONLY", "TurnActions", "show"]
+
+TAB_ONLY = "kandev_nb/tab_only"
+"""The output metadata key (True) of a display that only means something while its kernel
+runs (the turn's buttons): src/tabonly.ts hides it once its widget is gone."""
 
 log = logging.getLogger("kandev_nb")
 
@@ -289,7 +293,9 @@ def show(session: Any, turn: Any, view: Any, source: str = "") -> TurnActions | 
 
         handle = getattr(view, "_handle", None)
         actions = TurnActions(session, turn, source or f"%%claude\n{turn.prompt}", _running_cell_id(), handle)
-        display(_Bar(actions))  # type: ignore[no-untyped-call, unused-ignore]
+        # tab-only: kandev-nb's JupyterLab extension hides it in a notebook reopened with a new
+        # kernel, where its widget is gone (instead of "Error displaying widget: model not found")
+        display(_Bar(actions), metadata={TAB_ONLY: True})  # type: ignore[no-untyped-call, unused-ignore]
     except Exception:
         log.warning("kandev-nb could not show the turn's buttons", exc_info=True)
         return None

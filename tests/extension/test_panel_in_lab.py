@@ -16,6 +16,7 @@ Screenshots: ``panel-*.png`` in artifacts/screenshots/.
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -213,3 +214,38 @@ def test_a_restart_while_an_approval_waits_leaves_nothing_behind(
     expect(card.get_by_role("button", name="Allow once")).to_be_disabled()
     page.screenshot(path=str(screenshots / "panel-after-restart.png"))
     assert not target.exists()
+
+
+def test_a_saved_notebook_reopened_with_a_new_kernel_shows_no_dead_widget(
+    user_lab: LabServer,
+    page: Any,
+    scripted_model: ScriptedModelServer,
+    claude_env: dict[str, str],
+    claude_workdir: Path,
+    screenshots: Path,
+) -> None:
+    scripted_model.push(
+        Reply(text("I will write it."), tool_use("Bash", {"command": "printf 'x\\n' > x.txt"})),
+        Reply(text("Done: revenue rose from $4 to $6.")),
+    )
+    lab_page.write_notebook(user_lab.root / "reopen.ipynb", setup_code(claude_env, claude_workdir), "%%claude\nWrite x")
+    _open(page, user_lab, "reopen.ipynb")
+    _run_all(page)
+    page.locator(CARD).get_by_role("button", name="Allow once").click(timeout=120_000)
+    expect(_cells(page).nth(1).locator(".kandev-turn-actions")).to_have_count(1, timeout=120_000)
+    _cells(page).first.locator(".jp-InputPrompt").click()
+    page.keyboard.press("Control+s")
+    page.wait_for_timeout(1500)
+    saved = json.loads((user_lab.root / "reopen.ipynb").read_text())
+    kept = [o for o in saved["cells"][1]["outputs"] if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
+    assert len(kept) == 1 and kept[0]["metadata"] == {"kandev_nb/tab_only": True}, kept  # the turn's buttons
+
+    for kernel in user_lab.api("GET", "/api/kernels") or []:  # the kernel goes: a new one on reopen
+        user_lab.api("DELETE", f"/api/kernels/{kernel['id']}")
+    _open(page, user_lab, "reopen.ipynb")
+    out = _cells(page).nth(1).locator(".jp-OutputArea")
+    expect(out).to_contain_text("revenue rose from $4 to $6", timeout=30_000)
+    page.wait_for_timeout(3000)  # the widget renderer gives up on the missing model
+    expect(page.get_by_text("Error displaying widget", exact=False).locator("visible=true")).to_have_count(0)
+    expect(out.locator(".kandev-tab-only-gone")).to_have_count(1)
+    page.screenshot(path=str(screenshots / "panel-reopened.png"))
