@@ -249,3 +249,44 @@ def test_a_saved_notebook_reopened_with_a_new_kernel_shows_no_dead_widget(
     expect(page.get_by_text("Error displaying widget", exact=False).locator("visible=true")).to_have_count(0)
     expect(out.locator(".kandev-tab-only-gone")).to_have_count(1)
     page.screenshot(path=str(screenshots / "panel-reopened.png"))
+
+
+def test_notebook7_notification_and_panel_answer_an_approval(
+    tmp_path: Path,
+    lab_ledger: Path,
+    page: Any,
+    scripted_model: ScriptedModelServer,
+    claude_env: dict[str, str],
+    claude_workdir: Path,
+    screenshots: Path,
+) -> None:
+    from tests.browser import notebook7
+
+    notebook7.require_notebook7()
+    target = claude_workdir / "nb7.txt"
+    scripted_model.push(
+        Reply(tool_use("Write", {"file_path": str(target), "content": "from Notebook 7\n"})), Reply(text("Done."))
+    )
+    server = notebook7.start_notebook7(tmp_path / "nb7", lab_ledger)
+    try:
+        lab_page.write_notebook(server.root / "seven.ipynb", setup_code(claude_env, claude_workdir), "%%claude\nWrite")
+        page.goto(notebook7.notebook_url(server, "seven.ipynb"))
+        _cells(page).first.wait_for(timeout=120_000)
+        page.wait_for_function("() => document.body.dataset.kandevNbExtension", timeout=60_000)
+        end = time.monotonic() + 120
+        while not [k for k in server.api("GET", "/api/kernels") or [] if k.get("execution_state") == "idle"]:
+            assert time.monotonic() < end, "no idle kernel"
+            time.sleep(0.25)
+        _run_all(page)
+        toast = page.locator(LAB_TOAST, has_text="Claude wants to use Write")
+        toast.wait_for(state="visible", timeout=120_000)
+        expect(toast).to_contain_text("seven.ipynb")
+        toast.get_by_role("button", name="Show").click()
+        entry = page.locator(PANEL).locator(".kandev-panel-approval")
+        expect(entry.locator(".kandev-panel-whole")).to_contain_text("from Notebook 7", timeout=30_000)
+        page.screenshot(path=str(screenshots / "panel-notebook7.png"))
+        entry.locator(".kandev-panel-allow").click()
+        assert _wait_file(target) == "from Notebook 7\n"
+        expect(entry).to_have_count(0, timeout=30_000)
+    finally:
+        server.stop()
