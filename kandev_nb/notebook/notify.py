@@ -223,12 +223,14 @@ async def turn_timeout(cell_timeout: float | None, setting: float | None) -> flo
     """
     from kandev_nb.notebook.state import current
 
-    note = ensure_notifier()
     lab = current().lab_settings
     deny_after = lab is not None and lab.unansweredCard == "deny-after"
     if cell_timeout is None and deny_after and "approval_timeout" not in current().configured:
         cell_timeout = float(lab.denyAfterSeconds)
-    if cell_timeout is not None or not await interactive():
+    attached = await interactive()
+    # headless (nbclient, papermill): no page shows toasts, and a widget would only be saved
+    note = ensure_notifier() if attached else notifier()
+    if cell_timeout is not None or not attached:
         if note is not None:
             note.remind_after_s = None
         return cell_timeout if cell_timeout is not None else setting

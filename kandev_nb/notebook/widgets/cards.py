@@ -76,13 +76,23 @@ class WidgetFactory:
         layout = self.track(w.Layout(flex_flow="row wrap", align_items="center"))
         return self.track(w.HBox(children=children, layout=layout, _dom_classes=classes))
 
-    def close_all(self) -> None:
-        """Close every widget made here (children first), freeing their comms and models."""
+    def close_all(self, *, shed: bool = False) -> None:
+        """Close every widget made here (children first), freeing their comms and models.
+
+        `shed`: first empty each widget's page code (anywidget's ``_esm`` / ``_css``). A
+        headless run (nbclient, papermill, ``jupyter execute``) saves every widget state it saw
+        in the notebook's metadata, closed or not; a finished turn's widgets are shown by the
+        static rendering, so their JavaScript (tens of KB each) is only dead weight there.
+        """
         seen: set[int] = set()
         for widget in reversed(self.created):
             for part in (widget, getattr(widget, "layout", None), getattr(widget, "style", None)):
                 if isinstance(part, w.Widget) and id(part) not in seen:
                     seen.add(id(part))
+                    if shed:
+                        for name in ("_esm", "_css"):
+                            if part.has_trait(name) and getattr(part, name):
+                                setattr(part, name, "")
                     part.close()
         self.created.clear()
 

@@ -43,7 +43,7 @@ import traitlets
 from kandev_nb.render import theme as _theme
 from kandev_nb.render.reveal import displayable
 
-__all__ = ["ASSETS", "KandevLib", "StreamText", "Throttle", "kandev_lib"]
+__all__ = ["ASSETS", "KandevLib", "StreamText", "Throttle", "kandev_lib", "shed_lib"]
 
 ASSETS = Path(__file__).parent / "assets"
 
@@ -63,6 +63,17 @@ class KandevLib(anywidget.AnyWidget):
 
 _lib: KandevLib | None = None
 _lib_lock = threading.Lock()
+
+
+def shed_lib() -> None:
+    """Empty the kernel's :class:`KandevLib` code (``_esm``, ``_css``: about 160 KB) for a
+    headless run, which saves every widget state it saw in the notebook and has no page to
+    run it in; the library stays open (a turn after this one sends nothing again)."""
+    with _lib_lock:
+        if _lib is not None and _lib.comm is not None:
+            for name in ("_esm", "_css"):
+                if getattr(_lib, name):
+                    setattr(_lib, name, "")
 
 
 def kandev_lib() -> KandevLib:

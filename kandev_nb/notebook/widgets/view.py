@@ -36,7 +36,7 @@ from kandev_nb.notebook import answers
 from kandev_nb.notebook.widgets.approval import ApprovalCard, fmt_left
 from kandev_nb.notebook.widgets.cards import TodoCard, ToolCard, WidgetFactory
 from kandev_nb.notebook.widgets.questions import card_for
-from kandev_nb.notebook.widgets.stream import StreamText, Throttle
+from kandev_nb.notebook.widgets.stream import StreamText, Throttle, shed_lib
 from kandev_nb.render import html as r
 from kandev_nb.render import static
 from kandev_nb.render.card_view import tool_label
@@ -486,7 +486,10 @@ class TurnView:
         if self._ticker is not None:
             self._ticker.cancel()
             self._ticker = None
-        self.f.close_all()
+        headless = _headless()
+        self.f.close_all(shed=headless)
+        if headless:
+            shed_lib()
         self.root = None
         self._open.clear()
         self._warmers.clear()
@@ -497,6 +500,14 @@ class TurnView:
 
     def _ipython_display_(self) -> None:
         self.display()
+
+
+def _headless() -> bool:
+    """No tab said hello to the notebook bridge (nbclient, papermill, a console)."""
+    from kandev_nb.notebook.bridge import bridge
+
+    b = bridge()
+    return b is None or not b.views
 
 
 async def _await(awaitable: Any) -> Any:
