@@ -7,7 +7,9 @@ temporary ``KANDEV_NB_LEDGER``) then holds the notebook's three turns.
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -32,9 +34,11 @@ def test_quickstart_runs_offline_with_jupyter_execute(tmp_path: Path) -> None:
     )
     for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "KANDEV_NB_APPROVAL_TIMEOUT"):
         env.pop(name, None)
+    copy = tmp_path / "notebooks"
+    shutil.copytree(REPO / "notebooks", copy, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     done = subprocess.run(
-        [sys.executable, "-m", "jupyter", "execute", "notebooks/quickstart.ipynb"],
-        cwd=REPO,
+        [sys.executable, "-m", "jupyter", "execute", "quickstart.ipynb", "--output", "quickstart-run"],
+        cwd=copy,
         env=env,
         capture_output=True,
         text=True,
@@ -49,3 +53,14 @@ def test_quickstart_runs_offline_with_jupyter_execute(tmp_path: Path) -> None:
     assert runs["permission_denials"].tolist() == [0, 1, 0]  # nobody clicked: the Write was denied
     assert runs["session_id"].nunique() == 1  # one conversation across the cells
     assert (runs["cost_usd"] > 0).all()
+
+    # what a headless run saves: the turns' static renderings, not their widgets' page code
+    # (nbclient keeps every widget state it saw, closed or not: 366 KB here before issue 37)
+    executed = copy / "quickstart-run.ipynb"
+    states = json.loads(executed.read_text())["metadata"].get("widgets", {})
+    codes = [
+        (len(v["state"].get("_esm", "")), str(v["state"].get("_anywidget_id")))
+        for v in states.get("application/vnd.jupyter.widget-state+json", {}).get("state", {}).values()
+    ]
+    assert max(codes, default=(0, ""))[0] < 30_000, sorted(codes, reverse=True)[:3]  # the bridge's is the largest
+    assert executed.stat().st_size < 160_000, executed.stat().st_size
