@@ -11,6 +11,8 @@ which answers each request after `--delay` seconds. Measured, in one run:
   not displayed) and the approval queue on;
 * the kernel's own CPU per row (``time.process_time`` of this process: the fleet's overhead
   outside the CLI processes);
+* the kernel's peak RSS growth during the fleet (MB) and the size of the fleet cell's saved
+  output (the static board and result table, KB);
 * the scaling from concurrency 1 to `--concurrency` (rows per minute);
 * the board's comm bytes per second while `--stream-rows` rows stream text at once (recorded
   with :func:`kandev_nb.notebook.widgets.recording.record_comms`; payload bytes, no envelope).
@@ -99,23 +101,44 @@ async def _anchor(rows: int, concurrency: int, env: dict[str, str], cwd: str, cl
     return time.perf_counter() - began
 
 
+PEAK: dict[str, float] = {}
+"""What the last :func:`_fleet` measured besides its time: ``rss_growth_mb`` (this process's
+peak resident set above its size at the start, sampled every 50 ms) and ``saved_kb`` (the
+fleet cell's saved output: the static board and result table, :func:`board_html`)."""
+
+
 async def _fleet(
     rows: int, concurrency: int, config: SessionConfig, ledger: RunLedger, name: str, template: str = ""
 ) -> tuple[float, float]:
-    """(seconds, CPU seconds of this process) for one fleet of `rows` rows with the board on."""
-    from kandev_nb.notebook.fleet_board import FleetBoard
+    """(seconds, CPU seconds of this process) for one fleet of `rows` rows with the board on;
+    its peak memory growth and saved output size go to :data:`PEAK`."""
+    import psutil
+
+    from kandev_nb.notebook.fleet_board import FleetBoard, board_html
 
     frame = pd.DataFrame({"id": range(rows)})
     fleet = build_fleet(
         frame, template or "Classify ticket {id}.", concurrency=concurrency, name=name, config=config, ledger=ledger
     )
     board = FleetBoard(fleet)
+    me = psutil.Process()
+    base = peak = me.memory_info().rss
+
+    async def sample() -> None:
+        nonlocal peak
+        while True:
+            peak = max(peak, me.memory_info().rss)
+            await asyncio.sleep(0.05)
+
+    sampler = asyncio.get_running_loop().create_task(sample())
     ticker = asyncio.get_running_loop().create_task(board._tick())
     cpu, began = time.process_time(), time.perf_counter()
     result = await fleet.run()
     seconds, cpu = time.perf_counter() - began, time.process_time() - cpu
     ticker.cancel()
+    sampler.cancel()
     board.finish(result)
+    PEAK.update(rss_growth_mb=(peak - base) / 2**20, saved_kb=len(board_html(fleet, result).encode()) / 1000)
     assert (result["status"] == "done").all(), result["error"].tolist()
     return seconds, cpu
 
@@ -248,6 +271,7 @@ async def main_async(args: argparse.Namespace) -> None:
         ledger = RunLedger(Path(cwd) / "ledger.sqlite")
         anchor = await _anchor(args.rows, args.concurrency, {**os.environ, **env}, cwd, cli)
         fleet_s, fleet_cpu = await _fleet(args.rows, args.concurrency, config, ledger, "bench")
+        fleet_peak = dict(PEAK)
         one_s, _ = await _fleet(max(2, args.rows // 4), 1, config, ledger, "bench-1")
         one_rate = max(2, args.rows // 4) / one_s * 60
         from kandev_nb.notebook.widgets.recording import record_comms
@@ -263,6 +287,8 @@ async def main_async(args: argparse.Namespace) -> None:
     print(f"{'kandev_nb.fleet (ledger, board)':36} {rate_fleet:10.1f} rows/min")
     print(f"{'kandev_nb.fleet at concurrency 1':36} {one_rate:10.1f} rows/min")
     print(f"{'kernel CPU per row (fleet)':36} {fleet_cpu / args.rows * 1000:10.1f} ms")
+    print(f"{'kernel peak RSS growth (fleet)':36} {fleet_peak['rss_growth_mb']:10.1f} MB")
+    print(f"{'fleet cell saved output':36} {fleet_peak['saved_kb']:10.1f} KB")
     label = f"board comm, {args.stream_rows} rows streaming"
     print(f"{label:36} {comm_rate:10.1f} bytes/s ({comm_count:.1f} messages/s, 300 text deltas per row)")
     headline("fleet rows/min", rate_fleet / rate_anchor, "Agent SDK gather")
