@@ -292,16 +292,14 @@ const plugin: JupyterFrontEndPlugin<void> = {
         return;
       }
       const { entry, item } = oldest;
-      // Allow binds to what the person saw: the panel (open) shows it whole, else only its line
-      const panelShown = panel.isVisible;
-      if (action === 'allow' && !panelShown && !allowable(item)) {
+      // An Allow binds to what the person saw: only a notification on screen whose one line is
+      // the whole request; anything else is looked at in the panel and allowed there.
+      if (action === 'allow' && !(allowable(item) && notifications.showing(entry.id, item.id))) {
         showInPanel(entry.id, item.id);
-        Notification.info('Its request is longer than one line: it is shown whole in the Claude panel, allow it there.', {
-          autoClose: 8000
-        });
+        Notification.info('Look at it in the Claude panel, then allow it there.', { autoClose: 6000 });
         return;
       }
-      const digest = action === 'allow' ? (panelShown ? item.whole_digest : item.line_digest) : null;
+      const digest = action === 'allow' ? item.line_digest : null;
       const result = await channels.answer(entry.id, { id: item.id, action, digest, reason: '' });
       if (!result.ok) {
         Notification.error(`kandev-nb: not answered: ${result.error}`, { autoClose: 8000 });
@@ -309,7 +307,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
     };
     app.commands.addCommand(CommandIDs.allowOldest, {
       label: 'Allow the oldest waiting approval',
-      caption: 'Allow once the approval that has waited longest (as shown in the Claude panel or its notification)',
+      caption:
+        'Allow once the approval that has waited longest, when its notification shows all of it (else it opens the Claude panel at it)',
       isEnabled: () => panel.oldest() !== null,
       execute: () => answerOldest('allow')
     });

@@ -64,6 +64,30 @@ export class KernelChannels {
     kernels.runningChanged.connect(() => this.follow(), this);
     app.serviceManager.sessions.runningChanged.connect(() => this.paths(), this);
     void kernels.ready.then(() => this.follow());
+    // a page that goes closes its comms, so the kernels stop sending to it
+    window.addEventListener('pagehide', () => this.closeAll());
+  }
+
+  /** Close every comm this page opened (the page goes). */
+  closeAll(): void {
+    for (const channel of this.channels.values()) {
+      if (channel.commId && !channel.connection.isDisposed) {
+        const msg = KernelMessage.createMessage({
+          msgType: 'comm_close',
+          channel: 'shell',
+          session: channel.connection.clientId,
+          username: channel.connection.username,
+          content: { comm_id: channel.commId, data: {} }
+        });
+        try {
+          channel.connection.sendShellMessage(msg, false, true);
+        } catch {
+          // the connection is already closing: the kernel drops the comm with its client
+        }
+        channel.commId = null;
+        channel.open = false;
+      }
+    }
   }
 
   /** Fires when any kernel's entry changed. */

@@ -84,6 +84,12 @@ export class ApprovalNotifications {
     this.timer = window.setInterval(() => this.draw(true), 5000);
   }
 
+  /** Is a notification of approval `id` of kernel `kernelId` on screen now (one line, whole or not)? */
+  showing(kernelId: string, id: string): boolean {
+    const shown = this.shown.get(`${kernelId}:${id}`);
+    return !!shown && this.enabled() && Notification.manager.has(shown.id);
+  }
+
   /** Draw again (after the notifications setting changed). */
   refresh(): void {
     this.draw();

@@ -145,11 +145,14 @@ def _key(state: State) -> str:
 def apply_settings(state: Any, settings: LabSettings) -> None:
     """Take Lab's settings as this kernel's defaults: `defaultMode` becomes the notebook's mode
     and `unansweredCard`/`denyAfterSeconds` what an unanswered card does, except where
-    ``kandev_nb.configure(...)`` set them in this kernel (`configure` wins)."""
+    ``kandev_nb.configure(...)`` set them in this kernel (`configure` wins). The mode changes
+    only when Lab's `defaultMode` is new to this kernel (a page saying hello again with the
+    same settings changes nothing), and a mode a person chose on a card for a session stays."""
+    before = state.lab_settings
     state.lab_settings = settings
-    if "mode" not in state.configured and state.settings.mode != settings.defaultMode:
+    new_mode = before is None or before.defaultMode != settings.defaultMode
+    if new_mode and "mode" not in state.configured:
         state.settings.mode = settings.defaultMode
-        state.card_modes.clear()
 
 
 class LabChannel:

@@ -116,9 +116,17 @@ def test_the_panel_answers_the_approval_of_a_closed_tab_and_the_notification_nam
     page.wait_for_timeout(800)
     page.screenshot(path=str(screenshots / "panel-notification-light.png"))
 
+    # "Allow the oldest waiting approval" does not allow what no notification showed whole:
+    # it opens the Claude panel at it instead
+    _command(page, "Allow the oldest waiting approval")
+    panel = page.locator(PANEL)
+    expect(panel).to_be_visible(timeout=30_000)
+    page.wait_for_timeout(1000)
+    assert not target.exists()
+    _command(page, "Open the Claude panel")  # the command opens it too (it stays open)
+
     # Show opens the Claude panel at the entry, which shows the request whole
     toast.get_by_role("button", name="Show").click()
-    panel = page.locator(PANEL)
     expect(panel).to_be_visible(timeout=30_000)
     entry = panel.locator(".kandev-panel-approval")
     expect(entry).to_have_count(1)

@@ -164,3 +164,22 @@ def test_without_kandev_nb_loaded_the_kernel_refuses_the_comm(kernel: KernelHarn
     while comm not in kernel.closed_comms and time.monotonic() < end:
         kernel.pump_for(0.1)
     assert comm in kernel.closed_comms and kernel.comms[comm] == []
+
+
+def test_a_second_hello_changes_no_mode_and_a_closed_comm_is_forgotten(
+    kernel: KernelHarness, claude_env: dict[str, str], claude_workdir: Path
+) -> None:
+    kernel.execute(setup_code(claude_env, claude_workdir))
+    first = kernel.open_comm(TARGET, hello(defaultMode="acceptEdits"))
+    receive(kernel, first, lambda m: m.get("kind") == "state")
+    assert kernel.eval("kandev_nb.settings.mode") == "acceptEdits"
+    kernel.execute("from kandev_nb.notebook.state import current\ncurrent().card_modes['default'] = 'plan'")
+    kernel.execute("kandev_nb.settings.mode = 'supervised'")  # as a person's later change would
+    second = kernel.open_comm(TARGET, hello(defaultMode="acceptEdits"))  # a reload: the same settings
+    receive(kernel, second, lambda m: m.get("kind") == "state")
+    assert kernel.eval("kandev_nb.settings.mode") == "supervised"
+    assert kernel.eval("current().card_modes") == {"default": "plan"}  # a card's choice for the session stays
+    assert kernel.eval("len(__import__('kandev_nb.notebook.lab_channel', fromlist=['c']).channel().comms)") == 2
+    kernel.kc.shell_channel.send(kernel.kc.session.msg("comm_close", {"comm_id": first, "data": {}}))
+    kernel.pump_for(1.0)
+    assert kernel.eval("len(__import__('kandev_nb.notebook.lab_channel', fromlist=['c']).channel().comms)") == 1
