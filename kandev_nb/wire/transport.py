@@ -32,6 +32,7 @@ from kandev_nb.errors import CLIProcessError, TransportClosedError
 
 __all__ = [
     "CLIProcessError",
+    "kill_session",
     "LineFramer",
     "LineTooLong",
     "StdioTransport",
@@ -168,6 +169,49 @@ def _die_with_parent(parent_pid: int) -> None:  # runs in the child between fork
             os._exit(1)
 
 
+def session_members(sid: int) -> list[int]:
+    """The running processes of session `sid` (Linux ``/proc``; [] elsewhere): a CLI we
+    started is a session leader (``start_new_session``), and every process it starts stays
+    in its session, also those it puts in process groups of their own (each Bash call runs
+    in one) and those it leaves behind when it dies."""
+    if not sys.platform.startswith("linux"):
+        return []
+    found = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for name in entries:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        # after the command: state, ppid, pgrp, session (proc(5))
+        if len(fields) > 3 and fields[3] == str(sid).encode() and fields[0] not in (b"Z", b"X"):
+            found.append(int(name))
+    return found
+
+
+def kill_session(sid: int) -> None:
+    """SIGKILL the CLI `sid` (a session leader we started) and every process left in its
+    session: the tools it runs in process groups of their own die with it, which a SIGKILL
+    of the CLI alone leaves running. Call it only while `sid` is (or just was) our child:
+    a session id is a pid, which the system reuses once the leader is reaped and its session
+    is empty."""
+    with contextlib.suppress(OSError):
+        os.killpg(sid, signal.SIGKILL)  # the CLI's own process group (its pid)
+    for _ in range(3):  # a member may fork while we look: look again until none is left
+        members = session_members(sid)
+        if not members:
+            return
+        for pid in members:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
 _live: weakref.WeakSet[StdioTransport] = weakref.WeakSet()
 
 
@@ -294,10 +338,10 @@ class StdioTransport(Transport):
                 await asyncio.wait_for(asyncio.shield(self._stderr_task), 2)
 
     def kill(self) -> None:
-        """SIGKILL the CLI now (no waiting)."""
+        """SIGKILL the CLI now, with every process it started (its session: :func:`kill_session`);
+        no waiting."""
         if self._proc and self._proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                self._proc.kill()
+            kill_session(self._proc.pid)
 
     async def close(self) -> None:
         """stdin EOF, wait 5 s; SIGTERM, wait 5 s; SIGKILL; always reap."""
@@ -319,6 +363,8 @@ class StdioTransport(Transport):
         finally:
             if proc.returncode is None:
                 self.kill()
+            elif proc.returncode == -signal.SIGKILL:  # killed (by us, or by its parent's death guard)
+                kill_session(proc.pid)  # its tools run on in their own process groups otherwise
             _live.discard(self)
             if self._stderr_task and not self._stderr_task.done():
                 # The process is gone: its stderr ends soon; keep what it said (bounded wait).
