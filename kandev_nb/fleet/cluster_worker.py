@@ -19,7 +19,11 @@ What goes back to the kernel (the channels are chosen in :mod:`kandev_nb.fleet.c
 What comes from the kernel: the attempt's ``distributed.Queue`` (:attr:`RowJob.answers`):
 ``answer`` (a :class:`~kandev_nb.agent.permissions.Decision` as JSON, for one request_id),
 ``rules`` (the deny rules now) and ``interrupt`` (the protocol's interrupt: Stop, the fleet's
-budget). Cancelling the task (the kernel's interrupt) closes the session, which kills the CLI.
+budget); the row's CLI is killed with what it started if it is still there
+:data:`~kandev_nb.fleet.runner.STOP_GRACE_S` after the interrupt. Dask never cancels a running
+task by itself: the worker's watchdog (:mod:`kandev_nb.fleet.watchdog`) cancels the row's task
+when its key is released (``client.cancel``, the client gone) or the worker closes, and the
+cancellation kills the CLI with what it started.
 
 Both ways, every message is sealed with the run's key (:mod:`kandev_nb.fleet.sealed`): a
 message in the queue that this run's kernel did not seal (another client of the scheduler
@@ -77,6 +81,8 @@ class RowJob:
         flush_s: seconds between two ``batch`` messages of the row (at most).
         seal_key: the run's channel key (:func:`kandev_nb.fleet.sealed.new_key`): every
             message to and from the kernel is sealed with it; not in the repr.
+        task_key: the row's Dask task key (the kernel's ``client.submit(..., key=...)``), by
+            which the worker's watchdog (:mod:`kandev_nb.fleet.watchdog`) knows the row's task.
     """
 
     fleet_id: str
@@ -97,6 +103,7 @@ class RowJob:
     flush_s: float = 0.25
     deny: tuple[str, ...] = ()
     seal_key: bytes = field(default=b"", repr=False)
+    task_key: str = ""
 
 
 @dataclass
@@ -159,6 +166,11 @@ class _Row:
         self.saving: asyncio.Future[Any] | None = None
         self.deny: list[str] = list(job.deny)
         """The deny rules in force (the kernel's ``rules`` message replaces them in place)."""
+        self.stop_reason: str | None = None
+        """Why the kernel stopped the row (its ``interrupt`` message), or None."""
+        self.interrupt_sent = False
+        self.guard: Any = None
+        """The row's :class:`~kandev_nb.fleet.watchdog.RowGuard` on this worker."""
 
     def send(self, kind: str, **fields: Any) -> None:
         """Post one sealed message (plain JSON `fields`) on the run's topic."""
@@ -168,6 +180,8 @@ class _Row:
     def on_event(self, event: ev.AgentEvent) -> None:
         from kandev_nb.fleet.queue import activity_of
 
+        if self.stop_reason is not None and not self.interrupt_sent:  # stopped while its CLI started
+            self._interrupt()
         if event.session_id and event.session_id != self.session_id and self.variable is not None:
             self.session_id = event.session_id  # a retry on another worker resumes it
             pid = self.session.pid if self.session is not None else None
@@ -229,10 +243,37 @@ class _Row:
             elif message.get("kind") == "rules" and message["seq"] > self.rules_seq:  # a "Deny for all rows"
                 self.rules_seq = message["seq"]  # an older list overtaken by a newer one is not applied
                 self.deny[:] = [str(rule) for rule in message.get("deny", ())]
-            elif message.get("kind") == "interrupt" and self.session is not None:
-                self.session.broker.deny_all(message.get("reason") or "stopped")
-                with contextlib.suppress(Exception):
-                    await self.session.interrupt()
+            elif message.get("kind") == "interrupt" and self.stop_reason is None:
+                self.stop(str(message.get("reason") or "stopped"))
+
+    def stop(self, reason: str) -> None:
+        """The kernel's ``interrupt`` (Stop, Stop all, the kernel's interrupt, the budget): the
+        turn gets the protocol's interrupt (a CLI still starting gets it at its first event),
+        no attempt follows, and a CLI still there :data:`~kandev_nb.fleet.runner.STOP_GRACE_S`
+        later is killed with what it started."""
+        from kandev_nb.fleet.runner import STOP_GRACE_S
+
+        self.stop_reason = reason
+        asyncio.get_running_loop().call_later(STOP_GRACE_S, self._deadline)
+        if self.session is not None:
+            self.session.broker.deny_all(reason)
+            self._interrupt()
+
+    def _interrupt(self) -> None:
+        from kandev_nb.agent.state import SessionState
+
+        session = self.session
+        if session is None or session.state is not SessionState.RUNNING:
+            return
+        self.interrupt_sent = True
+        session.broker.deny_all(self.stop_reason or "stopped")
+        task = asyncio.ensure_future(session.interrupt())
+        task.add_done_callback(lambda t: t.exception() if not t.cancelled() else None)
+
+    def _deadline(self) -> None:
+        """The stop's grace is over: kill the row's CLI if it still runs."""
+        if self.guard is not None and not self.guard.task.done():
+            self.guard.kill()
 
     def report(self, wire: Any, exc: Forged) -> None:
         """Tell the kernel a message was dropped (at most :data:`MAX_DROPPED_REPORTS` times)."""
@@ -269,17 +310,17 @@ def _resume_id(saved: dict[str, Any], host: str) -> str | None:
 
 
 def _kill_cli(pid: int) -> None:
-    """SIGKILL `pid` if it is still a ``claude`` process (a CLI whose worker died)."""
-    import signal
+    """SIGKILL `pid` with what it started (:func:`~kandev_nb.wire.transport.kill_tree`) if it
+    is still a ``claude`` process (a CLI whose worker died)."""
+    from kandev_nb.wire.transport import kill_tree
 
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
             text = f.read()
-        if b"claude" not in text:
-            return
-        os.kill(pid, signal.SIGKILL)
     except OSError:
         return
+    if b"claude" in text:
+        kill_tree(pid)
 
 
 async def run_row(job: RowJob) -> RowOutcome:
@@ -290,23 +331,40 @@ async def run_row(job: RowJob) -> RowOutcome:
         it, never raised.
 
     Raises:
-        asyncio.CancelledError: the task was cancelled (the CLI is killed first).
+        asyncio.CancelledError: the task was cancelled (the CLI is killed first): by the
+            worker's watchdog when the key was released (``client.cancel``, the client gone),
+            or by ``Worker.close``.
     """
     import importlib
 
     dd: Any = importlib.import_module("distributed")  # untyped; imported on the worker only
+
+    from kandev_nb.fleet import watchdog
+
+    worker = dd.get_worker()
+    await watchdog.install(worker)  # Dask does not cancel a running task: the watchdog does
+    with watchdog.watched(job.task_key or f"kandev-row-{job.fleet_id}-{job.position}") as guard:
+        return await _run_row(job, worker, guard)
+
+
+async def _run_row(job: RowJob, worker: Any, guard: Any) -> RowOutcome:
+    """:func:`run_row` once the watchdog watches the row's task."""
+    import importlib
+
+    dd: Any = importlib.import_module("distributed")
 
     from kandev_nb.agent.config import SessionConfig
     from kandev_nb.agent.session import Session
     from kandev_nb.agent.structured import OutputSpec
     from kandev_nb.errors import CLIProcessError, KandevError, StructuredOutputError
     from kandev_nb.fleet.queue import DenyRules
+    from kandev_nb.fleet.reaper import MARK, REAPER
     from kandev_nb.fleet.runner import transient
     from kandev_nb.policy.enforce import LabelledPolicy
 
-    worker = dd.get_worker()
     out = RowOutcome(worker=worker.address, host=socket.gethostname())
     row = _Row(job, worker)
+    row.guard = guard
     async with job.semaphore:
         _check_cancelled()  # a task cancelled while it waited for its lease must not start
         if job.stop_event and await dd.Event(job.stop_event).is_set():
@@ -330,16 +388,20 @@ async def run_row(job: RowJob) -> RowOutcome:
             return out
         out.resumed = _resume_id(saved, out.host)
         _check_cancelled()
-        session = Session(SessionConfig(**job.config, resume=out.resumed), name=f"fleet[{job.key}]")
+        mark = REAPER.watch()  # what its CLI starts dies with the worker, by SIGKILL too
+        session = Session(SessionConfig(**job.config, resume=out.resumed, env={MARK: mark}), name=f"fleet[{job.key}]")
         # the fleet's deny rules hold in every mode here too: the enforcement hook asks them before
         # every tool call (acceptEdits and autonomous run calls the kernel's queue never sees)
         session.broker.policy = LabelledPolicy(DenyRules(row.deny), "the fleet's deny rule")
-        row.session = session
+        row.session = guard.session = session
         helpers = [asyncio.ensure_future(row.listen(queue)), asyncio.ensure_future(row.flusher())]
         output = OutputSpec.of(job.schema) if job.schema is not None else None
         prompt = job.prompt if out.resumed is None else f"(Your previous attempt was cut off.) {job.prompt}"
         try:
             for attempt in range(job.retries + 1):
+                if row.stop_reason is not None:  # stopped before this attempt began
+                    out.error = out.error or f"never started: {row.stop_reason}"
+                    break
                 turn = None
                 try:
                     turn = await _turn(session, prompt, row, output)
@@ -353,7 +415,7 @@ async def run_row(job: RowJob) -> RowOutcome:
                     out.turns.append(portable(turn))
                     out.error = None
                 again = transient(turn) if turn is not None else out.transient
-                if not again or attempt == job.retries:
+                if not again or attempt == job.retries or row.stop_reason is not None:
                     break
                 row.activity, row.dirty = f"retry {attempt + 1} of {job.retries}", True
                 prompt = job.prompt
@@ -362,6 +424,7 @@ async def run_row(job: RowJob) -> RowOutcome:
                 helper.cancel()
             row.flush()
             await asyncio.shield(_close(session))
+            REAPER.forget(mark)
     return out
 
 
@@ -381,12 +444,34 @@ async def _turn(session: Any, prompt: str, row: _Row, output: Any) -> Turn:
     try:
         return await asyncio.shield(inner)
     except asyncio.CancelledError:
-        if session.pid is not None:  # Session.close waits for the running turn: end the CLI first
-            _kill_cli(session.pid)
-        inner.cancel()
+        await _kill_turn(session, inner)
         with contextlib.suppress(BaseException):
             await asyncio.wait_for(asyncio.shield(_close(session)), 10)
         raise
+
+
+async def _kill_turn(session: Any, inner: asyncio.Future[Any], limit: float = 10.0) -> None:
+    """End a cancelled row's turn now: SIGKILL its CLI with what it started, cancel the turn
+    and wait (at most `limit` seconds) until it ended, killing again any CLI that appeared
+    meanwhile (a cancellation while the CLI starts: its graceful close would take seconds)."""
+    loop = asyncio.get_running_loop()
+    seen: list[Any] = []
+    end = loop.time() + limit
+    inner.cancel()
+    while True:
+        transport = session.transport
+        if transport is not None and transport not in seen:
+            seen.append(transport)
+        for each in seen:
+            kill = getattr(each, "kill", None)
+            if kill is not None:
+                kill()  # a no-op until its process exists and once it is gone
+        if inner.done() or loop.time() > end:
+            return
+        try:
+            await asyncio.wait([inner], timeout=0.1)
+        except asyncio.CancelledError:  # cancelled again (the worker closes): finish the kill first
+            continue
 
 
 async def _close(session: Any) -> None:

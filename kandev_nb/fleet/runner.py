@@ -31,6 +31,7 @@ from kandev_nb.agent.state import SessionState
 from kandev_nb.errors import CLIProcessError, KandevError, LedgerError, StructuredOutputError
 from kandev_nb.fleet.pacing import Limiter, RateGovernor
 from kandev_nb.fleet.queue import ApprovalQueue, activity_of, fleet_denies
+from kandev_nb.fleet.reaper import MARK, REAPER
 from kandev_nb.fleet.results import RowResult, RowStatus, over_attempts, result_frame
 from kandev_nb.fleet.spec import FleetSpec, template_fields
 from kandev_nb.ledger.keys import encode_key, legacy_key_text
@@ -425,10 +426,13 @@ class Fleet:
             return f"never started: the fleet's budget of ${self.budget_usd:g} was spent (${self.spent_usd:.4f})"
         return None
 
-    def session_for(self, state: RowState, cwd: Any = None) -> Session:
+    def session_for(self, state: RowState, cwd: Any = None, *, mark: str | None = None) -> Session:
         """The fresh Session of one row (named ``<fleet>[<key>]``), in `cwd` (its worktree),
-        else the row's own working directory when the fleet has a cwd column."""
+        else the row's own working directory when the fleet has a cwd column; with `mark`
+        (:meth:`~kandev_nb.fleet.reaper.Reaper.watch`) in its CLI's environment."""
         config = self.config
+        if mark is not None:
+            config = replace(config, env={**config.env, MARK: mark})
         if cwd is not None:
             config = replace(config, cwd=cwd)
         elif self.spec.cwds is not None:
@@ -452,7 +456,8 @@ class Fleet:
                 tree = await self.worktrees.make(state.key)
             except (KandevError, OSError) as exc:
                 return RowResult(state.key, "error", f"no worktree for this row: {exc}")
-        session = self.session_for(state, tree.cwd if tree is not None else None)
+        mark = REAPER.watch()  # what its CLI starts dies with the kernel, by SIGKILL too
+        session = self.session_for(state, tree.cwd if tree is not None else None, mark=mark)
         state.session = session
         tries: list[RowResult] = []
         try:
@@ -469,6 +474,7 @@ class Fleet:
             state.session = None
             with contextlib.suppress(Exception):
                 await session.close()
+            REAPER.forget(mark)
         result = over_attempts(tries)
         if state.stop_reason is not None and result.status == "error":  # its CLI was killed at the deadline
             result.status, result.error = "stopped", state.stop_reason

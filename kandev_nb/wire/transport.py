@@ -32,12 +32,13 @@ from kandev_nb.errors import CLIProcessError, TransportClosedError
 
 __all__ = [
     "CLIProcessError",
-    "kill_session",
     "LineFramer",
     "LineTooLong",
     "StdioTransport",
     "Transport",
     "TransportClosedError",
+    "descendants",
+    "kill_tree",
 ]
 
 DEFAULT_MAX_LINE_BYTES = 256 * 1024 * 1024
@@ -169,14 +170,14 @@ def _die_with_parent(parent_pid: int) -> None:  # runs in the child between fork
             os._exit(1)
 
 
-def session_members(sid: int) -> list[int]:
-    """The running processes of session `sid` (Linux ``/proc``; [] elsewhere): a CLI we
-    started is a session leader (``start_new_session``), and every process it starts stays
-    in its session, also those it puts in process groups of their own (each Bash call runs
-    in one) and those it leaves behind when it dies."""
+def descendants(pid: int) -> list[int]:
+    """The processes `pid` started, and those they started, ... (Linux ``/proc``; [] elsewhere),
+    parents before children. A CLI's Bash calls run in sessions of their own (the CLI starts
+    them detached), so neither its process group nor its session holds them: only the tree
+    does, until the CLI dies and they are handed to init."""
     if not sys.platform.startswith("linux"):
         return []
-    found = []
+    children: dict[int, list[int]] = {}
     try:
         entries = os.listdir("/proc")
     except OSError:
@@ -189,27 +190,27 @@ def session_members(sid: int) -> list[int]:
                 fields = f.read().rsplit(b")", 1)[1].split()
         except (OSError, IndexError):
             continue
-        # after the command: state, ppid, pgrp, session (proc(5))
-        if len(fields) > 3 and fields[3] == str(sid).encode() and fields[0] not in (b"Z", b"X"):
-            found.append(int(name))
+        if len(fields) > 1 and fields[0] not in (b"Z", b"X"):  # after the command: state, ppid (proc(5))
+            children.setdefault(int(fields[1]), []).append(int(name))
+    found: list[int] = []
+    todo = list(children.get(pid, ()))
+    while todo:
+        child = todo.pop(0)
+        found.append(child)
+        todo += children.get(child, ())
     return found
 
 
-def kill_session(sid: int) -> None:
-    """SIGKILL the CLI `sid` (a session leader we started) and every process left in its
-    session: the tools it runs in process groups of their own die with it, which a SIGKILL
-    of the CLI alone leaves running. Call it only while `sid` is (or just was) our child:
-    a session id is a pid, which the system reuses once the leader is reaped and its session
-    is empty."""
+def kill_tree(pid: int) -> None:
+    """SIGKILL the CLI `pid` (a process group leader we started) and every process it started
+    (:func:`descendants`, taken before the kill: a Bash call's shell and what it runs would
+    live on, orphaned). Call it only while `pid` is our unreaped child (its pid is ours)."""
+    found = descendants(pid)
     with contextlib.suppress(OSError):
-        os.killpg(sid, signal.SIGKILL)  # the CLI's own process group (its pid)
-    for _ in range(3):  # a member may fork while we look: look again until none is left
-        members = session_members(sid)
-        if not members:
-            return
-        for pid in members:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
+        os.killpg(pid, signal.SIGKILL)  # the CLI's own process group (its pid)
+    for each in found:
+        with contextlib.suppress(OSError):
+            os.kill(each, signal.SIGKILL)
 
 
 _live: weakref.WeakSet[StdioTransport] = weakref.WeakSet()
@@ -338,13 +339,12 @@ class StdioTransport(Transport):
                 await asyncio.wait_for(asyncio.shield(self._stderr_task), 2)
 
     def kill(self) -> None:
-        """SIGKILL the CLI now, with every process it started (its session: :func:`kill_session`);
-        no waiting."""
+        """SIGKILL the CLI now, with every process it started (:func:`kill_tree`); no waiting."""
         if self._proc and self._proc.returncode is None:
-            kill_session(self._proc.pid)
+            kill_tree(self._proc.pid)
 
     async def close(self) -> None:
-        """stdin EOF, wait 5 s; SIGTERM, wait 5 s; SIGKILL; always reap."""
+        """stdin EOF, wait 5 s; SIGTERM, wait 5 s; SIGKILL with what it started; always reap."""
         proc = self._proc
         if proc is None:
             return
@@ -352,7 +352,7 @@ class StdioTransport(Transport):
             if proc.returncode is None and proc.stdin and not proc.stdin.is_closing():
                 with contextlib.suppress(Exception):
                     proc.stdin.close()
-            for step in (None, proc.terminate, proc.kill):
+            for step in (None, proc.terminate, self.kill):
                 if proc.returncode is not None:
                     break
                 if step is not None:
@@ -363,8 +363,6 @@ class StdioTransport(Transport):
         finally:
             if proc.returncode is None:
                 self.kill()
-            elif proc.returncode == -signal.SIGKILL:  # killed (by us, or by its parent's death guard)
-                kill_session(proc.pid)  # its tools run on in their own process groups otherwise
             _live.discard(self)
             if self._stderr_task and not self._stderr_task.done():
                 # The process is gone: its stderr ends soon; keep what it said (bounded wait).

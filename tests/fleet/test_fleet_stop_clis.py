@@ -70,7 +70,11 @@ def slow(number: int, request: RecordedRequest) -> Reply:
 def sleeper(number: int, request: RecordedRequest) -> Reply:
     """A Bash call that runs for two minutes, then a text answer."""
     if request.last_user_text():
-        return Reply(tool_use("Bash", {"command": f"python3 -c 'import time; time.sleep(120)' row-{number}", "description": "wait"}))
+        return Reply(
+            tool_use(
+                "Bash", {"command": f"python3 -c 'import time; time.sleep(120)' row-{number}", "description": "wait"}
+            )
+        )
     return Reply(text(f"slept {number}"))
 
 

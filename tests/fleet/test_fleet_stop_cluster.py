@@ -24,10 +24,10 @@ import pytest
 
 from kandev_nb.fleet import build_fleet
 from kandev_nb.fleet.cluster import ClusterFleet
-from kandev_nb.testing import RecordedRequest, Reply, text
-from tests.fleet.conftest import answer_per_row
+from kandev_nb.testing import RecordedRequest, Reply, text, tool_use
+from tests.fleet.conftest import answer_per_row, row_of
 from tests.fleet.test_fleet_dask import Cluster, cluster, config, on_cluster, until  # noqa: F401 - fixtures
-from tests.fleet.test_fleet_stop_clis import STOP_S, gone, kill_left, seconds_until_gone
+from tests.fleet.test_fleet_stop_clis import STOP_S, allow_all, gone, kill_left, seconds_until_gone, with_tools
 
 distributed = pytest.importorskip("distributed")
 
@@ -37,6 +37,11 @@ pytestmark = [pytest.mark.timeout(300), pytest.mark.cluster, pytest.mark.slow]
 def slow(number: int, request: RecordedRequest) -> Reply:
     """A long streamed answer (about 60 s): the row is still streaming when it is stopped."""
     return Reply(text(f"row {number} " + "slow " * 300, chunk_size=5, delay=0.2))
+
+
+def asked(where: Cluster, rows: dict[Any, int]) -> bool:
+    """Whether the model has a request from each of `rows` (keys ``r<ticket>``): they stream."""
+    return {int(str(key)[1:]) for key in rows} <= {row_of(request) for request in where.server.main_requests}
 
 
 def frame(n: int, first: int = 1) -> pd.DataFrame:
@@ -57,79 +62,103 @@ async def row_pid(fleet: ClusterFleet, key: Any) -> int | None:
     return pid if isinstance(pid, int) else None
 
 
-async def running_pids(fleet: ClusterFleet, keys: list[Any]) -> list[int]:
-    """The CLI pids of rows `keys`, once each row's CLI runs on its worker."""
+async def running(fleet: ClusterFleet, n: int) -> dict[Any, int]:
+    """By row key, the CLI pids of the first `n` rows whose CLI runs on a worker (Dask starts
+    the rows in no fixed order)."""
     pids: dict[Any, int] = {}
-    for _ in range(2400):
-        for key in keys:
+    for _ in range(1200):
+        for key in fleet.rows:
             if key not in pids and (pid := await row_pid(fleet, key)) is not None:
                 pids[key] = pid
-        if len(pids) == len(keys):
-            return [pids[key] for key in keys]
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"rows {keys} never ran a CLI: {pids}")
+        if len(pids) >= n:
+            return pids
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"{n} rows never ran a CLI: {pids}")
 
 
 @pytest.mark.parametrize("doing", ["streaming", "deaf to the interrupt"])
 async def test_stop_on_a_row_and_stop_all_end_the_rows_clis_on_their_workers_within_10_s(
-    doing: str, on_cluster: Cluster
+    doing: str,
+    on_cluster: Cluster,  # noqa: F811 - the fixture
 ) -> None:
     on_cluster.server.push(*[answer_per_row(slow) for _ in range(10)])
+    first = 1 if doing == "streaming" else 11
     fleet = build_fleet(
-        frame(3), "Handle ticket {id}.", concurrency=2, config=config(on_cluster), ledger=None, cluster=on_cluster.client
+        frame(3, first),
+        "Handle ticket {id}.",
+        concurrency=2,
+        config=config(on_cluster),
+        ledger=None,
+        cluster=on_cluster.client,
     )
     assert isinstance(fleet, ClusterFleet)
     run = asyncio.create_task(fleet.run())
-    pids = await running_pids(fleet, ["r1", "r2"])
-    await until(lambda: on_cluster.server.in_flight == 2, "two rows streaming")
+    rows = await running(fleet, 2)  # concurrency 2: these two, the third waits
+    (one, other), pids = list(rows), list(rows.values())
+    await until(lambda: asked(on_cluster, rows), "both rows streaming")
     if doing == "deaf to the interrupt":  # a CLI that can no longer answer (stopped, swapping, hung)
         for pid in pids:
             os.kill(pid, signal.SIGSTOP)
-    fleet.stop("r1")  # the row's Stop button
+    fleet.stop(one)  # the row's Stop button
     took_row = await seconds_until_gone([pids[0]])
-    assert not gone(pids[1]), "Stop on row 1 ended row 2's CLI"
-    fleet.stop(reason="stopped by you (Stop all)")
-    took_all = await seconds_until_gone([pids[1]])
+    assert not gone(pids[1]), "Stop on one row ended the other's CLI"
+    fleet.stop(reason="stopped by you (Stop all)")  # the stopped row's place went to the third, which may have started
+    took_all = await seconds_until_gone(pids[1:] + [p.pid for p in on_cluster.claude_processes()])
     kill_left(pids)
     result = await asyncio.wait_for(run, 60)
     print(f"cluster, {doing}: Stop on a row {took_row:.1f} s, Stop all {took_all:.1f} s")
-    assert took_row < STOP_S, f"row 1's CLI lived {took_row:.1f} s after its Stop"
-    assert took_all < STOP_S, f"row 2's CLI lived {took_all:.1f} s after Stop all"
-    assert list(result["status"]) == ["stopped", "stopped", "skipped"], result["error"].tolist()
+    assert took_row < STOP_S, f"the row's CLI lived {took_row:.1f} s after its Stop"
+    assert took_all < STOP_S, f"a CLI lived {took_all:.1f} s after Stop all"
+    assert result.loc[one, "status"] == result.loc[other, "status"] == "stopped", result["error"].tolist()
+    assert [result.loc[one, "error"], result.loc[other, "error"]] == ["stopped by you", "stopped by you (Stop all)"]
+    assert set(result["status"]) <= {"stopped", "skipped"}, result["error"].tolist()
     assert on_cluster.claude_processes() == []
 
 
-async def test_the_kernels_interrupt_ends_every_rows_cli_on_the_workers_within_10_s(on_cluster: Cluster) -> None:
+async def test_the_kernels_interrupt_ends_every_rows_cli_on_the_workers_within_10_s(
+    on_cluster: Cluster,  # noqa: F811 - the fixture
+) -> None:
     on_cluster.server.push(*[answer_per_row(slow) for _ in range(10)])
     fleet = build_fleet(
-        frame(6, 301), "Handle ticket {id}.", concurrency=4, config=config(on_cluster), ledger=None, cluster=on_cluster.client
+        frame(6, 301),
+        "Handle ticket {id}.",
+        concurrency=4,
+        config=config(on_cluster),
+        ledger=None,
+        cluster=on_cluster.client,
     )
     assert isinstance(fleet, ClusterFleet)
     run = asyncio.create_task(fleet.run())
-    pids = await running_pids(fleet, ["r301", "r302", "r303", "r304"])
-    await until(lambda: on_cluster.server.in_flight == 4, "four rows streaming", 60)
-    print("IN FLIGHT", on_cluster.server.in_flight, len(on_cluster.server.main_requests))
+    rows = await running(fleet, 4)  # concurrency 4: these four, two wait
+    pids = list(rows.values())
+    await until(lambda: asked(on_cluster, rows), "four rows streaming")
     run.cancel()  # what the kernel's interrupt does to the awaiting cell
-    took = await seconds_until_gone(pids)
+    took = await seconds_until_gone(pids + [p.pid for p in on_cluster.claude_processes()])
     kill_left(pids)
     result = await asyncio.wait_for(run, 60)
     print(f"cluster, the kernel's interrupt: last CLI gone after {took:.1f} s")
     assert took < STOP_S, f"a row's CLI lived {took:.1f} s after the kernel's interrupt"
-    assert list(result["status"]) == ["stopped"] * 4 + ["skipped"] * 2, result["error"].tolist()
+    assert sorted(result["status"]) == ["skipped"] * 2 + ["stopped"] * 4, result["error"].tolist()
+    assert set(result.index[result["status"] == "stopped"]) == set(rows)
     assert all("kernel's interrupt" in e for e in result["error"])
     assert on_cluster.claude_processes() == []
 
 
-async def test_a_departed_client_ends_its_rows_clis_on_the_workers_within_10_s(on_cluster: Cluster) -> None:
+async def test_a_departed_client_ends_its_rows_clis_on_the_workers_within_10_s(
+    on_cluster: Cluster,  # noqa: F811 - the fixture
+) -> None:
     # the kernel's death seen from the cluster: its client's connection closes mid-run
     on_cluster.server.push(*[answer_per_row(slow) for _ in range(10)])
     address = on_cluster.client.scheduler.address
     client = await distributed.Client(address, asynchronous=True)
-    fleet = build_fleet(frame(2, 401), "Handle ticket {id}.", concurrency=2, config=config(on_cluster), ledger=None, cluster=client)
+    fleet = build_fleet(
+        frame(2, 401), "Handle ticket {id}.", concurrency=2, config=config(on_cluster), ledger=None, cluster=client
+    )
     assert isinstance(fleet, ClusterFleet)
     run = asyncio.create_task(fleet.run())
-    pids = await running_pids(fleet, ["r401", "r402"])
-    await until(lambda: on_cluster.server.in_flight == 2, "two rows streaming")
+    rows = await running(fleet, 2)
+    pids = list(rows.values())
+    await until(lambda: asked(on_cluster, rows), "two rows streaming")
     start = time.monotonic()
     await client.close()
     took = await seconds_until_gone(pids)
@@ -141,29 +170,43 @@ async def test_a_departed_client_ends_its_rows_clis_on_the_workers_within_10_s(o
     assert on_cluster.claude_processes() == []
 
 
-def medium(number: int, request: RecordedRequest) -> Reply:
-    """A streamed answer of about 15 s."""
-    return Reply(text(f"row {number} " + "mid " * 60, chunk_size=4, delay=0.25))
+def sleep_then_answer(number: int, request: RecordedRequest) -> Reply:
+    """A Bash call that runs for two minutes; the attempt that resumes the row answers in text."""
+    last = request.last_user_text()
+    if last and "cut off" not in last:
+        return Reply(tool_use("Bash", {"command": f"python3 -c 'import time; time.sleep(120)' row-{number}"}))
+    return Reply(text(f"answered {number}"))
 
 
-async def test_a_sigkilled_workers_cli_is_gone_within_10_s_and_the_row_finishes_on_the_other_worker(
-    on_cluster: Cluster,
+async def test_a_sigkilled_workers_cli_and_its_tools_are_gone_within_10_s_and_the_row_finishes_elsewhere(
+    on_cluster: Cluster,  # noqa: F811 - the fixture
 ) -> None:
-    on_cluster.server.push(*[answer_per_row(medium) for _ in range(4)])
-    fleet = build_fleet(frame(1, 501), "Handle ticket {id}.", config=config(on_cluster), ledger=None, cluster=on_cluster.client)
+    # the CLI itself dies with its worker (its parent-death signal); the Bash call it runs, in a
+    # process group of its own, lived on after it (its shell names ~/.claude/shell-snapshots)
+    on_cluster.server.push(*[answer_per_row(sleep_then_answer) for _ in range(4)])
+    fleet = build_fleet(
+        frame(1, 501),
+        "Handle ticket {id}.",
+        approve=allow_all,
+        config=config(on_cluster),
+        ledger=None,
+        cluster=on_cluster.client,
+    )
     assert isinstance(fleet, ClusterFleet)
     run = asyncio.create_task(fleet.run())
-    (pid,) = await running_pids(fleet, ["r501"])
-    await until(lambda: on_cluster.server.in_flight == 1, "the row streaming")
+    (pid,) = (await running(fleet, 1)).values()
+    await until(lambda: len(with_tools([pid])) >= 3, "the row's Bash call running (its shell, python3)")
+    family = with_tools([pid])
     killed = fleet.where["r501"][0]
     worker_pid = (await asyncio.to_thread(on_cluster.client.run, os.getpid))[killed]
     assert pid in [p.pid for p in psutil.Process(worker_pid).children(recursive=True)]
     os.kill(worker_pid, signal.SIGKILL)
-    took = await seconds_until_gone([pid])
-    kill_left([pid])
-    print(f"cluster, a SIGKILLed worker: its CLI gone after {took:.1f} s")
-    assert took < STOP_S, f"the killed worker's CLI lived {took:.1f} s"
+    took = await seconds_until_gone(family)
+    kill_left(family)
+    print(f"cluster, a SIGKILLed worker: its CLI and its tools gone after {took:.1f} s")
+    assert took < STOP_S, f"the killed worker's CLI or its tools lived {took:.1f} s"
     result = await asyncio.wait_for(run, 120)
     assert list(result["status"]) == ["done"], result["error"].tolist()
+    assert result.loc["r501", "answer"] == "answered 501"
     assert fleet.where["r501"][0] != killed
     await until(lambda: len(on_cluster.client.scheduler_info()["workers"]) == 2, "the nanny's new worker")
