@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from kandev_nb.fleet.results import STAT_COLUMNS, RowResult
     from kandev_nb.fleet.runner import Fleet, RowState
     from kandev_nb.fleet.spec import FleetError, FleetSpec
+    from kandev_nb.fleet.watchdog import local_cluster
     from kandev_nb.fleet.worktrees import cleanup as fleet_cleanup
 
 __all__ = [
@@ -57,6 +58,7 @@ __all__ = [
     "build_fleet",
     "fleet_cleanup",
     "fleet_results",
+    "local_cluster",
 ]
 
 FRONTEND: list[Callable[..., Any]] = []
@@ -78,6 +80,7 @@ _WHERE = {
     "FleetError": "spec",
     "FleetSpec": "spec",
     "fleet_cleanup": "worktrees",
+    "local_cluster": "watchdog",
 }
 
 
