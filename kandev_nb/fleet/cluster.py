@@ -35,22 +35,10 @@ Channels (all Dask's own; no socket, pool or scheduler of ours), and why:
   the kernel before they are queued) and ``interrupt`` (Stop, the budget).
 - **resume after a lost worker**: one ``distributed.Variable`` per row holding its session_id,
   set by the worker as soon as the CLI reports it.
-- **Stop, Stop all, the kernel's interrupt** (issue 33): a started row gets the protocol's
-  interrupt through its Queue and keeps its turn (the cost of the cut request included); its
-  task kills the CLI with what it started if it is still there
-  :data:`~kandev_nb.fleet.runner.STOP_GRACE_S` later, and the kernel cancels a row's future
-  still running :data:`CANCEL_AFTER_S` after the stop. Rows not started are cancelled at once.
-  A task waiting for its lease may still get it after the cancel, so stopping the whole fleet
-  also sets one ``distributed.Event`` per run, which a row checks once it holds its lease.
-- **a cancelled task**: Dask never cancels a running task (a cancelled key, or one whose
-  client left, is only marked "cancelled" on its worker). The worker's watchdog
-  (:mod:`kandev_nb.fleet.watchdog`, a ``WorkerPlugin`` watching task transitions) cancels the
-  row's asyncio task, which kills its CLI: so a kernel that dies or restarts (its client's
-  connection closes, the scheduler releases its keys) ends its rows' CLIs on every worker.
-- **the kernel's process group**: a fleet registers
-  :class:`~kandev_nb.fleet.watchdog.LeaveKernelGroup`, so the worker processes of a
-  ``LocalCluster`` made in the kernel leave its process group (Jupyter's interrupt signals the
-  whole group and ended them; now the cell stops and the cluster stays).
+- **Stop, Stop all, the kernel's interrupt**: a started row gets the protocol's interrupt
+  through its Queue, with a deadline; rows not started are cancelled, and a run's ``Event``
+  stops one that gets its lease later. Dask never cancels a running task: the worker's
+  watchdog does (issue 33, :mod:`kandev_nb.fleet.watchdog`).
 
 **Sealed, and the cluster closed** (issue 32): every client of the scheduler can read the
 topic, post to it and put into the queues, so each message both ways is sealed with a key
@@ -75,8 +63,6 @@ import asyncio
 import contextlib
 import functools
 import logging
-import os
-import socket
 import time
 import uuid
 import warnings
@@ -89,10 +75,12 @@ from kandev_nb.errors import KandevError
 from kandev_nb.fleet.cluster_worker import RowJob, RowOutcome, run_row
 from kandev_nb.fleet.pacing import Limiter
 from kandev_nb.fleet.queue import activity_of, deny_texts
+from kandev_nb.fleet.reaper import CANCEL_AFTER_S
 from kandev_nb.fleet.results import RowResult, RowStatus, over_attempts
 from kandev_nb.fleet.runner import Fleet, RowState
 from kandev_nb.fleet.sealed import KERNEL, Channel, Forged, claimed_kind, new_key
 from kandev_nb.fleet.spec import FleetError, key_text
+from kandev_nb.fleet.watchdog import leave_kernel_group
 
 __all__ = ["INSTALL", "ClusterFleet", "OpenClusterWarning", "open_to_others", "require_distributed"]
 
@@ -118,11 +106,6 @@ SECURE_SETUPS: Final = (
     "(or your CA's certificates) and protocol='tls://'"
 )
 """The secure setups a warning names (the README shows each)."""
-
-CANCEL_AFTER_S: Final = 8.0
-"""Seconds after a stop when the kernel cancels the future of a row still running (the
-worker's watchdog then kills its CLI): a second line behind the task's own deadline
-(:data:`~kandev_nb.fleet.runner.STOP_GRACE_S`), for a stop message that never arrived."""
 
 MAX_DROPPED: Final = 100
 """Dropped messages :attr:`ClusterFleet.dropped` keeps (a flood of forged messages stays bounded)."""
@@ -310,27 +293,15 @@ class ClusterFleet(Fleet):
                 self.semaphore = await asyncio.to_thread(require_distributed().Semaphore, self.concurrency, self.topic)
         except Exception as exc:
             raise FleetError(f"the Dask scheduler cannot be reached: {type(exc).__name__}: {exc}") from exc
-        await self._leave_kernel_group()
+        await leave_kernel_group(self.client, self._call)
         self.client.subscribe_topic(self.topic, self._on_message)
         try:
             return await super().run()
         finally:
-            if self._dask:  # left early (a second interrupt while the rows stopped): nothing runs on
+            if self._dask:  # left early (a second interrupt as the rows stopped): nothing runs on
                 await self._cancel(list(self._dask.values()))
             with contextlib.suppress(Exception):
                 self.client.unsubscribe_topic(self.topic)
-
-    async def _leave_kernel_group(self) -> None:
-        """Register :class:`~kandev_nb.fleet.watchdog.LeaveKernelGroup` on the cluster: its
-        worker processes in this kernel's process group (a LocalCluster made here) leave it,
-        and the notebook's interrupt no longer ends them."""
-        from kandev_nb.fleet.watchdog import LeaveKernelGroup
-
-        plugin = LeaveKernelGroup(socket.gethostname(), os.getpgrp())
-        try:
-            await self._call(self.client.register_plugin, plugin, name=plugin.name)
-        except Exception as exc:  # noqa: BLE001 - the fleet runs; an interrupt may end local workers
-            log.warning("kandev_nb fleet: workers in the kernel's process group stay there: %s", exc)
 
     def job(self, state: RowState, cwd: Any = None) -> RowJob:
         """The picklable :class:`RowJob` of one row (no env, no CLI path, no ledger URL)."""
@@ -361,12 +332,8 @@ class ClusterFleet(Fleet):
             flush_s=self.flush_s,
             deny=tuple(self._deny_rules()),
             seal_key=self._seal_key,
-            task_key=self._task_key(state),
+            task_key=f"kandev-row-{self.fleet_id}-{state.position}",  # the worker's watchdog knows the row by it
         )
-
-    def _task_key(self, state: RowState) -> str:
-        """The Dask key of the row's task (the worker's watchdog knows the row by it)."""
-        return f"kandev-row-{self.fleet_id}-{state.position}"
 
     def _deny_rules(self) -> list[str]:
         """The deny rules every row holds on its worker: the ``approve`` Rules' and the fleet's."""
@@ -466,23 +433,18 @@ class ClusterFleet(Fleet):
     # -- stopping ------------------------------------------------------------------------------
 
     def stop(self, key: Any = None, *, reason: str = "stopped by you") -> None:
-        """:meth:`Fleet.stop` on the cluster (Stop, Stop all, the kernel's interrupt, the
-        budget): a running row gets the protocol's interrupt through its Queue (it ends
-        "stopped" with its turn; its task kills a CLI still there
-        :data:`~kandev_nb.fleet.runner.STOP_GRACE_S` later) and its future is cancelled if it
-        still runs :data:`CANCEL_AFTER_S` later (the worker's watchdog kills the CLI); a row
-        still waiting for a lease is cancelled at once ("skipped")."""
+        """:meth:`Fleet.stop` on the cluster: a running row gets the protocol's interrupt
+        through its Queue (its task kills a CLI still there after the grace; its future is
+        cancelled :data:`CANCEL_AFTER_S` later if it still runs); one not started is cancelled."""
         super().stop(key, reason=reason)
         targets = list(self._dask) if key is None else [key] if key in self._dask else []
         cancel = []
         for target in targets:
-            started = target in self.where
-            if not started:
+            if target not in self.where:  # not started
                 cancel.append(self._dask[target])
-            else:
+            elif self._loop is not None:
                 self._post(target, "interrupt", reason=reason)
-                if self._loop is not None:
-                    self._loop.call_later(CANCEL_AFTER_S, self._cancel_late, target, self._dask[target])
+                self._loop.call_later(CANCEL_AFTER_S, self._cancel_late, target, self._dask[target])
         if key is None and self._loop is not None:
             done = self._loop.create_task(self._set_stop())
             done.add_done_callback(lambda t: t.exception() if not t.cancelled() else None)
@@ -497,22 +459,14 @@ class ClusterFleet(Fleet):
         except Exception as exc:  # noqa: BLE001 - the scheduler gone: nothing starts there any more
             log.warning("kandev_nb fleet: could not tell the workers to stop: %s", exc)
 
-    def _stop_deadline(self, state: RowState) -> None:
-        """On a cluster the row's task keeps the stop's deadline (and the kernel its second
-        line, :meth:`_cancel_late`): there is no CLI in the kernel to kill."""
-
     def _cancel_late(self, key: Any, future: Any) -> None:
         """A stopped row's future still runs :data:`CANCEL_AFTER_S` after the stop: cancel it."""
-        if future.done() or self._dask.get(key) is not future or self._loop is None:
-            return
-        log.warning("kandev_nb fleet: row %r did not stop within %g s: its Dask task is cancelled", key, CANCEL_AFTER_S)
-        task = self._loop.create_task(self._cancel([future]))
-        task.add_done_callback(lambda t: t.exception() if not t.cancelled() else None)
+        if not future.done() and self._dask.get(key) is future and self._loop is not None:
+            log.warning("kandev_nb fleet: row %r did not stop within %g s: its task is cancelled", key, CANCEL_AFTER_S)
+            self._loop.create_task(self._cancel([future])).add_done_callback(lambda t: t.cancelled() or t.exception())
 
     async def _cancel(self, futures: list[Any]) -> None:
-        """``client.cancel(futures, force=True)``: the scheduler releases each task's key; the
-        worker's watchdog (:mod:`kandev_nb.fleet.watchdog`) then cancels the row's task, which
-        kills its CLI with what it started."""
+        """``client.cancel(futures, force=True)``: the worker's watchdog then kills each CLI."""
         try:
             await self._call(self.client.cancel, futures, force=True)
         except Exception as exc:  # noqa: BLE001 - the scheduler gone: nothing runs there any more

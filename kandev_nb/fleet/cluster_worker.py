@@ -20,7 +20,7 @@ What comes from the kernel: the attempt's ``distributed.Queue`` (:attr:`RowJob.a
 ``answer`` (a :class:`~kandev_nb.agent.permissions.Decision` as JSON, for one request_id),
 ``rules`` (the deny rules now) and ``interrupt`` (the protocol's interrupt: Stop, the fleet's
 budget); the row's CLI is killed with what it started if it is still there
-:data:`~kandev_nb.fleet.runner.STOP_GRACE_S` after the interrupt. Dask never cancels a running
+:data:`~kandev_nb.fleet.reaper.STOP_GRACE_S` after the interrupt. Dask never cancels a running
 task by itself: the worker's watchdog (:mod:`kandev_nb.fleet.watchdog`) cancels the row's task
 when its key is released (``client.cancel``, the client gone) or the worker closes, and the
 cancellation kills the CLI with what it started.
@@ -249,12 +249,12 @@ class _Row:
     def stop(self, reason: str) -> None:
         """The kernel's ``interrupt`` (Stop, Stop all, the kernel's interrupt, the budget): the
         turn gets the protocol's interrupt (a CLI still starting gets it at its first event),
-        no attempt follows, and a CLI still there :data:`~kandev_nb.fleet.runner.STOP_GRACE_S`
+        no attempt follows, and a CLI still there :data:`~kandev_nb.fleet.reaper.STOP_GRACE_S`
         later is killed with what it started."""
-        from kandev_nb.fleet.runner import STOP_GRACE_S
+        from kandev_nb.fleet.reaper import after_grace
 
         self.stop_reason = reason
-        asyncio.get_running_loop().call_later(STOP_GRACE_S, self._deadline)
+        after_grace(self._deadline)
         if self.session is not None:
             self.session.broker.deny_all(reason)
             self._interrupt()

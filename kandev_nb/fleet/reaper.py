@@ -25,14 +25,51 @@ marks still on its list, then exits. A row takes its mark off the list when it e
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import logging
 import secrets
 import subprocess
 import sys
 import threading
-from typing import IO, Final
+from collections.abc import Callable
+from typing import IO, Any, Final
 
-__all__ = ["MARK", "REAPER", "Reaper"]
+log = logging.getLogger("kandev_nb")
+
+__all__ = ["CANCEL_AFTER_S", "MARK", "REAPER", "STOP_GRACE_S", "Reaper", "after_grace", "kill_cli", "kill_unfinished"]
+
+STOP_GRACE_S: Final = 5.0
+"""Seconds a stopped row's CLI gets to end its turn after the protocol's interrupt (it keeps
+the turn and its cost; measured: 0.1-0.2 s streaming or in a tool call); one still there
+after them is killed with the processes it started (Stop means stop within 10 s: a CLI
+that no longer answers lived 25 s, the interrupt's grace then stdin EOF, TERM and KILL)."""
+
+CANCEL_AFTER_S: Final = 8.0
+"""Seconds after a stop when a cluster row's Dask future still running is cancelled (the
+worker's watchdog then kills its CLI): a second line behind the task's own deadline."""
+
+
+def after_grace(kill: Callable[[], Any]) -> None:
+    """Call `kill` :data:`STOP_GRACE_S` from now on the running loop (none: nothing runs)."""
+    with contextlib.suppress(RuntimeError):
+        asyncio.get_running_loop().call_later(STOP_GRACE_S, kill)
+
+
+def kill_cli(session: Any) -> bool:
+    """SIGKILL the CLI of `session` (a :class:`~kandev_nb.agent.session.Session` or None) with
+    what it started (:meth:`~kandev_nb.wire.transport.StdioTransport.kill`); whether it had one."""
+    kill = getattr(session.transport, "kill", None) if session is not None else None
+    if kill is not None:
+        kill()
+    return kill is not None
+
+
+def kill_unfinished(row: Any) -> None:
+    """Kill the CLI of `row` (a :class:`~kandev_nb.fleet.runner.RowState`) unless it finished."""
+    if row.result is None and kill_cli(row.session):
+        log.warning("kandev_nb fleet: row %r did not stop within %g s: its CLI is killed", row.key, STOP_GRACE_S)
+
 
 MARK: Final = "KANDEV_NB_ROW_CLI"
 """The environment variable that marks a fleet row's CLI and everything it starts."""

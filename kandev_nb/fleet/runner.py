@@ -31,23 +31,17 @@ from kandev_nb.agent.state import SessionState
 from kandev_nb.errors import CLIProcessError, KandevError, LedgerError, StructuredOutputError
 from kandev_nb.fleet.pacing import Limiter, RateGovernor
 from kandev_nb.fleet.queue import ApprovalQueue, activity_of, fleet_denies
-from kandev_nb.fleet.reaper import MARK, REAPER
+from kandev_nb.fleet.reaper import MARK, REAPER, after_grace, kill_unfinished
 from kandev_nb.fleet.results import RowResult, RowStatus, over_attempts, result_frame
 from kandev_nb.fleet.spec import FleetSpec, template_fields
 from kandev_nb.ledger.keys import encode_key, legacy_key_text
 from kandev_nb.policy.enforce import LabelledPolicy
 
-__all__ = ["STOP_GRACE_S", "TRANSIENT_STATUSES", "Fleet", "RowState", "row_values", "running_fleets", "transient"]
+__all__ = ["TRANSIENT_STATUSES", "Fleet", "RowState", "row_values", "running_fleets", "transient"]
 
 TRANSIENT_STATUSES: Final = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 """HTTP statuses of API errors worth another try."""
 _TRANSIENT_SUBTYPES: Final = frozenset({"cli_exited", "inactivity_timeout", "interrupt_timeout", "reader_error"})
-
-STOP_GRACE_S: Final = 5.0
-"""Seconds a stopped row's CLI gets to end its turn after the protocol's interrupt (it keeps
-the turn and its cost; measured: 0.1-0.2 s streaming or in a tool call); one still there
-after them is killed with the processes it started (Stop means stop within 10 s: a CLI
-that no longer answers lived 25 s, the interrupt's grace then stdin EOF, TERM and KILL)."""
 
 
 def transient(turn: Any) -> bool:
@@ -336,9 +330,9 @@ class Fleet:
 
     def stop(self, key: Any = None, *, reason: str = "stopped by you") -> None:
         """Stop one row (`key`) or, with no key, every row: a running row is interrupted (the
-        protocol's `interrupt`) and ends "stopped"; its CLI, if still there
-        :data:`STOP_GRACE_S` later, is killed with what it started; a row not started yet
-        ends "skipped"."""
+        protocol's `interrupt`) and ends "stopped" (a CLI still there after the grace,
+        :data:`~kandev_nb.fleet.reaper.STOP_GRACE_S`, is killed with what it started); a row not
+        started yet ends "skipped"."""
         if key is None:
             self.stopped_reason = self.stopped_reason or reason
             targets = list(self.rows.values())
@@ -347,25 +341,11 @@ class Fleet:
         for state in targets:
             if state.status in ("pending", "running") and state.stop_reason is None:
                 state.stop_reason = reason
-                if state.status == "running":
-                    self._stop_deadline(state)
+                if state.status == "running":  # a CLI still there after the grace is killed: the row ends "stopped"
+                    after_grace(functools.partial(kill_unfinished, state))
                 if state.status == "running" and state.session is not None:
                     self._interrupt(state, state.session)
         self._changed()
-
-    def _stop_deadline(self, state: RowState) -> None:
-        """Kill the stopped row's CLI if it is still there :data:`STOP_GRACE_S` from now."""
-        with contextlib.suppress(RuntimeError):  # no running loop: nothing runs to kill
-            asyncio.get_running_loop().call_later(STOP_GRACE_S, self._kill_row, state)
-
-    def _kill_row(self, state: RowState) -> None:
-        """The stop's deadline passed: SIGKILL the row's CLI and what it started (its turn
-        then ends as the CLI's exit, and the row "stopped")."""
-        session = state.session
-        kill = getattr(session.transport, "kill", None) if session is not None and state.result is None else None
-        if kill is not None:
-            log.warning("kandev_nb fleet: row %r did not stop within %g s: its CLI is killed", state.key, STOP_GRACE_S)
-            kill()
 
     def _interrupt(self, state: RowState, session: Session) -> None:
         """Send the row's turn the protocol's `interrupt` once it runs (a session still
@@ -428,11 +408,8 @@ class Fleet:
 
     def session_for(self, state: RowState, cwd: Any = None, *, mark: str | None = None) -> Session:
         """The fresh Session of one row (named ``<fleet>[<key>]``), in `cwd` (its worktree),
-        else the row's own working directory when the fleet has a cwd column; with `mark`
-        (:meth:`~kandev_nb.fleet.reaper.Reaper.watch`) in its CLI's environment."""
-        config = self.config
-        if mark is not None:
-            config = replace(config, env={**config.env, MARK: mark})
+        else the row's own working directory when the fleet has a cwd column (`mark`: its reaper mark)."""
+        config = replace(self.config, env={**self.config.env, MARK: mark}) if mark else self.config
         if cwd is not None:
             config = replace(config, cwd=cwd)
         elif self.spec.cwds is not None:

@@ -36,13 +36,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import logging
 import os
 import socket
 from collections.abc import Iterator
 from typing import Any, Final
 
-from kandev_nb.fleet.cluster import require_distributed
 from kandev_nb.fleet.spec import FleetError
 
 __all__ = ["WATCHDOG", "LeaveKernelGroup", "RowGuard", "RowWatchdog", "leave_kernel_group", "local_cluster", "watched"]
@@ -52,7 +52,10 @@ log = logging.getLogger("kandev_nb")
 WATCHDOG: Final = "kandev-nb-fleet-watchdog"
 """The name of the :class:`RowWatchdog` plugin on every worker that runs a fleet row."""
 
-_plugin_base: Any = require_distributed().WorkerPlugin
+try:
+    _plugin_base: Any = importlib.import_module("distributed.diagnostics.plugin").WorkerPlugin
+except ImportError:  # the module documents itself without dask; nothing here runs without it
+    _plugin_base = object
 
 
 class RowGuard:
@@ -175,12 +178,21 @@ class LeaveKernelGroup(_plugin_base):  # type: ignore[misc]
             log.warning("kandev_nb fleet: worker %s stays in the kernel's process group: %s", worker.address, exc)
 
 
-def leave_kernel_group(client: Any) -> None:
-    """Register :class:`LeaveKernelGroup` for this process on `client`'s cluster: each of its
-    worker processes in this process's group moves to its own, now and when one starts again.
-    Synchronous client only (an asynchronous one: ``await client.register_plugin(...)``)."""
+async def leave_kernel_group(client: Any, call: Any) -> None:
+    """Register :class:`LeaveKernelGroup` for this process on `client`'s cluster (a fleet
+    starts with it): each of its worker processes in this process's group moves to its own,
+    now and when one starts again; a failure is logged (the fleet runs on).
+
+    Args:
+        client: the ``distributed.Client``.
+        call: ``await call(fn, *args, **kwargs)`` calls `fn` of a synchronous or asynchronous
+            client from the kernel's loop (``ClusterFleet._call``).
+    """
     plugin = LeaveKernelGroup(socket.gethostname(), os.getpgrp())
-    client.register_plugin(plugin, name=plugin.name)
+    try:
+        await call(client.register_plugin, plugin, name=plugin.name)
+    except Exception as exc:  # noqa: BLE001 - the fleet runs; an interrupt may end local workers
+        log.warning("kandev_nb fleet: workers in the kernel's process group stay there: %s", exc)
 
 
 def local_cluster(**kwargs: Any) -> Any:
@@ -195,6 +207,8 @@ def local_cluster(**kwargs: Any) -> Any:
     A fleet started on any cluster registers the same plugin itself; this one does it before
     any cell can be interrupted.
     """
+    from kandev_nb.fleet.cluster import require_distributed
+
     distributed = require_distributed()
     if kwargs.get("asynchronous"):
         raise FleetError(
@@ -204,7 +218,8 @@ def local_cluster(**kwargs: Any) -> Any:
     cluster = distributed.LocalCluster(**kwargs)
     try:
         with distributed.Client(cluster, set_as_default=False) as client:
-            leave_kernel_group(client)
+            plugin = LeaveKernelGroup(socket.gethostname(), os.getpgrp())
+            client.register_plugin(plugin, name=plugin.name)
     except BaseException:
         cluster.close()
         raise
