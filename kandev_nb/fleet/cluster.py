@@ -286,11 +286,11 @@ class ClusterFleet(Fleet):
         self.open_cluster = open_to_others(self.client)
         if self.open_cluster is not None:  # said before anything starts; registry=None: said every run
             warnings.warn_explicit(self.open_cluster, OpenClusterWarning, __file__, 0, module=__name__, registry=None)
+        semaphore = functools.partial(  # on this client's scheduler (Dask's default client may be another)
+            require_distributed().Semaphore, self.concurrency, self.topic, self.client.scheduler, self.client.loop
+        )
         try:
-            if self.client.asynchronous:
-                self.semaphore = await require_distributed().Semaphore(max_leases=self.concurrency, name=self.topic)
-            else:
-                self.semaphore = await asyncio.to_thread(require_distributed().Semaphore, self.concurrency, self.topic)
+            self.semaphore = await (semaphore() if self.client.asynchronous else asyncio.to_thread(semaphore))
         except Exception as exc:
             raise FleetError(f"the Dask scheduler cannot be reached: {type(exc).__name__}: {exc}") from exc
         await leave_kernel_group(self.client, self._call)
@@ -398,14 +398,15 @@ class ClusterFleet(Fleet):
         current = asyncio.current_task()
         if isinstance(exc, asyncio.CancelledError) and current is not None and current.cancelling():
             raise exc  # this row's own await was cancelled, not its Dask future
+        if self.lost_scheduler is None and self.client.status not in ("running", "newly-created"):  # "connecting"
+            self.lost_scheduler = f"the Dask scheduler went away ({type(exc).__name__}: {exc})"
+            super().stop(reason=self.lost_scheduler)  # every row that ran is an error, those that did not skipped
+        started = state.key in self.where
+        if self.lost_scheduler is not None and started and state.stop_reason in (None, self.lost_scheduler):
+            return RowResult(state.key, "error", self.lost_scheduler)
         if state.stop_reason is not None:
-            started = state.key in self.where
             status: RowStatus = "stopped" if started else "skipped"
             return RowResult(state.key, status, state.stop_reason if started else f"never started: {state.stop_reason}")
-        if self.client.status not in ("running", "connecting", "newly-created"):
-            self.lost_scheduler = self.lost_scheduler or f"the Dask scheduler went away ({type(exc).__name__}: {exc})"
-            super().stop(reason=self.lost_scheduler)
-            return RowResult(state.key, "error", self.lost_scheduler)
         return RowResult(state.key, "error", f"the row's Dask task failed: {type(exc).__name__}: {exc}")
 
     async def _judge_outcome(self, state: RowState, outcome: RowOutcome) -> RowResult:
@@ -462,7 +463,6 @@ class ClusterFleet(Fleet):
     def _cancel_late(self, key: Any, future: Any) -> None:
         """A stopped row's future still runs :data:`CANCEL_AFTER_S` after the stop: cancel it."""
         if not future.done() and self._dask.get(key) is future and self._loop is not None:
-            log.warning("kandev_nb fleet: row %r did not stop within %g s: its task is cancelled", key, CANCEL_AFTER_S)
             self._loop.create_task(self._cancel([future])).add_done_callback(lambda t: t.cancelled() or t.exception())
 
     async def _cancel(self, futures: list[Any]) -> None:

@@ -13,18 +13,25 @@ grace, then stdin EOF, SIGTERM and SIGKILL 5 s apart).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
+import subprocess
+import sys
 import time
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import psutil
 import pytest
 
+from kandev_nb.agent.session import SessionConfig
 from kandev_nb.fleet import build_fleet
 from kandev_nb.fleet.cluster import ClusterFleet
 from kandev_nb.testing import RecordedRequest, Reply, text, tool_use
+from kandev_nb.testing.clis import pinned_cli
 from tests.fleet.conftest import answer_per_row, row_of
 from tests.fleet.test_fleet_dask import Cluster, cluster, config, on_cluster, until  # noqa: F401 - fixtures
 from tests.fleet.test_fleet_stop_clis import STOP_S, allow_all, gone, kill_left, seconds_until_gone, with_tools
@@ -156,7 +163,10 @@ async def test_a_departed_client_ends_its_rows_clis_on_the_workers_within_10_s(
     )
     assert isinstance(fleet, ClusterFleet)
     run = asyncio.create_task(fleet.run())
-    rows = await running(fleet, 2)
+    try:
+        rows = await running(fleet, 2)
+    except AssertionError:
+        raise AssertionError(f"{run.done() and (run.exception() or run.result())}") from None
     pids = list(rows.values())
     await until(lambda: asked(on_cluster, rows), "two rows streaming")
     start = time.monotonic()
@@ -210,3 +220,83 @@ async def test_a_sigkilled_workers_cli_and_its_tools_are_gone_within_10_s_and_th
     assert result.loc["r501", "answer"] == "answered 501"
     assert fleet.where["r501"][0] != killed
     await until(lambda: len(on_cluster.client.scheduler_info()["workers"]) == 2, "the nanny's new worker")
+
+
+def quick_or_slow(number: int, request: RecordedRequest) -> Reply:
+    """Ticket 601 answers at once; the others stream for about 60 s."""
+    return Reply(text(f"quick {number}")) if number == 601 else slow(number, request)
+
+
+@pytest.fixture
+def own_scheduler(tmp_path: Path, claude_env: dict[str, str], claude_home: Path) -> Iterator[tuple[Any, Any, Path]]:
+    """A ``dask scheduler`` and a ``dask worker`` of their own processes (the scheduler can be
+    SIGKILLed), the worker's CLI pointed at the scripted model; yields (scheduler process,
+    sync Client, the workers' HOME)."""
+    import kandev_nb
+
+    file = tmp_path / "scheduler.json"
+    root = str(Path(kandev_nb.__file__).resolve().parents[1])
+    env = {**os.environ, **claude_env, "KANDEV_CLAUDE_CLI": str(pinned_cli()), "PYTHONPATH": root}
+    scheduler = subprocess.Popen(
+        [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0"]
+        + ["--no-dashboard", "--scheduler-file", str(file)],
+        env=env,
+        start_new_session=True,
+    )
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file", str(file), "--nworkers", "1"]
+        + ["--nthreads", "4", "--no-dashboard"],
+        env=env,
+        start_new_session=True,
+    )
+    try:
+        for _ in range(600):
+            if file.exists() and file.stat().st_size:
+                break
+            time.sleep(0.1)
+        client = distributed.Client(scheduler_file=str(file), timeout=60)
+        client.wait_for_workers(1, timeout=120)
+        yield scheduler, client, claude_home
+        client.close(timeout=5)
+    finally:
+        for process in (worker, scheduler):
+            with contextlib.suppress(OSError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait(30)
+
+
+async def test_the_scheduler_going_away_keeps_the_finished_rows_says_so_and_ends_the_clis(
+    own_scheduler: tuple[Any, Any, Path], tmp_path: Path, scripted_model: Any
+) -> None:
+    scheduler, client, _ = own_scheduler
+    scripted_model.push(*[answer_per_row(quick_or_slow) for _ in range(6)])
+    workdir = tmp_path / "project"
+    workdir.mkdir()
+    fleet = build_fleet(
+        frame(4, 601),
+        "Handle ticket {id}.",
+        concurrency=3,
+        config=SessionConfig(cwd=workdir, approval_timeout=60, inactivity_timeout=120),
+        ledger=None,
+        cluster=client,
+    )
+    assert isinstance(fleet, ClusterFleet)
+    run = asyncio.create_task(fleet.run())
+    await until(lambda: fleet.rows["r601"].status == "done", "the quick row done")
+    rows = await running(fleet, 3)
+    running_now = [key for key in rows if key != "r601"]
+    pids = [rows[key] for key in running_now]
+    await until(lambda: len(running_now) == 2 and all(not gone(pid) for pid in pids), "two rows streaming")
+    start = time.monotonic()
+    os.kill(scheduler.pid, signal.SIGKILL)
+    took = await seconds_until_gone(pids)
+    result = await asyncio.wait_for(run, 60)
+    print(f"the scheduler SIGKILLed: CLIs gone after {took:.1f} s, the frame after {time.monotonic() - start:.1f} s")
+    assert took < STOP_S, f"a row's CLI lived {took:.1f} s after the scheduler went away"
+    # the finished row kept; the others say why, and so does the fleet (the board's line reads it)
+    assert result.loc["r601", "status"] == "done" and result.loc["r601", "answer"] == "quick 601"
+    for key in running_now:
+        assert result.loc[key, "status"] == "error" and "the Dask scheduler went away" in result.loc[key, "error"]
+    (last,) = [key for key in result.index if key not in rows]  # waiting for its lease, or just started
+    assert result.loc[last, "status"] in ("skipped", "error") and "scheduler went away" in result.loc[last, "error"]
+    assert fleet.lost_scheduler is not None and fleet.stopped_reason == fleet.lost_scheduler
