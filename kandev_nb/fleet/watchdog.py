@@ -43,6 +43,7 @@ import socket
 from collections.abc import Iterator
 from typing import Any, Final
 
+from kandev_nb.fleet.reaper import kill_cli
 from kandev_nb.fleet.spec import FleetError
 
 __all__ = ["WATCHDOG", "LeaveKernelGroup", "RowGuard", "RowWatchdog", "leave_kernel_group", "local_cluster", "watched"]
@@ -82,10 +83,7 @@ class RowGuard:
 
     def kill(self) -> None:
         """SIGKILL the row's CLI now with what it started (no waiting); a no-op without one."""
-        transport = self.session.transport if self.session is not None else None
-        kill = getattr(transport, "kill", None)
-        if kill is not None:
-            kill()
+        kill_cli(self.session)
 
 
 _rows: dict[str, RowGuard] = {}
