@@ -12,6 +12,7 @@ died, "cancelled" and lets it run).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
@@ -22,7 +23,7 @@ from typing import Any
 import psutil
 import pytest
 
-from kandev_nb.testing import RecordedRequest, Reply, ScriptedModelServer, text
+from kandev_nb.testing import RecordedRequest, Reply, ScriptedModelServer, text, tool_use
 from tests.fleet.conftest import answer_per_row
 from tests.kernel.conftest import kernel, ledger_path  # noqa: F401 - fixtures
 from tests.kernel.kernel_harness import KernelHarness
@@ -237,3 +238,48 @@ def test_a_local_cluster_made_with_kandev_nb_lives_through_the_interrupt_of_any_
         assert kernel.eval("client.submit(lambda: 41 + 1).result(timeout=30)") == 42
     finally:
         kernel.execute("client.close(); cluster.close()", timeout=60)
+
+
+def sleep_in_bash(number: int, request: RecordedRequest) -> Reply:
+    """A Bash call that runs for two minutes, then a text answer."""
+    if request.last_user_text():
+        return Reply(tool_use("Bash", {"command": f"python3 -c 'import time; time.sleep(120)' row-{number}"}))
+    return Reply(text(f"slept {number}"))
+
+
+@pytest.mark.parametrize("end", [sigkill, restart], ids=["sigkill", "restart"])
+def test_a_fleet_in_the_kernel_takes_its_clis_and_their_tools_with_a_dying_or_restarting_kernel(
+    end: Callable[[KernelHarness, int], None],
+    mortal_kernel: KernelHarness,  # noqa: F811 - the fixture
+    scripted_model: ScriptedModelServer,
+    claude_env: dict[str, str],
+    claude_home: Path,
+    claude_workdir: Path,
+) -> None:
+    # each CLI dies with the kernel (its parent-death signal); its Bash call, in a session of its
+    # own, lived on (its shell names ~/.claude/shell-snapshots)
+    harness = mortal_kernel
+    scripted_model.push(*[answer_per_row(sleep_in_bash) for _ in range(4)])
+    harness.execute(
+        SETUP.format(kernel_env=claude_env, cwd=str(claude_workdir)) + "allow = lambda tool, data: 'allow'\ntwo = tickets.head(2)\n"
+    )
+    pid = harness.eval("os.getpid()")
+    harness.start("%%claude --over two -o out --concurrency 2 --approve allow\nHandle ticket {id}.")
+    try:
+        wait_for(lambda: len(clis(claude_home)) >= 4, "two CLIs, each in its Bash call")  # the CLI and its shell
+        harness.pump_for(1)
+        family = [p for cli in clis(claude_home) for p in [cli, *[c.pid for c in psutil.Process(cli).children(True)]]]
+        start = time.monotonic()
+        end(harness, pid)
+        seconds_until_gone(claude_home, family, lambda s: time.sleep(s))
+        took = time.monotonic() - start
+        print(f"an in-kernel fleet, the kernel's {end.__name__}: its CLIs and their tools gone after {took:.1f} s")
+        assert took < STOP_S, f"a row's CLI or its tools lived {took:.1f} s after the kernel's {end.__name__}"
+    finally:
+        kill_left(claude_home)
+        for each in psutil.process_iter(["cmdline"]):
+            if "row-" in " ".join(each.info["cmdline"] or []) and "time.sleep(120)" in " ".join(
+                each.info["cmdline"] or []
+            ):
+                with contextlib.suppress(psutil.Error):
+                    each.kill()
