@@ -260,9 +260,8 @@ def test_a_fleet_in_the_kernel_takes_its_clis_and_their_tools_with_a_dying_or_re
     # own, lived on (its shell names ~/.claude/shell-snapshots)
     harness = mortal_kernel
     scripted_model.push(*[answer_per_row(sleep_in_bash) for _ in range(4)])
-    harness.execute(
-        SETUP.format(kernel_env=claude_env, cwd=str(claude_workdir)) + "allow = lambda tool, data: 'allow'\ntwo = tickets.head(2)\n"
-    )
+    setup = SETUP.format(kernel_env=claude_env, cwd=str(claude_workdir))
+    harness.execute(setup + "allow = lambda tool, data: 'allow'\ntwo = tickets.head(2)\n")
     pid = harness.eval("os.getpid()")
     harness.start("%%claude --over two -o out --concurrency 2 --approve allow\nHandle ticket {id}.")
     try:
