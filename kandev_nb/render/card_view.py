@@ -106,6 +106,7 @@ _BY = {
     "timeout": "the approval timeout",
     "hook": "a hook",
     "settings": "Claude Code's permission settings",
+    "mode": "the permission mode",
     "cancelled": "Claude Code",
     "grant": "your session grant",
 }
