@@ -213,7 +213,9 @@ class Approval:
         self.tool_use_id = tool_use_id
         self.suggestions = suggestions or []
         self.timeout_s = timeout_s
-        self.grant: Grant | None = session_grant(tool_name, tool_input, cwd or os.getcwd())
+        self.cwd = cwd or os.getcwd()
+        """The CLI's working directory (a blocked path is said to be outside it only when it is)."""
+        self.grant: Grant | None = session_grant(tool_name, tool_input, self.cwd)
         self.whole_tool: Grant = tool_grant(tool_name)
         self.decided_rule: tuple[str, str] = ("", "")
         """``(who, rule)`` when a policy rule decided: "your policy rule Bash(rm:*)", "Bash(rm:*)"."""

@@ -55,6 +55,7 @@ __all__ = [
     "fmt_usd",
     "markdown_html",
     "stats_html",
+    "token_parts",
     "without_image_notes",
 ]
 
@@ -447,12 +448,16 @@ def details_html(summary: str, body: str, *, open_: bool = False, cls: str = "",
 # -- footer and gauges ------------------------------------------------------------------
 
 
+_NOWRAP = ' style="white-space:nowrap"'
+"""The context gauge stays on one line: bar, figures and percentage (it wrapped in a narrow header)."""
+
+
 def context_html(ctx: ev.ContextWindow | None) -> str:
     """The context-window gauge: a bar and ``used / size tokens (pct)``; "" if unknown."""
     if ctx is None or not ctx.size:
         return ""
     if not ctx.size_known:  # no result has said the window's size yet: never a guessed "/ 200.0k"
-        return f'<span class="kandev-context" title="context window">context {fmt_tokens(ctx.used)}</span>'
+        return f'<span class="kandev-context" title="context window"{_NOWRAP}>context {fmt_tokens(ctx.used)}</span>'
     frac = min(ctx.used / ctx.size, 1.0)
     color = (
         "var(--jp-success-color1,#1a7f37)"
@@ -462,7 +467,7 @@ def context_html(ctx: ev.ContextWindow | None) -> str:
         else "var(--jp-error-color1,#cf222e)"
     )
     return (
-        f'<span class="kandev-context" title="context window">'
+        f'<span class="kandev-context" title="context window"{_NOWRAP}>'
         f'<span style="display:inline-block;width:80px;height:8px;'
         f"background:var(--jp-layout-color3,#eaeef2);border-radius:4px;"
         f'vertical-align:middle;overflow:hidden"><span style="display:block;height:8px;width:{frac * 100:.1f}%;'
@@ -471,17 +476,23 @@ def context_html(ctx: ev.ContextWindow | None) -> str:
     )
 
 
+def token_parts(stats: ev.TurnStats) -> list[str]:
+    """``["in 1.2k", "out 300", "cache read 12.0k", "cache write 800"]``: the turn's tokens by
+    kind, the cache figures only when not 0 (most turns without prompt caching have none)."""
+    parts = [f"in {fmt_tokens(stats.input_tokens)}", f"out {fmt_tokens(stats.output_tokens)}"]
+    if stats.cache_read_input_tokens:
+        parts.append(f"cache read {fmt_tokens(stats.cache_read_input_tokens)}")
+    if stats.cache_creation_input_tokens:
+        parts.append(f"cache write {fmt_tokens(stats.cache_creation_input_tokens)}")
+    return parts
+
+
 def stats_html(stats: ev.TurnStats, ctx: ev.ContextWindow | None = None, *, interrupted: bool = False) -> str:
     """The footer: cost (USD), tokens (input, output, cache read, cache creation), durations
     (ms from `result.duration_ms` / `duration_api_ms`), API turns (`num_turns`), context gauge."""
     items = [
         _kv("cost", f"<b>{fmt_usd(stats.cost_usd)}</b>"),
-        _kv(
-            "tokens",
-            f"in {fmt_tokens(stats.input_tokens)} · out {fmt_tokens(stats.output_tokens)} · "
-            f"cache read {fmt_tokens(stats.cache_read_input_tokens)} · "
-            f"cache write {fmt_tokens(stats.cache_creation_input_tokens)}",
-        ),
+        _kv("tokens", " · ".join(token_parts(stats))),
         _kv("time", f"{fmt_ms(stats.duration_ms)} (API {fmt_ms(stats.duration_api_ms)})"),
         _kv("API turns", str(stats.num_turns)),
     ]
