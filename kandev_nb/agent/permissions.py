@@ -75,8 +75,9 @@ DecidedBy = Literal["person", "policy", "timeout", "cancelled", "settings", "mod
 CLI itself withdrawing the request ("cancelled"), the CLI's own permission settings
 ("settings": the tool ran or was refused without any request, see
 :func:`kandev_nb.agent.session.Session`), the permission mode ("mode": an edit or a file
-command acceptEdits ran unasked, :func:`kandev_nb.agent.unasked.allowed_by_mode`), a PreToolUse hook of the user's settings ("hook"), or a
-person's earlier "Allow for this session" grant that the CLI applied unasked ("grant")."""
+command acceptEdits ran unasked, :func:`kandev_nb.agent.unasked.allowed_by_mode`), a
+PreToolUse hook of the user's settings ("hook"), or a person's earlier "Allow for this
+session" grant that the CLI applied unasked ("grant")."""
 
 _CLI_MODE: dict[str, str] = {
     "supervised": "default",

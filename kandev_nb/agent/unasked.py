@@ -64,6 +64,7 @@ def allowed_by_mode(mode: str, event: ev.ToolUpdate, decision: dict[str, Any]) -
     words = (c.words[0].rsplit("/", 1)[-1] for c in parse_command(payload.command).commands if c.words)
     return any(w in ACCEPT_EDITS_COMMANDS for w in words)
 
+
 NO_APPROVAL_NOTE = frozenset(
     {
         "Read",

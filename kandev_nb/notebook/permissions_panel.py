@@ -240,7 +240,8 @@ class PermissionsPanel(anywidget.AnyWidget):
         lines += [f"grant {rule} ({where})" for rule, where in broker._grants]
         lines += [f"revoked {rule}" for rule in sorted(broker.revoked)]
         lines += [
-            f"{r['behavior']} {r['rule']} ({r['source']})" + (" - revoked: asked anyway" if _asked_anyway(r, broker.revoked) else "")
+            f"{r['behavior']} {r['rule']} ({r['source']})"
+            + (" - revoked: asked anyway" if _asked_anyway(r, broker.revoked) else "")
             for r in self.cli_rules
         ]
         return "\n".join(lines)

@@ -253,9 +253,7 @@ def verdict_html(decision: ev.PermissionDecided) -> str:
     # neutral, not green: the call may still fail (its ✗ above says so); nobody waited for an
     # answer the CLI's settings, its mode or a grant gave unasked: no "after 0 ms"
     waited = f" after {fmt_ms(decision.waited_ms)}" if decision.waited_ms else ""
-    return (
-        f'<div class="kandev-decision" style="color:{th.MUTED}">{esc(allowed_text(decision))}{waited}</div>{note}'
-    )
+    return f'<div class="kandev-decision" style="color:{th.MUTED}">{esc(allowed_text(decision))}{waited}</div>{note}'
 
 
 def remote_html(urls: tuple[str, ...]) -> str:

@@ -85,7 +85,12 @@ async def test_accept_edits_runs_file_commands_in_the_project_unasked_and_says_t
         r.call.input.get("command", r.call.tool_name): (r.decision.decided_by if r.decision else None)
         for r in turn.tools.values()
     }
-    assert by == {"Write": "mode", **dict.fromkeys(UNASKED, "mode"), **dict.fromkeys(asked_for, "person"), "ls": "settings"}
+    assert by == {
+        "Write": "mode",
+        **dict.fromkeys(UNASKED, "mode"),
+        **dict.fromkeys(asked_for, "person"),
+        "ls": "settings",
+    }
     # The card says so, live (the same HTML) and saved.
     html, md = render_html(turn), render_markdown(turn)
     assert html.count("allowed by acceptEdits mode") == len(UNASKED) + 1
@@ -99,8 +104,11 @@ async def test_the_readme_one_line_policy_makes_destructive_commands_ask_in_acce
 ) -> None:
     _project(claude_workdir)
     policy = one_line_policy()
-    scripted_model.push(*(_bash(c) for c in UNASKED), Reply(tool_use("Edit", {
-        "file_path": str(claude_workdir / "b.txt"), "old_string": "b", "new_string": "B"})), Reply(text("done")))
+    scripted_model.push(
+        *(_bash(c) for c in UNASKED),
+        Reply(tool_use("Edit", {"file_path": str(claude_workdir / "b.txt"), "old_string": "b", "new_string": "B"})),
+        Reply(text("done")),
+    )
     asked: list[str] = []
 
     def deny(event: ev.AgentEvent) -> None:

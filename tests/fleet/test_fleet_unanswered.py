@@ -33,19 +33,19 @@ WAIT_TWO = (
 )
 
 
-def _widget(kernel: KernelHarness, has: Callable[[WidgetModel], bool]) -> WidgetModel:
-    found = [w for w in kernel.widgets.values() if has(w) and not w.closed]
+def _widget(harness: KernelHarness, has: Callable[[WidgetModel], bool]) -> WidgetModel:
+    found = [w for w in harness.widgets.values() if has(w) and not w.closed]
     assert found
     return found[-1]
 
 
-def _reminded(kernel: KernelHarness, timeout: float = 30) -> list[dict[str, object]]:
+def _reminded(harness: KernelHarness, timeout: float = 30) -> list[dict[str, object]]:
     end = time.monotonic() + timeout
     while time.monotonic() < end:
-        value = json.loads(_widget(kernel, lambda w: "items" in w.state).state["items"])
+        value = json.loads(_widget(harness, lambda w: "items" in w.state).state["items"])
         if len(value) == 2 and all(i["reminded"] for i in value):
             return value  # type: ignore[no-any-return]
-        kernel.pump_for(0.1)
+        harness.pump_for(0.1)
     raise AssertionError("the notifier never reminded of both rows")
 
 

@@ -33,7 +33,10 @@ def test_the_readme_states_the_rule_for_an_unanswered_card_once() -> None:
     assert "row of a fleet" in section  # a fleet's cards follow the same rule
     # nowhere else does the README say when a card is denied: it points to the rule
     rest = README.replace(section, "")
-    assert "instead of denying it" not in rest and "deny an unanswered approval after this long (default 300 s)" not in rest
+    assert (
+        "instead of denying it" not in rest
+        and "deny an unanswered approval after this long (default 300 s)" not in rest
+    )
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)

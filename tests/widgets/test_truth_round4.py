@@ -116,7 +116,9 @@ def _request(name: str, tool_input: dict[str, Any], cwd: str, **kw: Any) -> ev.P
 def test_a_blocked_path_in_the_project_is_not_called_outside(tmp_path: Any) -> None:
     project = tmp_path / "project"
     project.mkdir()
-    inside = plain(header_html(_request("Bash", {"command": "touch x.txt"}, str(project), blocked_path=f"{project}/x.txt")))
+    inside = plain(
+        header_html(_request("Bash", {"command": "touch x.txt"}, str(project), blocked_path=f"{project}/x.txt"))
+    )
     assert "outside" not in inside and f"path in question: {project}/x.txt" in inside
     beside = f"{tmp_path}/data/y.txt"
     outside = plain(header_html(_request("Bash", {"command": f"touch {beside}"}, str(project), blocked_path=beside)))
@@ -142,7 +144,9 @@ def test_a_footer_leaves_out_cache_figures_that_are_zero_and_its_gauge_stays_on_
     cached = plain_stats.model_copy(update={"cache_read_input_tokens": 5000, "cache_creation_input_tokens": 0})
     footer = plain(render.stats_html(plain_stats))
     assert "in 1.2k · out 300" in footer and "cache" not in footer
-    assert "cache read 5.0k" in plain(render.stats_html(cached)) and "cache write" not in plain(render.stats_html(cached))
+    assert "cache read 5.0k" in plain(render.stats_html(cached)) and "cache write" not in plain(
+        render.stats_html(cached)
+    )
     md = mime_bundle(_turn([ev.MessageChunk(text="hi"), ev.Complete(stats=plain_stats)]))["text/markdown"]
     assert "tokens in 1.2k / out 300" in md and "cache" not in md
     for ctx in (ev.ContextWindow(size=200_000, used=50_000), ev.ContextWindow(size=200_000, used=10, size_known=False)):
@@ -153,7 +157,12 @@ def test_a_footer_leaves_out_cache_figures_that_are_zero_and_its_gauge_stays_on_
 def test_a_tools_time_is_its_own_and_the_persons_wait_is_apart() -> None:
     c = call("toolu_b", "Bash", {"command": "pytest -q"})
     waited = ev.PermissionDecided(
-        request_id="r1", tool_name="Bash", behavior="allow", decided_by="person", waited_ms=393_000, tool_use_id="toolu_b"
+        request_id="r1",
+        tool_name="Bash",
+        behavior="allow",
+        decided_by="person",
+        waited_ms=393_000,
+        tool_use_id="toolu_b",
     )
     # tool_use at 0 s, allowed after 393 s, result at 394.017 s: the tool ran 1.017 s
     turn = _turn([c, waited, result(c, "ok"), complete()], times=[0.0, 393.0, 394.017, 395.0])
