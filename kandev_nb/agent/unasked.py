@@ -61,8 +61,20 @@ def allowed_by_mode(mode: str, event: ev.ToolUpdate, decision: dict[str, Any]) -
     payload = event.normalized
     if event.tool_name != "Bash" or not isinstance(payload, ShellExec):
         return False
-    words = (c.words[0].rsplit("/", 1)[-1] for c in parse_command(payload.command).commands if c.words)
-    return any(w in ACCEPT_EDITS_COMMANDS for w in words)
+    return any(_writes(c.words) for c in parse_command(payload.command).commands if c.words)
+
+
+def _writes(words: tuple[str, ...]) -> bool:
+    """True for one of :data:`ACCEPT_EDITS_COMMANDS` that only acceptEdits runs unasked. Not a
+    ``sed -n`` that is not in place (``-n 1p``: the CLI's read-only check runs it unasked in
+    every mode, measured on 2.1.332, 2.1.197 and 2.1.118; ``sed s/a/b/ f`` asks in supervised)."""
+    program = words[0].rsplit("/", 1)[-1]
+    if program != "sed":
+        return program in ACCEPT_EDITS_COMMANDS
+    flags = [w for w in words[1:] if w.startswith("-")]
+    in_place = any(w.startswith("--in-place") or (not w.startswith("--") and "i" in w[1:]) for w in flags)
+    quiet = any(w in ("--quiet", "--silent") or (not w.startswith("--") and "n" in w[1:]) for w in flags)
+    return in_place or not quiet
 
 
 NO_APPROVAL_NOTE = frozenset(

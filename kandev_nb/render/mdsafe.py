@@ -18,8 +18,9 @@ guarantee:
   escaped so that it shows as the text it is.
 * :func:`code_span` for a value shown as inline code (a path, a pattern).
 * :func:`escape_math` for Markdown a person keeps as their own (an answer inserted as a
-  Markdown cell): only ``$`` outside code is escaped, where the renderer would start LaTeX
-  math, by the same reading of code blocks and spans as :func:`safe_markdown`.
+  Markdown cell): only ``$`` outside code is escaped (as ``\\\\$``, which JupyterLab's
+  MathJax shows as a dollar), by the same reading of code blocks and spans as
+  :func:`safe_markdown`.
 """
 
 from __future__ import annotations
@@ -68,13 +69,14 @@ def _prose(text: str) -> str:
     return _INLINE_DEST.sub(lambda m: m.group(1) + _dest(m.group(2)), text)
 
 
-_DOLLAR = re.compile(r"(?<!\\)((?:\\\\)*)\$")
-"""A ``$`` that no backslash escapes (after an even run of backslashes, or none)."""
+_DOLLAR = re.compile(r"(?<!\\)\\?\$")
+"""A ``$`` after no backslash, or after one (``\\$``: a Markdown escape, not MathJax's)."""
 
 
 def _dollars(text: str) -> str:
-    """Prose with each unescaped ``$`` escaped (``\\$``): a dollar, never LaTeX math."""
-    return _DOLLAR.sub(lambda m: m.group(1) + "\\$", text)
+    """Prose with each ``$`` written ``\\\\$`` (see :func:`escape_math`); one written so, or
+    after more backslashes, is left as it is."""
+    return _DOLLAR.sub(lambda _m: "\\\\$", text)
 
 
 Prose = Callable[[str], str]
@@ -117,13 +119,18 @@ def safe_markdown(text: str) -> str:
 
 
 def escape_math(text: str) -> str:
-    """`text` (Markdown) with every ``$`` that a Markdown renderer with math (JupyterLab,
-    Notebook 7: MathJax) would read as LaTeX escaped as ``\\$``; code blocks, code spans and
-    dollars already escaped are left as they are, and nothing else changes.
+    """`text` (Markdown) with every ``$`` outside code written ``\\\\$``, so that a Markdown
+    cell shows it as a dollar in JupyterLab and Notebook 7, never as LaTeX math; code blocks
+    and code spans (read as :func:`safe_markdown` reads them) and nothing else change.
 
     For an answer inserted as a Markdown cell ("Insert as Markdown cell below"): "from $41.5k
-    in July to $61k" stays dollars there, as in the saved ``text/markdown`` copy
-    (:func:`safe_markdown`), which reads code the same way.
+    in July to $61k". Why two backslashes (measured in JupyterLab 4.6 in Chromium,
+    tests/browser/test_answers_in_lab.py): the cell's Markdown parser turns a plain ``\\$``
+    into ``$`` before MathJax reads the page, and MathJax then pairs the dollars as math;
+    ``\\\\$`` reaches the page as ``\\$``, which MathJax (``processEscapes``, as JupyterLab
+    configures it) shows as a dollar, and bold or links around it still render (wrapping the
+    cell in a ``tex2jax_ignore`` block does not: JupyterLab cuts the text between two dollars
+    out before parsing the Markdown). A renderer without MathJax shows ``\\$41.5k``.
     """
     return _scan(text, _dollars, keep_lines=True)
 

@@ -56,15 +56,24 @@ def one_line_policy() -> Any:
 
 @ALL
 async def test_accept_edits_runs_file_commands_in_the_project_unasked_and_says_the_mode_allowed_them(
-    make_session: SessionMaker, scripted_model: ScriptedModelServer, claude_workdir: Path, tmp_path: Path
+    make_session: SessionMaker,
+    scripted_model: ScriptedModelServer,
+    claude_workdir: Path,
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
 ) -> None:
     _project(claude_workdir)
     outside = tmp_path / "outside.txt"
     asked_for = ["chmod +x a.txt", "ln -s a.txt l", "python3 -c 'print(1)'", f"touch {outside}"]
+    # `sed -n 1p` runs unasked in supervised on every CLI (its read-only check); 2.1.118 asks
+    # for it in acceptEdits all the same (measured)
+    quirk = request.node.callspec.params["claude_cli"] == "2.1.118"
     scripted_model.push(
         Reply(tool_use("Write", {"file_path": str(claude_workdir / "w.txt"), "content": "w\n"})),
         *(_bash(c) for c in UNASKED + asked_for),
         _bash("ls"),
+        _bash("sed -n 1p a.txt"),
+        _bash("sed s/z/y/ a.txt"),
         Reply(text("done")),
     )
     asked: list[str] = []
@@ -75,7 +84,7 @@ async def test_accept_edits_runs_file_commands_in_the_project_unasked_and_says_t
             event.approval.deny("not now")
 
     turn = await make_session(mode="acceptEdits").run("go", consumers=[deny])
-    assert asked == asked_for  # everything else ran without a question
+    assert asked == asked_for + ["sed -n 1p a.txt"] * quirk  # everything else ran without a question
     assert not (claude_workdir / "c.txt").exists() and (claude_workdir / "b2.txt").exists()
     assert (claude_workdir / "a.txt").read_text() == "z\n" and (claude_workdir / "a2.txt").exists()
     assert not (claude_workdir / "e").exists() and not (claude_workdir / "d").exists()
@@ -90,12 +99,14 @@ async def test_accept_edits_runs_file_commands_in_the_project_unasked_and_says_t
         **dict.fromkeys(UNASKED, "mode"),
         **dict.fromkeys(asked_for, "person"),
         "ls": "settings",
+        "sed -n 1p a.txt": "person" if quirk else "settings",  # read-only: the CLI's check, not the mode
+        "sed s/z/y/ a.txt": "mode",  # prints only, but asks in supervised: the mode ran it
     }
     # The card says so, live (the same HTML) and saved.
     html, md = render_html(turn), render_markdown(turn)
-    assert html.count("allowed by acceptEdits mode") == len(UNASKED) + 1
-    assert md.count("allowed by acceptEdits mode") == len(UNASKED) + 1
-    assert "allowed by Claude Code's permission settings" in unescape(html)  # ls: the CLI's read-only check
+    assert html.count("allowed by acceptEdits mode") == len(UNASKED) + 2
+    assert md.count("allowed by acceptEdits mode") == len(UNASKED) + 2
+    assert "allowed by Claude Code's permission settings" in unescape(html)  # ls, sed -n: the CLI's read-only check
     assert "allowed by acceptEdits mode after" not in html  # nobody waited
 
 

@@ -19,9 +19,11 @@ ANSWER = (
     "```python\nprint(f'${total}')\n```\n\nThe `$HOME` variable and \\$5 stay as they are."
 )
 INSERTED = (
-    "Revenue rose from \\$41.5k in July to \\$61k in August.\n\n"
-    "```python\nprint(f'${total}')\n```\n\nThe `$HOME` variable and \\$5 stay as they are."
+    "Revenue rose from \\\\$41.5k in July to \\\\$61k in August.\n\n"
+    "```python\nprint(f'${total}')\n```\n\nThe `$HOME` variable and \\\\$5 stay as they are."
 )
+"""The Markdown cell's source: each dollar outside code as ``\\\\$`` (JupyterLab's MathJax shows
+it as "$"; a plain ``\\$`` still became math there), code as it was."""
 MONTHS = """
 from pydantic import BaseModel
 

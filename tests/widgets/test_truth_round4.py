@@ -34,22 +34,24 @@ def _turn(events: list[ev.AgentEvent], times: list[float] | None = None) -> Turn
 # -- point 6: "Insert as Markdown cell below" keeps dollars ------------------------------------
 
 
-def test_escape_math_escapes_dollars_in_prose_and_leaves_code_and_escapes_alone() -> None:
-    assert escape_math(DOLLARS) == "Revenue rose from \\$41.5k in July to \\$61k in August."
-    assert escape_math("$$x^2$$ and $y$") == "\\$\\$x^2\\$\\$ and \\$y\\$"  # no math rendering in answers
+def test_escape_math_writes_dollars_in_prose_as_jupyterlab_shows_them_and_leaves_code_alone() -> None:
+    # "\\\\$" reaches the page as "\\$", which JupyterLab's MathJax (processEscapes) shows as "$"
+    assert escape_math(DOLLARS) == "Revenue rose from \\\\$41.5k in July to \\\\$61k in August."
+    assert escape_math("$$x^2$$ and $y$") == "\\\\$\\\\$x^2\\\\$\\\\$ and \\\\$y\\\\$"  # no math in answers
     fenced = "```bash\necho $HOME\n```"
     assert escape_math(fenced) == fenced
-    assert escape_math("run `echo $PATH` for $5") == "run `echo $PATH` for \\$5"
-    assert escape_math("already \\$5, or \\\\$6") == "already \\$5, or \\\\\\$6"  # an escaped backslash, then $
+    assert escape_math("run `echo $PATH` for $5") == "run `echo $PATH` for \\\\$5"
+    # a Markdown escape ("\\$") is not enough in JupyterLab: made "\\\\$"; "\\\\$" is kept
+    assert escape_math("already \\$5, or \\\\$6") == "already \\\\$5, or \\\\$6"
     in_list = "- item costs $3\n\n  ```python\n  x = '$'\n  ```\n"
-    assert escape_math(in_list) == "- item costs \\$3\n\n  ```python\n  x = '$'\n  ```\n"  # the parser's reading
-    assert escape_math("a $1\r\nb $2\rc") == "a \\$1\r\nb \\$2\rc"  # line endings kept
+    assert escape_math(in_list) == "- item costs \\\\$3\n\n  ```python\n  x = '$'\n  ```\n"  # the parser's reading
+    assert escape_math("a $1\r\nb $2\rc") == "a \\\\$1\r\nb \\\\$2\rc"  # line endings kept
     assert escape_math("<b>&amp;</b> ![x](http://e/x.png)") == "<b>&amp;</b> ![x](http://e/x.png)"  # nothing else
 
 
 def test_the_inserted_markdown_is_the_answer_with_dollars_escaped_and_nothing_without_an_answer() -> None:
     turn = _turn([ev.MessageChunk(text=DOLLARS), complete()])
-    assert markdown_cell_text(turn) == escape_math(DOLLARS) and "\\$41.5k" in markdown_cell_text(turn)
+    assert markdown_cell_text(turn) == escape_math(DOLLARS) and "\\\\$41.5k" in markdown_cell_text(turn)
     assert markdown_cell_text(_turn([complete()])) == ""  # a --schema turn that only called StructuredOutput
     assert markdown_cell_text(_turn([ev.MessageChunk(text="\n  \n"), complete()])) == ""
 
