@@ -102,6 +102,7 @@ NO_APPROVAL_NOTE = frozenset(
         "Monitor",
         "SendMessage",
         "CronList",
+        "StructuredOutput",  # a --schema turn's answer (kandev_nb.agent.structured): no permission matter
     }
 )
 """Tools that never need approval: running them without a request is not worth a note."""

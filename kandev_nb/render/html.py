@@ -401,9 +401,12 @@ def _part(html: str, height_em: float) -> str:
 # -- tool cards -------------------------------------------------------------------------
 
 
-def _kv(label: str, value: str) -> str:
+def _kv(label: str, value: str, *, nowrap: bool = False) -> str:
+    """``label value`` with the label muted; `nowrap`: kept on one line (a footer figure such as
+    "model claude-opus-4-5" breaks between figures, never inside one)."""
     muted = "color:var(--jp-content-font-color2,#57606a)"
-    return f'<span class="kandev-kv"><span style="{muted}">{esc(label)}</span> {value}</span>'
+    one_line = ' style="white-space:nowrap"' if nowrap else ""
+    return f'<span class="kandev-kv"{one_line}><span style="{muted}">{esc(label)}</span> {value}</span>'
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
@@ -491,13 +494,13 @@ def stats_html(stats: ev.TurnStats, ctx: ev.ContextWindow | None = None, *, inte
     """The footer: cost (USD), tokens (input, output, cache read, cache creation), durations
     (ms from `result.duration_ms` / `duration_api_ms`), API turns (`num_turns`), context gauge."""
     items = [
-        _kv("cost", f"<b>{fmt_usd(stats.cost_usd)}</b>"),
-        _kv("tokens", " · ".join(token_parts(stats))),
-        _kv("time", f"{fmt_ms(stats.duration_ms)} (API {fmt_ms(stats.duration_api_ms)})"),
-        _kv("API turns", str(stats.num_turns)),
+        _kv("cost", f"<b>{fmt_usd(stats.cost_usd)}</b>", nowrap=True),
+        _kv("tokens", " · ".join(token_parts(stats)), nowrap=True),
+        _kv("time", f"{fmt_ms(stats.duration_ms)} (API {fmt_ms(stats.duration_api_ms)})", nowrap=True),
+        _kv("API turns", str(stats.num_turns), nowrap=True),
     ]
     if stats.model:
-        items.append(_kv("model", esc(stats.model)))
+        items.append(_kv("model", esc(stats.model), nowrap=True))
     gauge = context_html(ctx)
     if gauge:
         items.append(gauge)

@@ -68,3 +68,4 @@ def test_the_inserted_markdown_escapes_dollars_and_a_schema_turn_offers_none(
     html = html_of(run)
     assert "kandev-kind-generic" in html or "StructuredOutput" in html
     assert "&quot;items&quot;" not in html and '"items"' not in html  # not the wrapper the frame schema needed
+    assert "permission settings" not in html  # the StructuredOutput call is an answer, not a permission matter
