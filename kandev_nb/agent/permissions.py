@@ -70,12 +70,14 @@ __all__ = [
 
 PermissionMode = Literal["supervised", "plan", "acceptEdits", "autonomous"]
 MODES: tuple[PermissionMode, ...] = ("supervised", "plan", "acceptEdits", "autonomous")
-DecidedBy = Literal["person", "policy", "timeout", "cancelled", "settings", "hook", "grant"]
+DecidedBy = Literal["person", "policy", "timeout", "cancelled", "settings", "mode", "hook", "grant"]
 """Who answered: a person (a button, or the interrupt), a policy, the approval timeout, the
 CLI itself withdrawing the request ("cancelled"), the CLI's own permission settings
 ("settings": the tool ran or was refused without any request, see
-:func:`kandev_nb.agent.session.Session`), a PreToolUse hook of the user's settings ("hook"), or a
-person's earlier "Allow for this session" grant that the CLI applied unasked ("grant")."""
+:func:`kandev_nb.agent.session.Session`), the permission mode ("mode": an edit or a file
+command acceptEdits ran unasked, :func:`kandev_nb.agent.unasked.allowed_by_mode`), a
+PreToolUse hook of the user's settings ("hook"), or a person's earlier "Allow for this
+session" grant that the CLI applied unasked ("grant")."""
 
 _CLI_MODE: dict[str, str] = {
     "supervised": "default",
@@ -212,7 +214,9 @@ class Approval:
         self.tool_use_id = tool_use_id
         self.suggestions = suggestions or []
         self.timeout_s = timeout_s
-        self.grant: Grant | None = session_grant(tool_name, tool_input, cwd or os.getcwd())
+        self.cwd = cwd or os.getcwd()
+        """The CLI's working directory (a blocked path is said to be outside it only when it is)."""
+        self.grant: Grant | None = session_grant(tool_name, tool_input, self.cwd)
         self.whole_tool: Grant = tool_grant(tool_name)
         self.decided_rule: tuple[str, str] = ("", "")
         """``(who, rule)`` when a policy rule decided: "your policy rule Bash(rm:*)", "Bash(rm:*)"."""

@@ -41,7 +41,7 @@ from kandev_nb.agent.hooks import HookRegistry, hooks_key
 from kandev_nb.agent.interrupts import TurnControls
 from kandev_nb.agent.permissions import Approval, ApprovalPolicy, mode_from_cli
 from kandev_nb.agent.state import SessionState
-from kandev_nb.agent.structured import OutputSpec, fill_output
+from kandev_nb.agent.structured import OutputSpec, fill_output, mark_wrapped
 from kandev_nb.agent.tools import normalize_tool_call
 from kandev_nb.agent.transcript import NO_MESSAGE, find_transcript, last_cost_state
 from kandev_nb.agent.turn import Turn
@@ -325,6 +325,8 @@ class Session(LiveControls, TurnControls):  # set_model, rewind: agent/controls.
         raw = getattr(msg, "raw", None) or {}
         self.background.note_raw(raw)
         events = with_mcp_failures(events, raw)
+        if self._output is not None and self._output.wrapped:  # the card shows the answer, not our wrapper
+            events = [mark_wrapped(e, self._output) for e in events]
         if isinstance(msg, UserMessage):
             self.note_replay(msg.raw)  # the prompt's uuid, for rewind_files
             events = self.broker.note_unasked(msg.raw, events, self._config.mode)

@@ -30,7 +30,7 @@ from typing import Any
 
 from kandev_nb.errors import NoStructuredOutputError, StructuredOutputError
 
-__all__ = ["LIST_KEY", "OutputSpec", "field_types", "fill_output"]
+__all__ = ["LIST_KEY", "STRUCTURED_TOOL", "OutputSpec", "field_types", "fill_output", "mark_wrapped"]
 
 LIST_KEY = "items"
 """The property a list answer is wrapped in (``{"items": [...]}``), as the CLI needs an object."""
@@ -186,6 +186,27 @@ def _wrap_value(schema: dict[str, Any]) -> dict[str, Any]:
     if "$defs" in schema:
         out["$defs"] = schema["$defs"]
     return out
+
+
+STRUCTURED_TOOL = "StructuredOutput"
+"""The CLI's tool a ``--json-schema`` turn answers through."""
+
+
+def mark_wrapped(event: Any, spec: OutputSpec | None) -> Any:
+    """`event` with its StructuredOutput payload marked as wrapped by `spec` (``Generic.wrapped``:
+    the card then shows the answer, not ``{"items": ...}``); any other event, or a spec that
+    wraps nothing, unchanged."""
+    from kandev_nb.agent.tools import Generic
+
+    payload = getattr(event, "normalized", None)
+    if (
+        spec is None
+        or not spec.wrapped
+        or getattr(event, "tool_name", None) != STRUCTURED_TOOL
+        or not isinstance(payload, Generic)
+    ):
+        return event
+    return event.model_copy(update={"normalized": payload.model_copy(update={"wrapped": spec.wrapped})})
 
 
 def fill_output(turn: Any, spec: OutputSpec) -> Any:

@@ -199,12 +199,19 @@ class Plan(_Payload):
 
 
 class Generic(_Payload):
-    """Any other tool, MCP tools included: its raw input and its output text."""
+    """Any other tool, MCP tools included: its raw input and its output text.
+
+    `wrapped`: for the ``StructuredOutput`` call of a ``--schema`` turn whose answer kandev-nb
+    sent wrapped (a list as ``{"items": [...]}``, a plain value as ``{"value": ...}``, as the
+    CLI needs an object), the wrapper's property: the card shows what is inside it, the answer
+    (set by the session, :func:`kandev_nb.agent.structured.mark_wrapped`; not serialized).
+    """
 
     kind: Literal["generic"] = "generic"
     name: str
     input: dict[str, Any] = Field(default_factory=dict)
     output: str | None = None
+    wrapped: str | None = Field(default=None, exclude=True)
 
 
 NormalizedPayload = Annotated[
@@ -401,8 +408,8 @@ def tool_title(name: str, payload: NormalizedPayload) -> str:
             return f"{len(items)} tasks" if operation == "replace" else operation
         case Plan():
             return "Plan"
-        case NotebookCell():
-            return f"{name.removeprefix('mcp__kernel__')} {payload.where}"
+        case NotebookCell():  # the card's label names the tool ("kernel · read_notebook")
+            return payload.where
         case _:
             return name
 

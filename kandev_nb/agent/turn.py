@@ -73,9 +73,24 @@ class ToolRecord:
         return self.update.status if self.update else "running"
 
     @property
-    def duration_ms(self) -> int | None:
-        """Wall time from tool_use to its tool_result, in ms (None while running)."""
+    def wall_ms(self) -> int | None:
+        """Wall time from tool_use to its tool_result, in ms (None while running): the time the
+        approval waited for an answer included."""
         return None if self.ended is None else int((self.ended - self.started) * 1000)
+
+    @property
+    def approval_wait_ms(self) -> int:
+        """How long the call's approval waited for an answer (a person, a timeout), in ms; 0
+        when nobody was asked (`decision.waited_ms`)."""
+        return self.decision.waited_ms if self.decision is not None else 0
+
+    @property
+    def duration_ms(self) -> int | None:
+        """The tool's own run time, in ms (None while running): tool_use to tool_result less
+        the time its approval waited for an answer (:attr:`approval_wait_ms`), so a person's
+        six minutes of thinking are not the tool's."""
+        wall = self.wall_ms
+        return None if wall is None else max(wall - self.approval_wait_ms, 0)
 
 
 @dataclass

@@ -6,8 +6,15 @@ Mixed into :class:`~kandev_nb.agent.approvals.ApprovalBroker`:
   (:meth:`UnaskedCalls.pre_tool_use`, :mod:`kandev_nb.policy.enforce`: the file guard and the
   deny side of the policies in force);
 * the results of tools the CLI ran without asking (:meth:`UnaskedCalls.note_unasked`),
-  reported as decided by its own settings, a hook, or the person's session grant that
-  covers them ("allowed by your session grant Bash(touch:*), given in cell [12]").
+  reported as decided by its own settings, its permission mode ("allowed by acceptEdits
+  mode"), a hook, or the person's session grant that covers them ("allowed by your session
+  grant Bash(touch:*), given in cell [12]").
+
+What acceptEdits runs unasked (measured on CLI 2.1.332, 2.1.197 and 2.1.118, in
+tests/approvals/test_accept_edits.py): Write, Edit, MultiEdit and NotebookEdit of files in the
+working directory, and the shell commands ``mkdir``, ``touch``, ``rm`` (``-rf`` too), ``rmdir``,
+``mv``, ``cp`` and ``sed`` (``sed -i`` too) on paths in it (:data:`ACCEPT_EDITS_COMMANDS`);
+``chmod``, ``ln``, interpreters, ``git`` and any path outside the working directory still ask.
 """
 
 from __future__ import annotations
@@ -19,10 +26,56 @@ from typing import Any
 from kandev_nb.agent import events as ev
 from kandev_nb.agent.questions import QUESTION_TOOL
 from kandev_nb.agent.revoke import revoked_ask
+from kandev_nb.agent.tools import ShellExec
 from kandev_nb.policy import enforce
 from kandev_nb.policy.grants import grant_matches
+from kandev_nb.policy.shell import parse_command
 
-__all__ = ["NO_APPROVAL_NOTE", "UnaskedCalls"]
+__all__ = ["ACCEPT_EDITS_COMMANDS", "ACCEPT_EDITS_TOOLS", "NO_APPROVAL_NOTE", "UnaskedCalls", "allowed_by_mode"]
+
+ACCEPT_EDITS_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
+"""The file tools acceptEdits runs unasked in the working directory."""
+
+ACCEPT_EDITS_COMMANDS = frozenset({"mkdir", "touch", "rm", "rmdir", "mv", "cp", "sed"})
+"""The shell commands acceptEdits runs unasked on paths in the working directory (measured on
+CLI 2.1.332, 2.1.197 and 2.1.118; ``chmod``, ``ln``, ``python3``, ``git`` still ask)."""
+
+
+def allowed_by_mode(mode: str, event: ev.ToolUpdate, decision: dict[str, Any]) -> bool:
+    """True when the CLI ran `event`'s call unasked because of the permission `mode` (acceptEdits),
+    not because of a settings rule or its read-only classification.
+
+    Args:
+        mode: the session's mode when the result arrived.
+        event: the call's ToolUpdate (its `normalized` payload holds a Bash command).
+        decision: the CLI's ``tool_result_meta[].permission_decision`` for it ({} when not sent:
+            CLIs before 2.1.332). A decision from a rule (``reason_type: "rule"``) or a source
+            other than the CLI's config is never the mode's.
+    """
+    if mode != "acceptEdits" or decision.get("reason_type") == "rule":
+        return False
+    if decision.get("source") not in (None, "config"):
+        return False
+    if event.tool_name in ACCEPT_EDITS_TOOLS:
+        return True
+    payload = event.normalized
+    if event.tool_name != "Bash" or not isinstance(payload, ShellExec):
+        return False
+    return any(_writes(c.words) for c in parse_command(payload.command).commands if c.words)
+
+
+def _writes(words: tuple[str, ...]) -> bool:
+    """True for one of :data:`ACCEPT_EDITS_COMMANDS` that only acceptEdits runs unasked. Not a
+    ``sed -n`` that is not in place (``-n 1p``: the CLI's read-only check runs it unasked in
+    every mode, measured on 2.1.332, 2.1.197 and 2.1.118; ``sed s/a/b/ f`` asks in supervised)."""
+    program = words[0].rsplit("/", 1)[-1]
+    if program != "sed":
+        return program in ACCEPT_EDITS_COMMANDS
+    flags = [w for w in words[1:] if w.startswith("-")]
+    in_place = any(w.startswith("--in-place") or (not w.startswith("--") and "i" in w[1:]) for w in flags)
+    quiet = any(w in ("--quiet", "--silent") or (not w.startswith("--") and "n" in w[1:]) for w in flags)
+    return in_place or not quiet
+
 
 NO_APPROVAL_NOTE = frozenset(
     {
@@ -49,6 +102,7 @@ NO_APPROVAL_NOTE = frozenset(
         "Monitor",
         "SendMessage",
         "CronList",
+        "StructuredOutput",  # a --schema turn's answer (kandev_nb.agent.structured): no permission matter
     }
 )
 """Tools that never need approval: running them without a request is not worth a note."""
@@ -149,9 +203,11 @@ class UnaskedCalls:
 
         In every mode but autonomous, a tool outside :data:`NO_APPROVAL_NOTE` whose result
         arrives with no can_use_tool before it was allowed by the CLI's own permission
-        settings: a ``permissions.allow`` rule of the user, the mode (acceptEdits), or its
-        read-only classification of a shell command. A
-        :class:`~kandev_nb.agent.events.PermissionDecided` with ``decided_by="settings"`` is
+        settings: a ``permissions.allow`` rule of the user, or its read-only classification
+        of a shell command (``decided_by="settings"``); or by the mode: an edit or one of
+        :data:`ACCEPT_EDITS_COMMANDS` in acceptEdits (``decided_by="mode"``, "allowed by
+        acceptEdits mode", :func:`allowed_by_mode`). A
+        :class:`~kandev_nb.agent.events.PermissionDecided` is
         put before its ToolUpdate, so the tool's record and card show who decided. On CLIs
         that report it (2.1.332), the reason comes from the `user` message's
         ``tool_result_meta[].permission_decision`` (`source`, `reason_type`), given in `raw`; a
@@ -183,9 +239,12 @@ class UnaskedCalls:
                     call = calls.get(event.tool_call_id)
                     grant = self._grant_of(call or (event.tool_name, None)) if accepted == "accept" else None
                     who = f"your session grant {grant[0]}, {grant[1]}" if grant else ""
+                    by_mode = not grant and accepted == "accept" and allowed_by_mode(mode, event, decision)
+                    if by_mode:
+                        who = f"{mode} mode"
                     why = (
                         f"allowed by {who}"
-                        if grant
+                        if grant or by_mode
                         else f"Claude Code's own permission settings ({source or 'no request was sent'})"
                     )
                     by_hook = decision.get("source") == "hook"
@@ -198,7 +257,7 @@ class UnaskedCalls:
                             tool_name=event.tool_name,
                             tool_use_id=event.tool_call_id,
                             behavior="allow" if accepted == "accept" else "deny",
-                            decided_by="grant" if grant else "hook" if by_hook else "settings",
+                            decided_by="grant" if grant else "mode" if by_mode else "hook" if by_hook else "settings",
                             waited_ms=0,
                             message=why,
                             session_id=self.session_id(),

@@ -169,7 +169,10 @@ async def fleet(frame: Any, prompt_template: Any, **options: Any) -> Any:
             every row (`approve` answers before the fleet's approval queue); a `cwd` that
             names a column is each row's own working directory.
         kernel_tools: give every row the kernel MCP tools (off by default).
-        approval_timeout: seconds a queued approval waits before it is denied.
+        approval_timeout: seconds a queued approval waits before it is denied (None: it waits
+            for a person). In a notebook, not given: the rule of a cell's cards (a card waits
+            while a tab shows it; headless, the notebook's ``approval_timeout`` denies it);
+            without a notebook, 300 s.
         worktree: with `cwd` in a git repository, each row works in its own ``git worktree``
             on a new branch ``kandev/<name>/<key>`` (an unnamed fleet: ``fleet-<8 hex digits>``,
             its own each run); the result gains ``branch``,

@@ -338,8 +338,11 @@ class RunLedger(LedgerReports):
         Returns:
             Columns ``turn_id``, ``started_at`` (the turn's), ``session_id``, ``notebook``,
             ``user`` (the turn's), ``seq`` (0-based order in the turn), ``tool_use_id``, ``parent_tool_use_id``,
-            ``tool_name``, ``kind``, ``status``, ``duration_ms`` (Int64, ms), ``decision``
-            ("allow"/"deny"/NaN), ``decided_by`` (person/policy/timeout/cancelled),
+            ``tool_name``, ``kind``, ``status``, ``duration_ms`` (Int64, ms: the tool's own
+            run time), ``approval_wait_ms`` (Int64, ms: how long its approval waited for an
+            answer, 0 when nobody was asked; NaN for rows of releases before it), ``decision``
+            ("allow"/"deny"/NaN), ``decided_by`` (person/policy/timeout/cancelled/settings/mode/
+            hook/grant),
             ``decision_message`` (a denial's reason as sent to the CLI, else NaN) and
             ``edited_input`` (the input the call ran with when the person edited it, a dict, else None).
 
@@ -361,6 +364,7 @@ class RunLedger(LedgerReports):
                 c.kind,
                 c.status,
                 c.duration_ms,
+                c.approval_wait_ms,
                 c.decision,
                 c.decided_by,
                 c.decision_message,

@@ -133,12 +133,15 @@ tool_calls_table = sa.Table(
     sa.Column("kind", sa.String),
     sa.Column("status", sa.String),
     sa.Column("duration_ms", sa.Integer),
+    sa.Column("approval_wait_ms", sa.Integer),
     sa.Column("decision", sa.String),
     sa.Column("decided_by", sa.String),
     sa.Column("decision_message", sa.Text),
     sa.Column("edited_input", sa.JSON),
 )
-"""One row per tool call; `decision` is "allow", "deny" or NULL (no approval was asked);
+"""One row per tool call; `duration_ms` is the tool's own run time (tool_use to tool_result
+less `approval_wait_ms`, the time its approval waited for an answer, 0 when nobody was asked);
+`decision` is "allow", "deny" or NULL (no approval was asked);
 `decision_message` is the deny `message` sent to the CLI (the person's reason), else NULL;
 `edited_input` the input the call ran with when the person edited it before allowing, else NULL."""
 
@@ -373,6 +376,7 @@ def _tool_rows(turn: Turn) -> list[dict[str, Any]]:
                 "kind": payload.kind,
                 "status": record.status,
                 "duration_ms": record.duration_ms,
+                "approval_wait_ms": record.approval_wait_ms,
                 "decision": decision.behavior if decision else None,
                 "decided_by": decision.decided_by if decision else None,
                 "decision_message": decision.message or None if decision and decision.behavior == "deny" else None,

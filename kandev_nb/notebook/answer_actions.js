@@ -8,7 +8,8 @@
 // A finished turn's output (answers.mark) is <div class="kandev-answer-host" data-kandev-turn=T
 // data-kandev-kernel=K> (K: the kernel's token, the bridge's "kernel" trait)
 // and its cell's display_data metadata is {"kandev": {"turn": T, "answer": <Markdown>}}. The
-// host gets "Insert as Markdown cell below" (the answer); each code block of the answer's text
+// host gets "Insert as Markdown cell below" (the answer, its dollars escaped by the kernel;
+// none when the answer is empty); each code block of the answer's text
 // (not of tool cards or thinking) gets "Insert as code cell below" (a ```bash block as a %%bash
 // cell, html and javascript likewise) and "Copy". Inserted cells go
 // below the %%claude cell, in click order (each after the one inserted before).
@@ -170,13 +171,16 @@ function kandevDecorateHost(host, shared, ops) {
     bar.append(add, copy, note);
     pre.after(bar);
   }
+  // A turn with no answer text (a --schema turn that answered through StructuredOutput only):
+  // nothing to insert, no button (answers.markdown_cell_text gives "").
+  if (!kandevFindTurn(shared, token).answer.trim()) return;
   const bar = document.createElement("div");
   bar.className = "kandev-answer-actions";
   const md = kandevButton("Insert as Markdown cell below", "kandev-insert-markdown",
     "The answer as a new Markdown cell under this %%claude cell");
   md.addEventListener("click", () => {
     const found = kandevFindTurn(shared, token);
-    if (found) insert("markdown", found.answer, md);
+    if (found) insert("markdown", found.answer, md); // its dollars escaped: no LaTeX (answers.py)
   });
   bar.append(md);
   root.append(bar);

@@ -10,7 +10,9 @@ buttons, and the saved HTML never holds any.
 
 :func:`mark` is what the live view's ``finish`` puts in the cell: the static HTML inside
 ``<div class="kandev-answer-host" data-kandev-turn=T data-kandev-kernel=K>`` and the display
-metadata ``{"kandev": {"turn": T, "answer": <the answer's Markdown, Turn.text>}}``.
+metadata ``{"kandev": {"turn": T, "answer": <the Markdown cell's source, markdown_cell_text>}}``
+(the answer, ``Turn.text``, with its dollars escaped; "" for a turn with no answer text, which
+gets no "Insert as Markdown cell below").
 
 The header's mode and model (``claude · default · supervised · sonnet``) become chips; a
 choice sends ``{"kind": "next", "session", "mode" | "model"}`` over the bridge's comm.
@@ -29,12 +31,23 @@ import secrets
 from typing import TYPE_CHECKING, Any
 
 from kandev_nb.agent.permissions import MODES
+from kandev_nb.render.mdsafe import escape_math
 
 if TYPE_CHECKING:
     from kandev_nb.agent.turn import Turn
     from kandev_nb.notebook.bridge import NotebookBridge
 
-__all__ = ["KERNEL_TOKEN", "MODELS", "choose_next", "install", "kernel_class", "mark", "next_model", "take_next"]
+__all__ = [
+    "KERNEL_TOKEN",
+    "MODELS",
+    "choose_next",
+    "install",
+    "kernel_class",
+    "mark",
+    "markdown_cell_text",
+    "next_model",
+    "take_next",
+]
 
 log = logging.getLogger("kandev_nb")
 
@@ -76,8 +89,18 @@ def mark(bundle: dict[str, Any], turn: Turn) -> tuple[dict[str, Any], dict[str, 
     token = secrets.token_hex(8)
     host = f'<div class="kandev-answer-host" data-kandev-turn="{token}" data-kandev-kernel="{KERNEL_TOKEN}">'
     return {**bundle, "text/html": host + bundle["text/html"] + "</div>"}, {
-        "kandev": {"turn": token, "answer": turn.text}
+        "kandev": {"turn": token, "answer": markdown_cell_text(turn)}
     }
+
+
+def markdown_cell_text(turn: Turn) -> str:
+    """The source "Insert as Markdown cell below" gives the new cell: the answer (`turn.text`)
+    with each ``$`` a Markdown cell would typeset as LaTeX escaped (``\\$``, code left as it
+    is: :func:`kandev_nb.render.mdsafe.escape_math`, as the saved ``text/markdown`` copy reads
+    it). "" when the turn has no answer text (a ``--schema`` turn that answered only through
+    the StructuredOutput tool): the tab then offers no such button."""
+    text = turn.text
+    return escape_math(text) if text.strip() else ""
 
 
 def choose_next(session: str, *, mode: str | None = None, model: str | None = None) -> None:

@@ -116,6 +116,12 @@ async def run_fleet(
     (:class:`~kandev_nb.notebook.fleet_board.FleetBoard`, shown when a kernel runs this,
     or `show`). `cli_path` (``--cli``) replaces the notebook's CLI, nothing else.
 
+    The rows' cards follow the rule of a cell's (:func:`kandev_nb.notebook.notify.turn_timeout`):
+    an `approval_timeout` given to the fleet (``--approval-timeout`` on the ``--over`` cell)
+    denies after that long; without one, a card waits while a tab is attached (the page
+    reminds at half the notebook's `approval_timeout`), and headless runs deny after the
+    notebook's `approval_timeout` (or the Lab setting "deny after").
+
     The notebook's budget (``configure(budget_usd=...)``, its scope and period) still
     applies: a fleet does not start once it is spent, and its own budget is at most what is
     left of it.
@@ -154,7 +160,10 @@ async def run_fleet(
             mode=s.mode,
         ),
     )
-    options.setdefault("approval_timeout", s.approval_timeout)
+    if "approval_timeout" not in options:  # the rule of a cell's cards (README "An unanswered card")
+        from kandev_nb.notebook.notify import turn_timeout
+
+        options["approval_timeout"] = await turn_timeout(None, s.approval_timeout)
     if options.get("approve") is None and s.approve is not None:
         options["approve"] = LabelledPolicy(s.approve, "the notebook's policy (configure(approve=...))")
     if not s.record:

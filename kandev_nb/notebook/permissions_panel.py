@@ -67,6 +67,11 @@ _REVOKED = (
     "wrappers such as nice and timeout included); the CLI drops its own copy at the next Allow"
 )
 
+_ASKED_ANYWAY = (
+    "revoked in kandev-nb: the CLI still holds this grant, but kandev-nb asks anyway for every call it "
+    "covers (the CLI drops it at the next Allow)"
+)
+
 
 def settings_rules(cwd: str, home: str | None = None) -> list[dict[str, str]]:
     """The ``permissions.allow/ask/deny`` rules of the settings files the CLI reads, from disk.
@@ -114,6 +119,14 @@ async def _cli_rules(session: Any) -> tuple[list[dict[str, str]], str]:
             note = f"the CLI did not list them ({exc}); read from the settings files"
             return settings_rules(session.cwd), note
     return settings_rules(session.cwd), "read from the settings files (no live CLI process)"
+
+
+def _asked_anyway(rule: dict[str, str], revoked: Any) -> str:
+    """The note on a CLI rule the panel revoked: the CLI still lists its copy of the grant (it
+    has no request that removes one), but kandev-nb's hook asks for every call it covers."""
+    if rule.get("behavior") != "allow" or rule.get("rule") not in revoked:
+        return ""
+    return f'<br><span class="kandev-revoked-note">{esc(_ASKED_ANYWAY)}</span>'
 
 
 def _policy_rows(policy: Any, default: str, enforce: Any) -> list[list[str]]:
@@ -203,7 +216,10 @@ class PermissionsPanel(anywidget.AnyWidget):
         policies = [row for p, label in broker.policies_in_force() for row in _policy_rows(p, label, enforce)]
         policies += [[esc("--allowed-tools"), f"<code>{esc(r)}</code>"] for r in config.allowed_tools]
         policies += [[esc("--disallowed-tools"), f"<code>{esc(r)}</code>"] for r in config.disallowed_tools]
-        rules = [[esc(r["behavior"]), f"<code>{esc(r['rule'])}</code>", esc(r["source"])] for r in self.cli_rules]
+        rules = [
+            [esc(r["behavior"]), f"<code>{esc(r['rule'])}</code>", esc(r["source"]) + _asked_anyway(r, broker.revoked)]
+            for r in self.cli_rules
+        ]
         on = kernel_tools.SERVER_NAME in config.mcp_servers
         tools = "on: Claude can read and run code in this kernel" if on else "off (--no-kernel-tools)"
         return (
@@ -223,7 +239,11 @@ class PermissionsPanel(anywidget.AnyWidget):
         lines = [f"mode: {self.session.config.mode}"]
         lines += [f"grant {rule} ({where})" for rule, where in broker._grants]
         lines += [f"revoked {rule}" for rule in sorted(broker.revoked)]
-        lines += [f"{r['behavior']} {r['rule']} ({r['source']})" for r in self.cli_rules]
+        lines += [
+            f"{r['behavior']} {r['rule']} ({r['source']})"
+            + (" - revoked: asked anyway" if _asked_anyway(r, broker.revoked) else "")
+            for r in self.cli_rules
+        ]
         return "\n".join(lines)
 
 

@@ -250,11 +250,10 @@ def verdict_html(decision: ev.PermissionDecided) -> str:
     note = f'<div class="kandev-decision-note">{esc(decision.note)}</div>' if decision.note else ""
     if denied(decision):
         return _denial_html(decision) + note
-    # neutral, not green: the call may still fail (its ✗ above says so)
-    return (
-        f'<div class="kandev-decision" style="color:{th.MUTED}">{esc(allowed_text(decision))} '
-        f"after {fmt_ms(decision.waited_ms)}</div>{note}"
-    )
+    # neutral, not green: the call may still fail (its ✗ above says so); nobody waited for an
+    # answer the CLI's settings, its mode or a grant gave unasked: no "after 0 ms"
+    waited = f" after {fmt_ms(decision.waited_ms)}" if decision.waited_ms else ""
+    return f'<div class="kandev-decision" style="color:{th.MUTED}">{esc(allowed_text(decision))}{waited}</div>{note}'
 
 
 def remote_html(urls: tuple[str, ...]) -> str:

@@ -140,7 +140,8 @@ def _verdict(d: ev.PermissionDecided) -> str:
     who = ms.plain(cv.decided_by_text(d))
     note = f"\n{ms.plain(d.note)}\n" if d.note else ""
     if not cv.denied(d):
-        return f"\n*{ms.plain(cv.allowed_text(d))} after {r.fmt_ms(d.waited_ms)}*\n{note}"
+        after = f" after {r.fmt_ms(d.waited_ms)}" if d.waited_ms else ""
+        return f"\n*{ms.plain(cv.allowed_text(d))}{after}*\n{note}"
     if cv.kept_planning(d) and d.decided_by == "person":
         feedback = d.message.removeprefix("The user wants you to keep planning").lstrip(":. ")
         return "\nYou asked to keep planning" + (f": {ms.plain(feedback)}" if feedback else "") + f"\n{note}"

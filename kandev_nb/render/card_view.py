@@ -76,6 +76,7 @@ __all__ = [
     "proposal_inputs",
     "proposal_view",
     "read_range",
+    "repeats_name",
     "tool_label",
     "where_expr",
 ]
@@ -94,6 +95,13 @@ def tool_label(tool_name: str) -> str:
     return tool_name
 
 
+def repeats_name(title: str, tool_name: str) -> bool:
+    """True when `title` only repeats the tool's name (``mcp__kernel__read_notebook``,
+    ``kernel · read_notebook``, ``read_notebook``), so a card shows the name once."""
+    label = tool_label(tool_name)
+    return title.strip() in (tool_name, label, label.rpartition(" · ")[2])
+
+
 def where_expr(tool_use_id: str, attr: str = "update.output") -> str:
     """The Python expression that holds a call's full text, runnable as written in the
     notebook: ``kandev_nb.tool_call('<tool_use_id>').update.output``."""
@@ -106,6 +114,7 @@ _BY = {
     "timeout": "the approval timeout",
     "hook": "a hook",
     "settings": "Claude Code's permission settings",
+    "mode": "the permission mode",
     "cancelled": "Claude Code",
     "grant": "your session grant",
 }
@@ -340,6 +349,16 @@ def _body(
         case t.Generic(name="AskUserQuestion"):  # issue 19: the questions and the answers given
             parts.append(Questions(payload.input, payload.output or output))
             shown = ("questions",)
+        case t.Generic(wrapped=str(key)) if key in payload.input:
+            # a --schema turn's StructuredOutput: the answer inside kandev-nb's {"items": ...} /
+            # {"value": ...} wrapper (the CLI needs an object), as the turn's summary shows it
+            answer = payload.input[key]
+            if isinstance(answer, list):
+                badges.append(Badge(f"{len(answer)} record{'s' if len(answer) != 1 else ''}"))
+            parts.append(Block("answer", _json(answer), "kandev-input", lang="json"))
+            if not proposal and error:
+                parts.append(Block("error", payload.output or output, "kandev-output", "error"))
+            shown = (key,)
         case t.Generic(input={"code": str(code)}):  # e.g. mcp__kernel__run_code: the code as code
             parts.append(Code(code, "python"))
             rest = {k: v for k, v in payload.input.items() if k != "code"}
@@ -412,7 +431,7 @@ def card_view(
         badges.append(Badge(fmt_ms(max(duration_ms - waited, 0))))
     if decision is not None:
         parts.append(Verdict(decision))
-    shown_title = title if title and title != tool_name else ""
+    shown_title = title if title and not repeats_name(title, tool_name) else ""
     return CardView(payload.kind, tool_label(tool_name), shown_title[:200], status, tuple(badges), tuple(parts), where)
 
 

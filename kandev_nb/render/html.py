@@ -55,6 +55,7 @@ __all__ = [
     "fmt_usd",
     "markdown_html",
     "stats_html",
+    "token_parts",
     "without_image_notes",
 ]
 
@@ -400,9 +401,12 @@ def _part(html: str, height_em: float) -> str:
 # -- tool cards -------------------------------------------------------------------------
 
 
-def _kv(label: str, value: str) -> str:
+def _kv(label: str, value: str, *, nowrap: bool = False) -> str:
+    """``label value`` with the label muted; `nowrap`: kept on one line (a footer figure such as
+    "model claude-opus-4-5" breaks between figures, never inside one)."""
     muted = "color:var(--jp-content-font-color2,#57606a)"
-    return f'<span class="kandev-kv"><span style="{muted}">{esc(label)}</span> {value}</span>'
+    one_line = ' style="white-space:nowrap"' if nowrap else ""
+    return f'<span class="kandev-kv"{one_line}><span style="{muted}">{esc(label)}</span> {value}</span>'
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
@@ -447,12 +451,16 @@ def details_html(summary: str, body: str, *, open_: bool = False, cls: str = "",
 # -- footer and gauges ------------------------------------------------------------------
 
 
+_NOWRAP = ' style="white-space:nowrap"'
+"""The context gauge stays on one line: bar, figures and percentage (it wrapped in a narrow header)."""
+
+
 def context_html(ctx: ev.ContextWindow | None) -> str:
     """The context-window gauge: a bar and ``used / size tokens (pct)``; "" if unknown."""
     if ctx is None or not ctx.size:
         return ""
     if not ctx.size_known:  # no result has said the window's size yet: never a guessed "/ 200.0k"
-        return f'<span class="kandev-context" title="context window">context {fmt_tokens(ctx.used)}</span>'
+        return f'<span class="kandev-context" title="context window"{_NOWRAP}>context {fmt_tokens(ctx.used)}</span>'
     frac = min(ctx.used / ctx.size, 1.0)
     color = (
         "var(--jp-success-color1,#1a7f37)"
@@ -462,7 +470,7 @@ def context_html(ctx: ev.ContextWindow | None) -> str:
         else "var(--jp-error-color1,#cf222e)"
     )
     return (
-        f'<span class="kandev-context" title="context window">'
+        f'<span class="kandev-context" title="context window"{_NOWRAP}>'
         f'<span style="display:inline-block;width:80px;height:8px;'
         f"background:var(--jp-layout-color3,#eaeef2);border-radius:4px;"
         f'vertical-align:middle;overflow:hidden"><span style="display:block;height:8px;width:{frac * 100:.1f}%;'
@@ -471,22 +479,28 @@ def context_html(ctx: ev.ContextWindow | None) -> str:
     )
 
 
+def token_parts(stats: ev.TurnStats) -> list[str]:
+    """``["in 1.2k", "out 300", "cache read 12.0k", "cache write 800"]``: the turn's tokens by
+    kind, the cache figures only when not 0 (most turns without prompt caching have none)."""
+    parts = [f"in {fmt_tokens(stats.input_tokens)}", f"out {fmt_tokens(stats.output_tokens)}"]
+    if stats.cache_read_input_tokens:
+        parts.append(f"cache read {fmt_tokens(stats.cache_read_input_tokens)}")
+    if stats.cache_creation_input_tokens:
+        parts.append(f"cache write {fmt_tokens(stats.cache_creation_input_tokens)}")
+    return parts
+
+
 def stats_html(stats: ev.TurnStats, ctx: ev.ContextWindow | None = None, *, interrupted: bool = False) -> str:
     """The footer: cost (USD), tokens (input, output, cache read, cache creation), durations
     (ms from `result.duration_ms` / `duration_api_ms`), API turns (`num_turns`), context gauge."""
     items = [
-        _kv("cost", f"<b>{fmt_usd(stats.cost_usd)}</b>"),
-        _kv(
-            "tokens",
-            f"in {fmt_tokens(stats.input_tokens)} · out {fmt_tokens(stats.output_tokens)} · "
-            f"cache read {fmt_tokens(stats.cache_read_input_tokens)} · "
-            f"cache write {fmt_tokens(stats.cache_creation_input_tokens)}",
-        ),
-        _kv("time", f"{fmt_ms(stats.duration_ms)} (API {fmt_ms(stats.duration_api_ms)})"),
-        _kv("API turns", str(stats.num_turns)),
+        _kv("cost", f"<b>{fmt_usd(stats.cost_usd)}</b>", nowrap=True),
+        _kv("tokens", " · ".join(token_parts(stats)), nowrap=True),
+        _kv("time", f"{fmt_ms(stats.duration_ms)} (API {fmt_ms(stats.duration_api_ms)})", nowrap=True),
+        _kv("API turns", str(stats.num_turns), nowrap=True),
     ]
     if stats.model:
-        items.append(_kv("model", esc(stats.model)))
+        items.append(_kv("model", esc(stats.model), nowrap=True))
     gauge = context_html(ctx)
     if gauge:
         items.append(gauge)

@@ -17,18 +17,23 @@ guarantee:
 * :func:`plain` for a value that is not Markdown (a todo item, a command's description):
   escaped so that it shows as the text it is.
 * :func:`code_span` for a value shown as inline code (a path, a pattern).
+* :func:`escape_math` for Markdown a person keeps as their own (an answer inserted as a
+  Markdown cell): only ``$`` outside code is escaped (as ``\\\\$``, which JupyterLab's
+  MathJax shows as a dollar), by the same reading of code blocks and spans as
+  :func:`safe_markdown`.
 """
 
 from __future__ import annotations
 
 import html
 import re
+from collections.abc import Callable
 from functools import lru_cache
 from html.parser import HTMLParser
 
 from markdown_it import MarkdownIt
 
-__all__ = ["code_span", "one_line", "plain", "remote_urls", "safe_markdown"]
+__all__ = ["code_span", "escape_math", "one_line", "plain", "remote_urls", "safe_markdown"]
 
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
 _CODE_SPAN = re.compile(r"(?<![`\\])(`+)(?!`)([^|]+?)(?<!`)\1(?!`)")
@@ -64,20 +69,35 @@ def _prose(text: str) -> str:
     return _INLINE_DEST.sub(lambda m: m.group(1) + _dest(m.group(2)), text)
 
 
-def _line(line: str, spans: bool = True) -> tuple[str, bool]:
-    """The line made safe, and whether a backtick was left in its prose (it may open a code
+_DOLLAR = re.compile(r"(?<!\\)\\?\$")
+"""A ``$`` after no backslash, or after one (``\\$``: a Markdown escape, not MathJax's)."""
+
+
+def _dollars(text: str) -> str:
+    """Prose with each ``$`` written ``\\\\$`` (see :func:`escape_math`); one written so, or
+    after more backslashes, is left as it is."""
+    return _DOLLAR.sub(lambda _m: "\\\\$", text)
+
+
+Prose = Callable[[str], str]
+
+
+def _line(line: str, spans: bool = True, prose: Prose = _prose) -> tuple[str, bool]:
+    """The line with its prose made safe (`prose`: :func:`_prose`, or :func:`_dollars` for
+    :func:`escape_math`), and whether a backtick was left in its prose (it may open a code
     span that a later line closes). `spans`: keep code spans as they are (else all prose)."""
-    line = _REF_DEF.sub(lambda m: m.group(1) + _dest(m.group(2)), line)
+    if prose is _prose:
+        line = _REF_DEF.sub(lambda m: m.group(1) + _dest(m.group(2)), line)
     out: list[str] = []
     pos = 0
     left = False
     for m in _CODE_SPAN.finditer(line) if spans else ():
         left = left or "`" in line[pos : m.start()]
-        out.append(_prose(line[pos : m.start()]))
+        out.append(prose(line[pos : m.start()]))
         out.append(m.group(0))
         pos = m.end()
     left = left or "`" in line[pos:]
-    out.append(_prose(line[pos:]))
+    out.append(prose(line[pos:]))
     return "".join(out), left
 
 
@@ -95,9 +115,36 @@ def safe_markdown(text: str) -> str:
     split by markdown-it-py's block parser (:func:`_by_parser`); other texts by a line scan
     that tracks top-level fences as CommonMark does.
     """
+    return _scan(text, _prose)
+
+
+def escape_math(text: str) -> str:
+    """`text` (Markdown) with every ``$`` outside code written ``\\\\$``, so that a Markdown
+    cell shows it as a dollar in JupyterLab and Notebook 7, never as LaTeX math; code blocks
+    and code spans (read as :func:`safe_markdown` reads them) and nothing else change.
+
+    For an answer inserted as a Markdown cell ("Insert as Markdown cell below"): "from $41.5k
+    in July to $61k". Why two backslashes (measured in JupyterLab 4.6 in Chromium,
+    tests/browser/test_answers_in_lab.py): the cell's Markdown parser turns a plain ``\\$``
+    into ``$`` before MathJax reads the page, and MathJax then pairs the dollars as math;
+    ``\\\\$`` reaches the page as ``\\$``, which MathJax (``processEscapes``, as JupyterLab
+    configures it) shows as a dollar, and bold or links around it still render (wrapping the
+    cell in a ``tex2jax_ignore`` block does not: JupyterLab cuts the text between two dollars
+    out before parsing the Markdown). A renderer without MathJax shows ``\\$41.5k``.
+    """
+    return _scan(text, _dollars, keep_lines=True)
+
+
+def _scan(text: str, prose: Prose, keep_lines: bool = False) -> str:
+    """`text` with `prose` applied to what is not code (see :func:`safe_markdown`);
+    `keep_lines`: keep each line's own ending (``\r\n`` too), else ``\n``."""
+    if keep_lines:  # the same lines as below, with their own endings put back
+        ends = _EOL.findall(text)
+        lines = _scan(text, prose).split("\n")
+        return "".join(line + (ends[i] if i < len(ends) else "") for i, line in enumerate(lines))
     lines = _EOL.sub("\n", text).split("\n")
     if ("```" in text or "~~~" in text) and _CONTAINER.search(text):
-        return "\n".join(_by_parser(lines))
+        return "\n".join(_by_parser(lines, prose))
     out: list[str] = []
     fence: tuple[str, int] | None = None
     # A backtick left open on an earlier line of the paragraph may pair with one on this
@@ -119,7 +166,7 @@ def safe_markdown(text: str) -> str:
             continue
         if not line.strip():  # a blank line ends the paragraph
             open_tick = False
-        safe, left = _line(line, spans=not open_tick)
+        safe, left = _line(line, spans=not open_tick, prose=prose)
         open_tick = open_tick or left
         out.append(safe)
     return "\n".join(out)
@@ -153,7 +200,7 @@ def _code_lines(text: str) -> tuple[set[int], bool]:
     return lines, fragile or bool(env.get("references"))
 
 
-def _escape_lines(lines: list[str], code: set[int]) -> list[str]:
+def _escape_lines(lines: list[str], code: set[int], prose: Prose = _prose) -> list[str]:
     """`lines` with every line outside `code` made safe prose (code spans kept when sure)."""
     out: list[str] = []
     open_tick = False
@@ -164,21 +211,21 @@ def _escape_lines(lines: list[str], code: set[int]) -> list[str]:
             continue
         if not line.strip():
             open_tick = False
-        safe, left = _line(line, spans=not open_tick)
+        safe, left = _line(line, spans=not open_tick, prose=prose)
         open_tick = open_tick or left
         out.append(safe)
     return out
 
 
-def _by_parser(lines: list[str]) -> list[str]:
+def _by_parser(lines: list[str], prose: Prose = _prose) -> list[str]:
     """The lines made safe, keeping as they are only lines the parser reads as code in the
     *result*. Escaping prose can change the blocks around it only where it removes an HTML
     block or a reference definition (a paragraph then swallows an indented line that was
     code): then the result is parsed again, the kept set shrinks to what it still reads as
     code, and is checked again; an empty set keeps nothing."""
     code, fragile = _code_lines("\n".join(lines))
-    if not fragile:  # escaping prose (entities, backslashes) creates or removes no block here
-        return _escape_lines(lines, code)
+    if not fragile or prose is not _prose:  # escaping prose creates or removes no block here
+        return _escape_lines(lines, code, prose)
     for _ in range(4):
         out = _escape_lines(lines, code)
         seen, _fragile = _code_lines("\n".join(out))

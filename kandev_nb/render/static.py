@@ -128,7 +128,7 @@ def card_of(rec: ToolRecord) -> CardView:
         rec.update.output if rec.update else "",
         status=rec.status,
         tool_use_id=rec.call.tool_call_id,
-        duration_ms=rec.duration_ms,
+        duration_ms=rec.wall_ms,  # card_view takes off the approval's wait, as the live card does
         decision=rec.decision,
         images=rec.update.images if rec.update else (),
     )
@@ -277,11 +277,7 @@ def _md_footer(turn: Turn) -> str:
         return ""
     bits = [
         f"**{r.fmt_usd(s.cost_usd)}**",
-        (
-            f"tokens in {r.fmt_tokens(s.input_tokens)} / out {r.fmt_tokens(s.output_tokens)} / "
-            f"cache read {r.fmt_tokens(s.cache_read_input_tokens)} / "
-            f"cache write {r.fmt_tokens(s.cache_creation_input_tokens)}"
-        ),
+        "tokens " + " / ".join(r.token_parts(s)),
         f"{r.fmt_ms(s.duration_ms)} (API {r.fmt_ms(s.duration_api_ms)})",
         f"{s.num_turns} API turns",
     ]

@@ -68,7 +68,7 @@ async def test_accept_edits_runs_edits_and_asks_for_other_commands(
     assert [r.tool_name for r in requests(turn.events)] == ["Bash"]
     assert (claude_workdir / "w.txt").read_text() == "w\n"
     write = next(r for r in turn.tools.values() if r.call.tool_name == "Write")
-    assert write.decision is not None and write.decision.decided_by == "settings"
+    assert write.decision is not None and write.decision.decided_by == "mode"
 
 
 @BOTH

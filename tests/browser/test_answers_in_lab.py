@@ -1,6 +1,7 @@
 """Issue 27 points 4 and 9 in JupyterLab 4 in headless Chromium, with the real CLI.
 
-* Point 4: a finished turn shows "Insert as Markdown cell below"; each code block of the answer
+* Point 4: a finished turn shows "Insert as Markdown cell below" (issue 34 point 6: the cell
+  keeps "$41.5k" as dollars, not LaTeX); each code block of the answer
   "Insert as code cell below" and "Copy". Clicks create real cells below the `%%claude` cell
   (in click order) through the tab's bridge; the inserted code cell runs. The saved notebook
   holds no button (they are the live tab's, never in the output's HTML).
@@ -29,9 +30,12 @@ from tests.kernel.conftest import setup_code
 pytestmark = pytest.mark.timeout(400)
 
 ANSWER = (
-    "Here is the code:\n\n```python\nprint('from the answer')\n```\n\n"
+    "Revenue rose from $41.5k in July to $61k. Here is the code:\n\n```python\nprint('from the answer')\n```\n\n"
     "And the shell line:\n\n```bash\necho 'two words'\n```\n\nThat is all."
 )
+INSERTED = ANSWER.replace("$41.5k", "\\\\$41.5k").replace("$61k", "\\\\$61k")
+"""The Markdown cell the answer becomes: its dollars escaped, so the cell shows dollars, not
+LaTeX (issue 34, point 6); the code blocks as they were."""
 _CELLS = """() => window.jupyterapp.shell.currentWidget.content.model.sharedModel.cells
   .map(c => [c.cell_type, c.getSource()])"""
 
@@ -75,8 +79,13 @@ def test_answers_become_cells_and_the_chips_choose_the_next_turn(
     cells = page.evaluate(_CELLS)
     assert cells[2] == ["code", "print('from the answer')"]
     assert cells[3] == ["code", "%%bash\necho 'two words'"]  # a shell block runs as a shell cell
-    assert cells[4] == ["markdown", ANSWER]  # in click order, below the %%claude cell
+    assert cells[4] == ["markdown", INSERTED]  # in click order, below the %%claude cell
     assert cells[5] == ["code", "%%claude\nAgain, please"]
+    lab_page.cell(page, 4).locator(".jp-InputPrompt").click()  # render the inserted Markdown cell
+    lab_page.command(page, "notebook:run-cell")
+    rendered = lab_page.cell(page, 4).locator(".jp-RenderedMarkdown")
+    expect(rendered).to_contain_text("Revenue rose from $41.5k in July to $61k.")  # dollars, not math
+    assert rendered.locator("mjx-container").count() == 0
     for index, printed in ((2, "from the answer"), (3, "two words")):
         lab_page.cell(page, index).locator(".jp-InputPrompt").click()
         lab_page.command(page, "notebook:run-cell")

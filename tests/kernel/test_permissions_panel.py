@@ -58,7 +58,11 @@ def test_revoking_a_session_grant_from_the_panel_makes_the_next_same_call_ask_ag
     assert "kernel tools: on" in body
     assert "the notebook's policy" in html.unescape(body) and "deny <code>Bash(rm:*)</code>" in body
     kernel.send_custom(panel, {"action": "revoke", "rule": "Bash(touch:*)"})
-    panel_body(kernel, panel, "revoked: asked again")
+    body = panel_body(kernel, panel, "revoked: asked again")
+    # The CLI still lists its copy of the grant (list_permission_rules); the panel says kandev-nb asks anyway.
+    held = body.split("Rules the CLI holds", 1)[1]
+    assert "<code>Bash(touch:*)</code>" in held, held
+    assert "kandev-nb asks anyway" in held.split("<code>Bash(touch:*)</code>", 1)[1].split("</tr>", 1)[0], held
 
     run = kernel.start("%%claude\nTouch two")
     second = wait_for_card(kernel, 2)  # old main: no panel; a kept grant runs `touch a2.txt` unasked

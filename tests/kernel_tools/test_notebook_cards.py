@@ -32,7 +32,7 @@ def test_an_edit_card_shows_the_diff_of_the_cell_as_last_read(read_cells: None) 
     assert 'class="kandev-diff"' in body and "x = 100" in shown and "x = 41" in shown
     assert '"source"' not in body  # no JSON input
     assert "```diff\n" in notebook_cell_markdown(payload) and "-x = 41" in notebook_cell_markdown(payload)
-    assert t.tool_title("mcp__kernel__edit_cell", payload) == "edit_cell cell 1 (data)"
+    assert t.tool_title("mcp__kernel__edit_cell", payload) == "cell 1 (data)"  # the label names the tool
 
 
 def test_insert_and_run_cards_show_the_source_highlighted(read_cells: None) -> None:

@@ -137,7 +137,8 @@ def test_tool_call_columns(ledger: RunLedger) -> None:
     assert list(calls["status"]) == ["complete", "error", "complete"]
     assert list(calls["decision"].astype(object).fillna("-")) == ["allow", "deny", "-"]
     assert list(calls["decided_by"].astype(object).fillna("-")) == ["policy", "policy", "-"]
-    assert list(calls["duration_ms"]) == [250, 250, 250]
+    assert list(calls["duration_ms"]) == [245, 245, 250]  # the tool's own time: 250 ms less the 5 ms wait
+    assert list(calls["approval_wait_ms"]) == [5, 5, 0] and str(calls["approval_wait_ms"].dtype) == "Int64"
     run = ledger.runs().iloc[0]
     assert run["id"] == ledger_id
     assert run["tool_calls"] == {"Bash": 2, "Read": 1}
@@ -178,7 +179,7 @@ def test_summary(ledger: RunLedger) -> None:
         1,
         0,
     )  # denied, not failed
-    assert top.loc["Bash", "mean_duration_ms"] == 250.0
+    assert top.loc["Bash", "mean_duration_ms"] == 245.0  # the tools' own time, not their approvals'
     recent = ledger.summary(since=T0 + dt.timedelta(hours=2, minutes=30))
     assert list(recent["by_model"]["turns"]) == [1, 1]
     assert "notebook" not in recent and "session" not in recent

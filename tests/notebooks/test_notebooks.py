@@ -116,7 +116,7 @@ def test_approvals_notebook_answers_every_request_without_a_person(tmp_path: Pat
     )
     assert outcomes == [
         (1, "Write", "deny", "timeout"),  # supervised: nobody clicked, --approval-timeout 3
-        (2, "Edit", "allow", "settings"),  # acceptEdits: the CLI ran it without asking
+        (2, "Edit", "allow", "mode"),  # acceptEdits: the mode ran it without asking
         (3, "ExitPlanMode", "allow", "policy"),  # plan: --approve approve_plans
         (4, "Bash", "allow", "policy"),  # Rules: Bash(python3 -m unittest:*)
         (4, "Bash", "deny", "policy"),  # Rules: deny Bash(rm:*)

@@ -217,7 +217,7 @@ async def test_timeout_and_policy_update_the_card(rec: Recorder) -> None:
     v2.handle(e2)
     card2 = card_of(v2)
     assert "by policy" in card2.status.value and not card2.controls.pending
-    assert "outside the folders Claude Code may use without asking" in card2.what.value
+    assert "outside the working directory" in card2.what.value
     assert "blocked path" not in card2.what.value
 
 
@@ -331,7 +331,7 @@ async def test_the_card_sits_on_its_tool_card_and_shows_the_action_once(rec: Rec
     assert tool.box.children[0] is card.box and tool.html not in tool.box.children  # in the tool card's place
     assert plain(card.what.value).count("Delete raw data") == 1
     assert plain(card.what.value).count("rm -rf /work/data") == 1
-    assert "outside the folders Claude Code may use without asking: /work/data" in plain(card.what.value)
+    assert "outside the working directory: /work/data" in plain(card.what.value)
     rec.custom(card.controls, {"action": "allow"})
     v.handle(
         ev.PermissionDecided(

@@ -51,6 +51,8 @@ all rows?", and only a second click with the same rule gives it.
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 from typing import Any, Literal, Protocol
 
 import anywidget
@@ -67,7 +69,7 @@ from kandev_nb.notebook.widgets.stream import ASSETS
 from kandev_nb.render import card_html as ch
 from kandev_nb.render import html as r
 from kandev_nb.render import theme as th
-from kandev_nb.render.card_view import Inputs, proposal_inputs, proposal_view, tool_label
+from kandev_nb.render.card_view import Inputs, proposal_inputs, proposal_view, repeats_name, tool_label
 from kandev_nb.render.reveal import displayable, reveal_html
 
 __all__ = [
@@ -158,8 +160,8 @@ def header_html(event: ev.PermissionRequest) -> str:
     """The card's first lines: the tool, the CLI's description, its reason and blocked path."""
     shown = [v for v in event.input.values() if isinstance(v, str)]
     title = event.title
-    if not title or title == event.tool_name or any(title in s for s in shown if s):
-        title = ""  # the CLI's description repeats the input's (or the path's name)
+    if not title or repeats_name(title, event.tool_name) or any(title in s for s in shown if s):
+        title = ""  # the CLI's description repeats the tool's name, the input's (or the path's name)
     head = (
         f'<div><b title="{r.esc(event.tool_name)}">🔐 Claude wants to use {r.esc(tool_label(event.tool_name))}</b>'
         + (f" — {r.esc(title)}" if title else "")
@@ -168,14 +170,27 @@ def header_html(event: ev.PermissionRequest) -> str:
     reason = f'<div style="color:{_MUTED}">{r.esc(event.reason)}</div>' if event.reason else ""
     path = ""
     if event.blocked_path:
-        # can_use_tool's blocked_path: the path that made the CLI ask, e.g. one outside the
-        # working directory and the directories added to the session; nothing is blocked yet.
-        label = "path in question" if event.reason else "outside the folders Claude Code may use without asking"
+        # can_use_tool's blocked_path: the path that made the CLI ask. CLI 2.1.332 sends it for
+        # `touch x.txt` in the project too (measured): "outside" only when it is (issue 34, point 8).
+        outside = event.reason is None and not inside(event.blocked_path, getattr(event.approval, "cwd", None))
+        label = "outside the working directory" if outside else "path in question"
         path = (
             f'<div class="kandev-blocked-path" style="color:{_WARN}">{label}: '
             f"<code>{r.esc(event.blocked_path)}</code></div>"
         )
     return reveal_html(head + reason + path)[0]  # a bidi control in a title or path shown as <U+…>
+
+
+def inside(path: str, folder: str | None) -> bool:
+    """True when `path` is `folder` or below it (both resolved as far as they exist); False
+    without a folder or for a path that cannot be read."""
+    if not folder:
+        return False
+    try:
+        target, base = Path(os.path.realpath(path)), Path(os.path.realpath(folder))
+    except (OSError, ValueError):
+        return False
+    return target == base or target.is_relative_to(base)
 
 
 class ForAllRows(Protocol):
