@@ -190,6 +190,8 @@ def measure(page: Any, cdp: Any, lab_page: Any, index: int, name: str) -> Run:
     page.evaluate(
         "() => { const p = globalThis.__benchProbe; p.long.length = 0; p.updates.length = 0; p.frames.length = 0; }"
     )
+    if name.endswith("/lab"):
+        page.evaluate(_WATCH_FIRST, index)
     t_task = _metric(cdp, "TaskDuration")
     start = page.evaluate("() => performance.timeOrigin + performance.now()")
     _run_cell(page, index)
@@ -227,18 +229,37 @@ def ratio(a: float, b: float) -> str:
     return f"{a / b:.2f}x" if b > 0 and math.isfinite(a) else "n/a (baseline 0)"
 
 
+_WATCH_FIRST = """i => { const c = window.jupyterapp.shell.currentWidget.content.widgets[i];
+  const area = c.node.querySelector('.jp-Cell-outputArea'); c.node.__benchFirst = NaN;
+  const o = new MutationObserver(() => { if (area.textContent) {
+    c.node.__benchFirst = performance.timeOrigin + performance.now(); o.disconnect(); } });
+  o.observe(area, { childList: true, subtree: true, characterData: true }); }"""
+"""The floor has no message handler of ours to time: a one-shot observer on its own output
+area notes when its first text is in the DOM."""
+
+
+def _lab_first_token(page: Any, index: int) -> float:
+    """Epoch ms when cell `index`'s stream output first showed text (:data:`_WATCH_FIRST`)."""
+    return float(
+        page.evaluate("i => window.jupyterapp.shell.currentWidget.content.widgets[i].node.__benchFirst", index)
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python benchmarks/bench_browser.py", description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="the mix only (at 40%% size), 3 finished turns above")
-    parser.add_argument("--shapes", default=None, help=f"comma-separated, from {','.join(SHAPES)}")
+    parser.add_argument("--quick", action="store_true", help="the mix at 40%% size, once, 3 turns above")
+    parser.add_argument("--shapes", default=None, help=f"comma-separated, from {','.join(SHAPES)} (default: mix)")
+    parser.add_argument("--repeat", type=int, default=None, help="runs of each comparison (default 3; quick 1)")
     parser.add_argument("--above", type=int, default=None, help="finished long turns above (default 50; quick 3)")
-    parser.add_argument("--chunk", type=int, default=48, help="characters per text_delta (default 48)")
-    parser.add_argument("--delay", type=float, default=0.002, help="seconds between deltas (default 0.002)")
+    parser.add_argument("--chunk", type=int, default=40, help="characters per text_delta (default 40)")
+    parser.add_argument("--delay", type=float, default=0.005, help="seconds between deltas (default 0.005)")
     parser.add_argument("--profile", default="", help="comma-separated runs to profile (diagnostics on stderr)")
+    parser.add_argument("--trace", action="store_true", help="split the first comparison's time by cause")
     args = parser.parse_args(argv)
     PROFILE.update(filter(None, args.profile.split(",")))
-    shapes = args.shapes.split(",") if args.shapes else (["mix"] if args.quick else list(SHAPES))
+    shapes = args.shapes.split(",") if args.shapes else ["mix"]
     scale = 0.4 if args.quick else 1.0
+    repeat = args.repeat if args.repeat is not None else (1 if args.quick else 3)
     above = args.above if args.above is not None else (3 if args.quick else 50)
 
     from playwright.sync_api import sync_playwright
@@ -247,10 +268,11 @@ def main(argv: list[str] | None = None) -> int:
     from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, start_lab
 
     tmp = Path(tempfile.mkdtemp(prefix="kandev-bench-browser-"))
-    answers = {name: answer(name, scale) for name in shapes}
-    order = ["warm", *shapes, "again"]
+    plan = [shape if r == 0 else f"{shape}#{r + 1}" for r in range(repeat) for shape in shapes]
+    answers = {name: answer(name.split("#")[0], scale) for name in plan}
+    order = ["warm", *plan, "again"]
     answers["warm"] = "A short **warm-up** answer.\n\n```python\nx = 1\n```\n\n| a |\n|---|\n| 1 |\n"
-    answers["again"] = answers["mix" if "mix" in answers else shapes[0]]
+    answers["again"] = answers[shapes[0]]
     (tmp / "answers.json").write_text(json.dumps(answers))
     setup = (
         KERNEL_SETUP.replace("__ANSWERS__", repr(str(tmp / "answers.json")))
@@ -260,12 +282,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     cells = [setup, "%load_ext kandev_nb", "%%claude\nwarm up"]
     index: dict[str, int] = {}
-    for name in shapes:
+    for name in plan:
         index[name] = len(cells)
         cells.append(f"start_run({name!r})")
         cells.append(f"%%claude\nanswer {name}")
-        index[name + "/pre"] = len(cells)
-        cells.append(f"await replay({name!r}, {name + '/pre'!r})")
+        index[name + "/lab"] = len(cells)
+        cells.append(f"await print_paced({name!r}, {name + '/lab'!r})")
     index["above"] = len(cells)
     cells.append(f"show_finished({above}, {order[-1]!r})")
     cells.append("pass  # JupyterLab scans the new outputs for headings once, here, not in the next run")
@@ -277,6 +299,7 @@ def main(argv: list[str] | None = None) -> int:
     extra = {} if os.environ.get("PYTHONPATH") else {"PYTHONPATH": str(ROOT)}
     lab = start_lab(tmp / "lab", tmp / "ledger.sqlite", extra)
     runs: dict[str, Run] = {}
+    causes: dict[str, dict[str, float]] = {}
     try:
         lab_page.write_notebook(lab.root / "bench.ipynb", *cells)
         with sync_playwright() as pw:
@@ -290,11 +313,20 @@ def main(argv: list[str] | None = None) -> int:
             for i in (0, 1, 2):  # setup, the extension, a warm-up turn (the library loads)
                 _run_cell(page, i)
                 lab_page.wait_cell_done(page, i)
-            for name in shapes:
+            tracer = _Tracer(cdp, page) if args.trace else None
+            for name in plan:
                 _run_cell(page, index[name])
                 lab_page.wait_cell_done(page, index[name])
-                runs[name] = measure(page, cdp, lab_page, index[name] + 1, name)
-                runs[name + "/pre"] = measure(page, cdp, lab_page, index[name + "/pre"], name + "/pre")
+                for run_name, cell in ((name, index[name] + 1), (name + "/lab", index[name + "/lab"])):
+                    traced = tracer is not None and name == plan[0]
+                    marker = tracer.start() if traced else math.nan
+                    runs[run_name] = measure(page, cdp, lab_page, cell, run_name)
+                    if traced:
+                        causes[run_name] = tracer.stop(runs[run_name].start, marker)
+                    if run_name.endswith("/lab"):
+                        first = _lab_first_token(page, cell)
+                        runs[run_name].updates = []
+                        runs[run_name].first_token_ms = first
             for i in (index["above"], index["above"] + 1):
                 _run_cell(page, i)
                 lab_page.wait_cell_done(page, i, timeout_ms=600_000)
@@ -305,47 +337,94 @@ def main(argv: list[str] | None = None) -> int:
             firsts = _kernel_runs(page, lab_page, probe)
             for name, run in runs.items():
                 first = (firsts.get(name) or {}).get("first_chunk")
-                if run.updates and first:
-                    run.first_token_ms = max(run.updates[0][0] - first, 0.01)
+                seen = run.updates[0][0] if run.updates else run.first_token_ms
+                run.first_token_ms = max(seen - first, 0.01) if first and math.isfinite(seen) else math.nan
             browser.close()
     finally:
         lab.stop()
-    report(runs, shapes, above, answers)
+    report(runs, shapes, plan, above, answers)
+    if causes:
+        report_causes(causes)
     return 0
 
 
-def targets_line(name: str, run: Run, kb: int) -> str:
-    """The issue's figures for run `name` on one line (ms; slope in ms per 100 KB), each
-    with its target: ``targets, mix (112 KB, the swap included): TBT 33 ms (<= 100), ...``."""
+class _Tracer:
+    """``--trace``: the profile and trace of a run, split by cause (:mod:`_trace_split`)."""
+
+    def __init__(self, cdp: Any, page: Any) -> None:
+        from _trace_split import Recorder, lib_source_map
+
+        self.page = page
+        self.recorder = Recorder(cdp, page)
+        self.lib_map = lib_source_map()
+        if self.lib_map is None:
+            print("# --trace: no source map for kandev_lib.js (Node, js/node_modules): one cause", file=sys.stderr)
+        self.cdp = cdp
+
+    def start(self) -> float:
+        return self.recorder.start()
+
+    def stop(self, start_epoch_ms: float, marker_epoch_ms: float) -> dict[str, float]:
+        from _trace_split import split
+
+        profile, trace = self.recorder.stop()
+        lib = self.cdp.send("Runtime.evaluate", {"expression": "globalThis.__kandevNb.renderMarkdown"})["result"]
+        props = self.cdp.send("Runtime.getProperties", {"objectId": lib["objectId"], "ownProperties": True})
+        where = next(
+            (p["value"]["value"] for p in props.get("internalProperties", []) if p["name"] == "[[FunctionLocation]]"),
+            {},
+        )
+        return split(profile, trace, start_epoch_ms, marker_epoch_ms, str(where.get("scriptId", "")), self.lib_map)
+
+
+def report_causes(causes: dict[str, dict[str, float]]) -> None:
+    """The ``--trace`` table: main-thread ms by cause, one column per traced run."""
+    names = list(causes)
+    keys = sorted({k for c in causes.values() for k in c}, key=lambda k: -max(c.get(k, 0.0) for c in causes.values()))
+    print()
+    print(f"{'where the time goes (ms, main thread)':<52}" + "".join(f"{n[:18]:>20}" for n in names))
+    for key in keys:
+        print(f"  {key:<50}" + "".join(f"{fmt(causes[n].get(key, 0.0)):>20}" for n in names))
+
+
+def targets_line(name: str, ours: list[Run], floor: list[Run], kb: int) -> str:
+    """The issue's figures for shape `name` on one line (ms): the median TBT of our runs and of
+    the floor's (JupyterLab's stream output), their difference, and the worst task of each."""
+    a, b = statistics.median(r.tbt for r in ours), statistics.median(r.tbt for r in floor)
+    worst_a, worst_b = max(r.worst for r in ours), max(r.worst for r in floor)
     return (
-        f"targets, {name} ({kb} KB, the swap included): TBT {fmt(run.tbt)} ms (<= 100), "
-        f"worst task {fmt(run.worst)} ms (<= 100), long tasks {len(run.long)}, "
-        f"first token {fmt(run.first_token_ms, 1)} ms (<= 50), "
-        f"per-update slope {fmt(run.slope(), 2)} ms per 100 KB (flat: near 0)"
+        f"targets, {name} ({kb} KB, {len(ours)} runs, the swap included): median TBT {fmt(a)} ms, "
+        f"JupyterLab's stream output {fmt(b)} ms, difference {fmt(a - b)} ms (<= 100); "
+        f"worst task {fmt(worst_a)} ms (<= {fmt(max(100.0, worst_b))}: 100 or the floor's worst {fmt(worst_b)}); "
+        f"first token {fmt(statistics.median(r.first_token_ms for r in ours), 1)} ms "
+        f"(floor {fmt(statistics.median(r.first_token_ms for r in floor), 1)} ms)"
     )
 
 
-def report(runs: dict[str, Run], shapes: list[str], above: int, answers: dict[str, str]) -> None:
+def _label(name: str, answers: dict[str, str]) -> str:
+    base = name.split("/")[0]
+    side = "JupyterLab stream" if name.endswith("/lab") else "%%claude"
+    return f"{base}: {side} ({len(answers.get(base, '')) // 1000} KB)"
+
+
+def report(runs: dict[str, Run], shapes: list[str], plan: list[str], above: int, answers: dict[str, str]) -> None:
     cols = ("long", "TBT ms", "worst ms", "swap worst", "main ms", "upd med", "upd max", "slope/100KB", "1st token")
-    print(f"{'run':<28}" + "".join(f"{c:>12}" for c in cols))
+    print(f"{'run':<32}" + "".join(f"{c:>12}" for c in cols))
     for name, run in runs.items():
+        floor = name.endswith("/lab")
         ups = [ms for _, _, ms in run.updates] or [math.nan]
-        swap = max((d for _, d in run.swap()), default=0.0) if "/pre" not in name else math.nan
-        label = (name.replace("/pre", ": plain <pre>") if "/pre" in name else f"{name}: %%claude") + (
-            f" ({len(answers.get(name.split('/')[0], '')) // 1000} KB)"
-        )
         vals = (
             str(len(run.long)),
             fmt(run.tbt),
             fmt(run.worst),
-            fmt(swap) if math.isfinite(swap) else "-",
+            "-" if floor else fmt(max((d for _, d in run.swap()), default=0.0)),
             fmt(run.task_ms),
-            fmt(statistics.median(ups), 2),
-            fmt(max(ups), 2),
-            fmt(run.slope(), 2),
+            "-" if floor else fmt(statistics.median(ups), 2),
+            "-" if floor else fmt(max(ups), 2),
+            "-" if floor else fmt(run.slope(), 2),
             fmt(run.first_token_ms, 1),
         )
-        print(f"{label:<28}" + "".join(f"{v:>12}" for v in vals))
+        print(f"{_label(name, answers):<32}" + "".join(f"{v:>12}" for v in vals))
     print()
     print(
         "diagnostics: the 3 longest animation frames of each run (ms: frame, style+layout at its end, "
@@ -358,29 +437,30 @@ def report(runs: dict[str, Run], shapes: list[str], above: int, answers: dict[st
                 f"{forced:.0f}  {top.strip()[:70]}"
             )
     print()
-    print("ratios to the plain <pre> of the same run (kandev / baseline):")
-    for name in shapes:
-        a, b = runs[name], runs[name + "/pre"]
+    print("against JupyterLab's own stream output of the same text at the same pace (same page, same run):")
+    for shape in shapes:
+        ours = [runs[n] for n in plan if n.split("#")[0] == shape]
+        floor = [runs[n + "/lab"] for n in plan if n.split("#")[0] == shape]
+        ta, tb = statistics.median(r.tbt for r in ours), statistics.median(r.tbt for r in floor)
+        ma, mb = statistics.median(r.task_ms for r in ours), statistics.median(r.task_ms for r in floor)
         print(
-            f"  {name}: TBT {ratio(a.tbt, b.tbt)}, worst task {ratio(a.worst, b.worst)}, "
-            f"main-thread {ratio(a.task_ms, b.task_ms)}, first token {ratio(a.first_token_ms, b.first_token_ms)}"
+            f"  {shape}: median TBT {fmt(ta)} vs {fmt(tb)} ms ({ratio(ta, tb)}), "
+            f"worst task {fmt(max(r.worst for r in ours))} vs {fmt(max(r.worst for r in floor))} ms, "
+            f"median main-thread {fmt(ma)} vs {fmt(mb)} ms ({ratio(ma, mb)})"
         )
-    again, base = runs["again"], runs[shapes[-1] if "mix" not in shapes else "mix"]
+    again, base = runs["again"], runs[shapes[0]]
     print(
         f"with {above} finished turns above: main-thread {ratio(again.task_ms, base.task_ms)}, "
         f"TBT {fmt(again.tbt)} ms (none above: {fmt(base.tbt)} ms), "
         f"per update median {fmt(statistics.median([m for *_, m in again.updates] or [math.nan]), 2)} ms"
     )
     print()
-    key = "mix" if "mix" in shapes else shapes[0]
-    a, b = runs[key], runs[key + "/pre"]
-    print(targets_line(key, a, len(answers.get(key, "")) // 1000))
-    headline(f"main-thread time, {key}", a.task_ms / b.task_ms if b.task_ms else math.nan, "plain <pre>")
-    headline(
-        f"first token on the page, {key}",
-        a.first_token_ms / b.first_token_ms if b.first_token_ms else math.nan,
-        "plain <pre>",
-    )
+    key = shapes[0]
+    ours = [runs[n] for n in plan if n.split("#")[0] == key]
+    floor = [runs[n + "/lab"] for n in plan if n.split("#")[0] == key]
+    print(targets_line(key, ours, floor, len(answers.get(key, "")) // 1000))
+    ma, mb = statistics.median(r.task_ms for r in ours), statistics.median(r.task_ms for r in floor)
+    headline(f"main-thread time, {key}", ma / mb if mb else math.nan, "JupyterLab's stream output")
     headline(
         f"main-thread time with {above} finished turns above",
         again.task_ms / base.task_ms if base.task_ms else math.nan,

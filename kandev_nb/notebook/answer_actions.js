@@ -243,25 +243,35 @@ function kandevAnswerActions(shared, ops, say, kernel) {
   const host = `.kandev-answer-host[data-kandev-kernel="${kernel}"]`;
   const live = `.kandev-k-${kernel}`;
   kandevStyle();
-  const scan = () => {
-    for (const el of document.querySelectorAll(`${host}[data-kandev-turn]:not([data-kandev-actions])`)) {
-      kandevDecorateHost(el, shared, ops);
-    }
-    const infos = `${host} .kandev-run-info[data-kandev-session], ${live} .kandev-run-info[data-kandev-session]`;
-    for (const info of document.querySelectorAll(infos)) {
-      if (info.dataset.kandevChips !== "1") kandevDecorateChips(info, say);
+  const infos = ".kandev-run-info[data-kandev-session]";
+  const decorate = (root) => {
+    // root: the document, or an element the page just added (and what it holds)
+    const hosts = [...root.querySelectorAll(`${host}[data-kandev-turn]:not([data-kandev-actions])`)];
+    if (root.matches && root.matches(`${host}[data-kandev-turn]:not([data-kandev-actions])`)) hosts.push(root);
+    for (const el of hosts) kandevDecorateHost(el, shared, ops);
+    const found = [...root.querySelectorAll(infos)];
+    if (root.matches && root.matches(infos)) found.push(root);
+    for (const info of found) {
+      if (info.dataset.kandevChips !== "1" && info.closest(`${host}, ${live}`)) kandevDecorateChips(info, say);
     }
   };
+  // Only what was added is looked at, once per animation frame: a streaming answer adds nodes
+  // many times a second, and a scan of the whole page each time would cost the page's size
+  // (issue 35).
+  const added = new Set();
   let queued = false;
-  const observer = new MutationObserver(() => {
-    if (queued) return;
+  const observer = new MutationObserver((records) => {
+    for (const r of records) for (const n of r.addedNodes) if (n.nodeType === Node.ELEMENT_NODE) added.add(n);
+    if (queued || !added.size) return;
     queued = true;
     requestAnimationFrame(() => {
       queued = false;
-      scan();
+      const roots = [...added].filter((n) => n.isConnected);
+      added.clear();
+      for (const n of roots) decorate(n);
     });
   });
   observer.observe(document.body, { childList: true, subtree: true });
-  scan();
+  decorate(document);
   return () => observer.disconnect();
 }

@@ -70,14 +70,47 @@ function markBlock(pre) {
 }
 
 function watch(el) {
-  const scan = () => {
-    for (const pre of el.querySelectorAll("pre.kandev-code")) {
-      if (HIDDEN.test(pre.textContent) || pre.querySelector(".kandev-invisible")) markBlock(pre);
+  // Marks the code blocks whose content changed, once per animation frame, testing only the
+  // text that changed (the block's own text only when it holds a hidden character): an update
+  // costs the new text, not the block so far (issue 35).
+  const dirty = new Set();
+  let queued = false;
+  const blockOf = (node) => {
+    const e = node.nodeType === Node.ELEMENT_NODE ? node : node.parentElement;
+    return e && e.closest("pre.kandev-code");
+  };
+  const flush = () => {
+    queued = false;
+    for (const pre of dirty) if (pre.isConnected) markBlock(pre);
+    dirty.clear();
+  };
+  const note = (pre) => {
+    if (!pre || !el.contains(pre)) return;
+    dirty.add(pre);
+    if (!queued) {
+      queued = true;
+      requestAnimationFrame(flush);
     }
   };
-  const observer = new MutationObserver(scan);
+  const observer = new MutationObserver((records) => {
+    for (const r of records) {
+      if (r.type === "characterData") {
+        if (HIDDEN.test(r.target.data)) note(blockOf(r.target));
+        continue;
+      }
+      for (const n of r.addedNodes) {
+        if (n.nodeType === Node.TEXT_NODE) {
+          if (HIDDEN.test(n.data)) note(blockOf(n));
+        } else if (n.nodeType === Node.ELEMENT_NODE && HIDDEN.test(n.textContent)) {
+          const inside = blockOf(n);
+          if (inside) note(inside);
+          for (const pre of n.querySelectorAll("pre.kandev-code")) if (HIDDEN.test(pre.textContent)) note(pre);
+        }
+      }
+    }
+  });
   observer.observe(el, { childList: true, subtree: true, characterData: true });
-  scan();
+  for (const pre of el.querySelectorAll("pre.kandev-code")) if (HIDDEN.test(pre.textContent)) markBlock(pre);
   return () => observer.disconnect();
 }
 

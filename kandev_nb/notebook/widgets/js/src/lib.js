@@ -454,33 +454,65 @@ export class StreamRenderer {
   }
 }
 
+const frame = globalThis.requestAnimationFrame
+  ? (fn) => globalThis.requestAnimationFrame(fn)
+  : (fn) => setTimeout(fn, 16);
+
 /**
  * Mount a StreamText view. Protocol (custom messages, kernel -> view):
  *   {"type": "append", "at": N, "text": s}  s starts at offset N of the full text
  *   {"type": "reset", "text": full}          replace everything
  * and view -> kernel: {"type": "sync", "have": N} when the view starts or sees a gap;
  * the kernel answers with "reset" if its text is not N characters long.
+ *
+ * The text of the messages that arrive within one animation frame is rendered once, in that
+ * frame (issue 35): when the page is busy, several updates cost one render, and a hidden tab
+ * renders nothing until it is shown.
  */
 export function mount(model, el) {
   el.classList.add("kandev-md");
   const r = new StreamRenderer(el, model.get("mode"));
   const initial = model.get("value") || "";
   if (initial) r.set(initial);
+  let pending = ""; // received, not yet rendered: starts at r.text.length
+  let reset = null; // a "reset" text waiting for the next frame
+  let scheduled = false;
+  let closed = false;
+  const render = () => {
+    scheduled = false;
+    if (closed) return;
+    if (reset !== null) r.set(reset);
+    if (pending) r.append(pending);
+    reset = null;
+    pending = "";
+  };
+  const later = () => {
+    if (!scheduled) {
+      scheduled = true;
+      frame(render);
+    }
+  };
   const onMsg = (msg) => {
     if (!msg || typeof msg !== "object") return;
     if (msg.type === "reset") {
-      r.set(msg.text || "");
+      reset = msg.text || "";
+      pending = "";
+      later();
     } else if (msg.type === "append") {
       const at = msg.at | 0;
-      const have = r.text.length;
-      if (at === have) r.append(msg.text);
-      else if (at < have) r.append(String(msg.text).slice(have - at));
+      const have = (reset !== null ? reset.length : r.text.length) + pending.length;
+      if (at === have) pending += msg.text;
+      else if (at < have) pending += String(msg.text).slice(have - at);
       else model.send({ type: "sync", have });
+      if (pending) later();
     }
   };
   model.on("msg:custom", onMsg);
   model.send({ type: "sync", have: r.text.length });
-  return () => model.off("msg:custom", onMsg);
+  return () => {
+    closed = true;
+    model.off("msg:custom", onMsg);
+  };
 }
 
 export const version = "2";
