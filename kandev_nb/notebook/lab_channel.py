@@ -273,10 +273,10 @@ class LabChannel:
         """Send the State to every comm whose last one differs (and to `force`, a comm_id)."""
         if not self.comms:
             return
-        from kandev_nb.notebook.notify import _notebook_path
+        from kandev_nb.notebook.bridge import tab_path
         from kandev_nb.notebook.state import current
 
-        state = snapshot(current(), _notebook_path())
+        state = snapshot(current(), tab_path())
         key = _key(state)
         data = None
         for comm_id, comm in list(self.comms.items()):
