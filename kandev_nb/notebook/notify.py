@@ -45,7 +45,6 @@ from typing import Any
 import anywidget
 import traitlets
 
-from kandev_nb.notebook.bridge import tab_path
 from kandev_nb.notebook.pending import PendingApproval, waiting
 from kandev_nb.render.card_view import tool_label
 
@@ -115,6 +114,8 @@ class ApprovalNotifier(anywidget.AnyWidget):
 
     def refresh(self) -> None:
         """Set `items` from the waiting approvals (sent to the page only when they changed)."""
+        from kandev_nb.notebook.bridge import tab_path
+
         notebook = tab_path()
         items = [
             {
