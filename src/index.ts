@@ -8,8 +8,11 @@
  *   Claude panel in the right sidebar (src/panel.ts) and JupyterLab's own notifications for
  *   every waiting approval (src/notifications.ts).
  * - Commands, category "Claude" in the palette: "Insert a %%claude cell below", "Ask Claude
- *   about this error" (also in a cell's context menu), "Open the Claude panel", "Allow the
- *   oldest waiting approval", "Deny the oldest waiting approval", "Stop every running turn".
+ *   about this error" (also in a cell's context menu), "Open the Claude panel" (Accel Shift A),
+ *   "Allow the oldest waiting approval" (Accel Alt Enter), "Deny the oldest waiting approval"
+ *   (Accel Alt Backspace), "Stop every running turn". The shortcuts are in schema/plugin.json
+ *   (Settings > Settings Editor > Keyboard Shortcuts changes them); none is a JupyterLab 4 or
+ *   Notebook 7 default (tests/extension/test_build.py checks it).
  * - `%%claude` cell bodies highlighted as Markdown from page load, on every notebook, before any
  *   cell ran (what kandev_nb/notebook/cell_language.js does once `%load_ext kandev_nb` ran).
  *

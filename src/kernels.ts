@@ -21,13 +21,13 @@ import { Kernel, KernelMessage } from '@jupyterlab/services';
 import { UUID } from '@lumino/coreutils';
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { Answer, Answered, Hello, LabSettings, Mismatch, State, Stop } from './messages';
+import { Answer, Answered, Hello, LabSettings, Mismatch, State, Stop, StopFleet } from './messages';
 
 /** The comm target the kernel registers (kandev_nb.notebook.lab_messages.TARGET). */
 export const TARGET = 'kandev_nb.lab';
 
 /** The protocol of the messages (kandev_nb.notebook.lab_messages.PROTOCOL). */
-export const PROTOCOL = 1;
+export const PROTOCOL = 2;
 
 /** One kernel as the panel shows it. */
 export interface IKernelEntry {
@@ -132,6 +132,14 @@ export class KernelChannels {
       if (channel.open && (kernelId === null || channel.entry.id === kernelId)) {
         this.send(channel, { kind: 'stop', session } as Stop);
       }
+    }
+  }
+
+  /** Stop every row of fleet `fleetId` (a RunningFleet's id) in kernel `kernelId`, as its board's Stop all. */
+  stopFleet(kernelId: string, fleetId: string): void {
+    const channel = this.channels.get(kernelId);
+    if (channel && channel.open) {
+      this.send(channel, { kind: 'stop_fleet', id: fleetId });
     }
   }
 
@@ -244,7 +252,7 @@ export class KernelChannels {
     }
   }
 
-  private send(channel: IChannel, data: Answer | Stop | { kind: 'settings'; settings: LabSettings }): void {
+  private send(channel: IChannel, data: Answer | Stop | StopFleet | { kind: 'settings'; settings: LabSettings }): void {
     if (!channel.commId || channel.connection.isDisposed) {
       return;
     }

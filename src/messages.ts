@@ -11,6 +11,7 @@ export interface KandevNbLabMessages {
   Settings?: Settings;
   State?: State;
   Stop?: Stop;
+  StopFleet?: StopFleet;
 }
 /**
  * Allow or deny one waiting approval. `digest` is the
@@ -97,12 +98,13 @@ export interface LabSettings1 {
 }
 /**
  * What the panel shows of one kernel, sent when it changed (not for the seconds: the page
- * counts them from `sent_at`).
+ * counts them on from the State's arrival).
  *
  * This interface was referenced by `KandevNbLabMessages`'s JSON-Schema
  * via the `definition` "State".
  */
 export interface State {
+  fleets: RunningFleet[];
   kind?: "state";
   notebook: string | null;
   protocol?: number;
@@ -110,6 +112,39 @@ export interface State {
   turns: RunningTurn[];
   version: string;
   waiting: Waiting[];
+}
+/**
+ * A fleet running in the kernel (``kandev_nb.fleet(...)``, ``%%claude --over``): its rows
+ * by status, what it spent, Stop all (:class:`StopFleet` with its `id`).
+ *
+ * `id` names it while it runs (two fleets may share a `name`, or have none); `name` is its
+ * ledger name (None: unnamed); `cell` the execution count of the cell that shows its board
+ * (``In [n]``; its notebook is :attr:`State.notebook`). The counts add up to `total`
+ * (done + error + stopped + skipped + running + pending); `waiting` of the running rows wait
+ * for a person (their approvals are in :attr:`State.waiting`, named by row). `spent_usd`:
+ * the finished rows' cost this run (USD), of `budget_usd` (None: no budget); `elapsed_s`
+ * since it started (the page counts on from the State's arrival). `stopping`: why it was stopped (Stop
+ * all, the budget, the kernel's interrupt) while its rows end, else None.
+ *
+ * This interface was referenced by `KandevNbLabMessages`'s JSON-Schema
+ * via the `definition` "RunningFleet".
+ */
+export interface RunningFleet {
+  budget_usd: number | null;
+  cell: number | null;
+  done: number;
+  elapsed_s: number;
+  error: number;
+  id: string;
+  name: string | null;
+  pending: number;
+  running: number;
+  skipped: number;
+  spent_usd: number;
+  stopped: number;
+  stopping: string | null;
+  total: number;
+  waiting: number;
 }
 /**
  * One `%%claude` session of the kernel: its turns and their cost (USD) since midnight UTC,
@@ -148,7 +183,8 @@ export interface RunningTurn {
  * `line` the one line a notification shows, `complete` whether that line is the whole
  * payload (then a notification may offer Allow, sending `line_digest`). `reminded`: it
  * has waited past the reminder time of "wait and remind" (half the approval timeout).
- * `row`: the fleet row that asks ("row 6 of 50"), None outside a fleet.
+ * `row`: the fleet row that asks ("row 6 of 50") and `fleet` its fleet's
+ * :attr:`RunningFleet.id`, both None outside a fleet.
  *
  * This interface was referenced by `KandevNbLabMessages`'s JSON-Schema
  * via the `definition` "Waiting".
@@ -157,6 +193,7 @@ export interface Waiting {
   age_s: number;
   cell: number | null;
   complete: boolean;
+  fleet?: string | null;
   full_tool: string;
   id: string;
   left_s: number | null;
@@ -180,4 +217,16 @@ export interface Waiting {
 export interface Stop {
   kind?: "stop";
   session?: string | null;
+}
+/**
+ * Stop every row of the running fleet `id` (:attr:`RunningFleet.id`), as its board's
+ * Stop all: running rows get the protocol's interrupt and end "stopped", rows not started
+ * end "skipped".
+ *
+ * This interface was referenced by `KandevNbLabMessages`'s JSON-Schema
+ * via the `definition` "StopFleet".
+ */
+export interface StopFleet {
+  id: string;
+  kind?: "stop_fleet";
 }

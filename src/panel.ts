@@ -1,19 +1,36 @@
 /**
  * The Claude panel: a sidebar tab listing, for every kernel of the server with kandev_nb
  * loaded, the waiting approvals and questions (each shown whole, as its card shows it, with
- * Allow / Deny answering through the kernel's broker and the same payload binding), the
- * running turns (Stop), and each session's turns and cost today. A click on an entry's head
- * opens its notebook at the cell. Drawn with plain DOM and JupyterLab's CSS variables.
+ * Allow / Deny answering through the kernel's broker and the same payload binding; a fleet's
+ * rows too), the running turns (Stop), the running fleets (rows by status, spend, the rows
+ * waiting, Stop all) and each session's turns and cost today. A click on an entry's head opens
+ * its notebook at the cell (a fleet's: the cell of its board). Drawn with plain DOM and
+ * JupyterLab's CSS variables.
  */
 
 import { Widget } from '@lumino/widgets';
 
 import { IKernelEntry, KernelChannels } from './kernels';
-import { RunningTurn, SessionCost, Waiting } from './messages';
+import { RunningFleet, RunningTurn, SessionCost, Waiting } from './messages';
 import { basename, clock, waited } from './notifications';
 
 /** The panel's id in the shell (also its DOM id). */
 export const PANEL_ID = 'kandev-nb-panel';
+
+/** A fleet's rows by status, as its board counts them: "19 done · 4 running · 2 waiting of 50". */
+export function fleetCounts(fleet: RunningFleet): string {
+  const parts: [number, string][] = [
+    [fleet.done, 'done'],
+    [fleet.error, fleet.error === 1 ? 'error' : 'errors'],
+    [fleet.stopped, 'stopped'],
+    [fleet.skipped, 'skipped'],
+    [fleet.running - fleet.waiting, 'running'],
+    [fleet.waiting, 'waiting'],
+    [fleet.pending, 'not started']
+  ];
+  const shown = parts.filter(([n]) => n > 0).map(([n, what]) => `${n} ${what}`);
+  return `${shown.join(' · ') || '0 rows'} of ${fleet.total}`;
+}
 
 /** Opens `path` and selects the cell whose execution count is `cell` (null: just opens it). */
 export type OpenAt = (path: string, cell: number | null) => void;
@@ -40,7 +57,7 @@ export class ClaudePanel extends Widget {
     super();
     this.id = PANEL_ID;
     this.addClass('kandev-panel');
-    this.title.caption = 'Claude: waiting approvals, running turns, sessions';
+    this.title.caption = 'Claude: waiting approvals, running turns, fleets, sessions';
     channels.changed.connect(() => this.draw(), this);
     this.timer = window.setInterval(() => this.tick(), 1000);
     this.draw();
@@ -107,6 +124,13 @@ export class ClaudePanel extends Widget {
     for (const { entry, turn } of turns) {
       body.append(this.turn(entry, turn));
     }
+    const fleets = live.flatMap(entry => (entry.state?.fleets ?? []).map(fleet => ({ entry, fleet })));
+    if (fleets.length) {
+      body.append(this.section(`Fleets (${fleets.length})`, 'kandev-panel-fleets'));
+    }
+    for (const { entry, fleet } of fleets) {
+      body.append(this.fleet(entry, fleet));
+    }
     const sessions = live.flatMap(entry => (entry.state?.sessions ?? []).map(session => ({ entry, session })));
     body.append(this.section(`Sessions (${sessions.length})`, 'kandev-panel-sessions'));
     for (const { entry, session } of sessions) {
@@ -157,7 +181,9 @@ export class ClaudePanel extends Widget {
     card.dataset.kernel = entry.id;
     card.dataset.request = item.id;
     const head = el('div', 'kandev-panel-head');
-    head.append(this.where(entry, item.cell, item.row ?? '', item.question ? 'Claude asks' : item.tool));
+    const fleet = item.fleet ? entry.state?.fleets.find(f => f.id === item.fleet) : undefined;
+    const fleetName = item.fleet ? `fleet ${fleet?.name ?? ''}`.trim() : '';
+    head.append(this.where(entry, item.cell, fleetName, item.row ?? '', item.question ? 'Claude asks' : item.tool));
     const time = el('span', 'kandev-panel-waited', ' · waiting ');
     time.append(this.counter(item.age_s, entry.received));
     head.append(time);
@@ -234,6 +260,47 @@ export class ClaudePanel extends Widget {
       this.channels.stop(entry.id, turn.session);
     };
     row.append(stop);
+    return row;
+  }
+
+  private fleet(entry: IKernelEntry, fleet: RunningFleet): HTMLElement {
+    const row = el('div', 'kandev-panel-fleet');
+    row.dataset.kernel = entry.id;
+    row.dataset.fleet = fleet.id;
+    row.append(this.where(entry, fleet.cell, `fleet ${fleet.name ?? ''}`.trim()));
+    const budget = fleet.budget_usd !== null ? ` of $${fleet.budget_usd}` : '';
+    const counts = el('div', 'kandev-panel-fleet-counts', fleetCounts(fleet));
+    const stats = el('div', 'kandev-panel-stats', `$${fleet.spent_usd.toFixed(4)}${budget} · `);
+    stats.append(this.counter(fleet.elapsed_s, entry.received), ' elapsed');
+    row.append(counts, stats);
+    const buttons = el('div', 'kandev-panel-buttons');
+    if (fleet.waiting) {
+      const show = el('a', 'kandev-panel-fleet-waiting', `${fleet.waiting} row${fleet.waiting === 1 ? '' : 's'} waiting for you`);
+      show.href = '#';
+      show.title = 'Show its oldest waiting row above';
+      show.onclick = event => {
+        event.preventDefault();
+        const first = (entry.state?.waiting ?? [])
+          .filter(w => w.fleet === fleet.id)
+          .sort((a, b) => b.age_s - a.age_s)[0];
+        if (first) {
+          this.reveal(entry.id, first.id);
+        }
+      };
+      buttons.append(show);
+    }
+    if (fleet.stopping) {
+      buttons.append(el('span', 'kandev-panel-stats', `stopping: ${fleet.stopping}`));
+    } else {
+      const stop = el('button', 'kandev-panel-button kandev-panel-fleet-stop', 'Stop all');
+      stop.title = 'Stop every row of this fleet, as its board’s Stop all (running rows are interrupted, the rest skipped)';
+      stop.onclick = () => {
+        stop.disabled = true;
+        this.channels.stopFleet(entry.id, fleet.id);
+      };
+      buttons.append(stop);
+    }
+    row.append(buttons);
     return row;
   }
 

@@ -168,6 +168,8 @@ class Fleet:
         futures: by key, the future of each row's :class:`RowResult`.
         queue: the :class:`~kandev_nb.fleet.queue.ApprovalQueue` of every row.
         listeners: called (no arguments) after every change a board shows.
+        cell: the execution count (``In [n]``) of the notebook cell that started it (its
+            board's cell), set by the notebook layer; None elsewhere.
     """
 
     def __init__(
@@ -198,6 +200,7 @@ class Fleet:
         self.approval_timeout = approval_timeout
         self.ledger = ledger
         self.notebook = notebook
+        self.cell: int | None = None
         self.fingerprint = spec.fingerprint(config, kernel_tools, worktrees is not None)
         self.rows: dict[Any, RowState] = {k: RowState(k, i + 1, spec.prompts[k]) for i, k in enumerate(spec.keys)}
         self.futures: dict[Any, asyncio.Future[RowResult]] = {}

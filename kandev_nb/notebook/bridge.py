@@ -32,7 +32,7 @@ import itertools
 import logging
 import time
 from collections.abc import Callable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import anywidget
@@ -41,7 +41,7 @@ import traitlets
 from kandev_nb.errors import NoNotebookViewError, NotebookViewError
 from kandev_nb.kernel_tools._notebook import PING_TIMEOUT_S
 
-__all__ = ["NotebookBridge", "bridge", "ensure_bridge", "open_notebook_guard"]
+__all__ = ["NotebookBridge", "bridge", "ensure_bridge", "open_notebook_guard", "tab_path"]
 
 log = logging.getLogger("kandev_nb")
 
@@ -152,6 +152,15 @@ class NotebookBridge(anywidget.AnyWidget):
                 return mine[-1]
         return self.current_view
 
+    def tab_path(self) -> str | None:
+        """The path of the notebook in the view the bridge talks to now (the running cell's
+        tab when it said hello, else the latest view of any tab): its hello's `path`, relative
+        to the Jupyter server's root with ``/`` separators (``work/errs.ipynb``). None while no
+        view said hello (nbclient, papermill, a console) or a view's hello had no path."""
+        hello = self.views.get(self._chosen() or "")
+        path = hello.get("path") if hello else None
+        return str(PurePosixPath(path)) if isinstance(path, str) and path else None
+
     async def find_view(self, timeout_s: float = PING_TIMEOUT_S) -> str | None:
         """The view in use; without one, ask every view to say hello and wait `timeout_s` s
         (not when no view ever said hello and the bridge is older than :data:`QUIET_AFTER_S`).
@@ -227,6 +236,13 @@ _bridge: NotebookBridge | None = None
 def bridge() -> NotebookBridge | None:
     """The kernel's bridge, or None when there is none (no ipykernel, or not created yet)."""
     return _bridge
+
+
+def tab_path() -> str | None:
+    """The path of the notebook tab this kernel's turns run in, relative to the Jupyter
+    server's root (:meth:`NotebookBridge.tab_path`); None without a bridge or a tab that said
+    hello. What the notifications and kandev-nb's JupyterLab panel name the notebook by."""
+    return _bridge.tab_path() if _bridge is not None else None
 
 
 def ensure_bridge() -> NotebookBridge | None:

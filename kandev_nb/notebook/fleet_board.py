@@ -49,6 +49,7 @@ __all__ = [
     "FILTERS",
     "REFRESH_HZ",
     "SAVED_ROWS",
+    "STOP_ALL_REASON",
     "TABLE_ROWS",
     "FleetBoard",
     "RowsAnswer",
@@ -56,6 +57,10 @@ __all__ = [
     "progress_text",
     "table_html",
 ]
+
+STOP_ALL_REASON: Final = "stopped by you (Stop all)"
+"""Why the rows stopped when a person pressed Stop all (the board's, or the Claude panel's in
+JupyterLab): each stopped row's result and the progress line say it."""
 
 REFRESH_HZ: Final = 4.0
 """At most this many redraws of the board per second."""
@@ -393,7 +398,7 @@ class FleetBoard:
         self.bar = f.track(w.IntProgress(value=0, min=0, max=fleet.total))
         self.progress = f.html("", "kandev-fleet-progress")
         self.stop_all = f.button("Stop all", "kandev-fleet-stop-all", button_style="danger")
-        self.stop_all.on_click(lambda _b: self._soon(lambda: fleet.stop(reason="stopped by you (Stop all)")))
+        self.stop_all.on_click(lambda _b: self._soon(lambda: fleet.stop(reason=STOP_ALL_REASON)))
         self.queue_box = f.vbox((), "kandev-fleet-queue")
         self.rules = f.html("")
         self.filter = f.track(

@@ -188,13 +188,11 @@ async def run_fleet(
         from kandev_nb.fleet.estimate import estimate
 
         return await estimate(fleet, tuple(notes))
-    ip = get_ipython()  # type: ignore[no-untyped-call, unused-ignore]
-    blocking = None
-    if background:
-        from kandev_nb.notebook import background_turns, ledger_hooks
+    from kandev_nb.notebook import background_turns, ledger_hooks
 
-        cell = ledger_hooks.cell_number(ip)  # now: IPython may advance its counter meanwhile
-        blocking = await background_turns.blocking_reason()
+    ip = get_ipython()  # type: ignore[no-untyped-call, unused-ignore]
+    cell = fleet.cell = ledger_hooks.cell_number(ip)  # now: IPython may advance its counter meanwhile
+    blocking = await background_turns.blocking_reason() if background else None
     board = None
     if show if show is not None else getattr(ip, "kernel", None) is not None:
         from kandev_nb.notebook.fleet_board import FleetBoard

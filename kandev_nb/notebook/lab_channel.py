@@ -10,13 +10,18 @@ target (:func:`register`).
 While a comm is open the kernel sends a :class:`~kandev_nb.notebook.lab_messages.State`
 whenever what the panel shows changed (checked every :data:`POLL_S` s, while the kernel's
 event loop runs: it does while a `%%claude` cell awaits its turn, and between cells): the
-waiting approvals of every session (:func:`~kandev_nb.notebook.pending.waiting`, whole
-payload and the one-line form), the running turns, each session's turns and cost today.
+waiting approvals of every session and of every running fleet's rows
+(:func:`~kandev_nb.notebook.pending.waiting`, whole payload and the one-line form), the running
+turns, the running fleets (rows by status, spend; :func:`~kandev_nb.fleet.runner.running_fleets`),
+each session's turns and cost today.
 
 The page answers through the same broker and the same payload binding as the card:
 an :class:`~kandev_nb.notebook.lab_messages.Answer` allows only with the digest of a text
 that was the whole payload (:meth:`~kandev_nb.notebook.pending.PendingApproval.allow_shown`),
-and only while the request waiting under that id is the one the page was sent.
+and only while the request waiting under that id is the one the page was sent. A fleet row's
+approval is answered the same way (its :class:`~kandev_nb.notebook.pending.FleetPendingApproval`
+binds to what the row's card on the board shows), and a
+:class:`~kandev_nb.notebook.lab_messages.StopFleet` stops a fleet as its board's Stop all does.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import asyncio
 import contextlib
 import datetime as dt
 import logging
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -39,11 +45,13 @@ from kandev_nb.notebook.lab_messages import (
     Hello,
     LabSettings,
     Mismatch,
+    RunningFleet,
     RunningTurn,
     SessionCost,
     Settings,
     State,
     Stop,
+    StopFleet,
     Waiting,
     read_from_page,
 )
@@ -51,7 +59,7 @@ from kandev_nb.notebook.pending import PendingApproval, waiting
 from kandev_nb.render.card_view import tool_label
 from kandev_nb.render.reveal import reveal_text, warning_markdown
 
-__all__ = ["POLL_S", "LabChannel", "apply_settings", "channel", "register", "snapshot"]
+__all__ = ["POLL_S", "LabChannel", "apply_settings", "channel", "fleet_id", "register", "snapshot"]
 
 log = logging.getLogger("kandev_nb")
 
@@ -65,7 +73,7 @@ def _version() -> str:
     return str(__version__)
 
 
-def _waiting_entry(p: PendingApproval, remind_after_s: float | None) -> Waiting:
+def _waiting_entry(p: PendingApproval, remind_after_s: float | None, fleets: list[Any]) -> Waiting:
     whole = p.broker.surface_whole(p.request_id)
     text, found = reveal_text(whole.text if whole is not None else p.summary)
     return Waiting(
@@ -85,6 +93,40 @@ def _waiting_entry(p: PendingApproval, remind_after_s: float | None) -> Waiting:
         warning=warning_markdown(found).replace("**", "").strip(),
         reminded=remind_after_s is not None and p.age_s >= remind_after_s,
         row=getattr(p, "row_label", None),
+        fleet=next((fleet_id(f) for f in fleets if f.queue is getattr(p, "queue", None)), None),
+    )
+
+
+def _running_fleets() -> list[Any]:
+    """The fleets running in this kernel (:func:`kandev_nb.fleet.runner.running_fleets`), oldest
+    first; none when no fleet module was ever imported (no fleet ran)."""
+    runner = sys.modules.get("kandev_nb.fleet.runner")
+    return list(runner.running_fleets()) if runner is not None else []
+
+
+def fleet_id(fleet: Any) -> str:
+    """The :attr:`~kandev_nb.notebook.lab_messages.RunningFleet.id` of `fleet` while it runs."""
+    return f"fleet-{id(fleet):x}"
+
+
+def _fleet_entry(fleet: Any) -> RunningFleet:
+    counts = fleet.counts()
+    return RunningFleet(
+        id=fleet_id(fleet),
+        name=fleet.name,
+        cell=getattr(fleet, "cell", None),
+        total=fleet.total,
+        done=counts["done"],
+        error=counts["error"],
+        stopped=counts["stopped"],
+        skipped=counts["skipped"],
+        running=counts["running"],
+        pending=counts["pending"],
+        waiting=counts["waiting"],
+        spent_usd=round(fleet.spent_usd, 6),
+        budget_usd=fleet.budget_usd,
+        elapsed_s=round(fleet.elapsed_s, 1),
+        stopping=fleet.stopped_reason,
     )
 
 
@@ -123,11 +165,13 @@ def snapshot(state: Any, notebook: str | None, now: float | None = None) -> Stat
                 running=running,
             )
         )
+    fleets = _running_fleets()
     return State(
         version=_version(),
         notebook=notebook,
-        waiting=[_waiting_entry(p, remind_after_s) for p in waiting(state.sessions, now)],
+        waiting=[_waiting_entry(p, remind_after_s, fleets) for p in waiting(state.sessions, now, fleets)],
         turns=turns,
+        fleets=[_fleet_entry(f) for f in fleets],
         sessions=sessions,
     )
 
@@ -138,6 +182,7 @@ def _key(state: State) -> str:
         update={
             "waiting": [w.model_copy(update={"age_s": 0, "left_s": w.left_s is not None}) for w in state.waiting],
             "turns": [t.model_copy(update={"elapsed_s": 0}) for t in state.turns],
+            "fleets": [f.model_copy(update={"elapsed_s": 0}) for f in state.fleets],
         }
     ).model_dump_json()
 
@@ -233,6 +278,8 @@ class LabChannel:
             comm.send(self.answer(message).model_dump())
         elif isinstance(message, Stop):
             self.stop(message.session)
+        elif isinstance(message, StopFleet):
+            self.stop_fleet(message.id)
         elif isinstance(message, Settings):
             from kandev_nb.notebook.state import current
 
@@ -267,16 +314,27 @@ class LabChannel:
                 with contextlib.suppress(RuntimeError):  # no running loop: nothing runs
                     asyncio.get_running_loop().create_task(s.interrupt())
 
+    def stop_fleet(self, which: str) -> bool:
+        """Stop every row of the running fleet whose :func:`fleet_id` is `which`, as its board's
+        Stop all does (with the same reason). Returns False when no such fleet runs (it ended)."""
+        fleet = next((f for f in _running_fleets() if fleet_id(f) == which), None)
+        if fleet is None:
+            return False
+        from kandev_nb.notebook.fleet_board import STOP_ALL_REASON
+
+        fleet.stop(reason=STOP_ALL_REASON)
+        return True
+
     # -- state to the pages -----------------------------------------------------------------
 
     def refresh(self, force: str | None = None) -> None:
         """Send the State to every comm whose last one differs (and to `force`, a comm_id)."""
         if not self.comms:
             return
-        from kandev_nb.notebook.notify import _notebook_path
+        from kandev_nb.notebook.bridge import tab_path
         from kandev_nb.notebook.state import current
 
-        state = snapshot(current(), _notebook_path())
+        state = snapshot(current(), tab_path())
         key = _key(state)
         data = None
         for comm_id, comm in list(self.comms.items()):

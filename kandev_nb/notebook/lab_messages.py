@@ -8,7 +8,7 @@ the extension's build checks against (``src/messages.ts``, ``jlpm build:messages
 regenerates it and compares).
 
 Page -> kernel (``comm_open`` data, then ``comm_msg`` data): :class:`Hello`,
-:class:`Answer`, :class:`Stop`, :class:`Settings`. Kernel -> page: :class:`State` (sent
+:class:`Answer`, :class:`Stop`, :class:`StopFleet`, :class:`Settings`. Kernel -> page: :class:`State` (sent
 when what the panel shows changed), :class:`Answered`, :class:`Mismatch`.
 
 A message the kernel cannot read is dropped with a warning in the kernel's log; nothing
@@ -32,11 +32,13 @@ __all__ = [
     "Hello",
     "LabSettings",
     "Mismatch",
+    "RunningFleet",
     "RunningTurn",
     "SessionCost",
     "Settings",
     "State",
     "Stop",
+    "StopFleet",
     "Waiting",
     "read_from_page",
 ]
@@ -44,9 +46,10 @@ __all__ = [
 TARGET = "kandev_nb.lab"
 """The comm target the kernel registers at ``%load_ext kandev_nb``."""
 
-PROTOCOL = 1
+PROTOCOL = 2
 """The version of these messages; a page and a kernel of different protocols do not talk
-(the kernel answers :class:`Mismatch` and the panel says which side to upgrade)."""
+(the kernel answers :class:`Mismatch` and the panel says which side to upgrade).
+2: :attr:`State.fleets` and :class:`StopFleet`."""
 
 
 class _Message(BaseModel):
@@ -94,6 +97,15 @@ class Stop(_Message):
     session: str | None = None
 
 
+class StopFleet(_Message):
+    """Stop every row of the running fleet `id` (:attr:`RunningFleet.id`), as its board's
+    Stop all: running rows get the protocol's interrupt and end "stopped", rows not started
+    end "skipped"."""
+
+    kind: Literal["stop_fleet"] = "stop_fleet"
+    id: str
+
+
 class Settings(_Message):
     """New settings from the settings registry (the person changed them in Lab)."""
 
@@ -101,11 +113,11 @@ class Settings(_Message):
     settings: LabSettings
 
 
-FromPage = Annotated[Hello | Answer | Stop | Settings, Field(discriminator="kind")]
-_FROM_PAGE: TypeAdapter[Hello | Answer | Stop | Settings] = TypeAdapter(FromPage)
+FromPage = Annotated[Hello | Answer | Stop | StopFleet | Settings, Field(discriminator="kind")]
+_FROM_PAGE: TypeAdapter[Hello | Answer | Stop | StopFleet | Settings] = TypeAdapter(FromPage)
 
 
-def read_from_page(data: object) -> Hello | Answer | Stop | Settings:
+def read_from_page(data: object) -> Hello | Answer | Stop | StopFleet | Settings:
     """The message `data` (a comm's ``data`` dict) as its model.
 
     Raises:
@@ -125,7 +137,8 @@ class Waiting(_Message):
     `line` the one line a notification shows, `complete` whether that line is the whole
     payload (then a notification may offer Allow, sending `line_digest`). `reminded`: it
     has waited past the reminder time of "wait and remind" (half the approval timeout).
-    `row`: the fleet row that asks ("row 6 of 50"), None outside a fleet.
+    `row`: the fleet row that asks ("row 6 of 50") and `fleet` its fleet's
+    :attr:`RunningFleet.id`, both None outside a fleet.
     """
 
     id: str
@@ -144,6 +157,7 @@ class Waiting(_Message):
     warning: str
     reminded: bool = False
     row: str | None = None
+    fleet: str | None = None
 
 
 class RunningTurn(_Message):
@@ -169,9 +183,39 @@ class SessionCost(_Message):
     running: bool
 
 
+class RunningFleet(_Message):
+    """A fleet running in the kernel (``kandev_nb.fleet(...)``, ``%%claude --over``): its rows
+    by status, what it spent, Stop all (:class:`StopFleet` with its `id`).
+
+    `id` names it while it runs (two fleets may share a `name`, or have none); `name` is its
+    ledger name (None: unnamed); `cell` the execution count of the cell that shows its board
+    (``In [n]``; its notebook is :attr:`State.notebook`). The counts add up to `total`
+    (done + error + stopped + skipped + running + pending); `waiting` of the running rows wait
+    for a person (their approvals are in :attr:`State.waiting`, named by row). `spent_usd`:
+    the finished rows' cost this run (USD), of `budget_usd` (None: no budget); `elapsed_s`
+    since it started (the page counts on from the State's arrival). `stopping`: why it was stopped (Stop
+    all, the budget, the kernel's interrupt) while its rows end, else None."""
+
+    id: str
+    name: str | None
+    cell: int | None
+    total: int
+    done: int
+    error: int
+    stopped: int
+    skipped: int
+    running: int
+    pending: int
+    waiting: int
+    spent_usd: float
+    budget_usd: float | None
+    elapsed_s: float
+    stopping: str | None
+
+
 class State(_Message):
     """What the panel shows of one kernel, sent when it changed (not for the seconds: the page
-    counts them from `sent_at`)."""
+    counts them on from the State's arrival)."""
 
     kind: Literal["state"] = "state"
     protocol: int = PROTOCOL
@@ -179,6 +223,7 @@ class State(_Message):
     notebook: str | None
     waiting: list[Waiting]
     turns: list[RunningTurn]
+    fleets: list[RunningFleet]
     sessions: list[SessionCost]
 
 
@@ -202,7 +247,7 @@ class Mismatch(_Message):
 
 def json_schema() -> dict[str, object]:
     """One JSON Schema document whose ``$defs`` hold every message (for the TypeScript types)."""
-    models: list[type[BaseModel]] = [Hello, Answer, Stop, Settings, State, Answered, Mismatch]
+    models: list[type[BaseModel]] = [Hello, Answer, Stop, StopFleet, Settings, State, Answered, Mismatch]
     defs: dict[str, dict[str, Any]] = {}
     for model in models:
         schema = model.model_json_schema(ref_template="#/$defs/{model}")

@@ -39,7 +39,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 import anywidget
@@ -114,7 +114,9 @@ class ApprovalNotifier(anywidget.AnyWidget):
 
     def refresh(self) -> None:
         """Set `items` from the waiting approvals (sent to the page only when they changed)."""
-        notebook = _notebook_path()
+        from kandev_nb.notebook.bridge import tab_path
+
+        notebook = tab_path()
         items = [
             {
                 "id": p.request_id,
@@ -154,18 +156,6 @@ class ApprovalNotifier(anywidget.AnyWidget):
             except Exception:  # never let a broken refresh stop the notifications
                 log.exception("kandev-nb notifier: refresh failed")
             await asyncio.sleep(POLL_S)
-
-
-def _notebook_path() -> str | None:
-    """The path (relative to the Jupyter root) of the tab running the turn, from the bridge."""
-    from kandev_nb.notebook.bridge import bridge
-
-    b = bridge()
-    if b is None:
-        return None
-    hello = b.views.get(b._chosen() or "") if b.views else None  # the bridge's own choice of tab
-    path = hello.get("path") if hello else None
-    return str(PurePosixPath(path)) if isinstance(path, str) and path else None
 
 
 _notifier: ApprovalNotifier | None = None

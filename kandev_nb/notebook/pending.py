@@ -305,7 +305,7 @@ def _fleet_items(fleets: Any, now: float) -> list[PendingApproval]:
                     session=f"{fleet.name or 'fleet'}[{item.key}]",
                     tool=approval.tool_name,
                     summary=line.text if line is not None else summary(approval.tool_name, approval.tool_input),
-                    cell=None,
+                    cell=getattr(fleet, "cell", None),  # the board's cell
                     age_s=max(0.0, now - approval.created),
                     left_s=approval.remaining_s(now),
                     bound=bound,

@@ -69,6 +69,36 @@ def test_the_settings_schema_names_kandev_nbs_modes() -> None:
         assert re.search(rf"^\s+{name}: ", source, re.MULTILINE), f"IKandevNbSettings lacks {name}"
 
 
+def test_the_shortcuts_run_kandev_nb_commands_and_shadow_no_jupyterlab_default() -> None:
+    """The schema's shortcuts (open the panel, allow / deny the oldest approval) are bound to
+    commands the extension registers, and none of their keys is bound by JupyterLab 4 or
+    Notebook 7 (their schemas, installed here) or another installed extension."""
+    ours = {s["command"]: s["keys"] for s in SCHEMA["jupyter.lab.shortcuts"]}
+    assert ours == {
+        "kandev-nb:open-panel": ["Accel Shift A"],
+        "kandev-nb:allow-oldest": ["Accel Alt Enter"],
+        "kandev-nb:deny-oldest": ["Accel Alt Backspace"],
+    }
+    source = (REPO / "src" / "index.ts").read_text()
+    for command in ours:
+        assert f"'{command}'" in source, command
+    share = Path(sys.prefix) / "share" / "jupyter"
+    schemas = [*(share / "lab" / "schemas").rglob("*.json"), *(share / "labextensions").glob("**/schemas/**/*.json")]
+    taken: dict[str, str] = {}
+    for path in schemas:
+        if "kandev" in str(path):
+            continue
+        try:
+            data = json.loads(path.read_text())
+        except (ValueError, UnicodeDecodeError):
+            continue
+        for shortcut in data.get("jupyter.lab.shortcuts", []) if isinstance(data, dict) else []:
+            taken.setdefault(" , ".join(shortcut.get("keys", [])), shortcut.get("command", "?"))
+    assert "Accel Shift C" in taken, "JupyterLab's own schemas were not found"  # the command palette
+    for keys in ours.values():
+        assert " , ".join(keys) not in taken, f"{keys} is {taken.get(' , '.join(keys))}'s"
+
+
 def test_the_build_output_is_ignored_and_the_lock_is_committed() -> None:
     if not (REPO / ".git").exists() or shutil.which("git") is None:
         pytest.skip("not a git checkout")

@@ -10,6 +10,8 @@ The notebooks' kernels run the real Claude Code CLI against this test's scripted
 - A short Bash command's notification offers Allow, which answers it.
 - Kernel > Restart while an approval waits: the card says the turn ended and nothing was
   allowed; the notification, the panel entry, the tab badge and the title count go within 2 s.
+- A fleet runs: Accel Shift A opens the panel, which shows the fleet's rows by status and each
+  waiting row's approval; a row's Allow there runs its Bash call, Stop all there stops the rest.
 
 Screenshots: ``panel-*.png`` in artifacts/screenshots/.
 """
@@ -27,6 +29,8 @@ from playwright.sync_api import expect
 from kandev_nb.testing import Reply, ScriptedModelServer, text, tool_use
 from tests.browser import lab_page
 from tests.browser.conftest import LabServer
+from tests.fleet.conftest import answer_per_row
+from tests.fleet.test_fleet_queue_budget import touch_then_answer
 from tests.kernel.conftest import setup_code
 
 pytestmark = pytest.mark.timeout(400)
@@ -183,6 +187,53 @@ def test_a_short_command_s_notification_allows_it(
     page.wait_for_function("() => !document.title.startsWith('(')")
     # the notebook bridge reached this tab's document through the extension (INotebookTracker)
     expect(_cells(page).nth(2).locator(".jp-OutputArea")).to_contain_text("via ['extension']", timeout=60_000)
+
+
+def test_the_panel_shows_a_fleet_answers_a_row_and_stops_it(
+    user_lab: LabServer,
+    page: Any,
+    scripted_model: ScriptedModelServer,
+    claude_env: dict[str, str],
+    claude_workdir: Path,
+    screenshots: Path,
+) -> None:
+    scripted_model.push(*[answer_per_row(touch_then_answer)] * 12)  # each row: touch out-N.txt, then an answer
+    lab_page.write_notebook(
+        user_lab.root / "fleet.ipynb",
+        setup_code(claude_env, claude_workdir) + "import pandas as pd\nrows = pd.DataFrame({'id': [1, 2, 3]})",
+        "%%claude --over rows -o out --concurrency 3 --fleet lab\nHandle ticket {id}.",
+    )
+    _open(page, user_lab, "fleet.ipynb")
+    _run_all(page)
+    panel = page.locator(PANEL)
+    expect(panel).to_be_hidden()
+    page.keyboard.press("Control+Shift+A")  # the shortcut (Accel Shift A) opens the Claude panel
+    expect(panel).to_be_visible(timeout=30_000)
+
+    fleet = panel.locator(".kandev-panel-fleet")
+    counts = fleet.locator(".kandev-panel-fleet-counts")
+    expect(counts).to_have_text("3 waiting of 3", timeout=120_000)
+    expect(fleet.locator(".kandev-panel-where")).to_have_text("fleet.ipynb · In [2] · fleet lab")
+    expect(fleet.locator(".kandev-panel-fleet-waiting")).to_have_text("3 rows waiting for you")
+    rows = panel.locator(".kandev-panel-approval")
+    expect(rows).to_have_count(3)
+    second = rows.filter(has_text="row 2 of 3")
+    expect(second.locator(".kandev-panel-head")).to_contain_text("fleet.ipynb · In [2] · fleet lab · row 2 of 3 · Bash")
+    expect(second.locator(".kandev-panel-whole")).to_contain_text("touch out-2.txt")
+    second.locator(".kandev-panel-allow").click()
+    assert _wait_file(claude_workdir / "out-2.txt") == ""
+    expect(counts).to_have_text("1 done · 2 waiting of 3", timeout=60_000)
+    expect(rows).to_have_count(2)
+    page.wait_for_timeout(800)
+    page.screenshot(path=str(screenshots / "claude-panel-fleet.png"))
+
+    fleet.locator(".kandev-panel-fleet-stop").click()  # as the board's Stop all
+    expect(fleet).to_have_count(0, timeout=60_000)  # it ended
+    expect(rows).to_have_count(0)
+    board = _cells(page).nth(1).locator(".jp-OutputArea")
+    expect(board).to_contain_text("stopped: stopped by you (Stop all)", timeout=30_000)
+    expect(board).to_contain_text("1 done · 2 stopped of 3")
+    assert sorted(p.name for p in claude_workdir.glob("out-*.txt")) == ["out-2.txt"]
 
 
 def test_a_restart_while_an_approval_waits_leaves_nothing_behind(

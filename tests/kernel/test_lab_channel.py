@@ -17,8 +17,11 @@ import pytest
 from kandev_nb import __version__
 from kandev_nb.notebook.lab_messages import PROTOCOL, TARGET
 from kandev_nb.testing import Reply, ScriptedModelServer, text, tool_use
+from tests.fleet.conftest import answer_per_row
+from tests.fleet.test_fleet_queue_budget import touch_then_answer
 from tests.kernel.conftest import setup_code
 from tests.kernel.kernel_harness import KernelHarness
+from tests.kernel.test_background_turns import attach_frontend
 from tests.kernel.test_pending import BACKGROUND, push_write
 
 pytestmark = pytest.mark.timeout(300)
@@ -183,3 +186,67 @@ def test_a_second_hello_changes_no_mode_and_a_closed_comm_is_forgotten(
     kernel.kc.shell_channel.send(kernel.kc.session.msg("comm_close", {"comm_id": first, "data": {}}))
     kernel.pump_for(1.0)
     assert kernel.eval("len(__import__('kandev_nb.notebook.lab_channel', fromlist=['c']).channel().comms)") == 1
+
+
+FLEET = "import pandas as pd\nrows = pd.DataFrame({'id': [1, 2, 3]}, index=['a', 'b', 'c'])"
+
+
+def test_the_panel_lists_a_fleet_answers_its_rows_and_stops_it(
+    kernel: KernelHarness, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path
+) -> None:
+    """A background fleet's rows wait for a person: the State lists the fleet (rows by status,
+    its cell) and each row's approval (named by row, bound to its fleet); the panel's Allow
+    runs that row's Bash call, and StopFleet stops the rest as the board's Stop all does."""
+    scripted_model.push(*[answer_per_row(touch_then_answer)] * 12)
+    kernel.execute(setup_code(claude_env, claude_workdir))
+    kernel.execute(FLEET)
+    attach_frontend(kernel)
+    comm = kernel.open_comm(TARGET, hello())
+    assert receive(kernel, comm, lambda m: m.get("kind") == "state")["fleets"] == []
+
+    run = kernel.execute(
+        "%%claude --over rows -o out --background --concurrency 3 --approval-timeout 120 --fleet lab\n"
+        "Handle ticket {id}.",
+        timeout=60,
+    )
+    state = receive(kernel, comm, lambda m: m.get("kind") == "state" and len(m["waiting"]) == 3, timeout=120)
+    (fleet,) = state["fleets"]
+    assert fleet["name"] == "lab" and fleet["cell"] == run.reply["execution_count"] and fleet["stopping"] is None
+    counts = {k: fleet[k] for k in ("total", "done", "running", "waiting", "pending", "error", "stopped", "skipped")}
+    assert counts == {
+        "total": 3,
+        "done": 0,
+        "running": 3,
+        "waiting": 3,
+        "pending": 0,
+        "error": 0,
+        "stopped": 0,
+        "skipped": 0,
+    }
+    assert fleet["spent_usd"] == 0 and fleet["budget_usd"] is None
+    assert sorted(w["row"] for w in state["waiting"]) == ["row 1 of 3", "row 2 of 3", "row 3 of 3"]
+    assert {(w["fleet"], w["cell"], w["tool"]) for w in state["waiting"]} == {
+        (fleet["id"], run.reply["execution_count"], "Bash")
+    }
+    assert state["turns"] == [] and state["sessions"] == []  # a fleet's rows are not the notebook's sessions
+
+    item = next(w for w in state["waiting"] if w["row"] == "row 2 of 3")
+    assert "touch out-2.txt" in item["whole"], item["whole"]
+    kernel.comm_send(comm, {"kind": "answer", "id": item["id"], "action": "allow", "digest": item["whole_digest"]})
+    assert receive(kernel, comm, lambda m: m.get("kind") == "answered")["ok"] is True
+    one_done = receive(
+        kernel, comm, lambda m: m.get("kind") == "state" and m["fleets"] and m["fleets"][0]["done"] == 1, timeout=120
+    )
+    assert (claude_workdir / "out-2.txt").exists()
+    assert [one_done["fleets"][0][k] for k in ("running", "waiting")] == [2, 2]
+    assert one_done["fleets"][0]["spent_usd"] > 0
+
+    kernel.comm_send(comm, {"kind": "stop_fleet", "id": "fleet-0"})  # no such fleet: nothing stops
+    kernel.comm_send(comm, {"kind": "stop_fleet", "id": fleet["id"]})
+    receive(kernel, comm, lambda m: m.get("kind") == "state" and not m["fleets"] and not m["waiting"], timeout=120)
+    kernel.execute("result = await kandev_nb.wait()")
+    assert kernel.eval("[list(result['status']), list(result['error'].fillna(''))]") == [
+        ["stopped", "done", "stopped"],
+        ["stopped by you (Stop all)", "", "stopped by you (Stop all)"],
+    ]
+    assert sorted(p.name for p in claude_workdir.glob("out-*.txt")) == ["out-2.txt"]
