@@ -454,6 +454,9 @@ export class StreamRenderer {
   }
 }
 
+/** The shortest time between two renders of a streaming view, in ms. */
+export const RENDER_EVERY_MS = 100;
+
 const frame = globalThis.requestAnimationFrame
   ? (fn) => globalThis.requestAnimationFrame(fn)
   : (fn) => setTimeout(fn, 16);
@@ -465,9 +468,11 @@ const frame = globalThis.requestAnimationFrame
  * and view -> kernel: {"type": "sync", "have": N} when the view starts or sees a gap;
  * the kernel answers with "reset" if its text is not N characters long.
  *
- * The text of the messages that arrive within one animation frame is rendered once, in that
- * frame (issue 35): when the page is busy, several updates cost one render, and a hidden tab
- * renders nothing until it is shown.
+ * Renders are coalesced (issue 35): the text that arrives is rendered in the next animation
+ * frame, at most one render per RENDER_EVERY_MS (the first at once), so a busy page pays one
+ * render for several updates, the notebook relays out its cells about as often as for
+ * JupyterLab's own stream output (ipykernel sends that every 200 ms), and a hidden tab renders
+ * nothing until it is shown.
  */
 export function mount(model, el) {
   el.classList.add("kandev-md");
@@ -478,19 +483,22 @@ export function mount(model, el) {
   let reset = null; // a "reset" text waiting for the next frame
   let scheduled = false;
   let closed = false;
+  let last = -Infinity; // performance.now() of the last render
   const render = () => {
     scheduled = false;
     if (closed) return;
+    last = performance.now();
     if (reset !== null) r.set(reset);
     if (pending) r.append(pending);
     reset = null;
     pending = "";
   };
   const later = () => {
-    if (!scheduled) {
-      scheduled = true;
-      frame(render);
-    }
+    if (scheduled) return;
+    scheduled = true;
+    const wait = last + RENDER_EVERY_MS - performance.now();
+    if (wait <= 0) frame(render);
+    else setTimeout(() => frame(render), wait);
   };
   const onMsg = (msg) => {
     if (!msg || typeof msg !== "object") return;
