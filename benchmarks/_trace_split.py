@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 import tempfile
 from bisect import bisect_right
 from pathlib import Path
@@ -164,6 +165,7 @@ def split(
     offset = marker_epoch_ms - mark / 1000
     memo: dict[int, str] = {}
     out: dict[str, float] = {}
+    other: dict[str, float] = {}
     ts = float(profile["startTime"])
     for sid, delta in zip(profile["samples"], profile["timeDeltas"], strict=False):
         ts += delta
@@ -177,6 +179,10 @@ def split(
             memo[sid] = _cause(frames, lib_script, lib_map)
         if memo[sid]:
             out[memo[sid]] = out.get(memo[sid], 0.0) + delta / 1000
+        if memo[sid] == "other JavaScript":
+            cf = nodes[sid]["callFrame"]
+            key = f"{cf['functionName'] or '(anonymous)'} {cf['url'].split('/')[-1][:40]}"
+            other[key] = other.get(key, 0.0) + delta / 1000
     kinds = {"Layout": "style + layout", "UpdateLayoutTree": "style + layout", "Paint": "paint",
              "PrePaint": "paint", "Layerize": "paint"}  # fmt: skip
     main = _main_thread(trace)
@@ -185,6 +191,8 @@ def split(
         on_main = (e.get("pid"), e.get("tid")) == main
         if kind and e.get("ph") == "X" and on_main and e["ts"] / 1000 + offset >= start_epoch_ms:
             out[kind] = out.get(kind, 0.0) + e.get("dur", 0) / 1000
+    top = sorted(other.items(), key=lambda kv: -kv[1])[:10]
+    print("# other JavaScript, self ms: " + "; ".join(f"{k} {v:.0f}" for k, v in top), file=sys.stderr)
     return out
 
 
