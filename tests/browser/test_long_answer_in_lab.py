@@ -1,0 +1,137 @@
+"""Issue 34 point 9 in JupyterLab 4 in headless Chromium, with the real CLI: a long answer is
+folded to a screenful with "Show all", live, after a reload, and untrusted.
+
+A 150-section answer from the scripted model (the issue's case: a 29,900 px output) ends as a
+folded output about a screenful high (:data:`kandev_nb.render.fold.FOLD_HEIGHT_EM`) with the
+footer in view; "Show all" makes it exactly as tall as the same turn rendered unfolded, "Fold"
+folds it again. Saved and reopened (trusted), it is still folded; reopened untrusted
+(JupyterLab's sanitizer drops ``<style>``) it is a scroll box of the same height with the whole
+answer inside. Screenshots: ``long-answer-folded-{light,dark}.png``,
+``long-answer-expanded-light.png``, ``long-answer-untrusted-light.png`` (with
+``KANDEV_NB_UPDATE_DOCS=1`` the folded light one also goes to
+``docs/screenshots/long-answer-folded.png``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from playwright.sync_api import expect
+
+from kandev_nb.render import fold
+from kandev_nb.testing import Reply, ScriptedModelServer, text
+from tests.browser import lab_page, theme_shots
+from tests.browser.conftest import DOCS_SCREENSHOTS, LabServer
+from tests.kernel.conftest import setup_code
+from tests.widgets.test_long_answers import sections
+
+pytestmark = pytest.mark.timeout(400)
+
+UNFOLDED = """from kandev_nb.render import fold as _fold, static as _static
+_min, _fold.FOLD_MIN_EM = _fold.FOLD_MIN_EM, float("inf")
+display(_static.mime_bundle(kandev_nb.last_turn()), raw=True)
+_fold.FOLD_MIN_EM = _min"""
+"""A cell that shows the last turn as it was saved before the fold (the "before" height)."""
+
+_SIZES = """out => {
+  const body = out.querySelector('.kandev-fold-body');
+  const toggle = out.querySelector('.kandev-fold-toggle');
+  const px = parseFloat(getComputedStyle(out.querySelector('.kandev-static')).fontSize);
+  return {output: out.getBoundingClientRect().height, body: body && body.getBoundingClientRect().height,
+          full: body && body.scrollHeight, em: px, window: window.innerHeight,
+          toggle: toggle ? getComputedStyle(toggle).display : null,
+          open: toggle ? toggle.open : null, styles: out.querySelectorAll('style').length};
+}"""
+
+
+def _sizes(output: Any) -> dict[str, Any]:
+    return dict(output.evaluate(_SIZES))
+
+
+def _assert_folded(got: dict[str, Any], *, toggle: str = "block") -> None:
+    """The body is a screenful high (the fold's height, or 70 % of the window) and holds much more."""
+    want = min(fold.FOLD_HEIGHT_EM * got["em"], 0.7 * got["window"])
+    assert abs(got["body"] - want) < 2, got
+    assert got["full"] > 15 * want, got  # the whole answer is inside
+    assert got["output"] < 0.9 * got["window"], got  # header, fold, toggle and footer: one screen
+    assert got["toggle"] == toggle, got
+
+
+def _docs_copy(path: Path, name: str) -> None:
+    if os.environ.get("KANDEV_NB_UPDATE_DOCS") == "1":
+        DOCS_SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, DOCS_SCREENSHOTS / name)
+
+
+def test_a_long_answer_is_folded_live_after_a_reload_and_untrusted(
+    jupyter_lab: LabServer,
+    page: Any,
+    scripted_model: ScriptedModelServer,
+    claude_env: dict[str, str],
+    claude_workdir: Path,
+    screenshots: Path,
+) -> None:
+    answer = sections(150)
+    scripted_model.push(Reply(text(answer)))
+    lab_page.write_notebook(
+        jupyter_lab.root / "long.ipynb",
+        setup_code(claude_env, claude_workdir),
+        "%%claude\nWrite the 150-section report",
+        UNFOLDED,
+    )
+    lab_page.open_notebook(page, jupyter_lab.notebook_url("long.ipynb"))
+    lab_page.command(page, "notebook:run-all-cells")
+    lab_page.wait_cell_done(page, 2)
+    output = lab_page.cell(page, 1).locator(".jp-OutputArea-output").first
+    expect(output.locator(".kandev-fold-toggle")).to_have_count(1, timeout=30_000)
+    expect(output.locator(".kandev-footer")).to_be_visible()
+    expect(output.locator(".kandev-fold-more")).to_have_text("▾ Show all (1,124 lines · 48 KB)")
+
+    unfolded = lab_page.cell(page, 2).locator(".jp-OutputArea-output").first
+    before = unfolded.evaluate("el => el.getBoundingClientRect().height")
+    assert before > 20_000, before  # the issue's case: a 29,900 px output
+    got = _sizes(output)
+    _assert_folded(got)
+    output.evaluate("el => el.scrollIntoView({block: 'start'})")
+    theme_shots.shot_both(page, screenshots, "long-answer-folded")
+    _docs_copy(screenshots / "long-answer-folded-light.png", "long-answer-folded.png")
+
+    output.locator(".kandev-fold-more").click()  # Show all
+    expanded = _sizes(output)
+    assert expanded["open"] and abs(expanded["body"] - got["full"]) < 2, expanded
+    assert abs(expanded["output"] - before) < 4, (expanded, before)  # as tall as the unfolded rendering
+    expect(output.locator(".kandev-fold-less")).to_have_text("▴ Fold")
+    output.locator(".kandev-fold-less").evaluate("el => el.scrollIntoView({block: 'center'})")
+    page.screenshot(path=str(screenshots / "long-answer-expanded-light.png"))
+    output.locator(".kandev-fold-less").click()  # Fold
+    _assert_folded(_sizes(output))
+
+    lab_page.cell(page, 2).locator(".jp-InputPrompt").click()
+    lab_page.command(page, "notebook:clear-cell-output")  # keep the saved notebook to the folded output
+    lab_page.save(page)
+    lab_page.open_notebook(page, jupyter_lab.notebook_url("long.ipynb"))  # a fresh page: trusted, folded
+    output = lab_page.cell(page, 1).locator(".jp-OutputArea-output").first
+    expect(output.locator("style.kandev-style")).to_have_count(1, timeout=30_000)
+    _assert_folded(_sizes(output))
+    output.locator(".kandev-fold-more").click()
+    assert abs(_sizes(output)["output"] - before) < 4
+
+    saved = nbformat.read(jupyter_lab.root / "long.ipynb", as_version=4)
+    saved.cells.append(nbformat.v4.new_markdown_cell("Someone else's copy."))
+    nbformat.write(saved, jupyter_lab.root / "untrusted.ipynb")  # not signed here: opens untrusted
+    lab_page.open_notebook(page, jupyter_lab.notebook_url("untrusted.ipynb"))
+    output = lab_page.cell(page, 1).locator(".jp-OutputArea-output").first
+    expect(output.locator(".kandev-fold-body")).to_have_count(1)
+    got = _sizes(output)
+    assert got["styles"] == 0, got  # the sanitizer dropped <style>
+    assert abs(got["body"] - fold.FOLD_HEIGHT_EM * got["em"]) < 2 and got["full"] > 15 * got["body"], got
+    assert got["toggle"] == "none", got  # no toggle that would do nothing: a scroll box
+    expect(output.locator(".kandev-fold-body")).to_contain_text("Section 150")
+    output.locator(".kandev-fold-body").evaluate("el => { el.scrollTop = el.scrollHeight; }")
+    output.evaluate("el => el.scrollIntoView({block: 'start'})")
+    page.screenshot(path=str(screenshots / "long-answer-untrusted-light.png"))
