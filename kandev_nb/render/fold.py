@@ -4,7 +4,8 @@ A finished turn whose body (the answer, thinking, tool cards and notes between t
 and the footer) is estimated taller than :data:`FOLD_MIN_EM` is saved as::
 
     <div class="kandev-fold">
-      <div class="kandev-fold-body" style="max-height:40em;overflow-y:auto">the whole body</div>
+      <div class="kandev-fold-body" style="max-height:40em;overflow-y:auto;...">the whole body</div>
+      <div class="kandev-fold-note" style="...">↕ Scroll the box above for the rest (612 lines · 41 KB)</div>
       <details class="kandev-fold-toggle" style="display:none"><summary>
         <span class="kandev-fold-more">Show all (612 lines · 41 KB)</span>
         <span class="kandev-fold-less">Fold</span></summary></details>
@@ -13,13 +14,15 @@ and the footer) is estimated taller than :data:`FOLD_MIN_EM` is saved as::
 No script runs, so the fold works wherever the saved HTML is shown, for three kinds of reader:
 
 * where the output's ``<style>`` applies (the live tab, a trusted notebook reopened,
-  nbconvert's HTML), :data:`FOLD_RULES` show the toggle and cut the body at
+  nbconvert's HTML), :data:`FOLD_RULES` hide the note, show the toggle and cut the body at
   :data:`FOLD_HEIGHT_EM` (or 70 % of the window's height, if less) with a fade; "Show
   all" opens the ``<details>``, which lifts the cut (``:has(> [open])``), and "Fold" closes it;
 * where JupyterLab's sanitizer drops ``<style>`` (an untrusted notebook), it keeps the inline
-  ``max-height`` in ``em`` and ``overflow-y``: the body is a scroll box of the same height, as
-  with JupyterLab's own "Enable Scrolling for Outputs", and the toggle stays hidden;
-* a viewer that drops both shows the whole body (and a toggle that does nothing).
+  ``max-height`` in ``em`` and ``overflow-y`` (:data:`FALLBACK_STYLE`): the body is a scroll
+  box of the same height, as with JupyterLab's own "Enable Scrolling for Outputs", the note
+  under it says so (a scroll bar that the system hides until used says nothing), and the
+  toggle stays hidden;
+* a viewer that drops both shows the whole body, the note and a toggle that does nothing.
 
 The markup holds the whole body either way: nothing is cut out of the notebook file, and
 copying, Ctrl+F and the tab's "Insert as code cell below" buttons see all of it. The
@@ -30,7 +33,16 @@ from __future__ import annotations
 
 from kandev_nb.render.html import esc
 
-__all__ = ["FOLD_HEIGHT_EM", "FOLD_MIN_EM", "FOLD_RULES", "fold_html", "fold_label", "text_em"]
+__all__ = [
+    "FALLBACK_STYLE",
+    "FOLD_HEIGHT_EM",
+    "FOLD_MIN_EM",
+    "FOLD_RULES",
+    "NOTE_STYLE",
+    "fold_html",
+    "fold_sizes",
+    "text_em",
+]
 
 FOLD_HEIGHT_EM = 40
 """The height of a folded body, in ``em`` of the output's font (560 px at JupyterLab's 14 px):
@@ -50,8 +62,19 @@ PROSE_LINE_EM = 1.45
 PROSE_LINE_CHARS = 140
 """Characters of prose on one rendered line of a wide notebook output."""
 
+FALLBACK_STYLE = f"max-height:{FOLD_HEIGHT_EM}em;overflow-y:auto;border-bottom:1px solid rgba(128,128,128,0.4)"
+"""The folded body's inline style, for where ``<style>`` is dropped (an untrusted notebook): a
+scroll box with a line under it, on a light or a dark theme. JupyterLab's sanitizer keeps
+each of these declarations (it drops a ``var()`` colour, or a height in ``vh``)."""
+
+NOTE_STYLE = "font-size:85%;color:#6e7781;margin-top:0.2em"
+"""The scroll box's note (``↕ Scroll the box above for the rest (612 lines · 41 KB)``): grey
+that reads on a light and a dark theme, as the sanitizer would drop a ``var()`` colour."""
+
 FOLD_RULES = (
     ".kandev-fold:has(>.kandev-fold-toggle)>.kandev-fold-toggle{display:block!important;margin-top:0.2em}"
+    ".kandev-fold:has(>.kandev-fold-toggle)>.kandev-fold-body{border-bottom:0!important}"
+    ".kandev-fold:has(>.kandev-fold-toggle)>.kandev-fold-note{display:none!important}"
     ".kandev-fold:has(>.kandev-fold-toggle:not([open]))>.kandev-fold-body{"
     f"max-height:min({FOLD_HEIGHT_EM}em,70vh)!important;overflow:hidden!important;"
     "-webkit-mask-image:linear-gradient(to bottom,#000 calc(100% - 4em),transparent);"
@@ -107,24 +130,26 @@ def _size(size_bytes: int) -> str:
     return f"{kb:.1f} KB" if kb < 10 else f"{kb:,.0f} KB"
 
 
-def fold_label(lines: int, size_bytes: int, tool_calls: int = 0) -> str:
-    """The toggle's text while folded: ``Show all (612 lines · 41 KB)``, and ``· 12 tool
-    calls`` when there are any; `lines` and `size_bytes` are the answer text's (UTF-8), left
-    out when there is none (``Show all (8 tool calls)``)."""
+def fold_sizes(lines: int, size_bytes: int, tool_calls: int = 0) -> str:
+    """What the fold holds, as the toggle and the note say it: ``612 lines · 41 KB``, and
+    ``· 12 tool calls`` when there are any; `lines` and `size_bytes` are the answer text's
+    (UTF-8), left out when there is none (``8 tool calls``)."""
     bits = [f"{lines:,} line{'s' if lines != 1 else ''}", _size(size_bytes)] if lines else []
     if tool_calls:
         bits.append(f"{tool_calls:,} tool call{'s' if tool_calls != 1 else ''}")
-    return f"Show all ({' · '.join(bits)})"
+    return " · ".join(bits)
 
 
-def fold_html(body: str, label: str) -> str:
+def fold_html(body: str, sizes: str) -> str:
     """`body` (HTML) in a fold: see the module's docstring for the markup and how each reader
-    shows it. `label` is the toggle's text while folded (:func:`fold_label`); once open it reads
-    "Fold". The output's ``<style>`` must carry :data:`FOLD_RULES`."""
+    shows it. `sizes` (:func:`fold_sizes`) is said on the toggle, ``Show all (<sizes>)`` while
+    folded and "Fold" once open, and in the note under the scroll box. The output's
+    ``<style>`` must carry :data:`FOLD_RULES`."""
     return (
         f'<div class="kandev-fold">'
-        f'<div class="kandev-fold-body" style="max-height:{FOLD_HEIGHT_EM}em;overflow-y:auto">{body}</div>'
+        f'<div class="kandev-fold-body" style="{FALLBACK_STYLE}">{body}</div>'
+        f'<div class="kandev-fold-note" style="{NOTE_STYLE}">↕ Scroll the box above for the rest ({esc(sizes)})</div>'
         f'<details class="kandev-fold-toggle" style="display:none"><summary>'
-        f'<span class="kandev-fold-more">▾ {esc(label)}</span><span class="kandev-fold-less">▴ Fold</span>'
+        f'<span class="kandev-fold-more">▾ Show all ({esc(sizes)})</span><span class="kandev-fold-less">▴ Fold</span>'
         f"</summary></details></div>"
     )

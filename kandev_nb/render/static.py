@@ -263,7 +263,7 @@ def _folded(pieces: list[tuple[_Item, str]], body: str, turn: Turn) -> str | Non
     texts = [item.text for item, _ in pieces if item.kind == "text"]
     lines = sum(len(t.rstrip("\n").splitlines()) for t in texts)
     size = sum(len(t.encode("utf-8", "surrogatepass")) for t in texts)
-    return fd.fold_html(body, fd.fold_label(lines, size, len(turn.tools)))
+    return fd.fold_html(body, fd.fold_sizes(lines, size, len(turn.tools)))
 
 
 def _render_html(turn: Turn, outline: list[_Item]) -> str:

@@ -32,11 +32,14 @@ from tests.widgets.test_long_answers import sections
 
 pytestmark = pytest.mark.timeout(400)
 
-UNFOLDED = """from kandev_nb.render import fold as _fold, static as _static
+UNFOLDED = """from kandev_nb.notebook import answers as _answers
+from kandev_nb.render import fold as _fold, static as _static
 _min, _fold.FOLD_MIN_EM = _fold.FOLD_MIN_EM, float("inf")
-display(_static.mime_bundle(kandev_nb.last_turn()), raw=True)
+_bundle, _meta = _answers.mark(_static.mime_bundle(kandev_nb.last_turn()), kandev_nb.last_turn())
+display(_bundle, metadata=_meta, raw=True)
 _fold.FOLD_MIN_EM = _min"""
-"""A cell that shows the last turn as it was saved before the fold (the "before" height)."""
+"""A cell that shows the last turn as the finished cell would without the fold (the "before"
+height), with the same Insert and Copy buttons (``answers.mark``)."""
 
 _SIZES = """out => {
   const body = out.querySelector('.kandev-fold-body');
@@ -45,8 +48,15 @@ _SIZES = """out => {
   return {output: out.getBoundingClientRect().height, body: body && body.getBoundingClientRect().height,
           full: body && body.scrollHeight, em: px, window: window.innerHeight,
           toggle: toggle ? getComputedStyle(toggle).display : null,
+          toggle_px: toggle ? toggle.getBoundingClientRect().height
+                              + parseFloat(getComputedStyle(toggle).marginTop) : 0,
           open: toggle ? toggle.open : null, styles: out.querySelectorAll('style').length};
 }"""
+
+
+_ALL_LAID_OUT = ".kandev-static .kandev-part{content-visibility:visible!important}"
+"""For exact heights: every part of a long answer laid out, none at its estimated size (the
+saved output lays out only the parts near the screen, ``theme.VISIBILITY_RULES``)."""
 
 
 def _sizes(output: Any) -> dict[str, Any]:
@@ -90,21 +100,30 @@ def test_a_long_answer_is_folded_live_after_a_reload_and_untrusted(
     output = lab_page.cell(page, 1).locator(".jp-OutputArea-output").first
     expect(output.locator(".kandev-fold-toggle")).to_have_count(1, timeout=30_000)
     expect(output.locator(".kandev-footer")).to_be_visible()
-    expect(output.locator(".kandev-fold-more")).to_have_text("▾ Show all (1,124 lines · 48 KB)")
+    sizes = fold.fold_sizes(len(answer.splitlines()), len(answer.encode()))
+    assert sizes == "1,274 lines · 44 KB"
+    expect(output.locator(".kandev-fold-more")).to_have_text(f"▾ Show all ({sizes})")
+    expect(output.locator(".kandev-fold-note")).to_be_hidden()  # the scroll box's note: untrusted only
+    expect(output.locator("button.kandev-insert-code")).to_have_count(15)  # the answer's blocks, in the fold
 
+    page.add_style_tag(content=_ALL_LAID_OUT)
     unfolded = lab_page.cell(page, 2).locator(".jp-OutputArea-output").first
+    expect(unfolded.locator("button.kandev-insert-code")).to_have_count(15)
     before = unfolded.evaluate("el => el.getBoundingClientRect().height")
     assert before > 20_000, before  # the issue's case: a 29,900 px output
     got = _sizes(output)
     _assert_folded(got)
     output.evaluate("el => el.scrollIntoView({block: 'start'})")
     theme_shots.shot_both(page, screenshots, "long-answer-folded")
-    _docs_copy(screenshots / "long-answer-folded-light.png", "long-answer-folded.png")
+    lab_page.cell(page, 1).screenshot(path=str(screenshots / "long-answer-folded-cell.png"))
+    _docs_copy(screenshots / "long-answer-folded-cell.png", "long-answer-folded.png")
 
     output.locator(".kandev-fold-more").click()  # Show all
     expanded = _sizes(output)
-    assert expanded["open"] and abs(expanded["body"] - got["full"]) < 2, expanded
-    assert abs(expanded["output"] - before) < 4, (expanded, before)  # as tall as the unfolded rendering
+    # all of it (give or take the first and last blocks' margins, kept inside while folded)
+    assert expanded["open"] and abs(expanded["body"] - got["full"]) < 1.5 * got["em"], expanded
+    # as tall as the same turn rendered unfolded, and the "Fold" button under it
+    assert abs(expanded["output"] - expanded["toggle_px"] - before) < 2, (expanded, before)
     expect(output.locator(".kandev-fold-less")).to_have_text("▴ Fold")
     output.locator(".kandev-fold-less").evaluate("el => el.scrollIntoView({block: 'center'})")
     page.screenshot(path=str(screenshots / "long-answer-expanded-light.png"))
@@ -118,8 +137,10 @@ def test_a_long_answer_is_folded_live_after_a_reload_and_untrusted(
     output = lab_page.cell(page, 1).locator(".jp-OutputArea-output").first
     expect(output.locator("style.kandev-style")).to_have_count(1, timeout=30_000)
     _assert_folded(_sizes(output))
+    page.add_style_tag(content=_ALL_LAID_OUT)
     output.locator(".kandev-fold-more").click()
-    assert abs(_sizes(output)["output"] - before) < 4
+    expanded = _sizes(output)
+    assert abs(expanded["output"] - expanded["toggle_px"] - before) < 2, (expanded, before)
 
     saved = nbformat.read(jupyter_lab.root / "long.ipynb", as_version=4)
     saved.cells.append(nbformat.v4.new_markdown_cell("Someone else's copy."))
@@ -130,8 +151,11 @@ def test_a_long_answer_is_folded_live_after_a_reload_and_untrusted(
     got = _sizes(output)
     assert got["styles"] == 0, got  # the sanitizer dropped <style>
     assert abs(got["body"] - fold.FOLD_HEIGHT_EM * got["em"]) < 2 and got["full"] > 15 * got["body"], got
-    assert got["toggle"] == "none", got  # no toggle that would do nothing: a scroll box
+    assert got["toggle"] == "none", got  # no toggle that would do nothing: a scroll box ...
+    expect(output.locator(".kandev-fold-note")).to_have_text(f"↕ Scroll the box above for the rest ({sizes})")
     expect(output.locator(".kandev-fold-body")).to_contain_text("Section 150")
-    output.locator(".kandev-fold-body").evaluate("el => { el.scrollTop = el.scrollHeight; }")
+    assert output.locator(".kandev-fold-body").evaluate("el => getComputedStyle(el).borderBottomStyle") == "solid"
     output.evaluate("el => el.scrollIntoView({block: 'start'})")
     page.screenshot(path=str(screenshots / "long-answer-untrusted-light.png"))
+    output.locator(".kandev-fold-body").evaluate("el => { el.scrollTop = el.scrollHeight; }")
+    page.screenshot(path=str(screenshots / "long-answer-untrusted-end-light.png"))

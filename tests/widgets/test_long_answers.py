@@ -52,9 +52,7 @@ def _unfolded(turn: Turn, monkeypatch: pytest.MonkeyPatch) -> str:
         monkeypatch.undo()
 
 
-_BODY = re.compile(
-    r'<div class="kandev-fold-body" style="([^"]*)">(.*)</div><details class="kandev-fold-toggle"', re.DOTALL
-)
+_BODY = re.compile(r'<div class="kandev-fold-body" style="([^"]*)">(.*)</div><div class="kandev-fold-note"', re.DOTALL)
 
 
 def test_a_long_answer_is_folded_with_the_whole_answer_inside(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -65,7 +63,13 @@ def test_a_long_answer_is_folded_with_the_whole_answer_inside(monkeypatch: pytes
     m = _BODY.search(page)
     assert m is not None
     style, body = m.groups()
-    assert style == f"max-height:{fold.FOLD_HEIGHT_EM}em;overflow-y:auto"  # what the sanitizer keeps
+    assert (
+        style
+        == fold.FALLBACK_STYLE
+        == (  # what JupyterLab's sanitizer keeps (untrusted)
+            f"max-height:{fold.FOLD_HEIGHT_EM}em;overflow-y:auto;border-bottom:1px solid rgba(128,128,128,0.4)"
+        )
+    )
     for i in (1, 75, 150):
         assert f"Section {i}</h5>" in body
     assert body.count("<h5") == 150 and body.count('<pre class="kandev-code') == 15
@@ -74,15 +78,19 @@ def test_a_long_answer_is_folded_with_the_whole_answer_inside(monkeypatch: pytes
     assert 'class="kandev-fold' not in whole
     assert body in whole
     unwrapped = re.sub(r'<div class="kandev-fold"><div class="kandev-fold-body" style="[^"]*">', "", page)
-    unwrapped = re.sub(r"</div><details class=\"kandev-fold-toggle\".*?</details></div>", "", unwrapped)
+    unwrapped = re.sub(r'</div><div class="kandev-fold-note".*?</details></div>', "", unwrapped)
     assert unwrapped.replace(fold.FOLD_RULES, "") == whole
     # header before the fold, footer (cost) after it, both in view
     assert page.index('class="kandev-header"') < page.index('class="kandev-fold"') < page.index("kandev-footer")
     assert fold.FOLD_RULES in page and page.count("<style") == 1
     lines = len(answer.splitlines())
     kb = len(answer.encode()) / 1024
-    label = f"▾ Show all ({lines:,} lines · {kb:,.0f} KB)"
-    assert f'<span class="kandev-fold-more">{label}</span><span class="kandev-fold-less">▴ Fold</span>' in page
+    sizes = f"{lines:,} lines · {kb:,.0f} KB"
+    assert (
+        f'<span class="kandev-fold-more">▾ Show all ({sizes})</span><span class="kandev-fold-less">▴ Fold</span>'
+        in page
+    )
+    assert f">↕ Scroll the box above for the rest ({sizes})</div>" in page  # hidden by FOLD_RULES
     assert '<details class="kandev-fold-toggle" style="display:none">' in page  # shown by FOLD_RULES only
 
 
@@ -136,9 +144,10 @@ def test_the_fold_works_in_nbconvert_html_without_a_script() -> None:
 
 
 def test_labels_and_estimates() -> None:
-    assert fold.fold_label(1, 900) == "Show all (1 line · 900 bytes)"
-    assert fold.fold_label(1234, 5 * 1024, 1) == "Show all (1,234 lines · 5.0 KB · 1 tool call)"
-    assert fold.fold_label(2000, 150 * 1024) == "Show all (2,000 lines · 150 KB)"
+    assert fold.fold_sizes(1, 900) == "1 line · 900 bytes"
+    assert fold.fold_sizes(1234, 5 * 1024, 1) == "1,234 lines · 5.0 KB · 1 tool call"
+    assert fold.fold_sizes(2000, 150 * 1024) == "2,000 lines · 150 KB"
+    assert fold.fold_sizes(0, 0, 8) == "8 tool calls"
     prose = "word " * 56  # 280 characters: two rendered lines
     assert fold.text_em(prose) == 2 * fold.PROSE_LINE_EM
     code = "```python\n" + "x = 1\n" * 10 + "```\n"
