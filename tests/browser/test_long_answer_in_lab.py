@@ -6,10 +6,12 @@ folded output about a screenful high (:data:`kandev_nb.render.fold.FOLD_HEIGHT_E
 footer in view; "Show all" makes it exactly as tall as the same turn rendered unfolded, "Fold"
 folds it again. Saved and reopened (trusted), it is still folded; reopened untrusted
 (JupyterLab's sanitizer drops ``<style>``) it is a scroll box of the same height with the whole
-answer inside. Screenshots: ``long-answer-folded-{light,dark}.png``,
-``long-answer-expanded-light.png``, ``long-answer-untrusted-light.png`` (with
-``KANDEV_NB_UPDATE_DOCS=1`` the folded light one also goes to
-``docs/screenshots/long-answer-folded.png``).
+answer inside. nbconvert's HTML export, in Chromium, folds and unfolds too.
+
+Screenshots: ``long-answer-folded-{light,dark}.png``, ``long-answer-folded-cell.png``,
+``long-answer-expanded-light.png``, ``long-answer-untrusted-light.png``,
+``long-answer-nbconvert-light.png`` (with ``KANDEV_NB_UPDATE_DOCS=1`` the cell one also goes
+to ``docs/screenshots/long-answer-folded.png``).
 """
 
 from __future__ import annotations
@@ -21,9 +23,12 @@ from typing import Any
 
 import nbformat
 import pytest
+from nbconvert import HTMLExporter
 from playwright.sync_api import expect
 
-from kandev_nb.render import fold
+from kandev_nb.agent import events as ev
+from kandev_nb.agent.turn import Turn
+from kandev_nb.render import fold, static
 from kandev_nb.testing import Reply, ScriptedModelServer, text
 from tests.browser import lab_page, theme_shots
 from tests.browser.conftest import DOCS_SCREENSHOTS, LabServer
@@ -159,3 +164,24 @@ def test_a_long_answer_is_folded_live_after_a_reload_and_untrusted(
     page.screenshot(path=str(screenshots / "long-answer-untrusted-light.png"))
     output.locator(".kandev-fold-body").evaluate("el => { el.scrollTop = el.scrollHeight; }")
     page.screenshot(path=str(screenshots / "long-answer-untrusted-end-light.png"))
+
+
+def test_the_fold_works_in_nbconvert_html_in_chromium(page: Any, tmp_path: Path, screenshots: Path) -> None:
+    """nbconvert's HTML export runs none of our scripts: the fold is the saved markup's own."""
+    turn = Turn(prompt="Write the 150-section report", session_name="default")
+    turn.add(ev.MessageChunk(text=sections(150)), 0.0)
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("%%claude\nWrite the 150-section report", execution_count=1)
+    cell.outputs = [nbformat.v4.new_output("display_data", data=static.mime_bundle(turn))]
+    nb.cells.append(cell)
+    exported, _ = HTMLExporter().from_notebook_node(nb)
+    (tmp_path / "long.html").write_text(exported, encoding="utf-8")
+    page.goto((tmp_path / "long.html").as_uri())
+    output = page.locator(".jp-OutputArea-output").first
+    _assert_folded(_sizes(output))
+    page.screenshot(path=str(screenshots / "long-answer-nbconvert-light.png"))
+    output.locator(".kandev-fold-more").click()
+    expanded = _sizes(output)
+    assert expanded["open"] and expanded["body"] > 15 * fold.FOLD_HEIGHT_EM * expanded["em"], expanded
+    output.locator(".kandev-fold-less").click()
+    _assert_folded(_sizes(output))
