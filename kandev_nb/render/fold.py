@@ -76,7 +76,7 @@ FOLD_RULES = (
     ".kandev-fold:has(>.kandev-fold-toggle)>.kandev-fold-body{border-bottom:0!important}"
     ".kandev-fold:has(>.kandev-fold-toggle)>.kandev-fold-note{display:none!important}"
     ".kandev-fold:has(>.kandev-fold-toggle:not([open]))>.kandev-fold-body{"
-    f"max-height:min({FOLD_HEIGHT_EM}em,70vh)!important;overflow:hidden!important;"
+    f"max-height:min({FOLD_HEIGHT_EM}em,70vh)!important;overflow:hidden!important;overflow-anchor:none;"
     "-webkit-mask-image:linear-gradient(to bottom,#000 calc(100% - 5em),transparent);"
     "mask-image:linear-gradient(to bottom,#000 calc(100% - 5em),transparent)}"
     ".kandev-fold:has(>.kandev-fold-toggle[open])>.kandev-fold-body{max-height:none!important;"
@@ -88,11 +88,21 @@ FOLD_RULES = (
     ".kandev-fold-toggle>summary:hover{border-color:var(--jp-brand-color1,#1976d2)}"
     ".kandev-fold-toggle>summary::-webkit-details-marker{display:none}"
     ".kandev-fold-toggle[open] .kandev-fold-more,.kandev-fold-toggle:not([open]) .kandev-fold-less{display:none}"
+    ".jp-Cell-outputWrapper:has(.kandev-fold)>.jp-Cell-outputCollapser,"
+    ".jp-OutputArea-child:has(.kandev-fold)>.jp-OutputArea-prompt{overflow-anchor:none}"
 )
 """The rules of a folded body, in the output's ``<style>`` (:func:`kandev_nb.render.theme.style_block`).
 Every selector that folds starts with ``.kandev-fold:has(...)``: a browser without ``:has()``
 drops those rules and shows the inline scroll box with no toggle, never a toggle that does
-nothing. ``!important`` lets the rules override the inline fallback styles."""
+nothing. ``!important`` lets the rules override the inline fallback styles.
+
+"Fold" clicked at the end of a long answer keeps the toggle where it was on the screen (the
+browser's scroll anchoring), so you are not left far below the answer; "Show all" keeps the
+text where it was, so you read on from the fade. For that the folded body (the browser picks
+its anchor with the new styles: the toggle on folding, the text on unfolding) and, in a cell
+that holds a fold, JupyterLab's output prompt and collapser (tall boxes whose top does not
+move, which the browser would anchor to) are ``overflow-anchor:none``: the only rule here
+that touches an element not ours."""
 
 
 def text_em(text: str) -> float:

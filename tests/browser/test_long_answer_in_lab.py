@@ -123,8 +123,11 @@ def test_a_long_answer_is_folded_live_after_a_reload_and_untrusted(
     lab_page.cell(page, 1).screenshot(path=str(screenshots / "long-answer-folded-cell.png"))
     _docs_copy(screenshots / "long-answer-folded-cell.png", "long-answer-folded.png")
 
+    heading = output.locator("h5").nth(3)  # "4. Section 4", at the fade
+    at = heading.evaluate("el => el.getBoundingClientRect().top")
     output.locator(".kandev-fold-more").click()  # Show all
     expanded = _sizes(output)
+    assert abs(heading.evaluate("el => el.getBoundingClientRect().top") - at) < 2  # you read on from the fade
     # all of it (give or take the first and last blocks' margins, kept inside while folded)
     assert expanded["open"] and abs(expanded["body"] - got["full"]) < 1.5 * got["em"], expanded
     # as tall as the same turn rendered unfolded, and the "Fold" button under it
@@ -132,8 +135,15 @@ def test_a_long_answer_is_folded_live_after_a_reload_and_untrusted(
     expect(output.locator(".kandev-fold-less")).to_have_text("▴ Fold")
     output.locator(".kandev-fold-less").evaluate("el => el.scrollIntoView({block: 'center'})")
     page.screenshot(path=str(screenshots / "long-answer-expanded-light.png"))
-    output.locator(".kandev-fold-less").click()  # Fold
+    lab_page.cell(page, 2).locator(".jp-InputPrompt").click()  # another cell active, as after reading on
+    output.locator(".kandev-fold-less").scroll_into_view_if_needed()
+    top = output.locator(".kandev-fold-less").evaluate("el => el.getBoundingClientRect().top")
+    output.locator(".kandev-fold-less").click()  # Fold, at the end of the answer
     _assert_folded(_sizes(output))
+    # the toggle stays where it was on the screen (scroll anchoring), not 24,000 px above it
+    expect(output.locator(".kandev-fold-more")).to_be_in_viewport()
+    assert abs(output.locator(".kandev-fold-more").evaluate("el => el.getBoundingClientRect().top") - top) < 4
+    page.screenshot(path=str(screenshots / "long-answer-refolded-light.png"))
 
     lab_page.cell(page, 2).locator(".jp-InputPrompt").click()
     lab_page.command(page, "notebook:clear-cell-output")  # keep the saved notebook to the folded output
