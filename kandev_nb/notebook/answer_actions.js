@@ -147,7 +147,10 @@ function kandevDecorateHost(host, shared, ops) {
     button.dataset.inserted = String(Number(button.dataset.inserted || 0) + 1);
   };
   const root = host.querySelector(":scope > .kandev-turn") || host;
-  for (const pre of root.querySelectorAll(":scope > .kandev-text pre.kandev-code")) {
+  // the answer's code blocks; a long turn's are inside its fold (render/fold.py)
+  const blocks =
+    ":scope > .kandev-text pre.kandev-code, :scope > .kandev-fold > .kandev-fold-body > .kandev-text pre.kandev-code";
+  for (const pre of root.querySelectorAll(blocks)) {
     const bar = document.createElement("div");
     bar.className = "kandev-code-actions";
     const note = document.createElement("span");

@@ -8,6 +8,12 @@ durations, API turns, context gauge). :func:`mime_bundle` packs both with ``text
 for ``update_display``: this is what a saved notebook keeps, and what JupyterLab after a
 reload, nbconvert and kernel-less renderers show.
 
+A long turn is folded to a screenful with "Show all" (:mod:`~kandev_nb.render.fold`): its
+body, between the header and the footer, which stay in view. Only the HTML is folded: the
+``text/markdown`` copy (nbconvert's Markdown, viewers that prefer it, tools that read the
+notebook) keeps the whole answer as plain Markdown, where a fold would be raw HTML around
+it that many Markdown renderers do not read inside.
+
 Long outputs are cut to a preview (:func:`~kandev_nb.render.html.cut`); the note under
 each preview names the Python expression that holds the full text
 (``kandev_nb.tool_call('toolu_...').update.output``), so nothing is lost, and a 5 MB shell
@@ -27,6 +33,7 @@ from kandev_nb.agent import tools as t
 from kandev_nb.agent.turn import ToolRecord, Turn
 from kandev_nb.render import card_html as ch
 from kandev_nb.render import card_md as cm
+from kandev_nb.render import fold as fd
 from kandev_nb.render import html as r
 from kandev_nb.render import mdsafe as ms
 from kandev_nb.render import theme as th
@@ -144,32 +151,31 @@ _WRAP = (
 
 
 def _html_items(items: list[_Item], turn: Turn) -> str:
-    out = []
-    for item in items:
-        match item.kind:
-            case "text":
-                out.append(f'<div class="kandev-text">{reveal_code_blocks(r.markdown_html(item.text))}</div>')
-            case "thinking":
-                out.append(
-                    r.details_html(
-                        '<i style="color:var(--jp-content-font-color2,#57606a)">Thinking</i>',
-                        r.markdown_html(item.text),
-                        cls="kandev-thinking",
-                        inner_style="color:var(--jp-content-font-color2,#57606a)",
-                    )
-                )
-            case "todos":
-                out.append(f'<div class="kandev-todo-card">{ch.todos_html(item.todos)}</div>')
-            case "note":
-                out.append(
-                    f'<div class="kandev-note" style="color:var(--jp-warn-color1,#9a6700);font-size:90%">'
-                    f"⚠ {r.esc(item.text)}</div>"
-                )
-            case "tool":
-                rec = turn.tools.get(item.tool_id)
-                if rec is not None:
-                    out.append(_html_tool(rec, item, turn))
-    return "".join(out)
+    return "".join(_html_item(item, turn) for item in items)
+
+
+def _html_item(item: _Item, turn: Turn) -> str:
+    match item.kind:
+        case "text":
+            return f'<div class="kandev-text">{reveal_code_blocks(r.markdown_html(item.text))}</div>'
+        case "thinking":
+            return r.details_html(
+                '<i style="color:var(--jp-content-font-color2,#57606a)">Thinking</i>',
+                r.markdown_html(item.text),
+                cls="kandev-thinking",
+                inner_style="color:var(--jp-content-font-color2,#57606a)",
+            )
+        case "todos":
+            return f'<div class="kandev-todo-card">{ch.todos_html(item.todos)}</div>'
+        case "note":
+            return (
+                f'<div class="kandev-note" style="color:var(--jp-warn-color1,#9a6700);font-size:90%">'
+                f"⚠ {r.esc(item.text)}</div>"
+            )
+        case "tool":
+            rec = turn.tools.get(item.tool_id)
+            return _html_tool(rec, item, turn) if rec is not None else ""
+    return ""
 
 
 def _html_tool(rec: ToolRecord, item: _Item, turn: Turn) -> str:
@@ -228,8 +234,43 @@ def render_html(turn: Turn) -> str:
     return _render_html(turn, _outline(turn.events, turn.tools))
 
 
+_OPEN_CARD_EM = 12.0
+"""The estimated height of a saved card shown open (an edit's diff, an error, a plan: see
+:meth:`~kandev_nb.render.card_parts.CardView.open_by_default`); a closed card is one line."""
+
+
+def _item_em(item: _Item, html: str) -> float:
+    """A rough rendered height (em) of one outline item and its `html`, as the saved output
+    shows it: thinking and most tool cards are closed ``<details>`` (children inside them)."""
+    match item.kind:
+        case "text":
+            return fd.text_em(item.text)
+        case "todos":
+            return 1.5 * (len(item.todos) + 1)
+        case "note":
+            return 1.5
+        case "tool" if html.startswith("<details") and " open " in html[: html.find(">")]:
+            return _OPEN_CARD_EM
+        case _:  # thinking, a closed tool card
+            return 2.2
+
+
+def _folded(pieces: list[tuple[_Item, str]], body: str, turn: Turn) -> str | None:
+    """`body` (the items' HTML) folded to a screenful (:mod:`kandev_nb.render.fold`) when its
+    estimated height is over :data:`~kandev_nb.render.fold.FOLD_MIN_EM`; else None."""
+    if sum(_item_em(item, html) for item, html in pieces) <= fd.FOLD_MIN_EM:
+        return None
+    texts = [item.text for item, _ in pieces if item.kind == "text"]
+    lines = sum(len(t.rstrip("\n").splitlines()) for t in texts)
+    size = sum(len(t.encode("utf-8", "surrogatepass")) for t in texts)
+    return fd.fold_html(body, fd.fold_sizes(lines, size, len(turn.tools)))
+
+
 def _render_html(turn: Turn, outline: list[_Item]) -> str:
-    parts = [_header_html(turn), _html_items(outline, turn)]
+    pieces = [(item, _html_item(item, turn)) for item in outline]
+    items = "".join(html for _, html in pieces)
+    folded = _folded(pieces, items, turn)
+    parts = [_header_html(turn), folded or items]
     if turn.stats is not None:
         parts.append(r.stats_html(turn.stats, turn.context, interrupted=turn.stopped))
         if turn.meta.get("budget_usd"):
@@ -242,7 +283,7 @@ def _render_html(turn: Turn, outline: list[_Item]) -> str:
         parts.append(f'<div class="kandev-footer">{r.context_html(turn.context)}</div>')
     parts.append("</div>")
     body = "".join(parts)
-    return _WRAP + th.style_block(body) + body
+    return _WRAP + th.style_block(body, fd.FOLD_RULES if folded else "") + body
 
 
 # -- Markdown ---------------------------------------------------------------------------

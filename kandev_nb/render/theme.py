@@ -174,15 +174,17 @@ turn, JupyterLab measures the new output at once (a forced layout); this keeps t
 laying out the whole answer. Find-in-page still finds the hidden parts."""
 
 
-def style_block(html: str) -> str:
+def style_block(html: str, extra: str = "") -> str:
     """The ``<style>`` element for `html` (an output's markup): the rules of
-    :func:`stylesheet` for the classes `html` uses, in their order, and
-    :data:`VISIBILITY_RULES` if it has parts; "" when none apply (a short answer in prose).
-    About a millisecond per 100 KB of `html`."""
+    :func:`stylesheet` for the classes `html` uses, in their order,
+    :data:`VISIBILITY_RULES` if it has parts, then `extra` (rules the caller's markup needs,
+    such as :data:`kandev_nb.render.fold.FOLD_RULES`); "" when none apply (a short answer in
+    prose). About a millisecond per 100 KB of `html`."""
     used = set(_USED.findall(html))
     rules = "".join(rule for cls, rule in _rules().items() if cls in used)
     if 'class="kandev-part"' in html:
         rules += VISIBILITY_RULES
+    rules += extra
     return f'<style class="kandev-style">{rules}</style>' if rules else ""
 
 
