@@ -8,10 +8,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 from packaging.utils import canonicalize_name
 
 from kandev_nb.notebook import state as notebook_state_module
 from kandev_nb.notebook.state import NotebookState
+
+# Property tests check what a function gives, never how fast: on a busy 2-core machine one
+# example can take 10x its quiet time, and a 200 ms deadline then fails a correct test.
+settings.register_profile("kandev", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("kandev")
 
 _SLOW_FOLDERS = ("binder", "bench", "controls", "fleet", "kernel", "kernel_tools", "notebooks", "record")
 """Folders whose tests each start a real kernel, a notebook, a fleet or a benchmark (seconds each)."""
