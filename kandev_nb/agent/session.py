@@ -33,13 +33,14 @@ from typing import Any, Self
 from kandev_nb.agent import events as ev
 from kandev_nb.agent.adapter import Adapter
 from kandev_nb.agent.approvals import NO_APPROVAL_NOTE, UNASKED_TOOL_TIMEOUT_S, ApprovalBroker
-from kandev_nb.agent.background import BackgroundWatch, merge_stats
+from kandev_nb.agent.background import BackgroundWatch
 from kandev_nb.agent.config import UNSET, SessionConfig, Unset, check_seconds
 from kandev_nb.agent.connection import CLIConnection
 from kandev_nb.agent.controls import CHECKPOINT_ARGS, LiveControls, with_mcp_failures
 from kandev_nb.agent.hooks import HookRegistry, hooks_key
 from kandev_nb.agent.interrupts import TurnControls
 from kandev_nb.agent.permissions import Approval, ApprovalPolicy, mode_from_cli
+from kandev_nb.agent.pump import Consumer, TurnPump
 from kandev_nb.agent.state import SessionState
 from kandev_nb.agent.structured import OutputSpec, fill_output, mark_wrapped
 from kandev_nb.agent.tools import normalize_tool_call
@@ -67,16 +68,10 @@ __all__ = [
 
 log = logging.getLogger("kandev_nb")
 
-INTERRUPT_GRACE_S = 15.0
-"""Seconds the CLI gets to end a turn after an interrupt before its process is closed."""
-
-Consumer = Callable[[ev.AgentEvent], None]
-"""Anything called with each event of a turn, in order (widgets, the ledger, a list.append)."""
-
 TransportFactory = Callable[[list[str], dict[str, str], str], Transport]
 
 
-class Session(LiveControls, TurnControls):  # set_model, rewind: agent/controls.py; interrupt, set_mode: interrupts.py
+class Session(LiveControls, TurnControls, TurnPump):  # controls.py, interrupts.py, pump.py
     """One conversation with Claude Code.
 
     Args:
@@ -494,83 +489,6 @@ class Session(LiveControls, TurnControls):  # set_model, rewind: agent/controls.
             HookError: a bad event name, matcher or hook.
         """
         self._config = replace(self._config, hooks=hooks)
-
-    async def _pump(self, turn: Turn, sinks: list[Consumer]) -> None:
-        """Deliver the turn's events to `sinks` until its Complete; watch the turn timer.
-
-        The turn timer: when no message came from the CLI for `inactivity_timeout` seconds
-        (and no approval is waiting), an Error with subtype "inactivity_timeout" is sent and
-        the turn is interrupted. A cancellation of this task (the kernel's interrupt) is
-        absorbed (``uncancel``) and becomes the protocol's `interrupt`; the turn then ends
-        with the CLI's interrupted result. If the CLI has not ended the turn
-        :data:`INTERRUPT_GRACE_S` seconds after an interrupt, the process is closed and the
-        turn ends with an Error (subtype "interrupt_timeout"); the next turn resumes.
-        """
-        assert self._queue is not None
-        self._interrupted_at = None
-        self.background.reset()
-        while not turn.done or self.background.holds(turn):
-            try:
-                if self._queue.empty():  # wait (a timer per wait, not per event: a pipe read brings many)
-                    event = await asyncio.wait_for(self._queue.get(), 1.0)
-                else:
-                    event = self._queue.get_nowait()
-            except TimeoutError:
-                if self._interrupted_at is not None and time.monotonic() - self._interrupted_at > INTERRUPT_GRACE_S:
-                    message = (
-                        f"Claude Code did not end the turn within {INTERRUPT_GRACE_S:g} s of the interrupt; "
-                        "its process was closed (the next cell resumes the conversation)."
-                    )
-                    sid, uuid = self.session_id, self.adapter.last_message_uuid
-                    ended = ev.failed_turn(
-                        message,
-                        "interrupt_timeout",
-                        session_id=sid,
-                        last_message_uuid=uuid,
-                        result_subtype="interrupted",
-                    )
-                    for event in ended:
-                        self._dispatch(event, sinks)
-                    await self._teardown()
-                    break
-                limit = self._config.inactivity_timeout
-                idle = self._idle_s()
-                if (
-                    limit
-                    and self._interrupted_at is None
-                    and not self.broker.approvals
-                    and idle > limit
-                    and not turn.done
-                ):
-                    self._dispatch(
-                        ev.Error(
-                            message=f"No message from Claude Code for {idle:.0f} s (limit {limit:g} s, "
-                            "configure(inactivity_timeout=...)); the turn was interrupted.",
-                            subtype="inactivity_timeout",
-                            session_id=self.session_id,
-                        ),
-                        sinks,
-                    )
-                    self._begin_interrupt(turn)
-                continue
-            except asyncio.CancelledError:
-                task = asyncio.current_task()
-                if task is not None:
-                    task.uncancel()
-                turn.meta["cancelled"] = True  # the kernel's interrupt, not the Stop button (the magic re-raises)
-                self._begin_interrupt(turn)
-                continue
-            if isinstance(event, ev.Complete) and turn.done and turn.stats is not None:  # a background follow-up
-                event = event.model_copy(update={"stats": merge_stats(turn.stats, event.stats)})
-            self.background.note(event)
-            self._dispatch(event, sinks)
-
-    def _dispatch(self, event: ev.AgentEvent, sinks: list[Consumer]) -> None:
-        for sink in sinks:
-            try:
-                sink(event)
-            except Exception:
-                log.exception("kandev_nb consumer %r failed on %s", sink, event.type)
 
     async def stream(self, prompt: str | list[dict[str, Any]], **kwargs: Any) -> AsyncIterator[ev.AgentEvent]:
         """Run a turn and yield its events as they come (the same ones consumers get).
