@@ -40,9 +40,11 @@ _SUMMED = (
 
 def merge_stats(first: ev.TurnStats, later: ev.TurnStats) -> ev.TurnStats:
     """The stats of one turn that got two results: per-turn figures summed (USD, ms,
-    tokens), the rest (model, subtype, totals) from the later result."""
+    tokens), the prompts taken in (`user_message_uuids`) of both, the rest (model, subtype,
+    totals, `result_origin`) from the later result."""
     summed = {k: getattr(first, k) + getattr(later, k) for k in _SUMMED if hasattr(first, k)}
-    return later.model_copy(update=summed)
+    prompts = (*first.user_message_uuids, *(u for u in later.user_message_uuids if u not in first.user_message_uuids))
+    return later.model_copy(update={**summed, "user_message_uuids": prompts})
 
 
 class BackgroundWatch:

@@ -325,6 +325,13 @@ class TurnStats(BaseModel):
     main_model: str | None = None
     """The main thread's model (its `modelUsage` key); other keys of `model_usage` are
     subagents' or side requests' models and never count as the main model's usage."""
+    user_message_uuids: tuple[str, ...] = ()
+    """The `uuid` of every prompt this turn took in (`result.user_message_uuids`, else
+    `user_message_uuid`): the prompt :meth:`Session.run <kandev_nb.agent.session.Session.run>`
+    sent (``Turn.prompt_uuid``), and any sent while it ran. () on CLIs that name none."""
+    result_origin: dict[str, Any] | None = None
+    """`result.origin`: what started the turn, as the CLI says (``{"kind": "human"}`` for a
+    prompt kandev-nb sent, ``{"kind": "task-notification"}`` for a background task's follow-up)."""
 
     @property
     def model(self) -> str | None:

@@ -25,6 +25,7 @@ import logging
 import os
 import subprocess
 import time
+import uuid
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
@@ -39,6 +40,7 @@ from kandev_nb.agent.connection import CLIConnection
 from kandev_nb.agent.controls import CHECKPOINT_ARGS, LiveControls, with_mcp_failures
 from kandev_nb.agent.hooks import HookRegistry, hooks_key
 from kandev_nb.agent.interrupts import TurnControls
+from kandev_nb.agent.origin import Origin
 from kandev_nb.agent.permissions import Approval, ApprovalPolicy, mode_from_cli
 from kandev_nb.agent.pump import Consumer, TurnPump
 from kandev_nb.agent.state import SessionState
@@ -51,7 +53,7 @@ from kandev_nb.errors import CLINotFoundError, CLIProcessError, SessionClosedErr
 from kandev_nb.redact import known_secrets
 from kandev_nb.wire.cli import LaunchOptions, build_argv, cli_version, find_cli, process_env
 from kandev_nb.wire.control import ControlPlane
-from kandev_nb.wire.protocol import ResultMessage, UserMessage, WireMessage, user_message
+from kandev_nb.wire.protocol import HUMAN_ORIGIN, ResultMessage, UserMessage, WireMessage, user_message
 from kandev_nb.wire.transport import StdioTransport, Transport, TransportClosedError
 
 __all__ = [
@@ -393,6 +395,7 @@ class Session(LiveControls, TurnControls, TurnPump):  # controls.py, interrupts.
         approval_timeout: float | None | Unset = UNSET,
         turn: Turn | None = None,
         output_type: Any = None,
+        origin: Origin | None = None,
     ) -> Turn:
         """Send `prompt` and wait for the turn to end.
 
@@ -407,6 +410,10 @@ class Session(LiveControls, TurnControls, TurnPump):  # controls.py, interrupts.
                 TypedDict, ``list[Model]``, JSON-schema dict); ``turn.output`` holds it. The
                 CLI takes the schema only at launch (``--json-schema``), so a turn whose
                 schema differs from the process's restarts the CLI, resuming.
+            origin: which cell or fleet row sends the prompt (default ``Origin()``, kind
+                "python"), kept as ``turn.origin``. The prompt goes with a new `uuid`
+                (``turn.prompt_uuid``) and the origin ``{"kind": "human"}``, which the result
+                names again (``turn.origin_echoed``; :mod:`kandev_nb.agent.origin`).
 
         Returns:
             The finished :class:`Turn`. A failed turn is returned too (``turn.error``);
@@ -437,6 +444,7 @@ class Session(LiveControls, TurnControls, TurnPump):  # controls.py, interrupts.
             turn = turn or Turn(prompt=prompt if isinstance(prompt, str) else _text_of(prompt), session_name=self.name)
             turn.cli_version, turn.cwd = self.cli_version, self.cwd
             turn.mode, turn.model = self._config.mode, self.model or self._config.model
+            turn.prompt_uuid, turn.origin = str(uuid.uuid4()), origin or turn.origin or Origin()
             sinks = [turn.add_now, *consumers]
             self.broker.begin_turn(
                 approve,
@@ -454,7 +462,8 @@ class Session(LiveControls, TurnControls, TurnPump):  # controls.py, interrupts.
             try:
                 assert self.connection is not None
                 try:
-                    await self.connection.send(user_message(prompt, self.session_id or ""))
+                    sid = self.session_id or ""
+                    await self.connection.send(user_message(prompt, sid, uuid=turn.prompt_uuid, origin=HUMAN_ORIGIN))
                 except TransportClosedError:
                     pass  # the reader reports the exit as this turn's error
                 self._last_activity = time.monotonic()

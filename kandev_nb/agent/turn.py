@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kandev_nb.agent import events as ev
+from kandev_nb.agent.origin import Origin
 from kandev_nb.agent.tools import normalize_tool_call
 
 __all__ = ["DISPLAY_RENDERERS", "ToolRecord", "Turn", "compact_events"]
@@ -111,6 +112,9 @@ class Turn:
             "autonomous"), set by :meth:`Session.run <kandev_nb.agent.session.Session.run>`.
         model: the model it ran with: `system/init.model` of the CLI process (else the
             session's configured model, else the result's main `modelUsage` key).
+        prompt_uuid: the `uuid` the prompt was sent with (a new UUID per turn): its entry in
+            the CLI's transcript, named again by the turn's result (:attr:`origin_echoed`).
+        origin: which cell, fleet row or Python call sent the prompt (:mod:`kandev_nb.agent.origin`).
     """
 
     prompt: str
@@ -137,6 +141,8 @@ class Turn:
     output: Any = None
     output_raw: Any = None
     output_error: str | None = None
+    prompt_uuid: str | None = None
+    origin: Origin | None = None
     _tool_since_text: bool = field(default=False, repr=False)
 
     @property
@@ -167,6 +173,14 @@ class Turn:
         if self.stopped:
             return False
         return self.error is not None or (self.stats is not None and self.stats.is_error)
+
+    @property
+    def origin_echoed(self) -> bool:
+        """True when the turn's result named its prompt (:attr:`prompt_uuid` among the result's
+        `user_message_uuids`): the answer recorded is the answer to this prompt, not to a turn
+        the session started on its own. False before the result and on CLIs that name no
+        prompt (2.1.197, 2.1.118)."""
+        return bool(self.prompt_uuid and self.stats and self.prompt_uuid in self.stats.user_message_uuids)
 
     @property
     def done(self) -> bool:

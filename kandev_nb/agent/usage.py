@@ -185,6 +185,8 @@ class UsageMeter:
             api_error_status=msg.api_error_status,
             errors=tuple(msg.errors),
             result_text=msg.result,
+            user_message_uuids=msg.user_message_uuids,
+            result_origin=msg.origin,
         )
 
 

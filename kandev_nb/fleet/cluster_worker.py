@@ -440,7 +440,10 @@ async def _turn(session: Any, prompt: str, row: _Row, output: Any) -> Turn:
     """``session.run`` that a cancelled task cannot outlive: Session.run takes a cancellation
     as the kernel's interrupt and waits for the CLI to stop the turn; here the task's
     cancellation (``client.cancel``) kills the CLI (SIGKILL) and closes the session."""
-    inner = asyncio.ensure_future(session.run(prompt, consumers=[row.on_event], output_type=output))
+    from kandev_nb.agent.origin import Origin
+
+    origin = Origin.fleet_row(None, row=row.job.key, position=row.job.position)  # the kernel adds the fleet's name
+    inner = asyncio.ensure_future(session.run(prompt, consumers=[row.on_event], output_type=output, origin=origin))
     try:
         return await asyncio.shield(inner)
     except asyncio.CancelledError:

@@ -25,6 +25,7 @@ import pandas as pd
 
 from kandev_nb.agent import events as ev
 from kandev_nb.agent.config import SessionConfig
+from kandev_nb.agent.origin import Origin
 from kandev_nb.agent.permissions import ApprovalPolicy
 from kandev_nb.agent.session import Session
 from kandev_nb.agent.state import SessionState
@@ -33,7 +34,7 @@ from kandev_nb.fleet.pacing import Limiter, RateGovernor
 from kandev_nb.fleet.queue import ApprovalQueue, activity_of, fleet_denies
 from kandev_nb.fleet.reaper import MARK, REAPER, after_grace, kill_unfinished
 from kandev_nb.fleet.results import RowResult, RowStatus, over_attempts, result_frame
-from kandev_nb.fleet.spec import FleetSpec, template_fields
+from kandev_nb.fleet.spec import FleetSpec, row_values
 from kandev_nb.ledger.keys import encode_key, legacy_key_text
 from kandev_nb.policy.enforce import LabelledPolicy
 
@@ -66,41 +67,6 @@ def running_fleets() -> list[Fleet]:
     """The fleets running now in this process (in the kernel: their rows' approvals are listed
     by ``kandev_nb.pending()``), oldest first."""
     return list(_RUNNING)
-
-
-def _field_texts(value: Any, spec: str, conversion: str | None) -> list[str]:
-    """A row's value as the prompt shows it (its format spec and conversion applied) and as ``str``."""
-    texts = [str(value)]
-    try:
-        shown = repr(value) if conversion == "r" else ascii(value) if conversion == "a" else value
-        shown = str(shown) if conversion == "s" else shown
-        texts.append(format(shown, spec) if "{" not in spec else str(shown))
-    except (TypeError, ValueError):
-        pass
-    return list(dict.fromkeys(t.strip() for t in texts if t.strip()))
-
-
-def row_values(spec: FleetSpec) -> dict[Any, tuple[str, ...]]:
-    """By row key, the row's values that its prompt reads and that differ between rows, as text
-    (``{"a": ("f00",), "b": ("f01",)}`` for ``"Profile data/{file}.csv"``): each as ``str`` and as
-    the prompt shows it (``{n:03d}`` -> ``007``). A column with one value for every row is left
-    out (with a single row, every column counts). What the rule proposals stop at
-    (:func:`kandev_nb.fleet.proposal.propose`)."""
-    import string
-
-    columns = {str(c): c for c in spec.frame.columns}
-    names = set(template_fields(spec.template)) & set(columns)
-    found: dict[Any, list[str]] = {key: [] for key in spec.keys}
-    for _text, name, fmt, conversion in string.Formatter().parse(spec.template):
-        if name is None or name not in names:
-            continue
-        series = spec.frame[columns[name]]
-        per_row = [_field_texts(v, fmt or "", conversion) for v in series]
-        if len(spec.keys) > 1 and len({tuple(t) for t in per_row}) < 2:
-            continue  # the same for every row: not a row's value
-        for key, texts in zip(spec.keys, per_row, strict=True):
-            found[key].extend(texts)
-    return {key: tuple(dict.fromkeys(texts)) for key, texts in found.items()}
 
 
 @dataclass
@@ -475,6 +441,7 @@ class Fleet:
                 approve=self.approve,
                 approval_timeout=self.approval_timeout,
                 output_type=self.spec.output,
+                origin=Origin.fleet_row(self.name, row=state.key, position=state.position, notebook=self.notebook),
             )
             return turn, self._judge(state, turn, None), transient(turn)
         except StructuredOutputError as exc:
@@ -527,6 +494,7 @@ class Fleet:
     async def _record(self, turn: Any, result: RowResult, position: int) -> None:
         if self.ledger is None:
             return
+        turn.origin = Origin.fleet_row(self.name, row=result.key, position=position, notebook=self.notebook)
         turn.meta["fleet"] = {
             "fleet": self.name,
             "fleet_key": encode_key(result.key),

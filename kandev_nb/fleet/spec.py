@@ -32,7 +32,7 @@ from kandev_nb.errors import KandevError
 from kandev_nb.ledger.keys import legacy_key_text
 from kandev_nb.redact import REDACTED, is_secret_name, redact_text
 
-__all__ = ["FleetError", "FleetSpec", "key_text", "template_fields"]
+__all__ = ["FleetError", "FleetSpec", "key_text", "row_values", "template_fields"]
 
 
 class FleetError(KandevError, ValueError):
@@ -440,3 +440,36 @@ def check_options(*, concurrency: Any, budget_usd: Any, retries: Any, name: Any)
     _check_number("retries", retries, minimum=0, integer=True, allow_none=False)
     if name is not None and (not isinstance(name, str) or not name.strip()):
         raise FleetError(f"name must be a non-empty string or None, not {name!r}")
+
+
+def _field_texts(value: Any, spec: str, conversion: str | None) -> list[str]:
+    """A row's value as the prompt shows it (its format spec and conversion applied) and as ``str``."""
+    texts = [str(value)]
+    try:
+        shown = repr(value) if conversion == "r" else ascii(value) if conversion == "a" else value
+        shown = str(shown) if conversion == "s" else shown
+        texts.append(format(shown, spec) if "{" not in spec else str(shown))
+    except (TypeError, ValueError):
+        pass
+    return list(dict.fromkeys(t.strip() for t in texts if t.strip()))
+
+
+def row_values(spec: FleetSpec) -> dict[Any, tuple[str, ...]]:
+    """By row key, the row's values that its prompt reads and that differ between rows, as text
+    (``{"a": ("f00",), "b": ("f01",)}`` for ``"Profile data/{file}.csv"``): each as ``str`` and as
+    the prompt shows it (``{n:03d}`` -> ``007``). A column with one value for every row is left
+    out (with a single row, every column counts). What the rule proposals stop at
+    (:func:`kandev_nb.fleet.proposal.propose`)."""
+    columns = {str(c): c for c in spec.frame.columns}
+    names = set(template_fields(spec.template)) & set(columns)
+    found: dict[Any, list[str]] = {key: [] for key in spec.keys}
+    for _text, name, fmt, conversion in string.Formatter().parse(spec.template):
+        if name is None or name not in names:
+            continue
+        series = spec.frame[columns[name]]
+        per_row = [_field_texts(v, fmt or "", conversion) for v in series]
+        if len(spec.keys) > 1 and len({tuple(t) for t in per_row}) < 2:
+            continue  # the same for every row: not a row's value
+        for key, texts in zip(spec.keys, per_row, strict=True):
+            found[key].extend(texts)
+    return {key: tuple(dict.fromkeys(texts)) for key, texts in found.items()}

@@ -33,6 +33,7 @@ __all__ = [
     "current_user",
     "metadata",
     "model_usage_table",
+    "origin_columns",
     "tool_calls_table",
     "turn_rows",
     "turns_table",
@@ -113,13 +114,17 @@ turns_table = sa.Table(
     sa.Column("fleet_key", sa.Text),
     sa.Column("fleet_fingerprint", sa.String),
     sa.Column("fleet_result", sa.JSON),
+    sa.Column("prompt_uuid", sa.String, index=True),
+    sa.Column("origin_kind", sa.String),
+    sa.Column("origin", sa.JSON),
 )
 """One row per turn. Costs in USD, tokens as counts, durations in ms (see :func:`_turn_row`).
 A turn run as a fleet's row also has ``fleet``, ``fleet_key`` (the row's index value in a typed
 encoding, :func:`kandev_nb.ledger.keys.encode_key`; read back as the value), ``fleet_fingerprint``
 and ``fleet_result`` (from ``turn.meta["fleet"]``, :mod:`kandev_nb.fleet`: the row's status, error,
 answer, output, position and the fleet's ``fingerprint``, which a dry run's estimate looks up);
-NULL otherwise."""
+NULL otherwise. ``prompt_uuid``, ``origin_kind`` and ``origin``: which cell, fleet row or
+Python call sent the prompt, and the uuid it was sent with (:func:`origin_columns`)."""
 
 tool_calls_table = sa.Table(
     "tool_calls",
@@ -212,6 +217,7 @@ _CATEGORY_COLUMNS = (
     "decided_by",
     "user",
     "host",
+    "origin_kind",
 )
 _TEXT_COLUMNS = (
     "notebook",
@@ -229,6 +235,7 @@ _TEXT_COLUMNS = (
     "fleet",
     "fleet_key",
     "fleet_fingerprint",
+    "prompt_uuid",
 )
 _TEXT = "str" if int(pd.__version__.split(".")[0]) >= 3 else "object"
 """pandas 3's string dtype (missing values are NaN); plain object columns before it."""
@@ -246,6 +253,7 @@ _DTYPES: dict[str, str] = {
     "tool_calls": "json",
     "edited_input": "json",
     "fleet_result": "json",
+    "origin": "json",
 }
 
 
@@ -330,6 +338,7 @@ def _turn_row(turn: Turn, notebook: str | None, execution_count: int | None) -> 
         "cli_version": turn.cli_version,
         "kandev_nb_version": __version__,
         **_fleet_columns(turn),
+        **origin_columns(turn),
     }
     if stats is None:
         return row
@@ -358,6 +367,21 @@ def _fleet_columns(turn: Turn) -> dict[str, Any]:
     """The fleet columns of a fleet row's turn (``turn.meta["fleet"]``), else {}."""
     meta = turn.meta.get("fleet")
     return {k: meta.get(k) for k in _FLEET_COLUMNS} if isinstance(meta, dict) else {}
+
+
+def origin_columns(turn: Turn) -> dict[str, Any]:
+    """``prompt_uuid``, ``origin_kind`` and ``origin`` of `turn` ({} for a turn sent without a
+    stamp, e.g. one read back from an older release): ``origin`` is
+    :meth:`Origin.as_dict <kandev_nb.agent.origin.Origin.as_dict>` plus ``echoed`` (the result
+    named the prompt's uuid, :attr:`Turn.origin_echoed`) and ``result_origin`` (the result's own
+    `origin`, ``{"kind": "human"}``; absent when the CLI sent none)."""
+    if turn.origin is None and turn.prompt_uuid is None:
+        return {}
+    stamp = turn.origin.as_dict() if turn.origin is not None else {}
+    stamp["echoed"] = turn.origin_echoed
+    if turn.stats is not None and turn.stats.result_origin is not None:
+        stamp["result_origin"] = turn.stats.result_origin
+    return {"prompt_uuid": turn.prompt_uuid, "origin_kind": stamp.get("kind"), "origin": stamp}
 
 
 def _tool_rows(turn: Turn) -> list[dict[str, Any]]:

@@ -7,6 +7,7 @@ import argparse
 import os
 from typing import Any
 
+from kandev_nb.agent.origin import Origin
 from kandev_nb.agent.permissions import ApprovalPolicy
 from kandev_nb.kernel_tools import options as kernel_tools_options
 from kandev_nb.notebook.attachments import attach, prompt_with_attachments
@@ -15,7 +16,7 @@ from kandev_nb.notebook.state import current
 from kandev_nb.policy.enforce import LabelledPolicy
 from kandev_nb.redact import configured_secrets
 
-__all__ = ["last_session_of", "notebook_path", "notebook_policy", "prepare_retry", "prompt_and_policy"]
+__all__ = ["cell_origin", "last_session_of", "notebook_path", "notebook_policy", "prepare_retry", "prompt_and_policy"]
 
 
 def last_session_of(notebook: str | None) -> str:
@@ -62,6 +63,22 @@ def notebook_path(namespace: dict[str, Any]) -> str | None:
         if isinstance(namespace.get(key), str):
             return str(namespace[key])
     return os.environ.get("JPY_SESSION_NAME")
+
+
+def cell_origin(ip: Any, namespace: dict[str, Any], execution_count: int | None) -> Origin:
+    """The running cell's origin stamp (:mod:`kandev_nb.agent.origin`): the notebook's path
+    (:func:`notebook_path`), the cell's ``In [n]`` and its nbformat id, which JupyterLab sends
+    with each execution as the request's ``metadata.cellId`` (DESIGN.md: readable from
+    ``kernel.get_parent("shell")`` in the cell's own context, so call it when the cell starts;
+    None where the frontend sends none, as nbclient)."""
+    cell_id = None
+    try:
+        parent = ip.kernel.get_parent("shell") if ip is not None and getattr(ip, "kernel", None) else None
+        value = (parent or {}).get("metadata", {}).get("cellId")
+        cell_id = value if isinstance(value, str) and value else None
+    except Exception:  # noqa: BLE001 - an unusual kernel: no cell id, never a failed cell
+        cell_id = None
+    return Origin.cell(notebook=notebook_path(namespace), cell_id=cell_id, execution_count=execution_count)
 
 
 def prompt_and_policy(

@@ -28,6 +28,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 
 from kandev_nb import kernel_tools
 from kandev_nb.agent.config import SessionConfig
+from kandev_nb.agent.origin import Origin
 from kandev_nb.agent.permissions import MODES, mode_from_cli
 from kandev_nb.agent.session import Session
 from kandev_nb.agent.suggestions import ModeChoices
@@ -44,7 +45,7 @@ from kandev_nb.notebook import (
 )
 from kandev_nb.notebook.attachments import AttachmentError
 from kandev_nb.notebook.bridge import ensure_bridge, open_notebook_guard
-from kandev_nb.notebook.cell_prompt import notebook_path, notebook_policy, prompt_and_policy
+from kandev_nb.notebook.cell_prompt import cell_origin, notebook_path, notebook_policy, prompt_and_policy
 from kandev_nb.notebook.cell_text import PromptError, clean_help, did_you_mean, interpolate
 from kandev_nb.notebook.fleet_magic import fleet_arguments, run_over
 from kandev_nb.notebook.state import NotebookSettings, configure, current, last_turn
@@ -375,7 +376,8 @@ async def run_cell(line: str, body: str) -> Turn | None:
         answers.take_next(args)  # a header chip's model (issue 27 point 9)
     except _CELL_ERRORS as exc:
         raise UsageError(f"%%claude: {exc}") from None
-    turn = partial(_run_turn, args, line, body, prompt, policy, namespace, cell_number)
+    origin = cell_origin(ip, namespace, cell_number)  # now: the cell id is read in the cell's own context
+    turn = partial(_run_turn, args, line, body, prompt, policy, namespace, origin)
     if (args.background or current().settings.background) and await background_turns.blocking_reason() is None:
         background_turns.start(args.session, cell_number, turn)  # returns at once (background_turns.py)
         return None
@@ -387,12 +389,12 @@ _CELL_ERRORS = (PromptError, AttachmentError, ValueError, TypeError, RuntimeErro
 
 
 async def _run_turn(
-    args: argparse.Namespace, line: str, body: str, prompt: str, policy: Any, ns: dict[str, Any], cell: int | None
+    args: argparse.Namespace, line: str, body: str, prompt: str, policy: Any, ns: dict[str, Any], origin: Origin
 ) -> Turn:
     """The cell's turn once its options and prompt are read: in the cell, or as its background task."""
     from IPython.core.error import UsageError
 
-    cell_number, namespace = cell, ns
+    cell_number, namespace = origin.execution_count, ns
     try:
         await _switch_mode(args)
         await live_options.apply_live(args, current(), namespace)  # --model etc. on the live process
@@ -431,6 +433,7 @@ async def _run_turn(
             [view.handle, choices] if view else [choices],
             policy,
             approval_timeout=timeout,
+            origin=origin,
         )
     except (CLINotFoundError, CLIProcessError) as exc:
         if view is not None:

@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 from kandev_nb.wire.decode import JSON_DECODER, decode_json, fast_loads
 
 __all__ = [
+    "HUMAN_ORIGIN",
     "JSON_DECODER",
     "AssistantMessage",
     "ControlCancelRequest",
@@ -38,6 +39,7 @@ __all__ = [
     "ResultMessage",
     "StreamEvent",
     "SystemMessage",
+    "TranscriptMirror",
     "UnknownMessage",
     "UserMessage",
     "WireMessage",
@@ -279,6 +281,25 @@ class ResultMessage(_Wire):
             return []
         return [v if isinstance(v, str) else json.dumps(v) for v in value]
 
+    @property
+    def user_message_uuids(self) -> tuple[str, ...]:
+        """The `uuid` of every user message this turn took in, in order: `user_message_uuids`,
+        else `user_message_uuid` alone; () on CLIs that send neither (2.1.197). Only prompts
+        sent with a top-level `uuid` (:func:`user_message`) are named (CLI 2.1.332, measured)."""
+        value = self.raw.get("user_message_uuids")
+        if isinstance(value, list):
+            return tuple(v for v in value if isinstance(v, str))
+        one = _s(self.raw, "user_message_uuid")
+        return (one,) if one else ()
+
+    @property
+    def origin(self) -> dict[str, Any] | None:
+        """`origin`: provenance of the user message that started this turn, ``{"kind": ...}``
+        (``"human"`` when the prompt was sent with :data:`HUMAN_ORIGIN`; ``"task-notification"``
+        for a turn a background task started); None when absent or without a string `kind`."""
+        value = _d(self.raw, "origin")
+        return value if value is not None and isinstance(value.get("kind"), str) else None
+
 
 class ControlRequest(_Wire):
     """`control_request`: `request.subtype` is can_use_tool, hook_callback, mcp_message...
@@ -365,6 +386,29 @@ class ConversationReset(_Wire):
         return _s(self.raw, "new_conversation_id")
 
 
+class TranscriptMirror(_Wire):
+    """`transcript_mirror` (CLI 2.1.332 started with ``--session-mirror``): entries the CLI
+    appended to a transcript file, ``{"type": "transcript_mirror", "filePath": <absolute
+    path of the .jsonl>, "entries": [<transcript entry>, ...]}``. The main transcript is
+    ``<config>/projects/<project key>/<session_id>.jsonl``; a subagent's is
+    ``<session_id>/subagents/agent-<agent_id>.jsonl`` beside it, whose ``agent_metadata``
+    entries carry its ``.meta.json`` sidecar (measured). Never a turn's event: the session
+    store takes them (:mod:`kandev_nb.agent.session_store`)."""
+
+    __slots__ = ()
+    type = "transcript_mirror"
+
+    @property
+    def file_path(self) -> str:
+        """`filePath`: the transcript file the entries were appended to ("" if missing)."""
+        return _s(self.raw, "filePath") or ""
+
+    @property
+    def entries(self) -> list[dict[str, Any]]:
+        """`entries`: the appended transcript entries (JSON objects only)."""
+        return [e for e in self.raw["entries"] if isinstance(e, dict)]
+
+
 class UnknownMessage(_Wire):
     """A JSON object we do not model (or that lacks a required field), kept unchanged in `raw`.
 
@@ -417,6 +461,7 @@ WireMessage = (
     | KeepAlive
     | RateLimitEvent
     | ConversationReset
+    | TranscriptMirror
     | UnknownMessage
     | InvalidLine
 )
@@ -435,6 +480,7 @@ _MODELS: dict[str, tuple[type[_Wire], str | None, type]] = {
     "rate_limit_event": (RateLimitEvent, None, dict),
     "rate_limit": (RateLimitEvent, None, dict),
     "conversation_reset": (ConversationReset, None, dict),
+    "transcript_mirror": (TranscriptMirror, "entries", list),
 }
 
 
@@ -492,14 +538,41 @@ def _invalid(line: bytes | str, exc: BaseException) -> InvalidLine:
 # -- outgoing --------------------------------------------------------------------------
 
 
-def user_message(content: str | list[dict[str, Any]], session_id: str = "") -> dict[str, Any]:
-    """A prompt in the nested shape the CLI requires (the flat shape crashes it)."""
-    return {
+HUMAN_ORIGIN: dict[str, str] = {"kind": "human"}
+"""The `origin` a host stamps on a prompt: the only kind the CLI takes from a host. Measured
+on CLI 2.1.332: ``{"kind": "human"}`` comes back as the result's `origin` and is kept on the
+transcript's user entry; any other key (``{"kind": "human", "cell": ...}``) is dropped and any
+other kind (``"peer"``) comes back as no origin at all."""
+
+
+def user_message(
+    content: str | list[dict[str, Any]],
+    session_id: str = "",
+    *,
+    uuid: str | None = None,
+    origin: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A prompt in the nested shape the CLI requires (the flat shape crashes it).
+
+    Args:
+        content: the prompt's text, or its content blocks.
+        session_id: the session's id ("" before the CLI named one).
+        uuid: the prompt's id (a new UUID string per message): the CLI keeps it as the user
+            entry's `uuid` in its transcript and names it in the turn's result
+            (`user_message_uuid`, `user_message_uuids`; :attr:`ResultMessage.user_message_uuids`).
+        origin: the prompt's `origin` (:data:`HUMAN_ORIGIN`), echoed as the result's `origin`.
+    """
+    message: dict[str, Any] = {
         "type": "user",
         "message": {"role": "user", "content": content},
         "parent_tool_use_id": None,
         "session_id": session_id,
     }
+    if uuid is not None:
+        message["uuid"] = uuid
+    if origin is not None:
+        message["origin"] = origin
+    return message
 
 
 def control_request(request_id: str, subtype: str, **fields: Any) -> dict[str, Any]:
