@@ -81,6 +81,9 @@ class SessionConfig:
         answer: a policy answering AskUserQuestion (:data:`kandev_nb.agent.questions.AnswerPolicy`).
         hooks: Python hooks, ``{event: [HookMatcher, ...]}`` (:mod:`kandev_nb.agent.hooks`),
             registered in `initialize`; changing them restarts the CLI, resuming.
+        forward_subagent_text: the Agent SDK's option: subagents' text and thinking arrive as
+            events whose `parent_tool_use_id` is their Agent call's (shown inside its card);
+            sent in `initialize` (:class:`~kandev_nb.wire.cli.LaunchOptions`).
 
     Raises:
         TypeError: a value of the wrong type (a timeout that is not a number, a policy that
@@ -118,6 +121,7 @@ class SessionConfig:
     agents: dict[str, Any] | None = None
     file_checkpoints: bool = False
     answer: AnswerPolicy | None = None
+    forward_subagent_text: bool = False
 
     def __post_init__(self) -> None:
         from kandev_nb.agent.hooks import HookRegistry

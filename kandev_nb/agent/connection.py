@@ -76,6 +76,8 @@ class CLIConnection:
             PostToolUse hook, in tool outputs before the model reads them (:mod:`~kandev_nb.agent.output_redact`).
         agents: subagent definitions ``{name: {"description", "prompt", ...}}`` for the
             `initialize` request's ``agents`` (the Agent SDK's way; any size, never on argv).
+        forward_subagent_text: ask, in `initialize` (``"forwardSubagentText": true``), for
+            subagents' text and thinking too (:class:`~kandev_nb.wire.cli.LaunchOptions`).
 
     Attributes:
         last_activity: monotonic time of the latest message that was not a `keep_alive`.
@@ -98,6 +100,7 @@ class CLIConnection:
         session_id: Callable[[], str | None] = lambda: None,
         secrets: Sequence[str] = (),
         agents: Mapping[str, Any] | None = None,
+        forward_subagent_text: bool = False,
     ) -> None:
         self.transport = transport
         self.control = ControlPlane(transport.send)
@@ -114,6 +117,7 @@ class CLIConnection:
         self._reader: asyncio.Task[None] | None = None
         self.masker = LineMasker(secrets)
         self.agents = agents
+        self.forward_subagent_text = forward_subagent_text
         self.initialize_response: dict[str, Any] = {}
 
     @property
@@ -135,6 +139,8 @@ class CLIConnection:
             fields: dict[str, Any] = {"hooks": self._initialize_hooks()}
             if self.agents:  # subagent definitions, as the Agent SDK sends them (never on argv)
                 fields["agents"] = dict(self.agents)
+            if self.forward_subagent_text:  # the Agent SDK's forwardSubagentText
+                fields["forwardSubagentText"] = True
             self.initialize_response = await self.control.request("initialize", timeout=initialize_timeout, **fields)
             return self.initialize_response
         except (ConnectionError, ControlError, TimeoutError) as exc:

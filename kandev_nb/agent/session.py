@@ -268,6 +268,7 @@ class Session(LiveControls, TurnControls, TurnPump):  # controls.py, interrupts.
             session_id=lambda: self.session_id,
             secrets=known_secrets(env),  # masked in its output and, by a hook, in what the model reads
             agents=options.agents,
+            forward_subagent_text=options.forward_subagent_text,
         )
         self.connection, self._launched = connection, options
         self._launched_hooks = hooks_key(self._config.hooks)

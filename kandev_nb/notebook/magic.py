@@ -252,6 +252,7 @@ def _notebook_config(args: argparse.Namespace) -> SessionConfig:
         inactivity_timeout=s.inactivity_timeout,
         env=dict(s.env),
         cli_path=args.cli or s.cli_path,
+        forward_subagent_text=s.forward_subagent_text,
     )
 
 

@@ -47,6 +47,9 @@ class NotebookSettings:
             (:mod:`kandev_nb.kernel_tools`); applies to sessions started afterwards.
         background: every cell runs as with ``--background`` (returns at once; blocking
             anyway under nbclient/papermill and Run All, see :mod:`kandev_nb.notebook.background_turns`).
+        forward_subagent_text: show what a subagent writes (and thinks) inside its Agent card,
+            not only its tool calls (the Agent SDK's ``forward_subagent_text``; default True);
+            applies to sessions started afterwards.
     """
 
     mode: str = "supervised"
@@ -69,6 +72,7 @@ class NotebookSettings:
     kernel_tools: bool = True
     hooks: dict[str, Any] = field(default_factory=dict)  # {event: [HookMatcher]}; live sessions restart with them
     background: bool = False  # issue 27: turns that do not block the kernel
+    forward_subagent_text: bool = True  # issue 34.10: a subagent's text inside its card
 
 
 def configure(**changes: Any) -> None:
@@ -119,8 +123,8 @@ def _check_setting(key: str, value: Any) -> None:
         from kandev_nb.agent.hooks import HookRegistry
 
         HookRegistry(value)  # HookError (a ValueError) names the bad event or hook
-    elif key == "background" and not isinstance(value, bool):
-        raise TypeError(f"background must be True or False, not {value!r}")
+    elif key in ("background", "forward_subagent_text") and not isinstance(value, bool):
+        raise TypeError(f"{key} must be True or False, not {value!r}")
     elif key in ("approve", "answer") and value is not None and not callable(value):
         raise TypeError("approve must be a callable policy (e.g. kandev_nb.Rules(...)) or None")
 

@@ -208,6 +208,12 @@ class LaunchOptions:
             ``agents``. A JSON text of that dict is read as it; stored as a plain dict.
         json_schema: the JSON text of ``--json-schema`` (structured output: the model answers
             through a `StructuredOutput` tool, the `result` carries `structured_output`).
+        forward_subagent_text: the Agent SDK's option of that name: ask the CLI, in
+            `initialize` (``"forwardSubagentText": true``, never on argv), to send a subagent's
+            text and thinking too, not only its tool calls: `assistant` lines whose
+            `parent_tool_use_id` is the spawning Agent call's id (and whose `agent_id` names
+            the subagent), with no `stream_event` deltas (measured on 2.1.332 and 2.1.197;
+            2.1.118 ignores it). Off by default, as in the SDK.
         is_sandbox: set ``IS_SANDBOX=1`` for the process, the user's opt-in that lets the
             CLI run ``bypassPermissions`` as root; without it an inherited ``IS_SANDBOX`` is
             removed (:func:`process_env`).
@@ -238,6 +244,7 @@ class LaunchOptions:
     json_schema: str | None = None
     extra_args: tuple[str, ...] = ()
     agents: Mapping[str, Mapping[str, Any]] | None = None
+    forward_subagent_text: bool = False
 
     def __post_init__(self) -> None:
         for name in ("cli_path", "cwd"):
@@ -279,7 +286,7 @@ class LaunchOptions:
             ):
                 raise TypeError(f"{name} must be a tuple of tool rules like ('Read', 'Bash(git *)'), not {value!r}")
             object.__setattr__(self, name, tuple(value))
-        for name in ("fork_session", "include_partial_messages", "is_sandbox"):
+        for name in ("fork_session", "include_partial_messages", "is_sandbox", "forward_subagent_text"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be True or False, not {getattr(self, name)!r}")
         if any(a == "--agents" or a.startswith("--agents=") for a in self.extra_args):
