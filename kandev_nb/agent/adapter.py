@@ -60,6 +60,7 @@ from kandev_nb.wire.protocol import (
     ResultMessage,
     StreamEvent,
     SystemMessage,
+    TranscriptMirror,
     UnknownMessage,
     UserMessage,
     WireMessage,
@@ -594,4 +595,4 @@ _RULES: dict[type, Callable[[Adapter, Any], list[ev.AgentEvent]]] = {
     ConversationReset: Adapter._reset,
 }
 """The rule for each wire message class that makes events (one dict lookup per message)."""
-_CONTROL = (KeepAlive, ControlRequest, ControlResponse, ControlCancelRequest)
+_CONTROL = (KeepAlive, ControlRequest, ControlResponse, ControlCancelRequest, TranscriptMirror)

@@ -19,6 +19,7 @@ from kandev_nb.agent.controls import CHECKPOINT_ARGS, CHECKPOINT_ENV
 from kandev_nb.agent.file_guard import FileGuard
 from kandev_nb.agent.permissions import MODES, ApprovalPolicy, cli_permission_mode
 from kandev_nb.agent.questions import AnswerPolicy
+from kandev_nb.agent.session_store import SessionStore
 from kandev_nb.wire.cli import LaunchOptions
 
 __all__ = ["UNSET", "SessionConfig", "Unset", "check_seconds"]
@@ -81,6 +82,10 @@ class SessionConfig:
         answer: a policy answering AskUserQuestion (:data:`kandev_nb.agent.questions.AnswerPolicy`).
         hooks: Python hooks, ``{event: [HookMatcher, ...]}`` (:mod:`kandev_nb.agent.hooks`),
             registered in `initialize`; changing them restarts the CLI, resuming.
+        session_store: where the session's transcripts are mirrored (the Agent SDK's option; a
+            :class:`~kandev_nb.agent.session_store.SessionStore`): the CLI runs with
+            ``--session-mirror``, and a resume whose transcript is not on this machine is
+            written back from the store first (:func:`~kandev_nb.agent.session_store.materialize`).
         forward_subagent_text: the Agent SDK's option: subagents' text and thinking arrive as
             events whose `parent_tool_use_id` is their Agent call's (shown inside its card);
             sent in `initialize` (:class:`~kandev_nb.wire.cli.LaunchOptions`).
@@ -122,6 +127,7 @@ class SessionConfig:
     file_checkpoints: bool = False
     answer: AnswerPolicy | None = None
     forward_subagent_text: bool = False
+    session_store: Any = None
 
     def __post_init__(self) -> None:
         from kandev_nb.agent.hooks import HookRegistry
@@ -137,6 +143,8 @@ class SessionConfig:
             raise TypeError(
                 f"approve must be a callable policy (e.g. kandev_nb.Rules(...)) or None, not {self.approve!r}"
             )
+        if self.session_store is not None and not isinstance(self.session_store, SessionStore):
+            raise TypeError(f"session_store must have append, load and list_subkeys, not {self.session_store!r}")
         if not isinstance(self.mcp_servers, dict):
             raise TypeError(f"mcp_servers must be a dict of in-process MCP servers by name, not {self.mcp_servers!r}")
         for name in ("fork", "allow_root_bypass"):
@@ -166,6 +174,7 @@ class SessionConfig:
             permission_mode=permission_mode,
             fork_session=self.fork,
             is_sandbox=self.allow_root_bypass and permission_mode == "bypassPermissions",
+            session_mirror=self.session_store is not None,
         )
         if self.file_checkpoints:  # rewind_files needs both (DESIGN.md: file checkpoints)
             shared.update(extra_args=(*self.extra_args, *CHECKPOINT_ARGS), env={**CHECKPOINT_ENV, **self.env})

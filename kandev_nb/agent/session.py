@@ -40,11 +40,14 @@ from kandev_nb.agent.connection import CLIConnection
 from kandev_nb.agent.controls import CHECKPOINT_ARGS, LiveControls, with_mcp_failures
 from kandev_nb.agent.hooks import HookRegistry, hooks_key
 from kandev_nb.agent.interrupts import TurnControls
+from kandev_nb.agent.mirror import TranscriptMirrorBatcher
 from kandev_nb.agent.origin import Origin
 from kandev_nb.agent.permissions import Approval, ApprovalPolicy, mode_from_cli
 from kandev_nb.agent.pump import Consumer, TurnPump
+from kandev_nb.agent.session_store import materialize
 from kandev_nb.agent.state import SessionState
 from kandev_nb.agent.structured import OutputSpec, fill_output, mark_wrapped
+from kandev_nb.agent.subagents import SessionMessage, SubagentInfo, get_subagent_messages, list_subagents, subagent_info
 from kandev_nb.agent.tools import normalize_tool_call
 from kandev_nb.agent.transcript import NO_MESSAGE, find_transcript, last_cost_state
 from kandev_nb.agent.turn import Turn
@@ -53,7 +56,14 @@ from kandev_nb.errors import CLINotFoundError, CLIProcessError, SessionClosedErr
 from kandev_nb.redact import known_secrets
 from kandev_nb.wire.cli import LaunchOptions, build_argv, cli_version, find_cli, process_env
 from kandev_nb.wire.control import ControlPlane
-from kandev_nb.wire.protocol import HUMAN_ORIGIN, ResultMessage, UserMessage, WireMessage, user_message
+from kandev_nb.wire.protocol import (
+    HUMAN_ORIGIN,
+    ResultMessage,
+    TranscriptMirror,
+    UserMessage,
+    WireMessage,
+    user_message,
+)
 from kandev_nb.wire.transport import StdioTransport, Transport, TransportClosedError
 
 __all__ = [
@@ -128,6 +138,8 @@ class Session(LiveControls, TurnControls, TurnPump):  # controls.py, interrupts.
         self._interrupt_task: asyncio.Task[None] | None = None
         self._interrupted_at: float | None = None  # monotonic time of the running turn's interrupt
         self.launch_note: str | None = None  # one line when a launch had to fall back (see start)
+        store = self._config.session_store  # transcripts mirrored to it (agent/session_store.py)
+        self.mirror = TranscriptMirrorBatcher(store) if store is not None else None
 
     # -- properties -----------------------------------------------------------------------
 
@@ -249,6 +261,8 @@ class Session(LiveControls, TurnControls, TurnPump):  # controls.py, interrupts.
         restores (the transcript's last ``cost-state``, :meth:`UsageMeter.resumed`), and
         send `initialize`. Raises as :meth:`start`."""
         assert self.cli_path is not None
+        if options.resume and self._config.session_store is not None:  # not on this machine: from the store
+            await asyncio.to_thread(materialize, self._config.session_store, options.resume, self.cwd, options.env)
         self.adapter.usage = UsageMeter.resumed(
             last_cost_state(self._config.env, options.resume) if options.resume else None
         )
@@ -292,6 +306,8 @@ class Session(LiveControls, TurnControls, TurnPump):  # controls.py, interrupts.
         connection, self.connection = self.connection, None
         if connection is not None:
             await connection.close()
+        if self.mirror is not None:  # the entries the CLI printed as it exited
+            await self.mirror.flush()
         if self.state is not SessionState.CLOSED:
             self.state = SessionState.NEW
 
@@ -320,6 +336,10 @@ class Session(LiveControls, TurnControls, TurnPump):  # controls.py, interrupts.
 
     def _on_message(self, msg: WireMessage | None, events: list[ev.AgentEvent]) -> None:
         """One wire message's events from :meth:`Adapter.feed` (message None: merged deltas)."""
+        if isinstance(msg, TranscriptMirror):
+            if self.mirror is not None:
+                self.mirror.enqueue(msg.file_path, msg.entries)
+            return
         raw = getattr(msg, "raw", None) or {}
         self.background.note_raw(raw)
         events = with_mcp_failures(events, raw)
@@ -469,6 +489,8 @@ class Session(LiveControls, TurnControls, TurnPump):  # controls.py, interrupts.
                     pass  # the reader reports the exit as this turn's error
                 self._last_activity = time.monotonic()
                 await self._pump(turn, sinks)
+                if self.mirror is not None:  # the store holds the turn once the cell has its answer
+                    await self.mirror.flush()
             finally:
                 self._queue = None
                 self.broker.end_turn()
@@ -489,6 +511,28 @@ class Session(LiveControls, TurnControls, TurnPump):  # controls.py, interrupts.
             if "extra_args" in launched and self._config.file_checkpoints:
                 launched["extra_args"] = (*launched["extra_args"], *CHECKPOINT_ARGS)
             self._launched = replace(self._launched, **launched)
+
+    def subagents(self) -> list[SubagentInfo]:
+        """The subagents this session started, from their transcripts' sidecars (each one's
+        `agent_id` and the Agent call that started it, `tool_use_id`), sorted by id: the local
+        files of this session's CLI, else its :class:`SessionStore`'s copy. [] before the first
+        turn (:func:`~kandev_nb.agent.subagents.list_subagents`)."""
+        where = self._transcripts()
+        infos = (
+            subagent_info(self.session_id or "", a, **where) for a in list_subagents(self.session_id or "", **where)
+        )
+        return [info for info in infos if info is not None]
+
+    def subagent_messages(self, agent_id: str, **paging: Any) -> list[SessionMessage]:
+        """The messages of subagent `agent_id` of this session (:meth:`subagents`), in order;
+        `paging`: ``limit=``, ``offset=`` (:func:`~kandev_nb.agent.subagents.get_subagent_messages`)."""
+        return get_subagent_messages(self.session_id or "", agent_id, **self._transcripts(), **paging)
+
+    def _transcripts(self) -> dict[str, Any]:
+        sid, store = self.session_id, self._config.session_store
+        if store is None or (sid and find_transcript(self._config.env, sid) is not None):
+            return {"env": self._config.env}
+        return {"store": store, "cwd": self.cwd}
 
     def use_hooks(self, hooks: dict[str, Any]) -> None:
         """Give this session Python hooks (``{event: [HookMatcher]}``); a live process whose

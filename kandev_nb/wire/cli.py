@@ -119,6 +119,7 @@ def cli_version(path: Path) -> str:
 CLI_PERMISSION_MODES: tuple[str, ...] = ("default", "plan", "acceptEdits", "bypassPermissions")
 """The CLI's own ``--permission-mode`` values that :class:`LaunchOptions` takes."""
 
+_FLAG_FIELDS = ("fork_session", "include_partial_messages", "is_sandbox", "forward_subagent_text", "session_mirror")
 _TEXT_FIELDS = ("model", "resume", "resume_session_at", "mcp_config", "system_prompt", "append_system_prompt")
 
 
@@ -214,6 +215,9 @@ class LaunchOptions:
             `parent_tool_use_id` is the spawning Agent call's id (and whose `agent_id` names
             the subagent), with no `stream_event` deltas (measured on 2.1.332 and 2.1.197;
             2.1.118 ignores it). Off by default, as in the SDK.
+        session_mirror: ``--session-mirror``: the CLI also prints every batch of entries it
+            appends to a transcript as a ``transcript_mirror`` line (CLI 2.1.332; the session's
+            :class:`~kandev_nb.agent.session_store.SessionStore` takes them).
         is_sandbox: set ``IS_SANDBOX=1`` for the process, the user's opt-in that lets the
             CLI run ``bypassPermissions`` as root; without it an inherited ``IS_SANDBOX`` is
             removed (:func:`process_env`).
@@ -245,6 +249,7 @@ class LaunchOptions:
     extra_args: tuple[str, ...] = ()
     agents: Mapping[str, Mapping[str, Any]] | None = None
     forward_subagent_text: bool = False
+    session_mirror: bool = False
 
     def __post_init__(self) -> None:
         for name in ("cli_path", "cwd"):
@@ -286,7 +291,7 @@ class LaunchOptions:
             ):
                 raise TypeError(f"{name} must be a tuple of tool rules like ('Read', 'Bash(git *)'), not {value!r}")
             object.__setattr__(self, name, tuple(value))
-        for name in ("fork_session", "include_partial_messages", "is_sandbox", "forward_subagent_text"):
+        for name in _FLAG_FIELDS:
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be True or False, not {getattr(self, name)!r}")
         if any(a == "--agents" or a.startswith("--agents=") for a in self.extra_args):
@@ -407,6 +412,8 @@ def build_argv(
         argv += ["--allowedTools", ",".join(options.allowed_tools)]
     if options.disallowed_tools:
         argv += ["--disallowedTools", ",".join(options.disallowed_tools)]
+    if options.session_mirror:  # transcript_mirror lines for the session store (agent/session_store.py)
+        argv.append("--session-mirror")
     if options.json_schema is not None:  # structured output (agent/structured.py)
         argv += ["--json-schema", options.json_schema]
     argv += list(options.extra_args)

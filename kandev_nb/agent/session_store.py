@@ -1,0 +1,264 @@
+"""Transcripts mirrored to a store, so a session resumes where its local transcript is gone.
+
+Claude Code keeps each conversation on the local disk, in ``<config>/projects/<project
+key>/<session_id>.jsonl`` (``<config>`` is ``$CLAUDE_CONFIG_DIR`` or ``~/.claude``), and each
+subagent's beside it, in ``<session_id>/subagents/agent-<agent_id>.jsonl`` with an
+``agent-<agent_id>.meta.json`` sidecar. ``--resume <session_id>`` reads that file, so a
+session cannot be resumed on another machine, or once the file is gone: a fleet's row retried
+on a different Dask worker started over.
+
+A :class:`SessionStore` keeps a copy. A session given one (``SessionConfig(session_store=...)``,
+the Agent SDK's option of that name) starts its CLI with ``--session-mirror``; the CLI then
+prints every batch of entries it appends to a transcript as a ``transcript_mirror`` line
+(:class:`~kandev_nb.wire.protocol.TranscriptMirror`: ``filePath`` and ``entries``; a
+subagent's sidecar comes as ``{"type": "agent_metadata", ...}`` entries of its transcript;
+measured on CLI 2.1.332), and :class:`~kandev_nb.agent.mirror.TranscriptMirrorBatcher` appends
+them to the store. Before a process resumes a session whose transcript is not on this
+machine, :func:`materialize` writes it back from the store where the CLI looks for it.
+
+Two stores ship: :class:`FolderSessionStore` (a folder, e.g. on a filesystem every Dask
+worker mounts) here, and :class:`kandev_nb.ledger.session_store.LedgerSessionStore` (a table of
+the team ledger's PostgreSQL or SQLite database). Anything with the three methods of
+:class:`SessionStore` is one too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import unicodedata
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = [
+    "FolderSessionStore",
+    "SessionKey",
+    "SessionStore",
+    "config_dir",
+    "key_for_file",
+    "materialize",
+    "project_key_for_directory",
+]
+
+_MAX_SANITIZED = 200
+"""Longest project key the CLI keeps whole; a longer one is cut and given a hash suffix."""
+_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class SessionKey:
+    """Which transcript: the main one of a session, or one of its subagents'.
+
+    Attributes:
+        project_key: the CLI's folder name for the working directory
+            (:func:`project_key_for_directory`).
+        session_id: the session's id (a UUID).
+        subpath: None for the session's own transcript; ``"subagents/agent-<agent_id>"``
+            (``/``-separated, without ``.jsonl``) for a subagent's.
+    """
+
+    project_key: str
+    session_id: str
+    subpath: str | None = None
+
+
+@runtime_checkable
+class SessionStore(Protocol):
+    """Where transcripts are mirrored (the Agent SDK's ``SessionStore``, synchronous: kandev-nb
+    calls it in a worker thread, never on the kernel's event loop).
+
+    Entries are the transcript's JSON objects, one per line of the local file, appended in
+    the order the CLI wrote them. Most carry a ``uuid``; a store may skip an entry whose
+    ``uuid`` it already holds for that key (a retried batch may repeat some).
+    """
+
+    def append(self, key: SessionKey, entries: Sequence[Mapping[str, Any]]) -> None:
+        """Add `entries` to the transcript `key` (created on first append). Raise on failure:
+        the batch is reported (a warning) and dropped; the local transcript is intact."""
+        ...
+
+    def load(self, key: SessionKey) -> list[dict[str, Any]] | None:
+        """Every entry of transcript `key`, in order; None if it was never written."""
+        ...
+
+    def list_subkeys(self, key: SessionKey) -> list[str]:
+        """The subpaths stored under session `key` (``["subagents/agent-a1b2"]``), any order."""
+        ...
+
+
+def project_key_for_directory(directory: str | os.PathLike[str]) -> str:
+    """The CLI's folder name under ``<config>/projects`` for a working directory: its real
+    path (NFC) with every character that is not a letter or digit made ``-``
+    (``/home/ana/proj`` -> ``-home-ana-proj``). Paths over 200 characters get a hash suffix
+    the CLI computes with its own hash, which this does not reproduce: a key of such a path
+    may differ from the CLI's (the CLI's ``--resume`` finds a session in any project folder,
+    measured on 2.1.332, so a resume still works)."""
+    path = unicodedata.normalize("NFC", os.path.realpath(os.fspath(directory)))
+    key = re.sub(r"[^a-zA-Z0-9]", "-", path)
+    return key if len(key) <= _MAX_SANITIZED else key[:_MAX_SANITIZED]
+
+
+def config_dir(env: Mapping[str, str] | None = None) -> Path:
+    """The CLI's config folder for a child started with `env` over ``os.environ``:
+    ``$CLAUDE_CONFIG_DIR``, else ``$HOME/.claude``."""
+    merged = {**os.environ, **(env or {})}
+    if merged.get("CLAUDE_CONFIG_DIR"):
+        return Path(merged["CLAUDE_CONFIG_DIR"]).expanduser()
+    return Path(merged.get("HOME", "~")).expanduser() / ".claude"
+
+
+def key_for_file(file_path: str | os.PathLike[str]) -> SessionKey | None:
+    """The :class:`SessionKey` of a transcript file the CLI names (a mirror frame's
+    ``filePath``): ``.../projects/<project_key>/<session_id>.jsonl``, or
+    ``.../projects/<project_key>/<session_id>/subagents/.../agent-<id>.jsonl``; None for any
+    other path (not under a ``projects`` folder, not ``.jsonl``)."""
+    parts = Path(file_path).parts
+    if "projects" not in parts or not parts[-1].endswith(".jsonl"):
+        return None
+    rel = list(parts[len(parts) - 1 - parts[::-1].index("projects") + 1 :])
+    rel[-1] = rel[-1][: -len(".jsonl")]
+    if len(rel) == 2:
+        return SessionKey(rel[0], rel[1])
+    if len(rel) >= 4 and rel[2] == "subagents":
+        return SessionKey(rel[0], rel[1], "/".join(rel[2:]))
+    return None
+
+
+class FolderSessionStore:
+    """A :class:`SessionStore` in a folder, laid out as the CLI's own ``projects`` folder:
+    ``<root>/<project_key>/<session_id>.jsonl`` and
+    ``<root>/<project_key>/<session_id>/<subpath>.jsonl``. Picklable (a fleet's rows take it
+    to their Dask workers); put it on a filesystem every machine that resumes mounts.
+
+    Args:
+        root: the folder (created on first append, mode 0700: transcripts hold prompts and
+            tool output).
+
+    Raises:
+        ValueError: a key whose parts would leave `root` (``..``, a ``/`` in an id).
+    """
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root).expanduser()
+
+    def __repr__(self) -> str:
+        return f"FolderSessionStore({str(self.root)!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, FolderSessionStore) and other.root == self.root
+
+    def __hash__(self) -> int:
+        return hash(self.root)
+
+    def _path(self, key: SessionKey) -> Path:
+        names = [key.project_key, key.session_id, *(key.subpath.split("/") if key.subpath else ())]
+        if any(not n or n in (".", "..") or "/" in n or "\\" in n for n in names):
+            raise ValueError(f"not a transcript key: {key!r}")
+        if key.subpath:
+            return self.root.joinpath(key.project_key, key.session_id, *key.subpath.split("/")).with_suffix(".jsonl")
+        return self.root / key.project_key / f"{key.session_id}.jsonl"
+
+    def append(self, key: SessionKey, entries: Sequence[Mapping[str, Any]]) -> None:
+        """Append `entries` as JSON lines, in one write (a file per transcript, mode 0600)."""
+        if not entries:
+            return
+        path = self._path(key)
+        self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        data = "".join(json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n" for e in entries)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        with os.fdopen(fd, "a", encoding="utf-8") as handle:
+            handle.write(data)
+
+    def load(self, key: SessionKey) -> list[dict[str, Any]] | None:
+        """The file's entries (unreadable lines skipped); None when there is no file."""
+        try:
+            text = self._path(key).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+        return _entries(text)
+
+    def list_subkeys(self, key: SessionKey) -> list[str]:
+        """The ``.jsonl`` files under ``<root>/<project_key>/<session_id>/``, as subpaths."""
+        folder = self._path(SessionKey(key.project_key, key.session_id)).with_suffix("")
+        if not folder.is_dir():
+            return []
+        return sorted(p.relative_to(folder).with_suffix("").as_posix() for p in folder.rglob("*.jsonl"))
+
+    def find(self, session_id: str) -> list[str]:
+        """The project keys this store holds session `session_id` under (optional method of a
+        store: :func:`materialize` uses it for a session begun in another folder)."""
+        if not _UUID.match(session_id) or not self.root.is_dir():
+            return []
+        return sorted(p.parent.name for p in self.root.glob(f"*/{session_id}.jsonl"))
+
+
+def _entries(text: str) -> list[dict[str, Any]]:
+    out = []
+    for line in text.splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict):
+            out.append(entry)
+    return out
+
+
+def _write_jsonl(path: Path, entries: Sequence[Mapping[str, Any]]) -> None:
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.writelines(json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n" for e in entries)
+
+
+def materialize(
+    store: SessionStore, session_id: str, cwd: str | os.PathLike[str], env: Mapping[str, str] | None = None
+) -> Path | None:
+    """Write session `session_id` from `store` where a CLI started in `cwd` with `env`
+    resumes it, unless the CLI already has a transcript of it there.
+
+    The store's copy is looked up under the project key of `cwd` first, then (a session
+    begun in another folder or on another machine) under any project key a
+    :class:`FolderSessionStore` or :class:`~kandev_nb.ledger.session_store.LedgerSessionStore`
+    holds it under (their ``find(session_id)``). The main transcript goes to
+    ``<config>/projects/<project key of cwd>/<session_id>.jsonl``, each subagent's to its
+    ``subagents/agent-<id>.jsonl`` with its ``.meta.json`` sidecar (the last
+    ``agent_metadata`` entry), files mode 0600.
+
+    Returns:
+        The main transcript's path when it was written; None when the CLI has one already,
+        `session_id` is not a UUID, or the store has none.
+
+    Raises:
+        OSError: the config folder cannot be written. Whatever the store raises.
+    """
+    from kandev_nb.agent.transcript import find_transcript
+
+    if not _UUID.match(session_id) or find_transcript(dict(env or {}), session_id) is not None:
+        return None
+    here = project_key_for_directory(cwd)
+    keys = [here]
+    finder = getattr(store, "find", None)
+    if callable(finder):
+        keys += [k for k in finder(session_id) if k != here]
+    for project_key in keys:
+        entries = store.load(SessionKey(project_key, session_id))
+        if not entries:
+            continue
+        target = config_dir(env) / "projects" / here
+        main = target / f"{session_id}.jsonl"
+        for subpath in store.list_subkeys(SessionKey(project_key, session_id)):
+            sub = store.load(SessionKey(project_key, session_id, subpath)) or []
+            meta = [e for e in sub if e.get("type") == "agent_metadata"]
+            path = target.joinpath(session_id, *subpath.split("/")).with_suffix(".jsonl")
+            _write_jsonl(path, [e for e in sub if e.get("type") != "agent_metadata"])
+            if meta:
+                sidecar = {k: v for k, v in meta[-1].items() if k != "type"}
+                path.with_name(path.name[: -len(".jsonl")] + ".meta.json").write_text(json.dumps(sidecar))
+        _write_jsonl(main, entries)
+        return main
+    return None
