@@ -10,7 +10,8 @@ that callers caught before the tree existed (``except FileNotFoundError`` still 
     ├── TransportError                                 the connection to the CLI process
     │   ├── TransportClosedError  (ConnectionError)    writing to a CLI that exited or was closed
     │   └── CLIProcessError       (RuntimeError)       the CLI exited unexpectedly: exit_code, stderr
-    │       └── SdkUrlUnsupportedError                 this CLI refuses --sdk-url (kandev_nb.wire.websocket)
+    │       ├── SdkUrlUnsupportedError                 this CLI refuses --sdk-url (kandev_nb.wire.websocket)
+    │       └── ResumeRejectedError                    --resume-drops-turn: the range dropped is not that turn
     ├── ControlError              (RuntimeError)       the CLI answered a control_request with an error
     ├── ControlTimeoutError       (TimeoutError)       no control_response in time: subtype, timeout_s
     ├── SessionError                                   misuse of a Session
@@ -62,6 +63,7 @@ __all__ = [
     "PostgresNotInstalled",
     "PromptError",
     "QuestionError",
+    "ResumeRejectedError",
     "RootBypassError",
     "RuleError",
     "SessionClosedError",
@@ -123,6 +125,30 @@ class CLIProcessError(TransportError, RuntimeError):
         super().__init__(message)
         self.exit_code = exit_code
         self.stderr = stderr
+
+
+class ResumeRejectedError(CLIProcessError):
+    """A resume that would drop more than the turn it was told to drop was refused.
+
+    The CLI, started with ``--resume-session-at <uuid> --resume-drops-turn <prompt uuid>``,
+    checks that every transcript entry after the resume point belongs to that prompt's turn;
+    when one does not (another turn, a message the session took in meanwhile), it prints an
+    error result and exits (code 1) before answering ``initialize``, with ``Resume rejected by
+    --resume-drops-turn: ...`` on stderr (measured on CLI 2.1.332). The refusal is
+    deterministic: resume without dropping, or at another point, rather than again.
+
+    Attributes:
+        resume_session_at: the resume point asked for.
+        resume_drops_turn: the prompt uuid of the turn that was to be dropped.
+        exit_code, stderr: as :class:`CLIProcessError` (the CLI's reason is in `stderr`).
+    """
+
+    def __init__(
+        self, message: str, exit_code: int | None, stderr: str, *, resume_session_at: str, resume_drops_turn: str
+    ) -> None:
+        super().__init__(message, exit_code, stderr)
+        self.resume_session_at = resume_session_at
+        self.resume_drops_turn = resume_drops_turn
 
 
 class ControlError(KandevError, RuntimeError):

@@ -62,6 +62,9 @@ class SessionConfig:
         env: extra environment for the CLI (e.g. ANTHROPIC_BASE_URL).
         cli_path: explicit binary (else KANDEV_CLAUDE_CLI, PATH, the SDK's bundled one).
         resume, resume_session_at, fork: start from an existing conversation.
+        resume_drops_turn: with `resume_session_at`, the prompt uuid (``Turn.prompt_uuid``) of
+            the turn this resume drops: the CLI refuses the resume (ResumeRejectedError) when
+            anything else would be dropped too. The Agent SDK's option; the first process only.
         allowed_tools, disallowed_tools: ``--allowedTools`` / ``--disallowedTools`` rules; the
             plain deny rules of `approve` are added to ``--disallowedTools``
             (``approve.cli_disallowed_tools()``, :func:`kandev_nb.policy.enforce.disallowed_tools`).
@@ -107,6 +110,7 @@ class SessionConfig:
     cli_path: str | os.PathLike[str] | None = None
     resume: str | None = None
     resume_session_at: str | None = None
+    resume_drops_turn: str | None = None
     fork: bool = False
     max_turns: int | None = None
     max_budget_usd: float | None = None

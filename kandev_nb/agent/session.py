@@ -49,7 +49,7 @@ from kandev_nb.agent.state import SessionState
 from kandev_nb.agent.structured import OutputSpec, fill_output, mark_wrapped
 from kandev_nb.agent.subagents import SessionMessage, SubagentInfo, get_subagent_messages, list_subagents, subagent_info
 from kandev_nb.agent.tools import normalize_tool_call
-from kandev_nb.agent.transcript import NO_MESSAGE, find_transcript, last_cost_state
+from kandev_nb.agent.transcript import NO_MESSAGE, find_transcript, last_cost_state, resume_rejected
 from kandev_nb.agent.turn import Turn
 from kandev_nb.agent.usage import UsageMeter
 from kandev_nb.errors import CLINotFoundError, CLIProcessError, SessionClosedError, TurnInProgressError
@@ -209,9 +209,11 @@ class Session(LiveControls, TurnControls, TurnPump):  # controls.py, interrupts.
         resume = (own if saved else None) or c.resume
         original = resume == c.resume
         fork = c.fork and original
+        first = original and resume and not self.adapter.last_message_uuid  # drops_turn: the first process only
         return c.launch_options(
             resume=resume,
             resume_session_at=(c.resume_session_at if fork else self.resume_point) if resume else None,
+            resume_drops_turn=c.resume_drops_turn if first else None,
             fork_session=fork,
             json_schema=self._output.schema_json if self._output else None,
         )
@@ -222,6 +224,8 @@ class Session(LiveControls, TurnControls, TurnPump):  # controls.py, interrupts.
         Raises:
             CLINotFoundError: no binary found.
             CLIProcessError: the CLI exited before answering initialize (with its stderr).
+            ResumeRejectedError: with ``resume_drops_turn``, the CLI refused to drop what lies
+                after ``resume_session_at`` (more than that turn); the session stays NEW.
             SessionClosedError: after :meth:`close`.
         """
         if self.state is SessionState.CLOSED:
@@ -247,6 +251,9 @@ class Session(LiveControls, TurnControls, TurnPump):  # controls.py, interrupts.
         try:
             await self._launch(options)
         except CLIProcessError as exc:
+            if (rejected := resume_rejected(exc, options)) is not exc:  # it would drop more than that turn
+                self._backlog = [e for e in self._backlog if not isinstance(e, ev.Error | ev.Complete)]
+                raise rejected from exc
             if not options.resume_session_at or NO_MESSAGE not in str(exc):
                 raise
             # The transcript lacks that message: resume the conversation where it ends.
@@ -254,7 +261,7 @@ class Session(LiveControls, TurnControls, TurnPump):  # controls.py, interrupts.
                 "Claude Code could not resume at the last good message; "
                 "it resumed the conversation where its transcript ends."
             )
-            await self._launch(replace(options, resume_session_at=None))
+            await self._launch(replace(options, resume_session_at=None, resume_drops_turn=None))  # drops nothing
 
     async def _launch(self, options: LaunchOptions) -> None:
         """Start one process with `options`, its cumulative figures counted from what it

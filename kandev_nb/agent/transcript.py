@@ -16,12 +16,42 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["NO_MESSAGE", "find_transcript", "last_cost_state"]
+from kandev_nb.errors import CLIProcessError, ResumeRejectedError
+
+if TYPE_CHECKING:
+    from kandev_nb.wire.cli import LaunchOptions
+
+__all__ = ["NO_MESSAGE", "RESUME_REJECTED", "find_transcript", "last_cost_state", "resume_rejected"]
 
 NO_MESSAGE = "No message found with message.uuid"
 """The CLI's stderr when ``--resume-session-at`` names a message its transcript lacks."""
+RESUME_REJECTED = "Resume rejected by --resume-drops-turn:"
+"""The start of the CLI's stderr (and of its error result's ``errors[0]``) when
+``--resume-drops-turn`` refuses a resume (CLI 2.1.332)."""
+
+
+def resume_rejected(exc: CLIProcessError, options: LaunchOptions) -> CLIProcessError:
+    """`exc` (the CLI exited before answering ``initialize``) as a :class:`ResumeRejectedError`
+    when its stderr says ``--resume-drops-turn`` refused the resume, else `exc` itself."""
+    stderr = exc.stderr or str(exc)
+    if RESUME_REJECTED not in stderr:
+        return exc
+    reason = stderr[stderr.index(RESUME_REJECTED) :].strip().splitlines()[0]
+    message = (
+        f"Claude Code refused to resume session {options.resume} at {options.resume_session_at} dropping only "
+        f"the turn of prompt {options.resume_drops_turn}: {reason[len(RESUME_REJECTED) :].strip()}. "
+        "Nothing was dropped; resume without dropping (a plain resume, or %%claude without --retry) "
+        "to go on from where the conversation is."
+    )
+    return ResumeRejectedError(
+        message,
+        exc.exit_code,
+        exc.stderr,
+        resume_session_at=options.resume_session_at or "",
+        resume_drops_turn=options.resume_drops_turn or "",
+    )
 
 
 def _roots(env: Mapping[str, str]) -> set[Path]:

@@ -38,7 +38,9 @@ def last_session_of(notebook: str | None) -> str:
 
 
 def prepare_retry(args: argparse.Namespace, prompt: str) -> str:
-    """--retry: resume the session at its last good message UUID; resend the failed prompt.
+    """--retry: resume the session at its last good message UUID, dropping the failed turn
+    (``--resume-drops-turn`` with its prompt's uuid: the CLI refuses when more would be
+    dropped, :class:`~kandev_nb.errors.ResumeRejectedError`); resend the failed prompt.
 
     Raises:
         UsageError: the session has no turn to retry, or its last turn did not fail.
@@ -53,6 +55,7 @@ def prepare_retry(args: argparse.Namespace, prompt: str) -> str:
         raise UsageError("--retry: the failed turn has no session id to resume")
     args.resume = session.session_id
     args.resume_session_at = failed.meta.get("retry_at")  # the last good message before it (Session.run)
+    args.resume_drops_turn = failed.prompt_uuid  # and only the failed turn is dropped, or the CLI refuses
     return prompt or failed.prompt
 
 

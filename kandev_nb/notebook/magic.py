@@ -297,6 +297,7 @@ def _session_for(args: argparse.Namespace) -> tuple[Session, Session | None, Ses
         else existing.resume_point
         if existing
         else None,
+        resume_drops_turn=getattr(args, "resume_drops_turn", None) if fresh else None,
         fork=args.fork and fresh,
         **_launch_extras(extras, base, own=fresh or name in state.requested),
         answer=state.settings.answer,

@@ -120,7 +120,15 @@ CLI_PERMISSION_MODES: tuple[str, ...] = ("default", "plan", "acceptEdits", "bypa
 """The CLI's own ``--permission-mode`` values that :class:`LaunchOptions` takes."""
 
 _FLAG_FIELDS = ("fork_session", "include_partial_messages", "is_sandbox", "forward_subagent_text", "session_mirror")
-_TEXT_FIELDS = ("model", "resume", "resume_session_at", "mcp_config", "system_prompt", "append_system_prompt")
+_TEXT_FIELDS = (
+    "model",
+    "resume",
+    "resume_session_at",
+    "resume_drops_turn",
+    "mcp_config",
+    "system_prompt",
+    "append_system_prompt",
+)
 
 
 class _PrivateFiles:
@@ -185,6 +193,11 @@ class LaunchOptions:
             ``bypassPermissions``; see :func:`kandev_nb.agent.permissions.cli_permission_mode`).
         resume, resume_session_at, fork_session: ``--resume <session_id>``,
             ``--resume-session-at <message uuid>`` and ``--fork-session`` (both only with resume).
+        resume_drops_turn: ``--resume-drops-turn=<prompt uuid>`` (the Agent SDK's option; only
+            with `resume_session_at`): the CLI resumes only if every entry after the resume
+            point belongs to the turn that prompt started, and refuses otherwise (an error
+            result, exit code 1, "Resume rejected by --resume-drops-turn: ..." on stderr;
+            :class:`~kandev_nb.errors.ResumeRejectedError`). Measured on 2.1.332.
         max_turns: ``--max-turns`` (API round trips, a positive int).
         max_budget_usd: ``--max-budget-usd`` (USD, >= 0).
         mcp_config: ``--mcp-config``: the user's path (passed as it is) or inline JSON
@@ -234,6 +247,7 @@ class LaunchOptions:
     permission_mode: str = "default"
     resume: str | None = None
     resume_session_at: str | None = None
+    resume_drops_turn: str | None = None
     fork_session: bool = False
     max_turns: int | None = None
     max_budget_usd: float | None = None
@@ -324,6 +338,7 @@ class LaunchOptions:
                 options,
                 resume=None,
                 resume_session_at=None,
+                resume_drops_turn=None,
                 fork_session=False,
                 permission_mode="default",
                 is_sandbox=False,
@@ -394,6 +409,8 @@ def build_argv(
         argv += ["--resume", options.resume]
         if options.resume_session_at:
             argv += ["--resume-session-at", options.resume_session_at]
+            if options.resume_drops_turn is not None:  # equals form: never read as a flag of its own
+                argv.append(f"--resume-drops-turn={options.resume_drops_turn}")
         if options.fork_session:
             argv.append("--fork-session")
     if options.max_turns is not None:
