@@ -12,8 +12,17 @@ from typing import TYPE_CHECKING, Any
 
 from kandev_nb._version import __version__
 from kandev_nb.agent.hooks import HookMatcher
+from kandev_nb.agent.origin import Origin
 from kandev_nb.agent.permissions import Approval, Decision, Rules
 from kandev_nb.agent.session import Session, SessionConfig
+from kandev_nb.agent.session_store import FolderSessionStore, SessionKey, SessionStore
+from kandev_nb.agent.subagents import (
+    SessionMessage,
+    SubagentInfo,
+    get_subagent_messages,
+    list_subagents,
+    subagent_info,
+)
 from kandev_nb.agent.turn import DISPLAY_RENDERERS, ToolRecord, Turn
 from kandev_nb.errors import (
     AttachmentError,
@@ -34,6 +43,7 @@ from kandev_nb.errors import (
     PostgresNotInstalled,
     PromptError,
     QuestionError,
+    ResumeRejectedError,
     RootBypassError,
     RuleError,
     SessionClosedError,
@@ -75,6 +85,7 @@ __all__ = [
     "ControlError",
     "ControlTimeoutError",
     "Decision",
+    "FolderSessionStore",
     "HookError",
     "HookMatcher",
     "HookWarning",
@@ -85,9 +96,11 @@ __all__ = [
     "NoStructuredOutputError",
     "NotLiveError",
     "NotebookViewError",
+    "Origin",
     "PostgresNotInstalled",
     "PromptError",
     "QuestionError",
+    "ResumeRejectedError",
     "RootBypassError",
     "RuleError",
     "Rules",
@@ -95,7 +108,11 @@ __all__ = [
     "SessionClosedError",
     "SessionConfig",
     "SessionError",
+    "SessionKey",
+    "SessionMessage",
+    "SessionStore",
     "StructuredOutputError",
+    "SubagentInfo",
     "TransportClosedError",
     "TransportError",
     "Turn",
@@ -107,13 +124,16 @@ __all__ = [
     "fleet",
     "fleet_cleanup",
     "fleet_results",
+    "get_subagent_messages",
     "last_turn",
     "ledger_flush",
+    "list_subagents",
     "load_ipython_extension",
     "pending",
     "runs",
     "sessions",
     "settings",
+    "subagent_info",
     "tool_call",
     "tool_calls",
     "unload_ipython_extension",
