@@ -38,10 +38,11 @@ def resume_rejected(exc: CLIProcessError, options: LaunchOptions) -> CLIProcessE
     stderr = exc.stderr or str(exc)
     if RESUME_REJECTED not in stderr:
         return exc
-    reason = stderr[stderr.index(RESUME_REJECTED) :].strip().splitlines()[0]
+    reason = stderr[stderr.index(RESUME_REJECTED) + len(RESUME_REJECTED) :].strip().splitlines()[0]
+    detail = reason.split(f"{options.resume_drops_turn}: ", 1)[-1]  # after "... not attributable to turn <P>: "
     message = (
-        f"Claude Code refused to resume session {options.resume} at {options.resume_session_at} dropping only "
-        f"the turn of prompt {options.resume_drops_turn}: {reason[len(RESUME_REJECTED) :].strip()}. "
+        f"Claude Code refused to resume session {options.resume} dropping only the turn of prompt "
+        f"{options.resume_drops_turn}: more than that turn lies after the resume point ({detail}). "
         "Nothing was dropped; resume without dropping (a plain resume, or %%claude without --retry) "
         "to go on from where the conversation is."
     )

@@ -253,6 +253,7 @@ def _notebook_config(args: argparse.Namespace) -> SessionConfig:
         env=dict(s.env),
         cli_path=args.cli or s.cli_path,
         forward_subagent_text=s.forward_subagent_text,
+        session_store=s.session_store,
     )
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from kandev_nb.agent.config import SessionConfig
 from kandev_nb.agent.permissions import MODES, ApprovalPolicy
 from kandev_nb.agent.session import Session
+from kandev_nb.agent.session_store import SessionStore
 from kandev_nb.agent.turn import Turn
 
 __all__ = ["NotebookSettings", "NotebookState", "configure", "current", "install", "last_turn"]
@@ -47,6 +48,10 @@ class NotebookSettings:
             (:mod:`kandev_nb.kernel_tools`); applies to sessions started afterwards.
         background: every cell runs as with ``--background`` (returns at once; blocking
             anyway under nbclient/papermill and Run All, see :mod:`kandev_nb.notebook.background_turns`).
+        session_store: mirror every session's transcripts to this
+            :class:`~kandev_nb.agent.session_store.SessionStore` (a folder, the team ledger's
+            database), so ``%%claude --resume <id>`` works on another machine or after the
+            local transcript is gone; applies to sessions started afterwards.
         forward_subagent_text: show what a subagent writes (and thinks) inside its Agent card,
             not only its tool calls (the Agent SDK's ``forward_subagent_text``; default True);
             applies to sessions started afterwards.
@@ -73,6 +78,7 @@ class NotebookSettings:
     hooks: dict[str, Any] = field(default_factory=dict)  # {event: [HookMatcher]}; live sessions restart with them
     background: bool = False  # issue 27: turns that do not block the kernel
     forward_subagent_text: bool = True  # issue 34.10: a subagent's text inside its card
+    session_store: Any = None  # issue 34.10: transcripts mirrored (kandev_nb.agent.session_store)
 
 
 def configure(**changes: Any) -> None:
@@ -125,6 +131,8 @@ def _check_setting(key: str, value: Any) -> None:
         HookRegistry(value)  # HookError (a ValueError) names the bad event or hook
     elif key in ("background", "forward_subagent_text") and not isinstance(value, bool):
         raise TypeError(f"{key} must be True or False, not {value!r}")
+    elif key == "session_store" and value is not None and not isinstance(value, SessionStore):
+        raise TypeError(f"session_store must have append, load and list_subkeys (a SessionStore), not {value!r}")
     elif key in ("approve", "answer") and value is not None and not callable(value):
         raise TypeError("approve must be a callable policy (e.g. kandev_nb.Rules(...)) or None")
 

@@ -112,7 +112,8 @@ async def test_a_resume_that_would_drop_more_than_that_turn_is_refused(
         await wrong.start()
     assert caught.value.resume_drops_turn == b.prompt_uuid and caught.value.resume_session_at == a.last_message_uuid
     assert caught.value.exit_code == 1 and "Resume rejected by --resume-drops-turn" in caught.value.stderr
-    assert "not attributable" in str(caught.value) and "Nothing was dropped" in str(caught.value)
+    assert "range contains a user entry not attributable" in str(caught.value)
+    assert "more than that turn" in str(caught.value) and "Nothing was dropped" in str(caught.value)
     assert wrong.state is SessionState.NEW and wrong.connection is None
     assert len(scripted_model.requests) == asked  # the model was never asked
     await wrong.close()

@@ -145,8 +145,17 @@ class KernelHarness:
 
     # -- cells --------------------------------------------------------------------------
 
-    def start(self, code: str) -> CellRun:
-        msg_id = self.kc.execute(code)
+    def start(self, code: str, cell_id: str | None = None) -> CellRun:
+        """Send `code` for execution; with `cell_id`, as JupyterLab sends a cell's execution
+        (the request's ``metadata.cellId``)."""
+        if cell_id is None:
+            msg_id = self.kc.execute(code)
+        else:
+            content = {"code": code, "silent": False, "store_history": True, "user_expressions": {}}
+            msg = self.kc.session.msg("execute_request", {**content, "allow_stdin": False, "stop_on_error": True})
+            msg["metadata"] = {"cellId": cell_id}
+            self.kc.shell_channel.send(msg)
+            msg_id = msg["header"]["msg_id"]
         run = CellRun(msg_id)
         self.runs[msg_id] = run
         return run
