@@ -91,6 +91,7 @@ __all__ = [
     "HookWarning",
     "KandevError",
     "LedgerError",
+    "LedgerSessionStore",
     "McpBridgeError",
     "NoNotebookViewError",
     "NoStructuredOutputError",
@@ -146,11 +147,16 @@ MIN_IPYKERNEL = (7, 4)
 def __getattr__(name: str) -> Any:
     """``kandev_nb.settings`` (:class:`~kandev_nb.notebook.state.NotebookSettings`) and
     ``kandev_nb.sessions`` (the `%%claude` sessions by name): those of the notebook's
-    current :class:`~kandev_nb.notebook.state.NotebookState`."""
+    current :class:`~kandev_nb.notebook.state.NotebookState`; ``kandev_nb.LedgerSessionStore``
+    (:class:`kandev_nb.ledger.session_store.LedgerSessionStore`)."""
     if name in ("settings", "sessions"):
         from kandev_nb.notebook.state import current
 
         return getattr(current(), name)
+    if name == "LedgerSessionStore":  # imported on use: SQLAlchemy only when the ledger is needed
+        from kandev_nb.ledger.session_store import LedgerSessionStore
+
+        return LedgerSessionStore
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

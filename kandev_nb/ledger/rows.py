@@ -34,6 +34,7 @@ __all__ = [
     "metadata",
     "model_usage_table",
     "origin_columns",
+    "session_entries_table",
     "tool_calls_table",
     "turn_rows",
     "turns_table",
@@ -164,6 +165,22 @@ model_usage_table = sa.Table(
     sa.Column("context_window", sa.Integer),
 )
 """One row per model per turn (deltas of the CLI's cumulative ``result.modelUsage``)."""
+
+session_entries_table = sa.Table(
+    "session_entries",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("project_key", sa.String, nullable=False),
+    sa.Column("session_id", sa.String, nullable=False, index=True),
+    sa.Column("subpath", sa.String, nullable=False, server_default=""),
+    sa.Column("uuid", sa.String),
+    sa.Column("entry", sa.JSON, nullable=False),
+    sa.Column("stored_at", UTCDateTime, nullable=False),
+    sa.Index("ux_session_entries_uuid", "project_key", "session_id", "subpath", "uuid", unique=True),
+)
+"""Transcripts mirrored to the ledger's database, one row per entry, read in ``id`` order
+(:class:`kandev_nb.ledger.session_store.LedgerSessionStore`); `subpath` is "" for a session's
+own transcript."""
 
 RUNS_LEAD: Final = (
     "prompt",

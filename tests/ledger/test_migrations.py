@@ -106,7 +106,7 @@ def test_an_old_ledger_upgrades_in_place_keeping_every_row_and_sum(ledger_url: s
     location = old_ledger(ledger_url, tmp_path)
     before = _raw_rows(_url(location))
     with RunLedger(location) as ledger:
-        assert ledger.upgraded == ["0002", "0003", "0004", "0005", "0006", "0007"] and head() == "0007"
+        assert ledger.upgraded == ["0002", "0003", "0004", "0005", "0006", "0007", "0008"] and head() == "0008"
         after = _raw_rows(_url(location))
         for table in TABLES:
             old_columns, old_rows = before[table]
@@ -154,7 +154,7 @@ def test_an_sqlite_ledger_is_copied_beside_itself_before_the_upgrade(ledger_path
 
 def test_a_new_ledger_gets_no_backup_and_the_newest_schema(ledger_path: Path) -> None:
     with RunLedger(ledger_path) as ledger:
-        assert ledger.upgraded == ["0001", "0002", "0003", "0004", "0005", "0006", "0007"]
+        assert ledger.upgraded == ["0001", "0002", "0003", "0004", "0005", "0006", "0007", "0008"]
     assert not list(ledger_path.parent.glob("*.bak"))
 
 
@@ -183,7 +183,7 @@ def test_two_kernels_opening_an_old_ledger_at_once_upgrade_it_once(ledger_url: s
         process.join(120)
     assert [p.exitcode for p in kernels] == [0, 0]
     reports = sorted([results.get(timeout=10), results.get(timeout=10)])
-    assert reports == [([], 6), (["0002", "0003", "0004", "0005", "0006", "0007"], 6)]
+    assert reports == [([], 6), (["0002", "0003", "0004", "0005", "0006", "0007", "0008"], 6)]
     if "://" not in location:
         assert len(list(Path(location).parent.glob("*.bak"))) == 1
 
