@@ -1,11 +1,13 @@
 """From ``transcript_mirror`` lines to a :class:`~kandev_nb.agent.session_store.SessionStore`.
 
 The reader hands every :class:`~kandev_nb.wire.protocol.TranscriptMirror` to
-:meth:`TranscriptMirrorBatcher.enqueue` (no I/O there: it runs on the kernel's event loop);
-:meth:`TranscriptMirrorBatcher.flush` writes what is pending in a worker thread, one
-``store.append`` per transcript file. The session flushes when a turn ends (before
-:meth:`Session.run <kandev_nb.agent.session.Session.run>` returns, so the store holds the turn
-once the cell has its answer) and when its process is closed (the CLI's last entries). A batch
+:meth:`TranscriptMirrorBatcher.enqueue` (no I/O there: it runs on the kernel's event loop),
+which starts a flush in the background unless one runs: :meth:`TranscriptMirrorBatcher.flush`
+writes what is pending in a worker thread, one ``store.append`` per transcript file and flush.
+So the store follows the CLI within a write or two, also mid-turn (a fleet row whose worker
+dies mid-turn resumes elsewhere with what it had). The session also awaits a flush when a turn
+ends (before :meth:`Session.run <kandev_nb.agent.session.Session.run>` returns, so the store
+holds the turn once the cell has its answer) and when its process is closed. A batch
 the store refuses is tried twice more (0.2 s and 0.8 s later), then dropped with a warning:
 the local transcript has it, and the session goes on.
 """
@@ -25,8 +27,6 @@ log = logging.getLogger("kandev_nb")
 
 MIRROR_BACKOFF_S: Final = (0.2, 0.8)
 """Seconds before the second and third attempt at a batch the store refused."""
-_EAGER_ENTRIES: Final = 500
-"""Pending entries past which a flush starts without waiting for the turn's end."""
 
 
 class TranscriptMirrorBatcher:
@@ -45,34 +45,33 @@ class TranscriptMirrorBatcher:
         self.on_error = on_error
         self.errors: list[str] = []
         self._pending: list[tuple[SessionKey, list[dict[str, Any]]]] = []
-        self._count = 0
         self._lock = asyncio.Lock()
         self._eager: asyncio.Task[None] | None = None
 
     def enqueue(self, file_path: str, entries: list[dict[str, Any]]) -> None:
-        """Keep `entries` for the transcript at `file_path` (a frame's ``filePath``); a path that
-        names no transcript (:func:`~kandev_nb.agent.session_store.key_for_file`) is dropped
-        with a warning. Past 500 pending entries a flush starts in the background."""
+        """Keep `entries` for the transcript at `file_path` (a frame's ``filePath``) and start a
+        background flush unless one runs; a path that names no transcript
+        (:func:`~kandev_nb.agent.session_store.key_for_file`) is dropped with a warning."""
         key = key_for_file(file_path)
         if key is None:
             self._fail(f"a transcript_mirror frame for {file_path!r}, which is no transcript, was dropped")
             return
         if entries:
             self._pending.append((key, entries))
-            self._count += len(entries)
-        if self._count > _EAGER_ENTRIES and (self._eager is None or self._eager.done()):
+        if self._pending and (self._eager is None or self._eager.done()):
             self._eager = asyncio.get_running_loop().create_task(self.flush())
 
     async def flush(self) -> None:
         """Write every pending entry (in order, one ``append`` per key and batch, in a worker
         thread); never raises: a batch refused three times is dropped (:attr:`errors`)."""
         async with self._lock:
-            pending, self._pending, self._count = self._pending, [], 0
-            merged: dict[SessionKey, list[dict[str, Any]]] = {}
-            for key, entries in pending:
-                merged.setdefault(key, []).extend(entries)
-            for key, entries in merged.items():
-                await self._append(key, entries)
+            while self._pending:  # what came while a batch was written goes in the next one
+                pending, self._pending = self._pending, []
+                merged: dict[SessionKey, list[dict[str, Any]]] = {}
+                for key, entries in pending:
+                    merged.setdefault(key, []).extend(entries)
+                for key, entries in merged.items():
+                    await self._append(key, entries)
 
     async def _append(self, key: SessionKey, entries: list[dict[str, Any]]) -> None:
         for attempt in range(len(MIRROR_BACKOFF_S) + 1):

@@ -71,7 +71,14 @@ from typing import Any, Final
 
 from kandev_nb.agent import events as ev
 from kandev_nb.agent.permissions import Approval
-from kandev_nb.errors import KandevError
+from kandev_nb.fleet.cluster_checks import (
+    INSTALL,
+    OpenClusterWarning,
+    check_client,
+    check_store,
+    open_to_others,
+    require_distributed,
+)
 from kandev_nb.fleet.cluster_worker import RowJob, RowOutcome, run_row
 from kandev_nb.fleet.pacing import Limiter
 from kandev_nb.fleet.queue import activity_of, deny_texts
@@ -82,12 +89,17 @@ from kandev_nb.fleet.sealed import KERNEL, Channel, Forged, claimed_kind, new_ke
 from kandev_nb.fleet.spec import FleetError, key_text
 from kandev_nb.fleet.watchdog import leave_kernel_group
 
-__all__ = ["INSTALL", "ClusterFleet", "OpenClusterWarning", "open_to_others", "require_distributed"]
+__all__ = [
+    "INSTALL",
+    "ClusterFleet",
+    "OpenClusterWarning",
+    "check_client",
+    "check_store",
+    "open_to_others",
+    "require_distributed",
+]
 
 log = logging.getLogger("kandev_nb")
-
-INSTALL: Final = 'pip install "kandev-nb[dask]"'
-"""The one command that installs the optional dask extra (dask, distributed)."""
 
 KERNEL_INTERRUPT: Final = "stopped by the kernel's interrupt"
 """The stop reason :meth:`Fleet.run` gives when the kernel's interrupt cancels it."""
@@ -95,47 +107,8 @@ KERNEL_INTERRUPT: Final = "stopped by the kernel's interrupt"
 WORKER_LOST: Final = "worker lost, retried"
 """How a waiting approval card of a row whose worker died is closed."""
 
-CLOSED_SCHEMES: Final = ("tls", "gateway", "inproc")
-"""Scheduler address schemes other clients cannot use without credentials: Dask's TLS always
-asks the client for a certificate signed by the cluster's CA (``Security``); Dask Gateway's
-``gateway://`` is TLS with a per-cluster certificate; ``inproc://`` is this process only."""
-
-SECURE_SETUPS: Final = (
-    "LocalCluster(security=True) (mutual TLS with a temporary certificate only this process holds), "
-    "Dask Gateway's per-user clusters, or dask-jobqueue with security=Security.temporary() "
-    "(or your CA's certificates) and protocol='tls://'"
-)
-"""The secure setups a warning names (the README shows each)."""
-
 MAX_DROPPED: Final = 100
 """Dropped messages :attr:`ClusterFleet.dropped` keeps (a flood of forged messages stays bounded)."""
-
-
-class OpenClusterWarning(KandevError, UserWarning):
-    """A fleet starts on a Dask scheduler that takes clients without a TLS certificate."""
-
-
-def open_to_others(client: Any) -> str | None:
-    """Why another client could join `client`'s scheduler, or None when it cannot.
-
-    A ``tls://`` scheduler takes only clients whose certificate its CA signed (Dask's TLS is
-    always mutual); ``gateway://`` (Dask Gateway) and ``inproc://`` are closed too. Any other
-    scheme (``tcp://``, ``ws://``, ``ucx://``) takes whoever reaches its port, and every client
-    can run code on the workers, read the fleet's topic and put into its queues.
-
-    Returns:
-        The warning's text (naming the address and :data:`SECURE_SETUPS`), or None.
-    """
-    address = str(getattr(getattr(client, "scheduler", None), "address", "") or "")
-    scheme = address.split("://", 1)[0] if "://" in address else "tcp"
-    if scheme in CLOSED_SCHEMES:
-        return None
-    return (
-        f"kandev_nb fleet: the Dask scheduler at {address or '(unknown address)'} takes clients without TLS "
-        "client authentication: anyone who reaches it can run code on its workers and read the rows' "
-        "requests (the fleet drops messages this run did not seal, but the cluster is the boundary). "
-        f"Secure setups: {SECURE_SETUPS}."
-    )
 
 
 _SENT_FIELDS: Final = (
@@ -152,35 +125,10 @@ _SENT_FIELDS: Final = (
     "inactivity_timeout",
     "initialize_timeout",
     "extra_args",
+    "session_store",
 )
-"""The SessionConfig fields a worker gets (plain values; never env, cli_path or callables)."""
-
-
-def require_distributed() -> Any:
-    """The ``distributed`` module.
-
-    Raises:
-        FleetError: dask/distributed are not installed (the message names :data:`INSTALL`).
-    """
-    try:
-        import distributed
-    except ImportError:
-        raise FleetError(f"a fleet on a Dask cluster needs dask and distributed: {INSTALL}") from None
-    return distributed
-
-
-def check_client(cluster: Any) -> Any:
-    """`cluster` if it is a ``distributed.Client``.
-
-    Raises:
-        FleetError: dask is missing (:func:`require_distributed`), or `cluster` is not a Client.
-    """
-    distributed = require_distributed()
-    if not isinstance(cluster, distributed.Client):
-        raise FleetError(
-            f"cluster must be a distributed.Client (client = Client(cluster)), not {type(cluster).__name__}"
-        )
-    return cluster
+"""The SessionConfig fields a worker gets (plain values, and the picklable session store; never
+env, cli_path or callables)."""
 
 
 class ClusterFleet(Fleet):
@@ -207,6 +155,7 @@ class ClusterFleet(Fleet):
         super().__init__(*args, **kwargs)
         if self.config.mcp_servers:
             raise FleetError("kernel tools (in-process MCP servers) cannot reach Dask workers: drop kernel_tools")
+        check_store(self.config.session_store)
         self.client = client
         self.flush_s = flush_s
         self.fleet_id = uuid.uuid4().hex[:12]

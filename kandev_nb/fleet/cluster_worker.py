@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import socket
 import uuid
@@ -297,16 +298,25 @@ async def _saved(variable: Any, row: _Row) -> dict[str, Any]:
         return {}
 
 
-def _resume_id(saved: dict[str, Any], host: str) -> str | None:
+def _resume_id(saved: dict[str, Any], host: str, store: Any = None, cwd: str | None = None) -> str | None:
     """The row's session_id from a lost attempt (`saved`, opened), if its transcript is on
-    this worker; the lost attempt's CLI, when it ran on this host and outlived its worker, is
-    killed first."""
+    this worker, or in the fleet's session `store` (then written here first, for the CLI of
+    `cwd`: a row retried on another worker resumes; :func:`~kandev_nb.agent.session_store.materialize`);
+    the lost attempt's CLI, when it ran on this host and outlived its worker, is killed first."""
+    from kandev_nb.agent.session_store import materialize
     from kandev_nb.agent.transcript import find_transcript
 
     if saved.get("host") == host and isinstance(saved.get("pid"), int):
         _kill_cli(saved["pid"])
     sid = saved.get("session_id")
-    return sid if isinstance(sid, str) and find_transcript({}, sid) is not None else None
+    if not isinstance(sid, str):
+        return None
+    if find_transcript({}, sid) is None and store is not None:
+        try:
+            materialize(store, sid, cwd or os.getcwd())
+        except Exception as exc:  # noqa: BLE001 - the row starts over, as without a store
+            logging.getLogger("kandev_nb").warning("kandev_nb fleet: row session %s not restored: %s", sid, exc)
+    return sid if find_transcript({}, sid) is not None else None
 
 
 def _kill_cli(pid: int) -> None:
@@ -386,7 +396,7 @@ async def _run_row(job: RowJob, worker: Any, guard: Any) -> RowOutcome:
                 else ""
             )
             return out
-        out.resumed = _resume_id(saved, out.host)
+        out.resumed = _resume_id(saved, out.host, job.config.get("session_store"), cwd)
         _check_cancelled()
         mark = REAPER.watch()  # what its CLI starts dies with the worker, by SIGKILL too
         session = Session(SessionConfig(**job.config, resume=out.resumed, env={MARK: mark}), name=f"fleet[{job.key}]")

@@ -14,7 +14,7 @@ replayed. A message that fails raises :class:`Forged`; the receiver drops and re
 This keeps a client that does not hold the key from acting as the kernel or a worker; it
 does not keep it out of the cluster (any client may run code on the workers, where the key
 is): only a cluster that takes TLS clients with a certificate does
-(:func:`kandev_nb.fleet.cluster.open_to_others`).
+(:func:`kandev_nb.fleet.cluster_checks.open_to_others`).
 
 >>> kernel = Channel(new_key(), "run1", KERNEL)
 >>> worker = Channel(kernel.key, "run1", WORKER)

@@ -158,6 +158,7 @@ async def run_fleet(
             answer=s.answer,
             hooks=s.hooks,
             mode=s.mode,
+            session_store=s.session_store,  # a row retried elsewhere resumes from it (issue 34.10)
         ),
     )
     if "approval_timeout" not in options:  # the rule of a cell's cards (README "An unanswered card")
