@@ -356,7 +356,9 @@ async def _fleet(
     with record_comms(keep=False) as recorder:
         base = peak = me.memory_info().rss
         frame = pd.DataFrame({"id": range(rows)})
-        fleet = build_fleet(frame, template, concurrency=concurrency, name=name, config=config, ledger=ledger, **options)
+        fleet = build_fleet(
+            frame, template, concurrency=concurrency, name=name, config=config, ledger=ledger, **options
+        )
         counted = _Counted(fleet) if "cluster" in options else None
         board = FleetBoard(fleet)
 
@@ -368,7 +370,8 @@ async def _fleet(
 
         loop = asyncio.get_running_loop()
         sampler, ticker = loop.create_task(sample()), loop.create_task(board._tick())
-        watching = timeline.watching() if timeline is not None and "cluster" not in options else contextlib.nullcontext()
+        in_kernel = timeline is not None and "cluster" not in options
+        watching = timeline.watching() if in_kernel and timeline is not None else contextlib.nullcontext()
         cpu, began = time.process_time(), time.perf_counter()
         with watching:
             result = await fleet.run()
@@ -467,10 +470,11 @@ async def cluster_async(args: argparse.Namespace) -> None:
     print(f"{label:{LABEL}} {median:10.1f} ms median, {p90:.1f} ms p90 (worker -> notebook -> worker)")
     counted = on_cluster.counted
     assert counted is not None and asked.counted is not None
-    per_row = (counted.events / args.rows, counted.answers / args.rows)
-    print(f"{'Dask messages per row, no approval':{LABEL}} {per_row[0]:10.2f} log_event, {per_row[1]:.2f} Queue answers")
-    per_row = (asked.counted.events / args.approval_rows, asked.counted.answers / args.approval_rows)
-    print(f"{'Dask messages per row, one approval':{LABEL}} {per_row[0]:10.2f} log_event, {per_row[1]:.2f} Queue answers")
+    for label, messages, rows in (
+        ("Dask messages per row, no approval", counted, args.rows),
+        ("Dask messages per row, one approval", asked.counted, args.approval_rows),
+    ):
+        print(f"{label:{LABEL}} {messages.events / rows:10.2f} log_event, {messages.answers / rows:.2f} Queue answers")
     _print_stretches("on the LocalCluster", stretches)
     headline("fleet on a 2-worker LocalCluster rows/min", rate_cluster / rate_anchor, "Agent SDK gather")
     headline("fleet on a 2-worker LocalCluster rows/min", rate_cluster / rate_kernel, "fleet in the kernel")

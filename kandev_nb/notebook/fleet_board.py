@@ -57,6 +57,7 @@ __all__ = [
     "SAVED_ROWS",
     "TABLE_BYTES_PER_S",
     "TABLE_ROWS",
+    "TABLE_STYLE",
     "FleetBoard",
     "RowsAnswer",
     "board_html",
@@ -189,6 +190,15 @@ def _now(state: RowState, waiting: dict[Any, QueuedApproval]) -> str:
 
 _HEAD: Final = "<tr><th>#</th><th>row</th><th>status</th><th>elapsed</th><th>cost</th><th>now</th></tr>"
 
+TABLE_STYLE: Final = (
+    '<style class="kandev-fleet-style">.kandev-fleet-board table.kandev-fleet-table th,'
+    ".kandev-fleet-board table.kandev-fleet-table td{text-align:left;padding:1px 12px 1px 0;"
+    "white-space:nowrap}.kandev-fleet-board table.kandev-fleet-table td:last-child{white-space:normal}</style>"
+)
+"""The tables' alignment, sent once (in the title, and in the saved board): every column
+left-aligned under its heading (a browser centres ``th``, JupyterLab right-aligns saved
+tables), numbers and times on one line. An untrusted notebook drops it: the table stays readable."""
+
 
 def table_html(fleet: Fleet, show: str = "all", limit: int = TABLE_ROWS) -> str:
     """The live table: the rows `show` picks (a value of :data:`FILTERS`; "waiting" is a
@@ -306,7 +316,8 @@ def board_html(fleet: Fleet, result: pd.DataFrame | None = None) -> str:
     for a person (each kind a ``<details>``, its first rows), and the result's first rows
     when given; never the whole table."""
     title = html.escape(_short(f"claude fleet · {fleet.name or 'unnamed'} · {fleet.total} rows", 200))
-    head = f'<b>{title}</b><div class="kandev-fleet-progress">{html.escape(_short(progress_text(fleet), 1000))}</div>'
+    progress = html.escape(_short(progress_text(fleet), 1000))
+    head = f'{TABLE_STYLE}<b>{title}</b><div class="kandev-fleet-progress">{progress}</div>'
     rules = _rules_html(fleet)
     if _size(rules) > 8_000:
         rules = f"<ul><li>{len(fleet.queue.rules)} fleet-wide rules (fleet.queue.rules)</li></ul>"
@@ -401,7 +412,7 @@ class FleetBoard:
         self.factory = WidgetFactory()
         f = self.factory
         name = fleet.name or "unnamed"
-        self.title = f.html(f"<b>{html.escape(f'claude fleet · {name} · {fleet.total} rows')}</b>")
+        self.title = f.html(TABLE_STYLE + f"<b>{html.escape(f'claude fleet · {name} · {fleet.total} rows')}</b>")
         self.bar = f.track(w.IntProgress(value=0, min=0, max=fleet.total))
         self.progress = f.html("", "kandev-fleet-progress")
         self.stop_all = f.button("Stop all", "kandev-fleet-stop-all", button_style="danger")
