@@ -267,7 +267,7 @@ class _Timeline:
             parts += [
                 ("prompt -> model request (the CLI)", model_at - turn_start),
                 ("model request -> result read", turn_end - model_at),
-                ("  of which the API (the CLI's duration_api_ms)", api),
+                ("  of which the API (duration_api_ms)", api),
             ]
             if kernel:
                 parts += [
