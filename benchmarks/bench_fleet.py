@@ -190,7 +190,9 @@ class _Timeline:
     the time the CLI itself says it spent in the API (``duration_api_ms``), ``Session.close``
     (the CLI's exit) and the row's end (``RowState.ended``). On a cluster the worker's stamps
     are not observable from the kernel: the row's start is the kernel's receipt of the
-    worker's ``start`` message, the turn's stamps come back with it (the worker's clock).
+    worker's ``start`` message; the turn's stamps and the task's own (the CLI exited, the task
+    returned: :class:`~kandev_nb.fleet.cluster_worker.RowOutcome`) come back with the result
+    (the worker's clock, the same machine's), and the kernel stamps its receipt (:meth:`receiving`).
     """
 
     def __init__(self) -> None:
@@ -199,6 +201,19 @@ class _Timeline:
         self.ready: dict[Any, float] = {}
         self.closing: dict[Any, float] = {}
         self.closed: dict[Any, float] = {}
+        self.received: dict[Any, float] = {}
+        """By row key, when the kernel had a cluster row's result (epoch seconds)."""
+
+    def receiving(self, fleet: Any) -> None:
+        """Stamp the moment a :class:`~kandev_nb.fleet.cluster.ClusterFleet` gets each row's
+        result from Dask (its ``_judge_outcome`` called; wrapped on the instance)."""
+        judge = fleet._judge_outcome
+
+        async def stamped(state: Any, outcome: Any) -> Any:
+            self.received.setdefault(state.key, time.time())
+            return await judge(state, outcome)
+
+        fleet._judge_outcome = stamped
 
     @contextlib.contextmanager
     def watching(self) -> Iterator[None]:
@@ -276,7 +291,15 @@ class _Timeline:
                     ("close -> row finished (ours)", row_end - closed),
                 ]
             else:
-                parts.append(("result -> row finished (exit, Dask, ours)", row_end - turn_end))
+                outcome, received = fleet.outcomes.get(key), self.received.get(key)
+                if outcome is None or outcome.closed_at is None or outcome.returned_at is None or received is None:
+                    continue
+                parts += [
+                    ("result -> CLI exited (Session.close)", outcome.closed_at - turn_end),
+                    ("CLI exited -> task returned (lease back)", outcome.returned_at - outcome.closed_at),
+                    ("task returned -> kernel has it (Dask)", received - outcome.returned_at),
+                    ("kernel has it -> row finished (ours)", row_end - received),
+                ]
             parts.append(("row: slot -> finished", row_end - row_start))
             for label, seconds in parts:
                 out.setdefault(label, []).append(seconds * 1000)
@@ -360,6 +383,8 @@ async def _fleet(
             frame, template, concurrency=concurrency, name=name, config=config, ledger=ledger, **options
         )
         counted = _Counted(fleet) if "cluster" in options else None
+        if timeline is not None and "cluster" in options:
+            timeline.receiving(fleet)
         board = FleetBoard(fleet)
 
         async def sample() -> None:

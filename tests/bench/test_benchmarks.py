@@ -234,7 +234,10 @@ CLUSTER_STRETCHES = [
     "prompt -> model request (the CLI)",
     "model request -> result read",
     "of which the API (duration_api_ms)",
-    "result -> row finished (exit, Dask, ours)",
+    "result -> CLI exited (Session.close)",
+    "CLI exited -> task returned (lease back)",
+    "task returned -> kernel has it (Dask)",
+    "kernel has it -> row finished (ours)",
     "row: slot -> finished",
 ]
 
