@@ -63,6 +63,19 @@ def done_count(page: object) -> int:
     return int(found.group(1)) if found else 0
 
 
+def page_load(page: object, cdp: object, since: dict[str, float]) -> str:
+    """The page's main-thread time per second of wall time since the last call (Chrome's
+    ``Performance.getMetrics``: ``TaskDuration``, ``ScriptDuration``), its DOM nodes and JS heap."""
+    metrics = {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}  # type: ignore[attr-defined]
+    now = time.monotonic()
+    wall = now - since.get("at", now) or 1.0
+    task = (metrics["TaskDuration"] - since.get("task", metrics["TaskDuration"])) / wall
+    script = (metrics["ScriptDuration"] - since.get("script", metrics["ScriptDuration"])) / wall
+    since.update(at=now, task=metrics["TaskDuration"], script=metrics["ScriptDuration"])
+    heap = metrics["JSHeapUsedSize"] / 2**20
+    return f"main thread {task:.0%} busy ({script:.0%} script), {metrics['Nodes']:.0f} DOM nodes, JS heap {heap:.0f} MB"
+
+
 def main() -> None:
     """Run the fleet in Lab and take the screenshots."""
     parser = argparse.ArgumentParser()
@@ -92,39 +105,52 @@ def main() -> None:
             with sync_playwright() as pw:
                 browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
                 page = browser.new_context(viewport={"width": 1400, "height": 1500}).new_page()
-                page.set_default_timeout(60_000)
-                lab_page.open_notebook(page, lab.notebook_url("fleet-1000.ipynb"))
-                lab_page.command(page, "notebook:run-all-cells")
-                cell = lab_page.cell(page, 1)
-                cell.locator(".kandev-fleet-progress").first.wait_for(state="visible", timeout=300_000)
-                began = time.monotonic()
-                while done_count(page) < args.shot_after and time.monotonic() - began < 1800:
-                    page.wait_for_timeout(2000)
-                cell.locator(".kandev-fleet-table").first.scroll_into_view_if_needed()
-                page.wait_for_timeout(2000)  # the toasts slide in
-                running = args.out / "fleet-board-1000.png"
-                cell.locator(".kandev-fleet-board").first.evaluate("el => el.scrollIntoView({block: 'start'})")
-                page.wait_for_timeout(500)
-                page.screenshot(path=str(running))
-                print(f"running: {done_count(page)} done when shot -> {running}")
-                cell.locator(".kandev-fleet-filter button", has_text="Errors").click()
-                page.wait_for_timeout(1500)
-                errors = args.out / "fleet-board-1000-errors.png"
-                page.screenshot(path=str(errors))
-                print(f"errors filter -> {errors}")
-                cell.locator(".kandev-fleet-filter button", has_text="All").click()
-                allow_all = cell.locator("button.kandev-fleet-allow-all")
-                allow_all.wait_for(state="visible", timeout=300_000)
-                print(f"allow for all rows: {allow_all.inner_text()!r}")
-                allow_all.click()
-                lab_page.wait_cell_done(page, 1, timeout_ms=3_600_000)
-                page.wait_for_timeout(1500)
-                cell.evaluate("el => el.scrollIntoView({block: 'start'})")
-                page.wait_for_timeout(500)
-                done = args.out / "fleet-board-1000-done.png"
-                page.screenshot(path=str(done))
-                saved = cell.locator(".jp-OutputArea-output").first.inner_html()
-                print(f"done -> {done}; the saved board's HTML in the page: {len(saved.encode()) / 1000:.1f} KB")
+                page.set_default_timeout(300_000)
+                cdp = page.context.new_cdp_session(page)
+                cdp.send("Performance.enable")
+                since: dict[str, float] = {}
+                try:
+                    lab_page.open_notebook(page, lab.notebook_url("fleet-1000.ipynb"))
+                    lab_page.command(page, "notebook:run-all-cells")
+                    cell = lab_page.cell(page, 1)
+                    cell.locator(".kandev-fleet-progress").first.wait_for(state="visible", timeout=300_000)
+                    began = time.monotonic()
+                    while (done := done_count(page)) < args.shot_after and time.monotonic() - began < 1800:
+                        page.wait_for_timeout(10_000)
+                        elapsed = time.monotonic() - began
+                        print(f"{elapsed:5.0f} s: {done} done; {page_load(page, cdp, since)}", flush=True)
+                    page.wait_for_timeout(2000)  # the toasts slide in
+                    running = args.out / "fleet-board-1000.png"
+                    cell.locator(".kandev-fleet-board").first.evaluate("el => el.scrollIntoView({block: 'start'})")
+                    page.wait_for_timeout(500)
+                    page.screenshot(path=str(running))
+                    print(f"running: {done_count(page)} done when shot -> {running}")
+                    cell.locator(".kandev-fleet-filter button", has_text="Errors").click()
+                    page.wait_for_timeout(1500)
+                    errors = args.out / "fleet-board-1000-errors.png"
+                    page.screenshot(path=str(errors))
+                    print(f"errors filter -> {errors}")
+                    cell.locator(".kandev-fleet-filter button", has_text="All").click()
+                    allow_all = cell.locator("button.kandev-fleet-allow-all")
+                    allow_all.wait_for(state="visible", timeout=300_000)
+                    print(f"allow for all rows: {allow_all.inner_text()!r}")
+                    allow_all.click()
+                    while lab_page.is_running(page, 1) and time.monotonic() - began < 3600:
+                        page.wait_for_timeout(10_000)
+                        elapsed = time.monotonic() - began
+                        print(f"{elapsed:5.0f} s: {done_count(page)} done; {page_load(page, cdp, since)}", flush=True)
+                    lab_page.wait_cell_done(page, 1, timeout_ms=600_000)
+                    page.wait_for_timeout(1500)
+                    cell.evaluate("el => el.scrollIntoView({block: 'start'})")
+                    page.wait_for_timeout(500)
+                    done = args.out / "fleet-board-1000-done.png"
+                    page.screenshot(path=str(done))
+                    saved = cell.locator(".jp-OutputArea-output").first.inner_html()
+                    print(f"done -> {done}; the saved board's HTML in the page: {len(saved.encode()) / 1000:.1f} KB")
+                except Exception:
+                    page.screenshot(path=str(tmp / "failed.png"))
+                    print(f"failed: the page as it was -> {tmp / 'failed.png'}", flush=True)
+                    raise
                 browser.close()
         finally:
             lab.stop()
