@@ -43,6 +43,7 @@ import contextlib
 import logging
 import os
 import socket
+import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
@@ -118,6 +119,11 @@ class RowOutcome:
         transient: whether that error may pass on another try.
         worker: the worker's address (``tcp://10.0.0.5:40211``); host: its ``socket.gethostname()``.
         resumed: the session_id this attempt resumed (a retry after a lost worker), or None.
+        closed_at: when the row's CLI had exited (its Session closed), epoch seconds on the
+            worker's clock; None if no CLI started.
+        returned_at: when the task returned (its Semaphore lease given back), epoch seconds
+            on the worker's clock: with the turn's ``ended_at`` and the kernel's receipt, where
+            the end of a row's time goes (the CLI's exit, the lease, Dask's round trip).
     """
 
     turns: list[Turn] = field(default_factory=list)
@@ -126,6 +132,8 @@ class RowOutcome:
     worker: str = ""
     host: str = ""
     resumed: str | None = None
+    closed_at: float | None = None
+    returned_at: float | None = None
 
 
 def portable(turn: Turn) -> Turn:
@@ -434,7 +442,9 @@ async def _run_row(job: RowJob, worker: Any, guard: Any) -> RowOutcome:
                 helper.cancel()
             row.flush()
             await asyncio.shield(_close(session))
+            out.closed_at = time.time()
             REAPER.forget(mark)
+    out.returned_at = time.time()
     return out
 
 

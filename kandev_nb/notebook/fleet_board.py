@@ -17,7 +17,11 @@ agent does now (a waiting row: the command it asks for); a Stop button per runni
 runs: streaming text, cards). Readable, and cheap to send, at 1,000 rows.
 
 Updates are batched: the fleet's changes only mark the board dirty, and a ticker redraws it
-at most :data:`REFRESH_HZ` times a second (no comm message per text delta). When the fleet
+at most :data:`REFRESH_HZ` times a second (no comm message per text delta); the table, the
+board's largest part, at most :data:`TABLE_BYTES_PER_S` bytes a second (a 50-row table about
+once a second, a short one at every tick), and a running row's Stop button is made when the
+row starts and closed when it ends: at 1,000 rows and concurrency 16 the board sends under
+20 KB a second. When the fleet
 ends, the output becomes static HTML (:func:`board_html`), which is what a saved notebook
 shows: the summary, the fleet-wide rules, the rows that failed, stopped or waited for a
 person (at most :data:`SAVED_ROWS`) and the result's first rows; never the whole table, so
@@ -36,13 +40,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import html
-from typing import Any, Final, Literal
+import time
+from collections.abc import Callable
+from typing import Any, Final
 
 import pandas as pd
 
-from kandev_nb.fleet import ApprovalQueue, Fleet, QueuedApproval, RowState
-from kandev_nb.fleet.proposal import rule_label, split_rules
+from kandev_nb.fleet import Fleet, QueuedApproval, RowState
 from kandev_nb.fleet.queue import activity_of
+from kandev_nb.notebook.fleet_rows_answer import RowsAnswer
 from kandev_nb.render.theme import NO_MATH
 
 __all__ = [
@@ -50,7 +56,9 @@ __all__ = [
     "REFRESH_HZ",
     "SAVED_ROWS",
     "STOP_ALL_REASON",
+    "TABLE_BYTES_PER_S",
     "TABLE_ROWS",
+    "TABLE_STYLE",
     "FleetBoard",
     "RowsAnswer",
     "board_html",
@@ -67,6 +75,10 @@ REFRESH_HZ: Final = 4.0
 
 TABLE_ROWS: Final = 50
 """Rows the live table shows at once (the rest are counted under it; a filter picks others)."""
+
+TABLE_BYTES_PER_S: Final = 8_000
+"""The ticker redraws the table at most this many bytes a second (its HTML's size): a
+table of 50 rows (about 6 KB) about once a second, one of a few rows at every tick."""
 
 SAVED_ROWS: Final = 50
 """Rows that failed, stopped or waited the saved board lists (the rest are counted)."""
@@ -182,6 +194,15 @@ def _now(state: RowState, waiting: dict[Any, QueuedApproval]) -> str:
 
 
 _HEAD: Final = "<tr><th>#</th><th>row</th><th>status</th><th>elapsed</th><th>cost</th><th>now</th></tr>"
+
+TABLE_STYLE: Final = (
+    '<style class="kandev-fleet-style">.kandev-fleet-board table.kandev-fleet-table th,'
+    ".kandev-fleet-board table.kandev-fleet-table td{text-align:left;padding:1px 12px 1px 0;"
+    "white-space:nowrap}.kandev-fleet-board table.kandev-fleet-table td:last-child{white-space:normal}</style>"
+)
+"""The tables' alignment, sent once (in the title, and in the saved board): every column
+left-aligned under its heading (a browser centres ``th``, JupyterLab right-aligns saved
+tables), numbers and times on one line. An untrusted notebook drops it: the table stays readable."""
 
 
 def table_html(fleet: Fleet, show: str = "all", limit: int = TABLE_ROWS) -> str:
@@ -300,7 +321,8 @@ def board_html(fleet: Fleet, result: pd.DataFrame | None = None) -> str:
     for a person (each kind a ``<details>``, its first rows), and the result's first rows
     when given; never the whole table."""
     title = html.escape(_short(f"claude fleet · {fleet.name or 'unnamed'} · {fleet.total} rows", 200))
-    head = f'<b>{title}</b><div class="kandev-fleet-progress">{html.escape(_short(progress_text(fleet), 1000))}</div>'
+    progress = html.escape(_short(progress_text(fleet), 1000))
+    head = f'{TABLE_STYLE}<b>{title}</b><div class="kandev-fleet-progress">{progress}</div>'
     rules = _rules_html(fleet)
     if _size(rules) > 8_000:
         rules = f"<ul><li>{len(fleet.queue.rules)} fleet-wide rules (fleet.queue.rules)</li></ul>"
@@ -319,70 +341,13 @@ def _no_math(text: str) -> str:
     return f'<div class="{_NO_MATH}">{text}</div>' if text else ""
 
 
-def _rows(n: int) -> str:
-    return f"{n} waiting row" + ("" if n == 1 else "s")
-
-
-class RowsAnswer:
-    """ "For all rows" on one queued request's card (the card's
-    :class:`~kandev_nb.notebook.widgets.approval.ForAllRows`): the rule field's state, read
-    from the queue at each call, and the answer, given through the queue.
-
-    Args:
-        queue: the fleet's :class:`~kandev_nb.fleet.queue.ApprovalQueue`.
-        item: the request the card shows.
-    """
-
-    def __init__(self, queue: ApprovalQueue, item: QueuedApproval) -> None:
-        self.queue = queue
-        self.item = item
-
-    def state(self, text: str | None, armed: bool) -> dict[str, Any]:
-        """The controls' JSON for the rule field's `text` (None: the rule proposed now, from the
-        rows waiting now): the buttons' labels, the count of waiting rows each answers (the
-        queue's own matcher), why, too broad, what is wrong."""
-        proposal = self.queue.propose(self.item)
-        proposed = proposal.text or "\n".join(proposal.deny_rules)
-        text = proposed if text is None else text
-        allow, deny = self.queue.check(self.item, text, "allow"), self.queue.check(self.item, text, "deny")
-        label = rule_label(allow.rules or deny.rules or split_rules(text))
-        allowed = self.queue.rows_answered(allow.rules, "allow") if not allow.error else 0
-        denied = self.queue.rows_answered(deny.rules, "deny") if not deny.error else 0
-        count = f"answers {_rows(allowed)}" if not allow.error else f"Deny answers {_rows(denied)}"
-        if not allow.error and not deny.error and denied != allowed:
-            count += f" (Deny: {denied})"
-        return {
-            "row": self.item.row,
-            "rule": text,
-            "allow_label": f"Really allow {label} for all rows?" if armed else f"Allow {label} for all rows",
-            "deny_label": f"Deny {label} for all rows",
-            "count": count,
-            "why": proposal.why if text == proposed else "your rule",
-            "too_broad": allow.too_broad,
-            "error": allow.error if deny.error or not allow.error else f"Allow: {allow.error}",
-            "can_allow": not allow.error,
-            "can_deny": not deny.error,
-            "armed": armed,
-        }
-
-    def too_broad(self, text: str) -> str:
-        """Why `text`'s rules are too broad to allow with one click ("")."""
-        return self.queue.check(self.item, text, "allow").too_broad
-
-    def give(self, behavior: Literal["allow", "deny"], text: str, *, confirm: bool, reason: str) -> str:
-        """Give `text`'s rules for all rows (:meth:`~kandev_nb.fleet.queue.ApprovalQueue.allow_all`,
-        :meth:`~kandev_nb.fleet.queue.ApprovalQueue.deny_all`)."""
-        if behavior == "allow":
-            return self.queue.allow_all(self.item, text, confirm=confirm)
-        return self.queue.deny_all(self.item, reason, rule=text)
-
-
 class FleetBoard:
     """The live board of one fleet; :meth:`display` it, the fleet runs, :meth:`finish` it.
 
     Attributes:
         root: the board's ``VBox`` (``kandev-fleet-board``).
         redraws: how many times the board was redrawn (bounded by :data:`REFRESH_HZ`).
+        clock: the seconds the ticker's table budget is counted in (``time.monotonic``).
     """
 
     def __init__(self, fleet: Fleet) -> None:
@@ -394,7 +359,7 @@ class FleetBoard:
         self.factory = WidgetFactory()
         f = self.factory
         name = fleet.name or "unnamed"
-        self.title = f.html(f"<b>{html.escape(f'claude fleet · {name} · {fleet.total} rows')}</b>")
+        self.title = f.html(TABLE_STYLE + f"<b>{html.escape(f'claude fleet · {name} · {fleet.total} rows')}</b>")
         self.bar = f.track(w.IntProgress(value=0, min=0, max=fleet.total))
         self.progress = f.html("", "kandev-fleet-progress")
         self.stop_all = f.button("Stop all", "kandev-fleet-stop-all", button_style="danger")
@@ -436,6 +401,10 @@ class FleetBoard:
         self._card: Any = None
         self._queue_label: Any = None
         self._running: tuple[Any, ...] = ()
+        self._stop_buttons: dict[Any, Any] = {}
+        self.clock: Callable[[], float] = time.monotonic
+        self._table_next = 0.0
+        self._table_stale = True
         self._handle: Any = None
         self._ticker: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -464,10 +433,25 @@ class FleetBoard:
     async def _tick(self) -> None:
         while True:
             await asyncio.sleep(1 / REFRESH_HZ)
-            self.refresh()
+            self.tick()
 
-    def refresh(self, *, force: bool = False) -> None:
-        """Redraw what changed (a no-op when nothing did, unless `force`)."""
+    def tick(self) -> None:
+        """One tick of the ticker: :meth:`refresh`, with the table redrawn only when its
+        byte budget allows (:data:`TABLE_BYTES_PER_S`); a table left stale is drawn at a
+        later tick, changes or not."""
+        self.refresh(table=False)
+        if self._table_stale and self.clock() >= self._table_next:
+            self._draw_table()
+
+    def _draw_table(self) -> None:
+        value = table_html(self.fleet, self.filter.value)
+        self.table.value = value
+        self._table_stale = False
+        self._table_next = self.clock() + max(1 / REFRESH_HZ, len(value) / TABLE_BYTES_PER_S)
+
+    def refresh(self, *, force: bool = False, table: bool = True) -> None:
+        """Redraw what changed (a no-op when nothing did, unless `force`); `table`: the
+        table too (else it is only marked stale, for :meth:`tick`)."""
         if not (self._dirty or force):
             if self._card is not None:
                 self._card.tick()
@@ -477,7 +461,9 @@ class FleetBoard:
         fleet = self.fleet
         self.bar.value = fleet.finished
         self.progress.value = _no_math(html.escape(progress_text(fleet)))
-        self.table.value = table_html(fleet, self.filter.value)
+        self._table_stale = True
+        if table or force:
+            self._draw_table()
         self.rules.value = _no_math(
             "".join(
                 f"<div>{html.escape(r.behavior)} for all rows: <code>{html.escape(r.rule)}</code></div>"
@@ -520,16 +506,24 @@ class FleetBoard:
         self.queue_box.children = (label, self._card.box)
 
     def _show_stops(self) -> None:
+        """A Stop button per running row: made when the row starts, closed when it ends (one
+        comm_open and one comm_close per row, not a new set at every change)."""
         running = tuple(k for k, s in self.fleet.rows.items() if s.status == "running")
         if running == self._running:
             return
         self._running = running
-        buttons = []
+        buttons = self._stop_buttons
+        for key in [k for k in buttons if k not in set(running)]:
+            button = buttons.pop(key)
+            button.close()
+            with contextlib.suppress(ValueError):
+                self.factory.created.remove(button)
         for key in running:
-            button = self.factory.button(f"Stop {key}", "kandev-fleet-stop-row", tooltip=f"Stop row {key}")
-            button.on_click(lambda _b, k=key: self._soon(lambda: self.fleet.stop(k)))
-            buttons.append(button)
-        self.stops.children = tuple(buttons)
+            if key not in buttons:
+                button = self.factory.button(f"Stop {key}", "kandev-fleet-stop-row", tooltip=f"Stop row {key}")
+                button.on_click(lambda _b, k=key: self._soon(lambda: self.fleet.stop(k)))
+                buttons[key] = button
+        self.stops.children = tuple(buttons[k] for k in running)
 
     def open_row(self, key: Any) -> None:
         """Show row `key`'s turn under the table: live (the usual turn view, fed with the

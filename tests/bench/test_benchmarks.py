@@ -221,12 +221,74 @@ def test_bench_browser_quick_prints_page_figures_against_jupyterlabs_stream_outp
     assert len(headlines(lines)) == 2
 
 
+FLEET_LABEL = 44
+"""Width of a ``bench_fleet`` table line's label: its figures start after it."""
+
+KERNEL_STRETCHES = [
+    "slot -> CLI spawned (ours)",
+    "CLI start + initialize (spawn -> answer)",
+    "initialize -> prompt sent (ours)",
+    "prompt -> model request (the CLI)",
+    "model request -> result read",
+    "of which the API (duration_api_ms)",
+    "result -> close (ours: judge, ledger)",
+    "CLI exit (Session.close)",
+    "close -> row finished (ours)",
+    "row: slot -> finished",
+]
+CLUSTER_STRETCHES = [
+    "start msg -> prompt sent (CLI start, init)",
+    "prompt -> model request (the CLI)",
+    "model request -> result read",
+    "of which the API (duration_api_ms)",
+    "result -> CLI exited (Session.close)",
+    "CLI exited -> task returned (lease back)",
+    "task returned -> kernel has it (Dask)",
+    "kernel has it -> row finished (ours)",
+    "row: slot -> finished",
+]
+
+
+def fleet_figures(lines: list[str]) -> dict[str, list[float]]:
+    """``bench_fleet``'s table before where a row's time goes: label -> its figures."""
+    end = next(i for i, line in enumerate(lines) if line.startswith("where a row's time goes"))
+    return {line[:FLEET_LABEL].strip(): numbers(line[FLEET_LABEL:]) for line in lines[1:end]}
+
+
+def check_costs(figures: dict[str, list[float]], rows: int) -> None:
+    """The kernel's side of the fleet: CPU, memory growth (finite, >= 0), saved output, comm."""
+    assert figures["kernel CPU per row"][0] > 0
+    growth = figures["kernel peak RSS growth"][0]
+    assert math.isfinite(growth) and growth >= 0
+    assert figures["fleet cell saved output"][0] > 0
+    assert figures[f"board comm over the {rows}-row fleet"][0] > 0
+
+
+def check_stretches(lines: list[str], labels: list[str], rows: int) -> None:
+    """Where a row's time goes: every row measured, the labels in order, each figure finite;
+    the row's total positive and the stretches adding up to it."""
+    start = next(i for i, line in enumerate(lines) if line.startswith("where a row's time goes"))
+    assert f"({rows} rows)" in lines[start], lines[start]
+    table = [line for line in lines[start + 2 :] if line.startswith("  ")]
+    assert [line[:FLEET_LABEL].strip() for line in table] == labels, table
+    means = []
+    for line in table:
+        figures = numbers(line[FLEET_LABEL:])
+        assert len(figures) == 3 and all(math.isfinite(x) for x in figures), line
+        means.append(figures[0])
+    parts = [mean for label, mean in zip(labels, means, strict=True) if not label.startswith("of which")]
+    assert means[-1] > 0 and abs(sum(parts[:-1]) - means[-1]) < 0.01 * means[-1] + 1, table
+
+
 def test_bench_fleet_quick_prints_rows_per_minute_and_its_ratios(cli_binary: object) -> None:
     lines = run("bench_fleet")
-    rates = [line for line in lines if line.endswith(("rows/min", " ms", "per row)"))]
-    assert len(rates) == 5 and any(line.startswith("kandev_nb.fleet (ledger, board)") for line in rates)
-    for line in rates:
-        assert_positive(line[36:], line)
+    figures = fleet_figures(lines)
+    rates = ("Agent SDK gather + semaphore", "kandev_nb.fleet (ledger, board)", "kandev_nb.fleet at concurrency 1")
+    for label in rates:
+        assert figures[label][0] > 0, label
+    check_costs(figures, 8)
+    assert figures["board comm, 6 rows streaming"][0] > 0
+    check_stretches(lines, KERNEL_STRETCHES, 8)
     assert len(headlines(lines)) == 2
 
 
@@ -234,18 +296,25 @@ def test_bench_fleet_quick_prints_rows_per_minute_and_its_ratios(cli_binary: obj
 def test_bench_fleet_cluster_quick_prints_rows_per_minute_round_trip_and_messages(cli_binary: object) -> None:
     pytest.importorskip("distributed")
     lines = run("bench_fleet", "--cluster")
-    figures = [line for line in lines if line.endswith(("rows/min", " ms", "worker)", "answers"))]
-    assert [line[:36].strip() for line in figures] == [
+    figures = fleet_figures(lines)
+    assert list(figures) == [
         "LocalCluster(2 worker processes) up",
+        "Agent SDK gather + semaphore",
         "fleet in the kernel",
         "fleet on the LocalCluster",
+        "kernel CPU per row",
+        "kernel peak RSS growth",
+        "fleet cell saved output",
+        "board comm over the 8-row fleet",
         "approval round trip, 6 asks",
         "Dask messages per row, no approval",
         "Dask messages per row, one approval",
     ], lines
-    for line in figures[:4]:
-        assert_positive(line[36:], line)
-    for line in figures[4:]:  # no approval: no Queue answer (0) is the right figure
-        log_events, answers = numbers(line[36:])
-        assert math.isfinite(answers) and answers >= 0 and log_events > 0, line
-    assert len(headlines(lines)) == 1
+    for label in list(figures)[:4] + ["approval round trip, 6 asks"]:
+        assert figures[label] and all(x > 0 and math.isfinite(x) for x in figures[label]), label
+    check_costs(figures, 8)
+    for label in list(figures)[-2:]:  # no approval: no Queue answer (0) is the right figure
+        log_events, answers = figures[label]
+        assert math.isfinite(answers) and answers >= 0 and log_events > 0, label
+    check_stretches(lines, CLUSTER_STRETCHES, 8)
+    assert len(headlines(lines)) == 2

@@ -100,3 +100,46 @@ async def test_the_live_table_puts_waiting_rows_first_filters_and_shows_no_elaps
         assert board.table.value.count("<tr><td>") == 1 and command in board.table.value
     finally:
         board.finish(None)
+
+
+def test_a_1000_row_run_costs_the_board_under_20_kb_a_second_and_one_stop_button_per_row() -> None:
+    """A run of 1,000 rows at concurrency 16, each 6 s, simulated tick by tick (4 per second
+    of the board's clock): the board's comm payload stays under 20 KB/s and each row that ran
+    gets at most one Stop button, closed when the row ends (old code: 16 new buttons at every
+    change of the running rows, never closed: 20 KB/s at 80 rows, 35,000 widgets at 1,000)."""
+    from kandev_nb.notebook.widgets.recording import record_comms
+
+    frame = pd.DataFrame({"id": range(ROWS)})
+    fleet = build_fleet(frame, "Read ticket {id} and classify it.", name="scale-run", ledger=None)
+    concurrency, row_s, tick_s = 16, 6.0, 0.25
+    now = [0.0]
+    with record_comms() as recorder:
+        board = FleetBoard(fleet)
+        board.clock = lambda: now[0]
+        fleet.started = time.monotonic()
+        states = list(fleet.rows.values())
+        waiting, running, ends = 0, [], {}
+        while waiting < ROWS or running:
+            for state in [s for s in running if ends[s.key] <= now[0]]:
+                running.remove(state)
+                state.result = RowResult(state.key, "done", None, answer="classified", cost_usd=0.0008)
+                state.status, state.ended, state.activity = "done", time.monotonic(), ""
+                fleet._changed()
+            while len(running) < concurrency and waiting < ROWS:
+                state = states[waiting]
+                waiting += 1
+                state.status, state.started, state.activity = "running", time.monotonic(), "writing"
+                ends[state.key] = now[0] + row_s * (0.8 + 0.4 * (waiting % 5) / 4)
+                running.append(state)
+                fleet._changed()
+            board.tick()
+            now[0] += tick_s
+        fleet.ended = time.monotonic()
+        board.tick()
+        opened = [m for m in recorder.messages if m.kind == "open" and m.data["state"]["_model_name"] == "ButtonModel"]
+        live = len([w for w in board.factory.created if not getattr(w, "comm", None) is None])
+        rate = recorder.total_bytes() / now[0]
+        board.finish(fleet.frame())
+    assert rate < 20_000, f"{rate:.0f} bytes/s"  # old code: ~40 KB/s
+    assert len(opened) <= ROWS + 10, len(opened)  # old code: ~15,000
+    assert live < 60, live  # old code: every Stop button ever made stayed open

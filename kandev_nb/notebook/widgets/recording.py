@@ -95,20 +95,35 @@ class RecordingComm:
 
 @dataclass
 class Recorder:
-    """Everything sent while :func:`record_comms` was active, in order."""
+    """Everything sent while :func:`record_comms` was active, in order.
+
+    With ``keep=False`` only the totals are kept (:attr:`sent`, :attr:`sent_bytes`), not the
+    messages: a long run (a benchmark's thousand-row fleet) measured without the recording
+    itself growing the process; :meth:`total_bytes` and :meth:`count` then read the totals.
+    """
 
     messages: list[CommMessage] = field(default_factory=list)
     comms: dict[str, RecordingComm] = field(default_factory=dict)
+    keep: bool = True
+    sent: int = 0
+    sent_bytes: int = 0
 
     def _add(self, message: CommMessage) -> None:
-        self.messages.append(message)
+        self.sent += 1
+        self.sent_bytes += message.size
+        if self.keep:
+            self.messages.append(message)
 
     def total_bytes(self, since: int = 0) -> int:
         """Sum of message sizes from index `since` on, in bytes."""
+        if not self.keep:
+            return self.sent_bytes
         return sum(m.size for m in self.messages[since:])
 
     def count(self, since: int = 0, kind: str | None = None) -> int:
         """Number of messages from index `since` on (optionally only `kind`)."""
+        if not self.keep and kind is None:
+            return self.sent
         return sum(1 for m in self.messages[since:] if kind is None or m.kind == kind)
 
     def envelope_estimate(self, since: int = 0) -> int:
@@ -129,13 +144,14 @@ class Recorder:
 
 
 @contextlib.contextmanager
-def record_comms() -> Iterator[Recorder]:
+def record_comms(*, keep: bool = True) -> Iterator[Recorder]:
     """Patch ipywidgets' comm factory so new widgets record instead of sending.
 
     Widgets created inside the block keep their recording comm afterwards (sends after the
-    block are still recorded in the same :class:`Recorder`).
+    block are still recorded in the same :class:`Recorder`). `keep`: keep every message
+    (False: only the count and the bytes).
     """
-    recorder = Recorder()
+    recorder = Recorder(keep=keep)
     original = _ipw_comm.create_comm
 
     def create(*args: Any, **kwargs: Any) -> RecordingComm:
