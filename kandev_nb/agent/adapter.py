@@ -50,6 +50,7 @@ from kandev_nb.agent.tools import (
 from kandev_nb.agent.usage import UsageMeter, main_model_key, to_int, usage_total
 from kandev_nb.wire.protocol import (
     AssistantMessage,
+    CommandLifecycle,
     ControlCancelRequest,
     ControlRequest,
     ControlResponse,
@@ -595,4 +596,4 @@ _RULES: dict[type, Callable[[Adapter, Any], list[ev.AgentEvent]]] = {
     ConversationReset: Adapter._reset,
 }
 """The rule for each wire message class that makes events (one dict lookup per message)."""
-_CONTROL = (KeepAlive, ControlRequest, ControlResponse, ControlCancelRequest, TranscriptMirror)
+_CONTROL = (KeepAlive, ControlRequest, ControlResponse, ControlCancelRequest, TranscriptMirror, CommandLifecycle)

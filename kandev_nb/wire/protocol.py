@@ -13,7 +13,7 @@ costs little more than decoding its JSON (see ``python benchmarks/bench_adapter.
 Property names follow the wire's snake_case; camelCase payload keys (``modelUsage``)
 get a snake_case property (``model_usage``) and stay camelCase inside the dicts.
 
-Outgoing messages are built by the small functions at the bottom (:func:`user_message`,
+Outgoing messages are built in :mod:`kandev_nb.wire.outbound` (re-exported here: :func:`user_message`,
 :func:`control_request`, :func:`control_success`, :func:`control_error`).
 """
 
@@ -29,6 +29,7 @@ __all__ = [
     "HUMAN_ORIGIN",
     "JSON_DECODER",
     "AssistantMessage",
+    "CommandLifecycle",
     "ControlCancelRequest",
     "ControlRequest",
     "ControlResponse",
@@ -56,6 +57,9 @@ __all__ = [
 
 # -- typed reads of a raw dict ---------------------------------------------------------
 # Decoded JSON has exact types (a JSON true is a bool, never an int), so `type(...) is` checks.
+
+
+from kandev_nb.wire.outbound import HUMAN_ORIGIN, control_error, control_request, control_success, user_message
 
 
 def _s(raw: dict[str, Any], key: str) -> str | None:
@@ -409,6 +413,27 @@ class TranscriptMirror(_Wire):
         return [e for e in self.raw["entries"] if isinstance(e, dict)]
 
 
+class CommandLifecycle(_Wire):
+    """`command_lifecycle` (CLI 2.1.332, for a prompt sent with a `uuid`): where that prompt
+    is, ``{"type": "command_lifecycle", "command_uuid": <the prompt's uuid>, "state":
+    "queued" | "started" | "completed" | "cancelled" | "discarded" | "refused", "uuid",
+    "session_id"}`` (measured: "queued" then "started" before the turn's first event). Never a
+    turn's event: a turn sends one prompt and reads its fate from the `result`."""
+
+    __slots__ = ()
+    type = "command_lifecycle"
+
+    @property
+    def command_uuid(self) -> str | None:
+        """`command_uuid`: the uuid of the prompt it is about (``Turn.prompt_uuid``)."""
+        return _s(self.raw, "command_uuid")
+
+    @property
+    def state(self) -> str | None:
+        """`state`: "queued", "started", "completed", "cancelled", "discarded" or "refused"."""
+        return _s(self.raw, "state")
+
+
 class UnknownMessage(_Wire):
     """A JSON object we do not model (or that lacks a required field), kept unchanged in `raw`.
 
@@ -462,6 +487,7 @@ WireMessage = (
     | RateLimitEvent
     | ConversationReset
     | TranscriptMirror
+    | CommandLifecycle
     | UnknownMessage
     | InvalidLine
 )
@@ -481,6 +507,7 @@ _MODELS: dict[str, tuple[type[_Wire], str | None, type]] = {
     "rate_limit": (RateLimitEvent, None, dict),
     "conversation_reset": (ConversationReset, None, dict),
     "transcript_mirror": (TranscriptMirror, "entries", list),
+    "command_lifecycle": (CommandLifecycle, None, dict),
 }
 
 
@@ -536,58 +563,3 @@ def _invalid(line: bytes | str, exc: BaseException) -> InvalidLine:
 
 
 # -- outgoing --------------------------------------------------------------------------
-
-
-HUMAN_ORIGIN: dict[str, str] = {"kind": "human"}
-"""The `origin` a host stamps on a prompt: the only kind the CLI takes from a host. Measured
-on CLI 2.1.332: ``{"kind": "human"}`` comes back as the result's `origin` and is kept on the
-transcript's user entry; any other key (``{"kind": "human", "cell": ...}``) is dropped and any
-other kind (``"peer"``) comes back as no origin at all."""
-
-
-def user_message(
-    content: str | list[dict[str, Any]],
-    session_id: str = "",
-    *,
-    uuid: str | None = None,
-    origin: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """A prompt in the nested shape the CLI requires (the flat shape crashes it).
-
-    Args:
-        content: the prompt's text, or its content blocks.
-        session_id: the session's id ("" before the CLI named one).
-        uuid: the prompt's id (a new UUID string per message): the CLI keeps it as the user
-            entry's `uuid` in its transcript and names it in the turn's result
-            (`user_message_uuid`, `user_message_uuids`; :attr:`ResultMessage.user_message_uuids`).
-        origin: the prompt's `origin` (:data:`HUMAN_ORIGIN`), echoed as the result's `origin`.
-    """
-    message: dict[str, Any] = {
-        "type": "user",
-        "message": {"role": "user", "content": content},
-        "parent_tool_use_id": None,
-        "session_id": session_id,
-    }
-    if uuid is not None:
-        message["uuid"] = uuid
-    if origin is not None:
-        message["origin"] = origin
-    return message
-
-
-def control_request(request_id: str, subtype: str, **fields: Any) -> dict[str, Any]:
-    """An outgoing control_request, e.g. ``control_request(id, "interrupt")``."""
-    return {"type": "control_request", "request_id": request_id, "request": {"subtype": subtype, **fields}}
-
-
-def control_success(request_id: str, response: dict[str, Any]) -> dict[str, Any]:
-    """The control_response shape the CLI accepts (`request_id` inside `response`)."""
-    return {
-        "type": "control_response",
-        "response": {"subtype": "success", "request_id": request_id, "response": response},
-    }
-
-
-def control_error(request_id: str, error: str) -> dict[str, Any]:
-    """An error answer to a control_request."""
-    return {"type": "control_response", "response": {"subtype": "error", "request_id": request_id, "error": error}}
