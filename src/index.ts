@@ -322,7 +322,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     });
     app.commands.addCommand(CommandIDs.stopAll, {
       label: 'Stop every running turn',
-      caption: 'Interrupt every running %%claude turn of every kernel (the sessions stay)',
+      caption: 'Interrupt every running %%claude turn and fleet of every kernel (the sessions stay; a fleet stops as its Stop all)',
       execute: () => channels.stop(null)
     });
 

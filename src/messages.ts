@@ -209,7 +209,8 @@ export interface Waiting {
   whole_digest: string | null;
 }
 /**
- * Stop a running turn (`session` named) or every running turn of the kernel (None).
+ * Stop a running turn (`session` named) or every running turn of the kernel (None),
+ * each running fleet's rows included (as its board's Stop all).
  *
  * This interface was referenced by `KandevNbLabMessages`'s JSON-Schema
  * via the `definition` "Stop".

@@ -306,13 +306,17 @@ class LabChannel:
         return Answered(id=message.id, ok=not error, error=error)
 
     def stop(self, session: str | None) -> None:
-        """Interrupt the running turn of `session` (None: of every session), as its Stop button."""
+        """Interrupt the running turn of `session`, as its Stop button; None: every running
+        turn of this kernel, a fleet's rows included (each fleet as its board's Stop all)."""
         from kandev_nb.notebook.state import current
 
         for name, s in list(current().sessions.items()):
             if session is None or name == session:
                 with contextlib.suppress(RuntimeError):  # no running loop: nothing runs
                     asyncio.get_running_loop().create_task(s.interrupt())
+        if session is None:
+            for fleet in _running_fleets():
+                self.stop_fleet(fleet_id(fleet))
 
     def stop_fleet(self, which: str) -> bool:
         """Stop every row of the running fleet whose :func:`fleet_id` is `which`, as its board's

@@ -91,7 +91,8 @@ class Answer(_Message):
 
 
 class Stop(_Message):
-    """Stop a running turn (`session` named) or every running turn of the kernel (None)."""
+    """Stop a running turn (`session` named) or every running turn of the kernel (None),
+    each running fleet's rows included (as its board's Stop all)."""
 
     kind: Literal["stop"] = "stop"
     session: str | None = None

@@ -250,3 +250,28 @@ def test_the_panel_lists_a_fleet_answers_its_rows_and_stops_it(
         ["stopped by you (Stop all)", "", "stopped by you (Stop all)"],
     ]
     assert sorted(p.name for p in claude_workdir.glob("out-*.txt")) == ["out-2.txt"]
+
+
+def test_stop_every_running_turn_stops_the_fleets_too(
+    kernel: KernelHarness, scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path
+) -> None:
+    """The palette's "Stop every running turn" (Stop with no session) stops a background
+    fleet's rows as its board's Stop all does (old code: only the notebook's sessions; the
+    rows kept waiting and running)."""
+    scripted_model.push(*[answer_per_row(touch_then_answer)] * 12)
+    kernel.execute(setup_code(claude_env, claude_workdir))
+    kernel.execute(FLEET)
+    attach_frontend(kernel)
+    comm = kernel.open_comm(TARGET, hello())
+    kernel.execute(
+        "%%claude --over rows -o out --background --concurrency 3 --approval-timeout 120 --fleet lab\n"
+        "Handle ticket {id}.",
+        timeout=60,
+    )
+    receive(kernel, comm, lambda m: m.get("kind") == "state" and len(m["waiting"]) == 3, timeout=120)
+    kernel.comm_send(comm, {"kind": "stop", "session": None})
+    receive(kernel, comm, lambda m: m.get("kind") == "state" and not m["fleets"] and not m["waiting"], timeout=60)
+    kernel.execute("result = await kandev_nb.wait()")
+    assert kernel.eval("list(result['status'])") == ["stopped", "stopped", "stopped"]
+    assert kernel.eval("sorted(set(result['error']))") == ["stopped by you (Stop all)"]
+    assert not list(claude_workdir.glob("out-*.txt"))
