@@ -129,11 +129,15 @@ def main() -> None:
                     page.screenshot(path=str(running))
                     print(f"running: {done_count(page)} done when shot -> {running}")
                     cell.locator(".kandev-fleet-filter button", has_text="Errors").click()
-                    table = cell.locator(".kandev-fleet-table").first  # the kernel redraws it: wait for errors only
-                    page.wait_for_function(
-                        "el => el && !/running|pending|waiting/.test(el.innerText)", arg=table.element_handle()
-                    )
-                    page.wait_for_timeout(500)
+                    table = cell.locator(".kandev-fleet-table")  # the kernel redraws it: wait for errors only
+                    shown = re.compile(r"\b(running|pending|waiting|done)\b")
+                    for _ in range(600):  # looked up again each time: every redraw is a new table
+                        if table.count() == 1 and not shown.search(table.inner_text()):
+                            break
+                        page.wait_for_timeout(100)
+                    page.wait_for_timeout(1500)  # the next redraws keep the filter
+                    if shown.search(table.inner_text()):
+                        raise AssertionError(f"the Errors filter shows other rows: {table.inner_text()[:300]}")
                     errors = args.out / "fleet-board-1000-errors.png"
                     page.screenshot(path=str(errors))
                     print(f"errors filter -> {errors}")

@@ -154,9 +154,7 @@ class FolderSessionStore:
         return hash(self.root)
 
     def _path(self, key: SessionKey) -> Path:
-        names = [key.project_key, key.session_id, *(key.subpath.split("/") if key.subpath else ())]
-        if any(not n or n in (".", "..") or "/" in n or "\\" in n for n in names):
-            raise ValueError(f"not a transcript key: {key!r}")
+        _check_key(key)
         if key.subpath:
             return self.root.joinpath(key.project_key, key.session_id, *key.subpath.split("/")).with_suffix(".jsonl")
         return self.root / key.project_key / f"{key.session_id}.jsonl"
@@ -194,6 +192,14 @@ class FolderSessionStore:
         if not _UUID.match(session_id) or not self.root.is_dir():
             return []
         return sorted(p.parent.name for p in self.root.glob(f"*/{session_id}.jsonl"))
+
+
+def _check_key(key: SessionKey) -> None:
+    """Raise ValueError unless every part of `key` is one folder or file name (no ``..``,
+    no separator): a key read from a store never names a path outside its folder."""
+    names = [key.project_key, key.session_id, *(key.subpath.split("/") if key.subpath else ())]
+    if any(not n or n in (".", "..") or "/" in n or "\\" in n or "\0" in n for n in names):
+        raise ValueError(f"not a transcript key: {key!r}")
 
 
 def _entries(text: str) -> list[dict[str, Any]]:
@@ -234,7 +240,9 @@ def materialize(
         `session_id` is not a UUID, or the store has none.
 
     Raises:
-        OSError: the config folder cannot be written. Whatever the store raises.
+        OSError: the config folder cannot be written. ValueError: the store lists a subagent
+        transcript whose path would leave the session's folder (``..``, a separator), before
+        anything is written. Whatever the store raises.
     """
     from kandev_nb.agent.transcript import find_transcript
 
@@ -252,6 +260,7 @@ def materialize(
         target = config_dir(env) / "projects" / here
         main = target / f"{session_id}.jsonl"
         for subpath in store.list_subkeys(SessionKey(project_key, session_id)):
+            _check_key(SessionKey(here, session_id, subpath))  # a store's subpath stays under `target`
             sub = store.load(SessionKey(project_key, session_id, subpath)) or []
             meta = [e for e in sub if e.get("type") == "agent_metadata"]
             path = target.joinpath(session_id, *subpath.split("/")).with_suffix(".jsonl")

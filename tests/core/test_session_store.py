@@ -17,7 +17,13 @@ import pytest
 
 from kandev_nb.agent import events as ev
 from kandev_nb.agent.session import Session
-from kandev_nb.agent.session_store import FolderSessionStore, SessionKey, key_for_file, project_key_for_directory
+from kandev_nb.agent.session_store import (
+    FolderSessionStore,
+    SessionKey,
+    key_for_file,
+    materialize,
+    project_key_for_directory,
+)
 from kandev_nb.agent.transcript import find_transcript
 from kandev_nb.errors import CLIProcessError
 from kandev_nb.testing import Reply, ScriptedModelServer, scripted_env, text, tool_use
@@ -129,3 +135,30 @@ async def test_a_session_resumes_on_another_machine_from_the_store(
     assert not third.failed and third.text == "Still PAPAYA."
     sent = json.dumps(scripted_model.main_requests[-1].messages)
     assert "The code word is PAPAYA" in sent and "What was the code word?" in sent and "You told me PAPAYA." in sent
+
+
+class _ListsAnEscape:
+    """A store (a shared database anyone on the team can write) whose session lists a
+    subagent transcript at ``../../../escaped``."""
+
+    def __init__(self, sid: str) -> None:
+        self.sid = sid
+
+    def append(self, key: SessionKey, entries: object) -> None:
+        raise AssertionError("not written to")
+
+    def load(self, key: SessionKey) -> list[dict[str, object]] | None:
+        return [{"type": "user", "uuid": "u1", "message": {"role": "user", "content": "hi"}}]
+
+    def list_subkeys(self, key: SessionKey) -> list[str]:
+        return ["../../../escaped"]
+
+
+def test_a_store_s_subagent_path_never_leaves_the_session_folder(tmp_path: Path) -> None:
+    """materialize() refuses a store's subpath with ``..`` before writing anything (old code
+    wrote ``<config>/escaped.jsonl``, outside ``projects/<key>/<session>/``)."""
+    sid = "0d7c4c8e-5b8f-4a53-9a3b-6b1f7e0f2a11"
+    env = {"CLAUDE_CONFIG_DIR": str(tmp_path / "config"), "HOME": str(tmp_path)}
+    with pytest.raises(ValueError, match="not a transcript key"):
+        materialize(_ListsAnEscape(sid), sid, tmp_path / "project", env)
+    assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
