@@ -54,7 +54,14 @@ from kandev_nb.agent.turn import Turn
 from kandev_nb.agent.usage import UsageMeter
 from kandev_nb.errors import CLINotFoundError, CLIProcessError, SessionClosedError, TurnInProgressError
 from kandev_nb.redact import known_secrets
-from kandev_nb.wire.cli import LaunchOptions, build_argv, cli_version, find_cli, process_env
+from kandev_nb.wire.cli import (
+    LaunchOptions,
+    build_argv,
+    cli_version,
+    find_cli,
+    process_env,
+    resume_drops_turn_supported,
+)
 from kandev_nb.wire.control import ControlPlane
 from kandev_nb.wire.protocol import (
     HUMAN_ORIGIN,
@@ -210,10 +217,17 @@ class Session(LiveControls, TurnControls, TurnPump):  # controls.py, interrupts.
         original = resume == c.resume
         fork = c.fork and original
         first = original and resume and not self.adapter.last_message_uuid  # drops_turn: the first process only
+        drops = c.resume_drops_turn if first else None
+        if drops and not resume_drops_turn_supported(self.cli_version):  # an older CLI stops at the flag
+            drops = None
+            self.launch_note = (
+                f"Claude Code {self.cli_version} cannot check that the resume drops only the failed turn "
+                "(--resume-drops-turn needs 2.1.332): it resumed before that turn without the check."
+            )
         return c.launch_options(
             resume=resume,
             resume_session_at=(c.resume_session_at if fork else self.resume_point) if resume else None,
-            resume_drops_turn=c.resume_drops_turn if first else None,
+            resume_drops_turn=drops,
             fork_session=fork,
             json_schema=self._output.schema_json if self._output else None,
         )

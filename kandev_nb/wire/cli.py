@@ -41,6 +41,7 @@ __all__ = [
     "find_cli",
     "private_file",
     "process_env",
+    "resume_drops_turn_supported",
     "sdk_url_supported",
 ]
 
@@ -576,3 +577,20 @@ def sdk_url_supported(version: str) -> bool:
     """
     parts = tuple(int(p) for p in version.split("."))
     return parts < SDK_URL_REFUSED_FROM
+
+
+RESUME_DROPS_TURN_FROM: Final = (2, 1, 332)
+"""The first CLI version known to take ``--resume-drops-turn`` (measured: 2.1.332 does; 2.1.197
+and 2.1.118 stop at "error: unknown option '--resume-drops-turn=...'")."""
+
+
+def resume_drops_turn_supported(version: str | None) -> bool:
+    """Whether CLI `version` ("2.1.332") takes ``--resume-drops-turn``; None (a custom
+    transport, no local binary) is taken as the newest. A version that is not dotted
+    integers is taken as not supporting it."""
+    if version is None:
+        return True
+    try:
+        return tuple(int(p) for p in version.split(".")) >= RESUME_DROPS_TURN_FROM
+    except ValueError:
+        return False

@@ -53,9 +53,13 @@ def test_argv_carries_the_turn_to_drop_only_with_a_resume_point() -> None:
     assert LaunchOptions(resume="s", resume_session_at="u", resume_drops_turn="p").same_process(LaunchOptions())
 
 
+@pytest.mark.parametrize("claude_cli", ["2.1.332", "2.1.197"], indirect=True)
 async def test_a_retry_drops_exactly_the_failed_turn(
     claude_cli: Path, claude_env: dict[str, str], claude_workdir: Path
 ) -> None:
+    """On 2.1.332 the CLI checks that only the failed turn is dropped; 2.1.197 stops at the
+    flag ("unknown option"), so there the resume goes without it and says so (old code: the
+    retry failed on 2.1.197 and 2.1.118)."""
     route = _route("PROMPT-B", [Reply(text("ANSWER-A")), Reply(text("ANSWER-B-AGAIN"))])
     with ScriptedModelServer([route] * 20) as server:
         env = {**claude_env, "ANTHROPIC_BASE_URL": server.url}
@@ -77,7 +81,13 @@ async def test_a_retry_drops_exactly_the_failed_turn(
         )
         try:
             again = await retry.run("PROMPT-B, second try")
-            assert retry.launch_options.resume_drops_turn == b.prompt_uuid
+            if retry.cli_version == "2.1.332":
+                assert retry.launch_options.resume_drops_turn == b.prompt_uuid and retry.launch_note is None
+            else:
+                assert retry.launch_options.resume_drops_turn is None
+                assert (
+                    retry.launch_note and "cannot check that the resume drops only the failed turn" in retry.launch_note
+                )
         finally:
             await retry.close()
         assert not again.failed and again.text == "ANSWER-B-AGAIN"
