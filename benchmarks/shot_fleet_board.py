@@ -158,6 +158,10 @@ def main() -> None:
                     page.screenshot(path=str(done))
                     saved = cell.locator(".jp-OutputArea-output").first.inner_html()
                     print(f"done -> {done}; the saved board's HTML in the page: {len(saved.encode()) / 1000:.1f} KB")
+                    page.wait_for_timeout(3000)  # every approval was answered: no notification may stay
+                    left = page.locator(".Toastify__toast", has_text="Claude wants to use").all_inner_texts()
+                    if left:
+                        raise AssertionError(f"{len(left)} notifications of answered approvals stayed: {left}")
                 except Exception:
                     page.screenshot(path=str(tmp / "failed.png"))
                     print(f"failed: the page as it was -> {tmp / 'failed.png'}", flush=True)

@@ -17,6 +17,25 @@ import { Waiting } from './messages';
 /** JupyterLab cuts a notification's message past this many characters. */
 const MESSAGE_CHARS = 138;
 
+/** Milliseconds from retiring a notification to taking it out of Lab's notification list. */
+export const RETIRE_MS = 1000;
+
+/**
+ * Take notification `id` off the screen for good, its last words `message`, with no buttons.
+ *
+ * Lab's toasts (react-toastify) apply `Notification.update` in a timer of their own; an
+ * update whose timer runs after a dismissal but before React renders it puts the toast back.
+ * On a busy page (a 1,000-row fleet's board, the main thread 98% busy) the 5-second update
+ * and an answer's (or a reminder's) dismissal met that way, and toasts whose Allow answered
+ * nothing stayed on screen after the fleet ended. So the last change is itself an update,
+ * applied after any earlier one (timers run in order): no buttons, closing at once; the
+ * dismissal, which clears Lab's notification list, follows.
+ */
+export function retire(id: string, message: string): void {
+  Notification.update({ id, message, type: 'default', autoClose: 1, actions: [] });
+  window.setTimeout(() => Notification.dismiss(id), RETIRE_MS);
+}
+
 /** m:ss (or "n s") of `seconds`. */
 export function clock(seconds: number): string {
   const s = Math.max(0, Math.round(seconds));
@@ -68,11 +87,13 @@ interface IShown {
   id: string;
   kernel: string;
   key: string;
+  /** What it shows now (its last words when it is retired). */
+  text: string;
 }
 
 /**
  * Keeps one JupyterLab notification per waiting approval of `channels`, updated every 5 s
- * (the time it waited) and dismissed when the approval is answered or its kernel ends.
+ * (the time it waited) and retired ({@link retire}) when the approval is answered or its kernel ends.
  */
 export class ApprovalNotifications {
   constructor(
@@ -98,7 +119,7 @@ export class ApprovalNotifications {
   dispose(): void {
     window.clearInterval(this.timer);
     for (const shown of this.shown.values()) {
-      Notification.dismiss(shown.id);
+      retire(shown.id, shown.text);
     }
     this.shown.clear();
   }
@@ -116,7 +137,7 @@ export class ApprovalNotifications {
     }
     for (const [key, shown] of this.shown) {
       if (!live.has(key)) {
-        Notification.dismiss(shown.id);
+        retire(shown.id, shown.text);
         this.shown.delete(key);
       }
     }
@@ -132,16 +153,18 @@ export class ApprovalNotifications {
     const shown = this.shown.get(key);
     if (!shown) {
       const id = Notification.emit(text, item.reminded ? 'error' : 'warning', options);
-      this.shown.set(key, { id, kernel: entry.id, key: version });
+      this.shown.set(key, { id, kernel: entry.id, key: version, text });
       return;
     }
     if (shown.key !== version) {
       // a reminder, or a request that changed: a new notification, in front
-      Notification.dismiss(shown.id);
+      retire(shown.id, shown.text);
       shown.id = Notification.emit(text, item.reminded ? 'error' : 'warning', options);
       shown.key = version;
+      shown.text = text;
     } else if (tick) {
       Notification.update({ id: shown.id, message: text, type: item.reminded ? 'error' : 'warning', ...options });
+      shown.text = text;
     }
   }
 
