@@ -18,7 +18,7 @@ import { Waiting } from './messages';
 const MESSAGE_CHARS = 138;
 
 /** Milliseconds from retiring a notification to taking it out of Lab's notification list. */
-export const RETIRE_MS = 1000;
+export const RETIRE_MS = 400;
 
 /**
  * Take notification `id` off the screen for good, its last words `message`, with no buttons.
