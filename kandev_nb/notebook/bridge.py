@@ -40,6 +40,7 @@ import traitlets
 
 from kandev_nb.errors import NoNotebookViewError, NotebookViewError
 from kandev_nb.kernel_tools._notebook import PING_TIMEOUT_S
+from kandev_nb.notebook.page_code import page_text
 
 __all__ = ["NotebookBridge", "bridge", "ensure_bridge", "open_notebook_guard", "tab_path"]
 
@@ -64,13 +65,8 @@ class NotebookBridge(anywidget.AnyWidget):
         round_trips_ms: the duration of each answered request (ms), for the benchmark.
     """
 
-    _esm = (
-        Path(__file__).with_name("answer_actions.js").read_text(encoding="utf-8")  # issue 27 points 4, 9
-        + "\n"
-        + Path(__file__).with_name("cell_language.js").read_text(encoding="utf-8")  # issue 27 point 8
-        + "\n"
-        + Path(__file__).with_name("bridge.js").read_text(encoding="utf-8")
-    )
+    # src/widgets/bridge.ts, bundled with answer_actions.ts (issue 27 points 4, 9) and cell_language.ts (point 8)
+    _esm = page_text("bridge.js")
     kernel = traitlets.Unicode("").tag(sync=True)
     """This kernel's token (:data:`kandev_nb.notebook.answers.KERNEL_TOKEN`): the tab decorates only
     the outputs that carry it."""

@@ -39,12 +39,12 @@ import asyncio
 import contextlib
 import json
 import logging
-from pathlib import Path
 from typing import Any
 
 import anywidget
 import traitlets
 
+from kandev_nb.notebook.page_code import page_file
 from kandev_nb.notebook.pending import PendingApproval, waiting
 from kandev_nb.render.card_view import tool_label
 
@@ -72,7 +72,7 @@ class ApprovalNotifier(anywidget.AnyWidget):
         answers: ``(request_id, action, ok)`` of every answer the page sent (tests read it).
     """
 
-    _esm = Path(__file__).with_name("notify.js")
+    _esm = page_file("notify.js")  # src/widgets/notify.ts
     items = traitlets.Unicode("[]").tag(sync=True)
 
     def __init__(self) -> None:

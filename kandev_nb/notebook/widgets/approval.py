@@ -63,9 +63,9 @@ from kandev_nb.agent import suggestions
 from kandev_nb.agent import tools as t
 from kandev_nb.agent.approvals import edited_input
 from kandev_nb.agent.permissions import Decision
+from kandev_nb.notebook.page_code import page_text
 from kandev_nb.notebook.widgets import input_editor
 from kandev_nb.notebook.widgets.cards import WidgetFactory
-from kandev_nb.notebook.widgets.stream import ASSETS
 from kandev_nb.render import card_html as ch
 from kandev_nb.render import html as r
 from kandev_nb.render import theme as th
@@ -228,9 +228,7 @@ class ApprovalControls(anywidget.AnyWidget):
     """
 
     _esm = input_editor.controls_esm()  # the field editors (issue 27 point 6), then the controls
-    _css = (
-        (ASSETS / "approval.css").read_text(encoding="utf-8") + "\n" + th.stylesheet() + "\n"
-    )  # its code is coloured by class
+    _css = page_text("approval.css") + "\n" + th.stylesheet() + "\n"  # its code is coloured by class
     pending = traitlets.Bool(True).tag(sync=True)
     plan = traitlets.Bool(False).tag(sync=True)
     placeholder = traitlets.Unicode("reason (optional, sent to Claude; Enter denies)").tag(sync=True)

@@ -40,9 +40,9 @@ from kandev_nb.agent.questions import (
     answers_input,
     parse_questions,
 )
+from kandev_nb.notebook.page_code import page_file
 from kandev_nb.notebook.widgets.approval import ApprovalCard
 from kandev_nb.notebook.widgets.cards import WidgetFactory
-from kandev_nb.notebook.widgets.stream import ASSETS
 from kandev_nb.render import html as r
 from kandev_nb.render.questions import answers_html
 
@@ -65,8 +65,8 @@ class QuestionControls(anywidget.AnyWidget):
     every control), `error` (a message under the controls).
     """
 
-    _esm = ASSETS / "questions.js"
-    _css = ASSETS / "questions.css"
+    _esm = page_file("questions.js")  # src/widgets/questions.ts
+    _css = page_file("questions.css")  # style/widgets/questions.css
     questions = traitlets.Unicode("[]").tag(sync=True)
     pending = traitlets.Bool(True).tag(sync=True)
     error = traitlets.Unicode("").tag(sync=True)

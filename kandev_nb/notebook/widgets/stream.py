@@ -34,18 +34,19 @@ import asyncio
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import anywidget
 import traitlets
 
+from kandev_nb.notebook.page_code import STATIC, page_file, page_text
 from kandev_nb.render import theme as _theme
 from kandev_nb.render.reveal import displayable
 
 __all__ = ["ASSETS", "KandevLib", "StreamText", "Throttle", "kandev_lib", "shed_lib"]
 
-ASSETS = Path(__file__).parent / "assets"
+ASSETS = STATIC
+"""The built page code (:data:`kandev_nb.notebook.page_code.STATIC`)."""
 
 
 class KandevLib(anywidget.AnyWidget):
@@ -57,8 +58,8 @@ class KandevLib(anywidget.AnyWidget):
     (:func:`kandev_nb.render.theme.stylesheet`).
     """
 
-    _esm = ASSETS / "kandev_lib.js"
-    _css = (ASSETS / "kandev.css").read_text(encoding="utf-8") + "\n" + _theme.stylesheet() + "\n"
+    _esm = page_file("kandev_lib.js")  # src/widgets/kandev_lib.ts
+    _css = page_text("kandev.css") + "\n" + _theme.stylesheet() + "\n"
 
 
 _lib: KandevLib | None = None
@@ -93,7 +94,7 @@ class StreamText(anywidget.AnyWidget):
     arrive on another thread than the event loop's.
     """
 
-    _esm = ASSETS / "stream_text.js"
+    _esm = page_file("stream_text.js")  # src/widgets/stream_text.ts
     mode = traitlets.Unicode("markdown").tag(sync=True)
     lib = traitlets.Unicode("").tag(sync=True)
 
