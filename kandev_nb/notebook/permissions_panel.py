@@ -31,6 +31,7 @@ import traitlets
 
 from kandev_nb.agent.revoke import revoke_grant
 from kandev_nb.notebook.page_code import page_text
+from kandev_nb.notebook.widget_messages import RevokePress, read
 from kandev_nb.render.html import esc
 
 __all__ = ["PermissionsPanel", "panel_of", "permissions", "settings_rules"]
@@ -153,8 +154,9 @@ class PermissionsPanel(anywidget.AnyWidget):
         self.refresh()
 
     def _on_view_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        if isinstance(content, dict) and content.get("action") == "revoke" and isinstance(content.get("rule"), str):
-            self.revoke(content["rule"])
+        pressed = read(RevokePress, content) if isinstance(content, dict) else None
+        if pressed is not None:
+            self.revoke(pressed.rule)
 
     def revoke(self, rule: str) -> bool:
         """Revoke the session grant `rule` (:func:`kandev_nb.agent.revoke.revoke_grant`) and redraw.

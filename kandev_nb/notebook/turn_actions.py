@@ -39,6 +39,7 @@ from kandev_nb.errors import NoNotebookViewError
 from kandev_nb.kernel_tools import _deleted
 from kandev_nb.notebook.page_code import page_text
 from kandev_nb.notebook.turn_numbers import note_undone
+from kandev_nb.notebook.widget_messages import TurnPress, read
 
 __all__ = ["TAB_ONLY", "TurnActions", "show"]
 
@@ -104,9 +105,10 @@ class TurnActions(anywidget.AnyWidget):
         self.on_msg(self._on_view_msg)
 
     def _on_view_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        if not isinstance(content, dict):
+        pressed = read(TurnPress, content) if isinstance(content, dict) else None
+        if pressed is None:
             return
-        action = content.get("action")
+        action = pressed.action
         work: Coroutine[Any, Any, None]
         if action in ("retry", "send_again"):
             work = self.copy_below(retry=action == "retry")
@@ -115,7 +117,7 @@ class TurnActions(anywidget.AnyWidget):
         elif action == "undo":
             work = self.undo()
         elif action == "restore":
-            work = self.restore(str(content.get("id")))
+            work = self.restore(str(pressed.id))
         else:
             return
         task = asyncio.get_event_loop().create_task(self._guard(work))

@@ -23,6 +23,8 @@
 // chip and a model chip; choosing sends {kind: "next", session, mode | model} to the kernel,
 // which applies it to the session's next turn (answers.py) and answers with "next-set".
 
+import type { ChipNext } from "./messages";
+
 const KANDEV_MODES = ["supervised", "plan", "acceptEdits", "autonomous"]; // kandev_nb.agent.permissions.MODES
 const KANDEV_MODELS = ["sonnet", "opus", "haiku"];
 
@@ -207,7 +209,7 @@ function kandevChipMenu(chip: any, choices: any, current: any, pick: any) {
   chip.append(menu);
 }
 
-function kandevDecorateChips(info: any, say: any) {
+function kandevDecorateChips(info: any, say: (content: ChipNext) => void) {
   if (info.dataset.kandevChips === "1" || !info.dataset.kandevSession) return;
   info.dataset.kandevChips = "1";
   const session = info.dataset.kandevSession;
@@ -233,14 +235,14 @@ function kandevDecorateChips(info: any, say: any) {
       kandevChipMenu(chip, kind === "model" ? [...choices, "other…"] : choices, span.textContent, (picked: any) => {
         const choice = picked === "other…" ? (window.prompt("Model name or alias for the next turn") || "").trim() : picked;
         if (!choice) return;
-        say({ kind: "next", session, [kind]: choice });
+        say(kind === "model" ? { kind: "next", session, model: choice } : { kind: "next", session, mode: choice });
         label.textContent = `${span.textContent} → ${choice} next ▾`;
       }));
     span.replaceWith(chip);
   }
 }
 
-export function kandevAnswerActions(shared: any, ops: any, say: any, kernel: any) {
+export function kandevAnswerActions(shared: any, ops: any, say: (content: ChipNext) => void, kernel: any) {
   // Only this kernel's outputs: a finished turn's host carries data-kandev-kernel, a live view's
   // root the class kandev-k-<kernel> (another notebook's kernel has its own bridge).
   const host = `.kandev-answer-host[data-kandev-kernel="${kernel}"]`;

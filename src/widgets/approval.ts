@@ -22,6 +22,7 @@
 // and not while the person is typing somewhere else (it waits until they stop).
 
 import { kandevInputEditor } from "./input_editor";
+import type { ApprovalPress } from "./messages";
 
 function button(label: any, cls: any, title: any) {
   const b = document.createElement("button");
@@ -155,8 +156,9 @@ export default {
           "Leave plan mode; Claude Code may then edit files without asking"],
          ["Approve, keep asking", "approve_keep_asking", "kandev-approve-keep-asking",
           "Leave plan mode; each edit still asks you"]].map(([label, action, cls, title]) => {
+          const pressed = { action } as ApprovalPress; // approve_accept_edits | approve_keep_asking
           const b = button(label, cls, title);
-          b.addEventListener("click", () => send({ action }));
+          b.addEventListener("click", () => send(pressed));
           return b;
         })
       : [];
@@ -246,7 +248,7 @@ export default {
     } else if (savedRow.children.length) el.append(savedRow);
     el.append(editor, allowEdited, error);
 
-    const send = (content: any) => {
+    const send = (content: ApprovalPress) => {
       if (!model.get("pending")) return;
       model.send(content);
     };

@@ -8,13 +8,17 @@
 // the Python side pins the anywidget / jupyterlab_widgets ranges this was tested with, and the
 // browser tests guard it (in a Lab with the extension disabled).
 //
-// Messages (widget comm, "msg:custom"):
+// Messages (widget comm, "msg:custom"; the Bridge* models of kandev_nb/notebook/widget_messages.py):
 //   kernel -> tab: {kind: "request", id, view, op, args}   (view null: any view answers)
 //   tab -> kernel: {kind: "hello", view, path, ok, reason?, via: "extension" | "widget manager"}
 //                  {kind: "answer", id, view, ok, result | error, stale?}
 
 import { kandevAnswerActions } from "./answer_actions";
 import { kandevCellLanguage } from "./cell_language";
+import type { BridgeAnswer, BridgeGoodbye, BridgeHello, BridgeRequest, ChipNext } from "./messages";
+
+/** What a tab sends the bridge (kandev_nb/notebook/widget_messages.py FromTab). */
+export type ToKernel = BridgeHello | BridgeAnswer | BridgeGoodbye | ChipNext;
 
 function newViewId() {
   return "view-" + Math.random().toString(36).slice(2, 10) + "-" + Date.now().toString(36);
@@ -147,13 +151,13 @@ function documentOf(manager: any) {
   if (lab && typeof lab.documentFor === "function" && kernel && kernel.id) {
     try {
       const doc = lab.documentFor(kernel.id);
-      if (doc && doc.model) return { context: doc, via: "extension" };
+      if (doc && doc.model) return { context: doc, via: "extension" as const };
     } catch (err) {
       console.warn("kandev-nb bridge: the extension gave no document", err);
     }
   }
   const context = manager && manager.context;
-  return { context, via: "widget manager" };
+  return { context, via: "widget manager" as const };
 }
 
 function initialize({ model }: any) {
@@ -161,7 +165,7 @@ function initialize({ model }: any) {
   const manager = model.widget_manager;
   const { context, via } = documentOf(manager);
   const shared = context && context.model && context.model.sharedModel;
-  const say = (content: any) => {
+  const say = (content: ToKernel) => {
     try {
       model.send(content);
     } catch (err) {
@@ -178,7 +182,7 @@ function initialize({ model }: any) {
       say({ kind: "hello", view, ok: false, reason: "this frontend gives widgets no notebook document" });
     }
   };
-  const onMessage = (msg: any) => {
+  const onMessage = (msg: BridgeRequest) => {
     if (!msg || msg.kind !== "request") return;
     if (msg.kind === "request" && msg.op === "hello") {
       hello();

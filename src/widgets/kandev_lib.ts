@@ -29,6 +29,7 @@ import sql from "highlight.js/lib/languages/sql";
 import typescript from "highlight.js/lib/languages/typescript";
 import xml from "highlight.js/lib/languages/xml";
 import yaml from "highlight.js/lib/languages/yaml";
+import type { StreamAppend, StreamReset, StreamSync } from "./messages";
 
 const LANGS = { bash, c, cpp, css, diff, go, java, javascript, json, markdown, python, rust, shell, sql, typescript, xml, yaml };
 for (const [name, def] of Object.entries(LANGS)) hljs.registerLanguage(name, def);
@@ -533,7 +534,7 @@ export function mount(model: any, el: any) {
     if (wait <= 0) frame(render);
     else setTimeout(() => frame(render), wait);
   };
-  const onMsg = (msg: any) => {
+  const onMsg = (msg: StreamAppend | StreamReset) => {
     if (!msg || typeof msg !== "object") return;
     if (msg.type === "reset") {
       reset = msg.text || "";
@@ -544,12 +545,12 @@ export function mount(model: any, el: any) {
       const have = (reset !== null ? reset.length : r.text.length) + pending.length;
       if (at === have) pending += msg.text;
       else if (at < have) pending += String(msg.text).slice(have - at);
-      else model.send({ type: "sync", have });
+      else model.send({ type: "sync", have } satisfies StreamSync);
       if (pending) later();
     }
   };
   model.on("msg:custom", onMsg);
-  model.send({ type: "sync", have: r.text.length });
+  model.send({ type: "sync", have: r.text.length } satisfies StreamSync);
   return () => {
     closed = true;
     model.off("msg:custom", onMsg);

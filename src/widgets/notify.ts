@@ -12,13 +12,15 @@
 // "kandev-nb:answer-approval". Otherwise a toast of our own, drawn with JupyterLab's theme
 // variables, sits in the bottom right corner (class kandev-toast).
 //
-// Messages (widget comm): tab -> kernel {kind: "answer", id, action: "allow" | "deny", reason?, digest?};
+// Messages (widget comm; ToastAnswer, ToastAnswered in kandev_nb/notebook/widget_messages.py): tab -> kernel {kind: "answer", id, action: "allow" | "deny", reason?, digest?};
 // kernel -> tab {kind: "answered", id, ok, error?}.
 //
 // A notification shows one line of the request (item.summary). It offers Allow only when the
 // kernel says that line is the whole payload (item.complete; issue 32, point 3), and then never
 // cuts it; otherwise it offers Show (the card, which shows it whole) and Deny. An Allow sends
 // the line's digest back, and the kernel refuses one for a line that was only a summary.
+
+import type { ToastAnswer, ToastAnswered } from "./messages";
 
 const COMMAND = "kandev-nb:answer-approval";
 const TITLE_MARK = /^\(\d+\) ⏳ /;
@@ -388,7 +390,7 @@ function initialize({ model }: any) {
   const manager = model.widget_manager;
   const kernel = manager && manager.kernel;
   const key = kernel && kernel.id ? kernel.id : "kernel-" + Math.random().toString(36).slice(2, 10);
-  const entry = { items: [], received: Date.now(), send: (c: any) => model.send(c) };
+  const entry = { items: [], received: Date.now(), send: (c: ToastAnswer) => model.send(c) };
   reg.kernels.set(key, entry);
   const load = () => {
     try {
@@ -399,7 +401,7 @@ function initialize({ model }: any) {
     entry.received = Date.now();
     draw(reg);
   };
-  const onMessage = (msg: any) => {
+  const onMessage = (msg: ToastAnswered) => {
     if (!msg || msg.kind !== "answered") return;
     const toast = reg.toasts.get(`${key}:${msg.id}`);
     if (!msg.ok && toast && toast.dom) {

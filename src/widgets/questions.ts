@@ -9,6 +9,8 @@
 // options toggle and "Submit" sends all answers. An "Other" text box per question: its text, when
 // not empty, is that question's answer.
 
+import type { QuestionPress } from "./messages";
+
 function el(tag: any, cls: any, text?: any) {
   const e = document.createElement(tag);
   if (cls) e.className = cls;
@@ -36,7 +38,7 @@ export default {
     const others: any = [];
     const controls: any = [];
     const single = questions.length === 1 && !questions[0].multiSelect;
-    const send = (content: any) => {
+    const send = (content: QuestionPress) => {
       if (!model.get("pending")) return;
       model.send(content);
     };

@@ -1,3 +1,7 @@
+// The footer buttons of a finished turn (TurnActions in kandev_nb/notebook/turn_actions.py): each
+// click is one TurnPress message (kandev_nb/notebook/widget_messages.py).
+
+import type { TurnPress } from "./messages";
 function button(label: any, cls: any, title: any, onClick: any) {
   const b = document.createElement("button");
   b.className = `jupyter-widgets jupyter-button widget-button ${cls}`;
@@ -15,7 +19,7 @@ function render({ model, el }: any) {
     info.className = "kandev-turn-number";
     info.textContent = model.get("info");
     row.appendChild(info);
-    const send = (content: any) => model.send(content);
+    const send = (content: TurnPress) => model.send(content);
     if (model.get("failed")) {
       row.appendChild(button("Retry", "kandev-retry", "Put a %%claude --retry copy of this cell below",
         () => send({ action: "retry" })));

@@ -1,7 +1,7 @@
 """The question card: an `AskUserQuestion` can_use_tool answered with buttons.
 
 Built like the approval card (:mod:`kandev_nb.notebook.widgets.approval`): the controls are
-one anywidget, :class:`QuestionControls` (``assets/questions.js``), and each answer is ONE
+one anywidget, :class:`QuestionControls` (``src/widgets/questions.ts``), and each answer is ONE
 custom message from the browser carrying what was chosen and typed with the click:
 ``{"action": "answer", "answers": {"<question>": "<label>" | ["<label>", ...] | "<typed>"}}``
 or ``{"action": "skip"}``. :meth:`QuestionCard.press` turns it into
@@ -41,6 +41,7 @@ from kandev_nb.agent.questions import (
     parse_questions,
 )
 from kandev_nb.notebook.page_code import page_file
+from kandev_nb.notebook.widget_messages import QuestionPress, read
 from kandev_nb.notebook.widgets.approval import ApprovalCard
 from kandev_nb.notebook.widgets.cards import WidgetFactory
 from kandev_nb.render import html as r
@@ -111,8 +112,9 @@ class QuestionCard(ApprovalCard):
         self.approval.on_decided(self._on_decided)
 
     def _on_view_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        if isinstance(content, dict):
-            self.press(str(content.get("action", "")), answers=content.get("answers"))
+        pressed = read(QuestionPress, content) if isinstance(content, dict) else None
+        if pressed is not None:
+            self.press(pressed.action, answers=pressed.answers)
 
     def press(
         self,
