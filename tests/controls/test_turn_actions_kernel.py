@@ -19,7 +19,7 @@ def actions(kernel: KernelHarness) -> list[WidgetModel]:
 
 
 def say_hello(kernel: KernelHarness) -> None:
-    """What an open notebook tab does: its bridge view says hello (``bridge.js``)."""
+    """What an open notebook tab does: its bridge view says hello (``src/widgets/bridge.ts``)."""
     end = time.monotonic() + 30
     while time.monotonic() < end:
         found = [w for w in kernel.widgets.values() if "newViewId" in str(w.state.get("_esm", ""))]

@@ -34,7 +34,7 @@ SLOW = "Reading the sales table month by month, " * 12  # streamed in 12-charact
 
 
 def attach_frontend(kernel: KernelHarness) -> None:
-    """Say hello to the notebook bridge as an open JupyterLab tab does (bridge.js)."""
+    """Say hello to the notebook bridge as an open JupyterLab tab does (src/widgets/bridge.ts)."""
     kernel.pump_for(0.5)
     bridge = next(w for w in kernel.widgets.values() if '"hello"' in str(w.state.get("_esm", "")))
     kernel.send_custom(bridge, {"kind": "hello", "view": "tab-1", "ok": True, "path": "work.ipynb", "client": "c1"})

@@ -1,6 +1,6 @@
 """Editing a tool's input on the approval card, field by field (issue 27 point 6).
 
-The browser side is ``assets/input_editor.js``, loaded with the card's controls
+The browser side is ``src/widgets/input_editor.ts``, bundled with the card's controls
 (:class:`~kandev_nb.notebook.widgets.approval.ApprovalControls`): each field of the
 can_use_tool `input` gets its own editor, a monospace code editor for :data:`CODE_FIELDS`
 (newlines and tabs kept, the file's language named), one line for ``command``, and JSON only
