@@ -25,9 +25,9 @@ from __future__ import annotations
 import json
 import logging
 import sys
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar, cast
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
 __all__ = [
     "ApprovalAction",
@@ -59,6 +59,35 @@ class _Message(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, json_schema_serialization_defaults_required=True)
 
 
+_FIELD_ADAPTERS: dict[tuple[type[BaseModel], str], TypeAdapter[Any]] = {}
+
+
+class _FromPage(_Message):
+    """A message the page sends, read as the kernel always read them: a key it does not know is
+    ignored, and an optional field of the wrong type is dropped (its default is used), not the
+    whole message; a required field out of shape still drops the message."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_mistyped(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        kept = dict(data)
+        for name, field in cls.model_fields.items():
+            if name not in kept or field.is_required():
+                continue
+            adapter = _FIELD_ADAPTERS.get((cls, name))
+            if adapter is None:
+                adapter = _FIELD_ADAPTERS[(cls, name)] = TypeAdapter(cast(Any, field.annotation))
+            try:
+                adapter.validate_python(kept[name])
+            except ValidationError:
+                del kept[name]
+        return kept
+
+
 # --- the notebook bridge ----------------------------------------------------------------------
 
 
@@ -75,7 +104,7 @@ class BridgeRequest(_Message):
     args: dict[str, Any] = {}
 
 
-class BridgeHello(_Message):
+class BridgeHello(_FromPage):
     """Tab -> kernel: a view of the notebook (one per open tab of it) is there. `ok` False: this
     frontend gives widgets no notebook document (`reason`). `path`: the notebook's path from the
     server's root; `client`: the kernel connection's client id (the `session` of the tab's
@@ -90,7 +119,7 @@ class BridgeHello(_Message):
     reason: str | None = None
 
 
-class BridgeAnswer(_Message):
+class BridgeAnswer(_FromPage):
     """Tab -> kernel: the answer to the :class:`BridgeRequest` `id`: its `result`, or `error`."""
 
     kind: Literal["answer"] = "answer"
@@ -101,14 +130,14 @@ class BridgeAnswer(_Message):
     error: str | None = None
 
 
-class BridgeGoodbye(_Message):
+class BridgeGoodbye(_FromPage):
     """Tab -> kernel: the view is going (a reload, a closed tab): stop addressing it."""
 
     kind: Literal["goodbye"] = "goodbye"
     view: str
 
 
-class ChipNext(_Message):
+class ChipNext(_FromPage):
     """Tab -> kernel: a header chip chose the `mode` or the `model` of `session`'s next turn
     (:mod:`kandev_nb.notebook.answers`, which checks them)."""
 
@@ -125,7 +154,7 @@ FromTab = Annotated[BridgeHello | BridgeAnswer | BridgeGoodbye | ChipNext, Field
 # --- the approval toasts ----------------------------------------------------------------------
 
 
-class ToastAnswer(_Message):
+class ToastAnswer(_FromPage):
     """Page -> kernel: a toast's Allow or Deny of the waiting approval `id`; `digest` is that of
     the line the toast showed (an Allow is refused unless it was the whole payload)."""
 
@@ -164,7 +193,7 @@ class StreamReset(_Message):
     text: str
 
 
-class StreamSync(_Message):
+class StreamSync(_FromPage):
     """View -> kernel: the view has `have` characters (it mounted, or saw a gap)."""
 
     type: Literal["sync"] = "sync"
@@ -192,7 +221,7 @@ ApprovalAction = Literal[
 """The `action` of an :class:`ApprovalPress` (``approve_*``: the CLI's own choices on a plan's card)."""
 
 
-class ApprovalPress(_Message):
+class ApprovalPress(_FromPage):
     """Page -> kernel: one answer on an approval card (see
     :mod:`kandev_nb.notebook.widgets.approval`): `reason` of a deny, `input` (JSON object text)
     of ``allow_edited`` and ``preview``, `index` of ``allow_suggestion``, `rule` of a fleet's
@@ -205,22 +234,22 @@ class ApprovalPress(_Message):
     rule: str | None = None
 
 
-class QuestionPress(_Message):
-    """Page -> kernel: a question card's answers (by question: a label, labels or typed text),
-    or ``skip``."""
+class QuestionPress(_FromPage):
+    """Page -> kernel: a question card's answers (by question: a label, labels or typed text; the
+    kernel also takes them as a list in question order), or ``skip``."""
 
     action: Literal["answer", "skip"]
-    answers: dict[str, str | list[str]] | None = None
+    answers: dict[str, str | list[str]] | list[str | list[str]] | None = None
 
 
-class RevokePress(_Message):
+class RevokePress(_FromPage):
     """Page -> kernel: revoke the session grant `rule` (the permissions panel)."""
 
     action: Literal["revoke"]
     rule: str
 
 
-class TurnPress(_Message):
+class TurnPress(_FromPage):
     """Page -> kernel: a turn's footer button; `id` names the deleted cell of ``restore``."""
 
     action: Literal["retry", "permissions", "send_again", "undo", "restore"]

@@ -124,17 +124,20 @@ export interface ChipNext {
   session: string;
 }
 /**
- * Page -> kernel: a question card's answers (by question: a label, labels or typed text),
- * or ``skip``.
+ * Page -> kernel: a question card's answers (by question: a label, labels or typed text; the
+ * kernel also takes them as a list in question order), or ``skip``.
  *
  * This interface was referenced by `KandevNbWidgetMessages`'s JSON-Schema
  * via the `definition` "QuestionPress".
  */
 export interface QuestionPress {
   action: "answer" | "skip";
-  answers?: {
-    [k: string]: string | string[];
-  } | null;
+  answers?:
+    | {
+        [k: string]: string | string[];
+      }
+    | (string | string[])[]
+    | null;
 }
 /**
  * Page -> kernel: revoke the session grant `rule` (the permissions panel).

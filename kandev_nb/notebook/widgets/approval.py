@@ -313,8 +313,11 @@ class ApprovalCard:
     # -- the browser's messages -------------------------------------------------------------
 
     def _on_view_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        pressed = read(ApprovalPress, content) if isinstance(content, dict) else None
-        if pressed is None:
+        if not isinstance(content, dict):
+            return
+        pressed = read(ApprovalPress, content)
+        if pressed is None:  # an unknown action: the card says so
+            self.press(str(content.get("action", "")))
             return
         reason, text = pressed.reason or "", pressed.input
         self.press(pressed.action, reason=reason, input_text=text, index=pressed.index, rule=pressed.rule)

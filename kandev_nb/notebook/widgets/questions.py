@@ -112,8 +112,12 @@ class QuestionCard(ApprovalCard):
         self.approval.on_decided(self._on_decided)
 
     def _on_view_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        pressed = read(QuestionPress, content) if isinstance(content, dict) else None
-        if pressed is not None:
+        if not isinstance(content, dict):
+            return
+        pressed = read(QuestionPress, content)
+        if pressed is None:  # an unknown action: the card says so
+            self.press(str(content.get("action", "")))
+        else:
             self.press(pressed.action, answers=pressed.answers)
 
     def press(
