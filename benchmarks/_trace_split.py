@@ -4,15 +4,15 @@ Two records of the same window, taken together over CDP:
 
 * a JavaScript CPU profile (``Profiler``, sampled every 0.25 ms): each sample's time goes to
   the first cause found walking its stack from the innermost frame out. Frames of the kandev
-  client library (one minified file, ``assets/kandev_lib.js``) are mapped back to their source
+  client library (one minified file, ``kandev_nb/static/kandev_lib.js``) are mapped back to their source
   module with a source map that esbuild writes for the same build: marked -> Markdown parsing,
-  highlight.js -> syntax highlighting, ``src/lib.js`` -> our renderer's DOM work;
+  highlight.js -> syntax highlighting, ``src/widgets/kandev_lib.ts`` -> our renderer's DOM work;
 * a Chromium trace (``Tracing``, ``devtools.timeline``): style recalculation and layout, and
   paint, in ms of main-thread time (a layout a script forces is counted here and also in the
   script's samples).
 
 :func:`split` returns ``{cause: ms}``; :func:`lib_source_map` builds the map (needs Node and
-``kandev_nb/notebook/widgets/js/node_modules``; without them the library's time is one cause).
+the checkout's ``node_modules``, from ``jlpm install``; without them the library's time is one cause).
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from typing import Any
 
 __all__ = ["MARKER", "Recorder", "SourceMap", "lib_source_map", "split"]
 
-JS = Path(__file__).resolve().parents[1] / "kandev_nb" / "notebook" / "widgets" / "js"
-LIB = JS.parent / "assets" / "kandev_lib.js"
+ROOT = Path(__file__).resolve().parents[1]
+LIB = ROOT / "kandev_nb" / "static" / "kandev_lib.js"
 
 _B64 = {c: i for i, c in enumerate("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")}
 
@@ -76,17 +76,18 @@ class SourceMap:
 
 def lib_source_map() -> SourceMap | None:
     """Build ``kandev_lib.js`` again with a source map (esbuild, the same options as
-    ``js/build.mjs``); the map only if the build is byte for byte the shipped file."""
+    ``scripts/build-widgets.mjs``); the map only if the build is byte for byte the shipped file."""
     node = shutil.which("node")
-    if not node or not (JS / "node_modules" / "esbuild").is_dir():
+    if not node or not (ROOT / "node_modules" / "esbuild").is_dir():
         return None
     out = Path(tempfile.mkdtemp(prefix="kandev-lib-map-")) / "lib.js"
     script = (
-        'import { build } from "esbuild"; await build({ entryPoints: ["src/lib.js"], bundle: true, minify: true,'
-        ' format: "esm", target: "es2020", legalComments: "eof", sourcemap: "external", outfile: process.argv[1] });'
+        'import { build } from "esbuild"; await build({ entryPoints: ["src/widgets/kandev_lib.ts"], bundle: true,'
+        ' minify: true, format: "esm", target: "es2020", legalComments: "eof", sourcemap: "external",'
+        " outfile: process.argv[1] });"
     )
     done = subprocess.run(
-        [node, "--input-type=module", "-e", script, str(out)], cwd=JS, capture_output=True, check=False
+        [node, "--input-type=module", "-e", script, str(out)], cwd=ROOT, capture_output=True, check=False
     )
     if done.returncode != 0 or not out.with_suffix(".js.map").exists():
         return None

@@ -358,7 +358,7 @@ class _Tracer:
         self.recorder = Recorder(cdp, page)
         self.lib_map = lib_source_map()
         if self.lib_map is None:
-            print("# --trace: no source map for kandev_lib.js (Node, js/node_modules): one cause", file=sys.stderr)
+            print("# --trace: no source map for kandev_lib.js (Node, node_modules): one cause", file=sys.stderr)
         self.cdp = cdp
 
     def start(self) -> float:

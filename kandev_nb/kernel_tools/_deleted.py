@@ -1,6 +1,6 @@
 """The cells the ``delete_cell`` tool deleted in this kernel, so a card can put one back.
 
-Each record is what the tab answered for the ``delete`` request (``bridge.js``): the cell's
+Each record is what the tab answered for the ``delete`` request (``src/widgets/bridge.ts``): the cell's
 ``source``, ``cell_type`` and ``index``, plus ``after_id``, the id of the cell that was
 above it (the restored cell goes back under that one, else at ``index``).
 """

@@ -1,6 +1,6 @@
 """Answers become notebook content; the header's chips choose the next turn (issue 27 points 4, 9).
 
-The tab side is ``answer_actions.js``, loaded with the notebook bridge (``bridge.js``), so it
+The tab side is ``src/widgets/answer_actions.ts``, bundled with the notebook bridge (``bridge.ts``), so it
 runs only in a tab whose widget manager made this kernel's bridge. There it adds, to a
 finished turn's output, "Insert as Markdown cell below" (the answer) and, on each code block
 of the answer, "Insert as code cell below" and "Copy"; the cells are inserted by the bridge's
@@ -55,7 +55,7 @@ KERNEL_TOKEN = secrets.token_hex(8)
 """This kernel process's token: a tab decorates only the outputs that carry it."""
 
 MODELS = ("sonnet", "opus", "haiku")
-"""The model chip's choices (the CLI's model aliases), as in ``answer_actions.js``."""
+"""The model chip's choices (the CLI's model aliases), as in ``src/widgets/answer_actions.ts``."""
 
 _MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\-\[\]]{0,99}$")
 _next_models: dict[str, str] = {}

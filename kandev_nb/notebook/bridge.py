@@ -1,6 +1,6 @@
 """The notebook bridge: a widget through which the kernel edits the notebook in the user's tab.
 
-The bridge is an anywidget that is never displayed. Its JavaScript (``bridge.js``) runs in
+The bridge is an anywidget that is never displayed. Its module (``src/widgets/bridge.ts``) runs in
 every frontend widget manager that creates its model (one per open tab of the notebook) and
 reaches the tab's notebook model: through kandev-nb's JupyterLab extension where it runs
 (``INotebookTracker``'s panel of this kernel, documented API; the hello says ``via:
@@ -16,8 +16,8 @@ gets no answer within :data:`~kandev_nb.kernel_tools._notebook.PING_TIMEOUT_S` (
 once the bridge is :data:`QUIET_AFTER_S` old without any hello), and the
 request raises :class:`~kandev_nb.errors.NoNotebookViewError`.
 
-The same module carries ``answer_actions.js`` (Insert / Copy on answers, the header chips:
-:mod:`kandev_nb.notebook.answers`) and ``cell_language.js`` (``%%claude`` bodies highlighted as
+The same module carries ``answer_actions.ts`` (Insert / Copy on answers, the header chips:
+:mod:`kandev_nb.notebook.answers`) and ``cell_language.ts`` (``%%claude`` bodies highlighted as
 Markdown), which act on the tab this bridge runs in.
 
 ``widget_manager.context`` (the fallback where no extension runs) is not documented API:
@@ -40,6 +40,15 @@ import traitlets
 
 from kandev_nb.errors import NoNotebookViewError, NotebookViewError
 from kandev_nb.kernel_tools._notebook import PING_TIMEOUT_S
+from kandev_nb.notebook.page_code import page_text
+from kandev_nb.notebook.widget_messages import (
+    BridgeAnswer,
+    BridgeGoodbye,
+    BridgeHello,
+    BridgeRequest,
+    ChipNext,
+    read_from_tab,
+)
 
 __all__ = ["NotebookBridge", "bridge", "ensure_bridge", "open_notebook_guard", "tab_path"]
 
@@ -64,13 +73,8 @@ class NotebookBridge(anywidget.AnyWidget):
         round_trips_ms: the duration of each answered request (ms), for the benchmark.
     """
 
-    _esm = (
-        Path(__file__).with_name("answer_actions.js").read_text(encoding="utf-8")  # issue 27 points 4, 9
-        + "\n"
-        + Path(__file__).with_name("cell_language.js").read_text(encoding="utf-8")  # issue 27 point 8
-        + "\n"
-        + Path(__file__).with_name("bridge.js").read_text(encoding="utf-8")
-    )
+    # src/widgets/bridge.ts, bundled with answer_actions.ts (issue 27 points 4, 9) and cell_language.ts (point 8)
+    _esm = page_text("bridge.js")
     kernel = traitlets.Unicode("").tag(sync=True)
     """This kernel's token (:data:`kandev_nb.notebook.answers.KERNEL_TOKEN`): the tab decorates only
     the outputs that carry it."""
@@ -95,36 +99,36 @@ class NotebookBridge(anywidget.AnyWidget):
     def _on_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
         if not isinstance(content, dict):
             return
-        kind = content.get("kind")
-        view = content.get("view")
-        if kind == "hello" and isinstance(view, str):
-            if not content.get("ok"):
-                log.debug("kandev-nb bridge: view %s has no notebook: %s", view, content.get("reason"))
+        message = read_from_tab(content)
+        if isinstance(message, BridgeHello):
+            view = message.view
+            if not message.ok:
+                log.debug("kandev-nb bridge: view %s has no notebook: %s", view, message.reason)
                 return
+            hello = message.model_dump()
             self.views.pop(view, None)
-            self.views[view] = content  # the latest hello last
+            self.views[view] = hello  # the latest hello last
             self.current_view = view
             waiters, self._hello_waiters = self._hello_waiters, []
             for loop, future in waiters:
                 loop.call_soon_threadsafe(_settle, future, view)
             for callback in list(self.on_hello):
                 try:
-                    callback(view, content)
+                    callback(view, hello)
                 except Exception:  # a broken callback must not break the bridge
                     log.exception("kandev-nb bridge: hello callback failed")
-        elif isinstance(kind, str) and kind in self.handlers:  # e.g. "next": a header chip (answers.py)
+        elif isinstance(message, ChipNext) and message.kind in self.handlers:  # a header chip (answers.py)
             try:
-                self.handlers[kind](content)
+                self.handlers[message.kind](message.model_dump())
             except Exception:  # a broken handler must not break the bridge
-                log.exception("kandev-nb bridge: %s handler failed", kind)
-        elif kind == "goodbye" and isinstance(view, str):
-            self.forget(view)
-        elif kind == "answer":
-            request_id = content.get("id")
-            entry = self._answers.pop(request_id, None) if isinstance(request_id, int) else None
+                log.exception("kandev-nb bridge: %s handler failed", message.kind)
+        elif isinstance(message, BridgeGoodbye):
+            self.forget(message.view)
+        elif isinstance(message, BridgeAnswer):
+            entry = self._answers.pop(message.id, None)
             if entry is not None:
                 answer_loop, answer = entry
-                answer_loop.call_soon_threadsafe(_settle, answer, content)
+                answer_loop.call_soon_threadsafe(_settle, answer, message.model_dump())
 
     def forget(self, view: str) -> None:
         """Stop addressing `view` (it said goodbye, or did not answer)."""
@@ -176,7 +180,7 @@ class NotebookBridge(anywidget.AnyWidget):
         loop = asyncio.get_running_loop()
         future: asyncio.Future[str] = loop.create_future()
         self._hello_waiters.append((loop, future))
-        self.send({"kind": "request", "op": "hello", "id": 0, "view": None})
+        self.send(BridgeRequest(op="hello", id=0, view=None).model_dump())
         try:
             return await asyncio.wait_for(future, timeout_s)
         except TimeoutError:
@@ -192,7 +196,7 @@ class NotebookBridge(anywidget.AnyWidget):
         Args:
             op: ``read``, ``cells`` (ids and sources only), ``insert``, ``edit``, ``delete``,
                 ``set_outputs``, ``attach`` or ``ping``.
-            args: the request's arguments (see ``bridge.js``).
+            args: the request's arguments (see ``src/widgets/bridge.ts``).
             timeout_s: seconds to wait for the answer.
             view: the view to ask (default: the running cell's tab, else the latest).
 
@@ -209,7 +213,7 @@ class NotebookBridge(anywidget.AnyWidget):
         future: asyncio.Future[dict[str, Any]] = loop.create_future()
         self._answers[request_id] = (loop, future)
         started = time.perf_counter()
-        self.send({"kind": "request", "id": request_id, "view": view, "op": op, "args": args})
+        self.send(BridgeRequest(id=request_id, view=view, op=op, args=args).model_dump())
         try:
             answer = await asyncio.wait_for(future, timeout_s)
         except TimeoutError:

@@ -1,7 +1,7 @@
 """Approvals you cannot miss: toasts, a tab badge and the page title (issue 27, point 2).
 
 :class:`ApprovalNotifier` is an anywidget that is never displayed (like the notebook bridge):
-its JavaScript (``notify.js``) runs once per frontend widget manager that creates its model,
+its module (``src/widgets/notify.ts``) runs once per frontend widget manager that creates its model,
 that is in every open tab of this kernel's notebook. The kernel keeps its `items` trait equal
 to the waiting approvals (:func:`~kandev_nb.notebook.pending.waiting`, checked every
 :data:`POLL_S` s while the kernel's event loop runs, which it does while a `%%claude` cell
@@ -39,13 +39,14 @@ import asyncio
 import contextlib
 import json
 import logging
-from pathlib import Path
 from typing import Any
 
 import anywidget
 import traitlets
 
+from kandev_nb.notebook.page_code import page_file
 from kandev_nb.notebook.pending import PendingApproval, waiting
+from kandev_nb.notebook.widget_messages import ToastAnswer, ToastAnswered, read
 from kandev_nb.render.card_view import tool_label
 
 __all__ = ["POLL_S", "ApprovalNotifier", "ensure_notifier", "notifier", "turn_timeout"]
@@ -72,7 +73,7 @@ class ApprovalNotifier(anywidget.AnyWidget):
         answers: ``(request_id, action, ok)`` of every answer the page sent (tests read it).
     """
 
-    _esm = Path(__file__).with_name("notify.js")
+    _esm = page_file("notify.js")  # src/widgets/notify.ts
     items = traitlets.Unicode("[]").tag(sync=True)
 
     def __init__(self) -> None:
@@ -85,24 +86,23 @@ class ApprovalNotifier(anywidget.AnyWidget):
     # -- the page's answers ----------------------------------------------------------------
 
     def _on_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        if not isinstance(content, dict) or content.get("kind") != "answer":
+        message = read(ToastAnswer, content) if isinstance(content, dict) else None
+        if message is None:
             return
-        request_id, action, reason = content.get("id"), content.get("action"), content.get("reason")
-        if not isinstance(request_id, str) or action not in ("allow", "deny"):
-            return
+        request_id, action, reason = message.id, message.action, message.reason
         error = ""
         item = next((p for p in self._waiting() if p.request_id == request_id), None)
         try:
             if item is None:
                 raise RuntimeError("this approval is no longer waiting")
             if action == "allow":
-                item.allow_shown(content.get("digest"))  # refused unless the line was the whole payload
+                item.allow_shown(message.digest)  # refused unless the line was the whole payload
             else:
-                item.deny(reason if isinstance(reason, str) else "")
+                item.deny(reason)
         except (RuntimeError, ValueError, TypeError) as exc:
             error = str(exc)
-        self.answers.append((request_id, str(action), not error))
-        self.send({"kind": "answered", "id": request_id, "ok": not error, "error": error})
+        self.answers.append((request_id, action, not error))
+        self.send(ToastAnswered(id=request_id, ok=not error, error=error).model_dump())
         self.refresh()
 
     # -- the waiting approvals -------------------------------------------------------------

@@ -30,36 +30,12 @@ import anywidget
 import traitlets
 
 from kandev_nb.agent.revoke import revoke_grant
+from kandev_nb.notebook.page_code import page_text
+from kandev_nb.notebook.widget_messages import RevokePress, read
 from kandev_nb.render.html import esc
 
 __all__ = ["PermissionsPanel", "panel_of", "permissions", "settings_rules"]
 
-_ESM = """
-function render({ model, el }) {
-  const draw = () => {
-    el.innerHTML = model.get("body");
-    for (const b of el.querySelectorAll("button.kandev-revoke")) {
-      b.addEventListener("click", () => {
-        b.disabled = true;
-        model.send({ action: "revoke", rule: b.dataset.rule });
-      });
-    }
-  };
-  model.on("change:body", draw);
-  draw();
-}
-export default { render };
-"""
-
-_CSS = """
-.kandev-permissions { font-size: var(--jp-content-font-size1, 13px); color: var(--jp-content-font-color1, inherit); }
-.kandev-permissions h4 { margin: 8px 0 4px; font-size: inherit; }
-.kandev-permissions table { border-collapse: collapse; }
-.kandev-permissions td, .kandev-permissions th { padding: 2px 8px; text-align: left;
-  border-bottom: 1px solid var(--jp-border-color2, #ddd); }
-.kandev-permissions .kandev-muted { color: var(--jp-content-font-color2, #777); }
-.kandev-permissions button.kandev-revoke { cursor: pointer; }
-"""
 
 _SETTINGS = ("~/.claude/settings.json", ".claude/settings.json", ".claude/settings.local.json")
 _REVOKED = (
@@ -163,8 +139,8 @@ class PermissionsPanel(anywidget.AnyWidget):
         revoked: the rules revoked from this panel.
     """
 
-    _esm = _ESM
-    _css = _CSS
+    _esm = page_text("permissions_panel.js")  # src/widgets/permissions_panel.ts
+    _css = page_text("permissions_panel.css")  # style/widgets/permissions_panel.css
     body = traitlets.Unicode("").tag(sync=True)
 
     def __init__(self, session: Any, cli_rules: list[dict[str, str]], cli_note: str) -> None:
@@ -178,8 +154,9 @@ class PermissionsPanel(anywidget.AnyWidget):
         self.refresh()
 
     def _on_view_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        if isinstance(content, dict) and content.get("action") == "revoke" and isinstance(content.get("rule"), str):
-            self.revoke(content["rule"])
+        pressed = read(RevokePress, content) if isinstance(content, dict) else None
+        if pressed is not None:
+            self.revoke(pressed.rule)
 
     def revoke(self, rule: str) -> bool:
         """Revoke the session grant `rule` (:func:`kandev_nb.agent.revoke.revoke_grant`) and redraw.

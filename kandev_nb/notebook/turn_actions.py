@@ -37,7 +37,9 @@ import traitlets
 
 from kandev_nb.errors import NoNotebookViewError
 from kandev_nb.kernel_tools import _deleted
+from kandev_nb.notebook.page_code import page_text
 from kandev_nb.notebook.turn_numbers import note_undone
+from kandev_nb.notebook.widget_messages import TurnPress, read
 
 __all__ = ["TAB_ONLY", "TurnActions", "show"]
 
@@ -46,70 +48,6 @@ TAB_ONLY = "kandev_nb/tab_only"
 runs (the turn's buttons): src/tabonly.ts hides it once its widget is gone."""
 
 log = logging.getLogger("kandev_nb")
-
-_ESM = """
-function button(label, cls, title, onClick) {
-  const b = document.createElement("button");
-  b.className = `jupyter-widgets jupyter-button widget-button ${cls}`;
-  b.textContent = label;
-  b.title = title;
-  b.addEventListener("click", onClick);
-  return b;
-}
-function render({ model, el }) {
-  const draw = () => {
-    el.replaceChildren();
-    const row = document.createElement("div");
-    row.className = "kandev-turn-actions-row";
-    const info = document.createElement("span");
-    info.className = "kandev-turn-number";
-    info.textContent = model.get("info");
-    row.appendChild(info);
-    const send = (content) => model.send(content);
-    if (model.get("failed")) {
-      row.appendChild(button("Retry", "kandev-retry", "Put a %%claude --retry copy of this cell below",
-        () => send({ action: "retry" })));
-    }
-    row.appendChild(button(model.get("permissions_open") ? "Hide permissions" : "Permissions",
-      "kandev-permissions-toggle", "What may run unasked in this session; revoke a session grant",
-      () => send({ action: "permissions" })));
-    row.appendChild(button("Send again", "kandev-send-again", "Put a copy of this cell below (run it with Shift+Enter)",
-      () => send({ action: "send_again" })));
-    if (model.get("can_undo")) {
-      const u = button("Undo this turn's file changes", "kandev-undo",
-        "Restore the files this turn (and later turns) changed",
-        () => { u.disabled = true; send({ action: "undo" }); });
-      u.disabled = model.get("undone");
-      row.appendChild(u);
-    }
-    for (const r of JSON.parse(model.get("restores") || "[]")) {
-      const b = button(r.label, "kandev-restore", "Put the deleted cell back",
-        () => { b.disabled = true; send({ action: "restore", id: r.id }); });
-      b.disabled = !!r.done;
-      row.appendChild(b);
-    }
-    el.appendChild(row);
-    if (model.get("message")) {
-      const m = document.createElement("div");
-      m.className = "kandev-turn-actions-message";
-      m.textContent = model.get("message");
-      el.appendChild(m);
-    }
-  };
-  const traits = ["info", "failed", "can_undo", "undone", "restores", "message", "permissions_open"];
-  for (const t of traits) model.on(`change:${t}`, draw);
-  draw();
-}
-export default { render };
-"""
-
-_CSS = """
-.kandev-turn-actions { font-size: var(--jp-content-font-size1, 13px); color: var(--jp-content-font-color1, inherit); }
-.kandev-turn-actions-row { display: flex; gap: 6px; align-items: center; flex-wrap: wrap; }
-.kandev-turn-actions button.jupyter-button { width: auto; padding: 0 10px; }
-.kandev-turn-actions .kandev-turn-number { color: var(--jp-content-font-color2, #57606a); margin-right: 6px; }
-.kandev-turn-actions-message { color: var(--jp-content-font-color2, #57606a); margin-top: 4px; white-space: pre-wrap; }
-"""
 
 
 def _running_cell_id() -> str | None:
@@ -138,8 +76,8 @@ class TurnActions(anywidget.AnyWidget):
             file cards marked "undone".
     """
 
-    _esm = _ESM
-    _css = _CSS
+    _esm = page_text("turn_actions.js")  # src/widgets/turn_actions.ts
+    _css = page_text("turn_actions.css")  # style/widgets/turn_actions.css
     info = traitlets.Unicode("").tag(sync=True)
     failed = traitlets.Bool(False).tag(sync=True)
     can_undo = traitlets.Bool(False).tag(sync=True)
@@ -167,9 +105,10 @@ class TurnActions(anywidget.AnyWidget):
         self.on_msg(self._on_view_msg)
 
     def _on_view_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        if not isinstance(content, dict):
+        pressed = read(TurnPress, content) if isinstance(content, dict) else None
+        if pressed is None:
             return
-        action = content.get("action")
+        action = pressed.action
         work: Coroutine[Any, Any, None]
         if action in ("retry", "send_again"):
             work = self.copy_below(retry=action == "retry")
@@ -178,7 +117,7 @@ class TurnActions(anywidget.AnyWidget):
         elif action == "undo":
             work = self.undo()
         elif action == "restore":
-            work = self.restore(str(content.get("id")))
+            work = self.restore(str(pressed.id))
         else:
             return
         task = asyncio.get_event_loop().create_task(self._guard(work))

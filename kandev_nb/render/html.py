@@ -219,7 +219,7 @@ def _md_highlight(code: str, lang: str, _attrs: str) -> str:
             return hit
     out = code_html(code.rstrip("\n"), lang or None)
     word = lang.split()[0] if lang.strip() else ""
-    if word:  # the fence's language, which "Insert as code cell" reads (answer_actions.js)
+    if word:  # the fence's language, which "Insert as code cell" reads (src/widgets/answer_actions.ts)
         out = out.replace('<pre class="kandev-code"', f'<pre class="kandev-code" data-lang="{esc(word)}"', 1)
     size = len(out) + len(code)
     if size <= _CODE_CACHE_CHARS // 8:

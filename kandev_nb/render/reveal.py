@@ -78,7 +78,7 @@ HIDDEN_RANGES: tuple[tuple[int, int], ...] = (
     (0x2800, 0x2800),
 )
 """The code points of :data:`HIDDEN`, as inclusive ranges (the one list: the JavaScript
-copies in ``answer_actions.js`` and ``stream_text.js`` are :func:`hidden_js_class`, which a
+copies in ``src/widgets/answer_actions.ts`` and ``stream_text.ts`` are :func:`hidden_js_class`, which a
 test checks)."""
 
 

@@ -198,7 +198,7 @@ def run_info_html(session_name: str, mode: str | None, model: str | None, number
     """The turn header's run line: ``claude · <session> · turn <n> · <mode> · <model>`` (mode as in
     :data:`kandev_nb.agent.permissions.MODES`, model from `system/init.model`, `number` the turn's
     1-based number in its session, as ``%claude_undo --turn`` takes it; unknown ones left out)."""
-    # mode and model in their own spans: a live tab makes them chips (kandev_nb/notebook/answer_actions.js)
+    # mode and model in their own spans: a live tab makes them chips (src/widgets/answer_actions.ts)
     bits = [r.esc("claude"), r.esc(session_name), *([f"turn {number}"] if number else [])] + [
         f'<span class="kandev-run-{kind}">{r.esc(value)}</span>'
         for kind, value in (("mode", mode), ("model", model))

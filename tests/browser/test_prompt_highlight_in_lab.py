@@ -3,7 +3,7 @@ body is highlighted as Markdown once kandev_nb is loaded, read from CodeMirror's
 classes. Before ``%load_ext`` (and on the old code) it is Python: the apostrophe of "It's"
 opens a string (``.cm-string``) that runs to the end of the line.
 
-These tests cover the kernel-injected fallback (``cell_language.js``), for frontends without
+These tests cover the kernel-injected fallback (``src/widgets/cell_language.ts``), for frontends without
 kandev-nb's extension: the servers start with the extension disabled. With the extension the
 body is Markdown from page load (tests/extension/test_extension_in_lab.py).
 

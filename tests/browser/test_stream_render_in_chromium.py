@@ -1,4 +1,4 @@
-"""The streaming renderer (``assets/kandev_lib.js``) in Chromium, without JupyterLab.
+"""The streaming renderer (``src/widgets/kandev_lib.ts``, built) in Chromium, without JupyterLab.
 
 Texts are streamed in random chunks into the renderer as shipped and into today's
 reference renderer (every finished block rendered once with marked, the open block

@@ -65,7 +65,7 @@ def test_the_swap_to_the_static_rendering_keeps_the_text(
 
     squash = "s => s.replace(/\\s+/g, '')"
     live = page.evaluate(f"() => ({squash})(window.__live)")
-    # the answer's text, without the buttons a live tab adds under its code blocks (answer_actions.js)
+    # the answer's text, without the buttons a live tab adds under its code blocks (src/widgets/answer_actions.ts)
     strip = (
         "el => { const c = el.cloneNode(true); "
         "c.querySelectorAll('.kandev-code-actions').forEach(b => b.remove()); return c; }"

@@ -11,6 +11,8 @@ from kandev_nb.testing import Reply, ScriptedModelServer, http_error, text, tool
 from tests.kernel.conftest import setup_code
 from tests.kernel.kernel_harness import KernelHarness, WidgetModel
 
+BRIDGE = "kandev_nb.notebook.bridge.NotebookBridge"  # the bridge widget's _anywidget_id
+
 pytestmark = pytest.mark.timeout(240)
 
 
@@ -19,10 +21,10 @@ def actions(kernel: KernelHarness) -> list[WidgetModel]:
 
 
 def say_hello(kernel: KernelHarness) -> None:
-    """What an open notebook tab does: its bridge view says hello (``bridge.js``)."""
+    """What an open notebook tab does: its bridge view says hello (``src/widgets/bridge.ts``)."""
     end = time.monotonic() + 30
     while time.monotonic() < end:
-        found = [w for w in kernel.widgets.values() if "newViewId" in str(w.state.get("_esm", ""))]
+        found = [w for w in kernel.widgets.values() if w.state.get("_anywidget_id") == BRIDGE]
         if found:
             kernel.send_custom(found[0], {"kind": "hello", "view": "test-tab", "ok": True, "path": "t.ipynb"})
             kernel.pump_for(0.2)

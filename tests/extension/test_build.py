@@ -102,7 +102,14 @@ def test_the_shortcuts_run_kandev_nb_commands_and_shadow_no_jupyterlab_default()
 def test_the_build_output_is_ignored_and_the_lock_is_committed() -> None:
     if not (REPO / ".git").exists() or shutil.which("git") is None:
         pytest.skip("not a git checkout")
-    paths = ["kandev_nb/labextension/package.json", "node_modules/x", "lib/index.js", "tsconfig.tsbuildinfo", ".yarn/x"]
+    paths = [
+        "kandev_nb/labextension/package.json",
+        "kandev_nb/static/bridge.js",
+        "node_modules/x",
+        "lib/index.js",
+        "tsconfig.tsbuildinfo",
+        ".yarn/x",
+    ]
     done = subprocess.run(["git", "check-ignore", *paths], cwd=REPO, capture_output=True, text=True, check=False)
     assert done.stdout.split() == paths
     tracked = subprocess.run(["git", "ls-files", "yarn.lock"], cwd=REPO, capture_output=True, text=True, check=False)
@@ -168,6 +175,8 @@ def test_the_wheel_installs_and_is_enabled_without_node(tmp_path: Path) -> None:
         assert f"{data}/{expected}" in names, sorted(n for n in names if "labextensions" in n)
     assert any(re.fullmatch(rf"{re.escape(data)}/static/remoteEntry\.[0-9a-f]+\.js", n) for n in names)
     assert "kandev_nb/_version.py" in names
+    for built in ("bridge.js", "notify.js", "approval.js", "kandev_lib.js", "kandev.css", "turn_actions.css"):
+        assert f"kandev_nb/static/{built}" in names, sorted(n for n in names if "static" in n)
     assert not any("node_modules" in n or n.endswith(".ts") for n in names)
 
     venv = tmp_path / "venv"
@@ -211,17 +220,80 @@ def test_the_wheel_installs_and_is_enabled_without_node(tmp_path: Path) -> None:
     assert str(venv / "share" / "jupyter" / "labextensions") in listing, listing
 
 
-def test_the_typescript_messages_are_generated_from_the_pydantic_models() -> None:
-    """src/messages.ts is what ``jlpm build:messages`` makes of kandev_nb/notebook/lab_messages.py
-    (json-schema-to-typescript over the models' JSON Schema): one declaration, both sides."""
+@pytest.mark.parametrize(
+    ("script", "generated", "names"),
+    [
+        (
+            "build:messages:lab",
+            "src/messages.ts",
+            ("Hello", "Answer", "Stop", "Settings", "State", "Answered", "Mismatch", "Waiting"),
+        ),
+        (
+            "build:messages:widgets",
+            "src/widgets/messages.ts",
+            ("BridgeRequest", "BridgeHello", "BridgeAnswer", "ChipNext", "ToastAnswer", "StreamAppend", "TurnPress"),
+        ),
+    ],
+)
+def test_the_typescript_messages_are_generated_from_the_pydantic_models(
+    script: str, generated: str, names: tuple[str, ...]
+) -> None:
+    """src/messages.ts and src/widgets/messages.ts are what ``jlpm build:messages`` makes of
+    kandev_nb/notebook/lab_messages.py and widget_messages.py (json-schema-to-typescript over the
+    models' JSON Schema): one declaration, both sides."""
     json2ts = REPO / "node_modules" / ".bin" / "json2ts"
     if not json2ts.exists():
         pytest.skip("node_modules is not installed here (a wheel-only environment)")
-    script = json.loads((REPO / "package.json").read_text())["scripts"]["build:messages"]
-    command = script.split(" > ")[0].replace("python -m", f"{sys.executable} -m", 1)
+    scripts = json.loads((REPO / "package.json").read_text())["scripts"]
+    assert script in scripts["build:messages"]
+    command = scripts[script].split(" > ")[0].replace("python -m", f"{sys.executable} -m", 1)
+    assert scripts[script].endswith(f" > {generated}")
     env = dict(os.environ, PATH=f"{json2ts.parent}{os.pathsep}{os.environ.get('PATH', '')}")
     made = subprocess.run(command, shell=True, cwd=REPO, env=env, capture_output=True, text=True, check=True)
-    committed = (REPO / "src" / "messages.ts").read_text()
-    assert made.stdout == committed, "src/messages.ts is stale: run `jlpm build:messages`"
-    for name in ("Hello", "Answer", "Stop", "Settings", "State", "Answered", "Mismatch", "Waiting"):
+    committed = (REPO / generated).read_text()
+    assert made.stdout == committed, f"{generated} is stale: run `jlpm build:messages`"
+    for name in names:
         assert f"export interface {name} " in committed
+
+
+def test_the_pages_code_lives_in_the_typescript_tree() -> None:
+    """Issue 37 point 9: no JavaScript or CSS source under kandev_nb/ (only the built
+    kandev_nb/static/ and kandev_nb/labextension/, both ignored by git), and no page code inline
+    in a Python module: every widget's module is src/widgets/<name>.ts, built by
+    scripts/build-widgets.mjs, which jlpm build and build:prod (the wheel, the editable install) run."""
+    built = ("kandev_nb/static/", "kandev_nb/labextension/")
+    sources = [
+        p.relative_to(REPO).as_posix()
+        for p in (REPO / "kandev_nb").rglob("*")
+        if p.suffix in (".js", ".mjs", ".css", ".ts") and not p.relative_to(REPO).as_posix().startswith(built)
+    ]
+    assert sources == []
+    for module in (REPO / "kandev_nb").rglob("*.py"):
+        text = module.read_text(encoding="utf-8")
+        assert "export default {" not in text and "document.createElement(" not in text, module
+    script = (REPO / "scripts" / "build-widgets.mjs").read_text()
+    names = re.findall(r'^  "(\w+)",$', script, re.MULTILINE)
+    assert "bridge" in names and "kandev_lib" in names
+    for name in names:
+        assert (REPO / "src" / "widgets" / f"{name}.ts").is_file(), name
+    scripts = PACKAGE["scripts"]
+    assert scripts["build:widgets"] == "node scripts/build-widgets.mjs"
+    assert "jlpm build:widgets" in scripts["build"] and "jlpm build:widgets" in scripts["build:prod"]
+    assert scripts["install:extension"] == "jlpm build"
+    for dep in ("esbuild", "marked", "highlight.js"):
+        assert dep in PACKAGE["devDependencies"], dep
+
+
+def test_a_checkout_without_the_widgets_build_builds_them() -> None:
+    """hatch-jupyter-builder skips the build when every skip-if-exists path exists: one of them is
+    a built widget module, so a checkout whose labextension was built before kandev_nb/static/
+    existed still builds it; the wheel and the sdist ship kandev_nb/static/ (not in git)."""
+    import tomllib
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())
+    hook = project["tool"]["hatch"]["build"]["hooks"]["jupyter-builder"]
+    assert "kandev_nb/static/kandev_lib.js" in hook["skip-if-exists"]
+    assert {"kandev_nb/static/bridge.js", "kandev_nb/static/kandev_lib.js"} <= set(hook["ensured-targets"])
+    targets = project["tool"]["hatch"]["build"]["targets"]
+    assert "kandev_nb/static" in targets["wheel"]["artifacts"]
+    assert "kandev_nb/static" in targets["sdist"]["artifacts"]

@@ -17,6 +17,8 @@ from tests.fleet.test_fleet_queue_budget import touch_then_answer
 from tests.kernel.conftest import kernel, ledger_path, setup_code  # noqa: F401 - fixtures
 from tests.kernel.kernel_harness import KernelHarness, WidgetModel
 
+BRIDGE = "kandev_nb.notebook.bridge.NotebookBridge"  # the bridge widget's _anywidget_id
+
 pytestmark = pytest.mark.timeout(300)
 
 START = (
@@ -67,7 +69,7 @@ def test_a_fleets_cards_deny_headless_wait_with_a_tab_and_a_fleet_timeout_still_
     assert not list(claude_workdir.glob("out-*.txt"))
 
     # A tab: the same fleet's cards wait past the 2 s timeout, the page is reminded (at 1 s).
-    bridge = _widget(kernel, lambda w: "notebook bridge" in str(w.state.get("_esm", "")))
+    bridge = _widget(kernel, lambda w: w.state.get("_anywidget_id") == BRIDGE)
     kernel.send_custom(bridge, {"kind": "hello", "view": "v-test", "ok": True, "path": "work/fleet.ipynb"})
     kernel.pump_for(0.5)
     kernel.execute(START.format(ids=[3, 4], name="tab", extra=""))

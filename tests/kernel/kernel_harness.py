@@ -7,7 +7,7 @@ comm_msg state updates the kernel sent) and sends the `comm_msg` a browser would
 The streaming text widget (:class:`kandev_nb.notebook.widgets.stream.StreamText`) sends its text as
 custom messages, never as state: ``{"type": "append", "at": N, "text": s}`` and
 ``{"type": "reset", "text": all}``. :class:`WidgetModel` rebuilds that text the way the
-browser's view does (``kandev_nb/notebook/widgets/js/src/lib.js``: an append at the current length
+browser's view does (``src/widgets/kandev_lib.ts``: an append at the current length
 is added, one that overlaps adds only its new part, one past a gap asks for a ``sync``), so
 ``KernelHarness.live_texts()`` is what a person watching the cell saw.
 """

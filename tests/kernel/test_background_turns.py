@@ -18,6 +18,8 @@ from tests.kernel.conftest import setup_code
 from tests.kernel.kernel_harness import KernelHarness
 from tests.kernel.test_approvals import answer, wait_for_card
 
+BRIDGE = "kandev_nb.notebook.bridge.NotebookBridge"  # the bridge widget's _anywidget_id
+
 pytestmark = pytest.mark.timeout(300)
 
 TYPES = """
@@ -34,9 +36,9 @@ SLOW = "Reading the sales table month by month, " * 12  # streamed in 12-charact
 
 
 def attach_frontend(kernel: KernelHarness) -> None:
-    """Say hello to the notebook bridge as an open JupyterLab tab does (bridge.js)."""
+    """Say hello to the notebook bridge as an open JupyterLab tab does (src/widgets/bridge.ts)."""
     kernel.pump_for(0.5)
-    bridge = next(w for w in kernel.widgets.values() if '"hello"' in str(w.state.get("_esm", "")))
+    bridge = next(w for w in kernel.widgets.values() if w.state.get("_anywidget_id") == BRIDGE)
     kernel.send_custom(bridge, {"kind": "hello", "view": "tab-1", "ok": True, "path": "work.ipynb", "client": "c1"})
     kernel.pump_for(0.3)
 

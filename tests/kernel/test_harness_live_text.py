@@ -1,4 +1,4 @@
-"""The kernel harness rebuilds streamed text as the browser's view does (lib.js `mount`)."""
+"""The kernel harness rebuilds streamed text as the browser's view does (kandev_lib.ts `mount`)."""
 
 from __future__ import annotations
 

@@ -19,6 +19,8 @@ from kandev_nb.testing import Reply, ScriptedModelServer, text, tool_use
 from tests.kernel.conftest import setup_code
 from tests.kernel.kernel_harness import KernelHarness, WidgetModel
 
+BRIDGE = "kandev_nb.notebook.bridge.NotebookBridge"  # the bridge widget's _anywidget_id
+
 pytestmark = pytest.mark.timeout(300)
 
 BACKGROUND = (
@@ -42,7 +44,7 @@ def notifier(kernel: KernelHarness) -> WidgetModel:
 
 
 def bridge(kernel: KernelHarness) -> WidgetModel:
-    found = [w for w in kernel.widgets.values() if "notebook bridge" in str(w.state.get("_esm", ""))]
+    found = [w for w in kernel.widgets.values() if w.state.get("_anywidget_id") == BRIDGE]
     assert found, "no notebook bridge widget"
     return found[-1]
 

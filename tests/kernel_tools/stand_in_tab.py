@@ -1,7 +1,7 @@
 """A Python stand-in of the notebook tab for the kernel's notebook tools (a ``NotebookView``).
 
 It answers the bridge's requests (``read``, ``cells``, ``insert``, ``edit``, ``delete``,
-``set_outputs``) over a list of cells the way ``kandev_nb/notebook/bridge.js`` does over the
+``set_outputs``) over a list of cells the way ``src/widgets/bridge.ts`` does over the
 tab's YNotebook, including the tab-side ``expected_source`` check of ``edit`` and ``delete``.
 A test changes :attr:`StandInTab.cells` directly to play the person typing in the tab.
 """
@@ -54,7 +54,7 @@ class StandInTab:
         raise KeyError(f"no cell with id {cell_id}")
 
     async def request(self, op: str, args: dict[str, Any], *, timeout_s: float) -> dict[str, Any]:
-        """One bridge request; returns its ``result`` like ``bridge.js``."""
+        """One bridge request; returns its ``result`` like ``bridge.ts``."""
         self.ops.append((op, dict(args)))
         await asyncio.sleep(0)  # an answer always comes back later, as over the comm
         if op == "read":

@@ -1,4 +1,4 @@
-"""The vendored client library (assets/kandev_lib.js) run under Node: Markdown safety,
+"""The vendored client library (kandev_nb/static/kandev_lib.js) run under Node: Markdown safety,
 highlighting, and the stable-block boundary the streaming view relies on."""
 
 from __future__ import annotations

@@ -211,14 +211,14 @@ def test_every_hidden_character_is_marked_on_a_card_and_in_an_answer_code_block(
     assert block.count('class="kandev-invisible"') >= len(chars) - 2
 
 
-@pytest.mark.parametrize("path", ["notebook/answer_actions.js", "notebook/widgets/assets/stream_text.js"])
+@pytest.mark.parametrize("path", ["src/widgets/answer_actions.ts", "src/widgets/stream_text.ts"])
 def test_the_javascript_hidden_set_is_the_pythons(path: str) -> None:
     """The tab's copies (Insert removes, a streaming block marks) cannot drift from Python's."""
     from pathlib import Path
 
     import kandev_nb
 
-    source = (Path(kandev_nb.__file__).parent / path).read_text(encoding="utf-8")
+    source = (Path(kandev_nb.__file__).parents[1] / path).read_text(encoding="utf-8")
     literal = '"' + reveal.hidden_js_class().replace("\\", "\\\\") + '"'
     assert literal in source
     assert source.count('"[\\\\u') == 1  # no second, older list
@@ -246,8 +246,8 @@ def test_each_code_block_carries_its_own_fence_language() -> None:
     assert shown.count('data-lang="bash"') == 1 and shown.count('data-lang="python"') == 1
     assert shown.index('data-lang="bash"') < shown.index('data-lang="python"')
     assert shown.count('<pre class="kandev-code"') == 3  # the plain fence: no data-lang
-    root = Path(kandev_nb.__file__).parent / "notebook"
-    actions = (root / "answer_actions.js").read_text(encoding="utf-8")
+    root = Path(kandev_nb.__file__).parents[1]
+    actions = (root / "src" / "widgets" / "answer_actions.ts").read_text(encoding="utf-8")
     assert 'pre.getAttribute("data-lang")' in actions and "answer.matchAll" not in actions
-    for live in ("widgets/assets/kandev_lib.js", "widgets/js/src/lib.js"):
+    for live in ("kandev_nb/static/kandev_lib.js", "src/widgets/kandev_lib.ts"):
         assert "data-lang=" in (root / live).read_text(encoding="utf-8")

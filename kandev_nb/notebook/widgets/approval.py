@@ -1,6 +1,6 @@
 """The approval card: what a can_use_tool request will do, and the controls that answer it.
 
-The controls are one anywidget, :class:`ApprovalControls` (``assets/approval.js``). Each
+The controls are one anywidget, :class:`ApprovalControls` (``src/widgets/approval.ts``). Each
 answer is ONE custom message from the browser that carries what the person typed with the
 click: ``{"action": "deny", "reason": <text>}``, ``{"action": "allow_edited", "input":
 <JSON text>}`` (built field by field in the browser, :mod:`.input_editor`; while editing,
@@ -53,7 +53,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, get_args
 
 import anywidget
 import traitlets
@@ -63,9 +63,10 @@ from kandev_nb.agent import suggestions
 from kandev_nb.agent import tools as t
 from kandev_nb.agent.approvals import edited_input
 from kandev_nb.agent.permissions import Decision
+from kandev_nb.notebook.page_code import page_text
+from kandev_nb.notebook.widget_messages import ApprovalAction, ApprovalPress, read
 from kandev_nb.notebook.widgets import input_editor
 from kandev_nb.notebook.widgets.cards import WidgetFactory
-from kandev_nb.notebook.widgets.stream import ASSETS
 from kandev_nb.render import card_html as ch
 from kandev_nb.render import html as r
 from kandev_nb.render import theme as th
@@ -85,22 +86,8 @@ __all__ = [
     "what_html",
 ]
 
-ACTIONS = (
-    "allow",
-    "allow_always",
-    "allow_tool",
-    "deny",
-    "edit",
-    "allow_edited",
-    "allow_suggestion",
-    "preview",
-    "approve_accept_edits",
-    "approve_keep_asking",
-    "allow_all",
-    "deny_all",
-    "rule_preview",
-)
-"""The `action` values of the controls' custom messages."""
+ACTIONS: tuple[str, ...] = get_args(ApprovalAction)
+"""The `action` values of the controls' custom messages (:class:`~kandev_nb.notebook.widget_messages.ApprovalPress`)."""
 
 PLAN_CHOICES = {"approve_accept_edits": "acceptEdits", "approve_keep_asking": "default"}
 """An ExitPlanMode card's approvals, as the CLI offers them: "Approve and auto-accept edits",
@@ -228,9 +215,7 @@ class ApprovalControls(anywidget.AnyWidget):
     """
 
     _esm = input_editor.controls_esm()  # the field editors (issue 27 point 6), then the controls
-    _css = (
-        (ASSETS / "approval.css").read_text(encoding="utf-8") + "\n" + th.stylesheet() + "\n"
-    )  # its code is coloured by class
+    _css = page_text("approval.css") + "\n" + th.stylesheet() + "\n"  # its code is coloured by class
     pending = traitlets.Bool(True).tag(sync=True)
     plan = traitlets.Bool(False).tag(sync=True)
     placeholder = traitlets.Unicode("reason (optional, sent to Claude; Enter denies)").tag(sync=True)
@@ -330,19 +315,12 @@ class ApprovalCard:
     def _on_view_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
         if not isinstance(content, dict):
             return
-        reason, text, index, rule = (
-            content.get("reason"),
-            content.get("input"),
-            content.get("index"),
-            content.get("rule"),
-        )
-        self.press(
-            str(content.get("action", "")),
-            reason=reason if isinstance(reason, str) else "",
-            input_text=text if isinstance(text, str) else None,
-            index=index if isinstance(index, int) else None,
-            rule=rule if isinstance(rule, str) else None,
-        )
+        pressed = read(ApprovalPress, content)
+        if pressed is None:  # an unknown action: the card says so
+            self.press(str(content.get("action", "")))
+            return
+        reason, text = pressed.reason or "", pressed.input
+        self.press(pressed.action, reason=reason, input_text=text, index=pressed.index, rule=pressed.rule)
 
     def refresh_rows(self) -> None:
         """A fleet's card: redraw the rule field's labels and count (the queue changed, or the

@@ -1,6 +1,6 @@
 """Editing a tool's input on the approval card, field by field (issue 27 point 6).
 
-The browser side is ``assets/input_editor.js``, loaded with the card's controls
+The browser side is ``src/widgets/input_editor.ts``, bundled with the card's controls
 (:class:`~kandev_nb.notebook.widgets.approval.ApprovalControls`): each field of the
 can_use_tool `input` gets its own editor, a monospace code editor for :data:`CODE_FIELDS`
 (newlines and tabs kept, the file's language named), one line for ``command``, and JSON only
@@ -26,7 +26,7 @@ from typing import Any
 
 from kandev_nb.agent import events as ev
 from kandev_nb.agent.tools import normalize_tool_call
-from kandev_nb.notebook.widgets.stream import ASSETS
+from kandev_nb.notebook.page_code import page_text
 
 __all__ = ["CODE_FIELDS", "controls_esm", "edited_request", "preview_html"]
 
@@ -35,12 +35,8 @@ CODE_FIELDS = ("content", "new_string", "code", "source")
 
 
 def controls_esm() -> str:
-    """The approval controls' module: ``input_editor.js`` (the field editors) before ``approval.js``."""
-    return (
-        (ASSETS / "input_editor.js").read_text(encoding="utf-8")
-        + "\n"
-        + (ASSETS / "approval.js").read_text(encoding="utf-8")
-    )
+    """The approval controls' module: ``src/widgets/approval.ts`` with ``input_editor.ts`` (the field editors)."""
+    return page_text("approval.js")
 
 
 def edited_request(event: ev.PermissionRequest, text: str) -> ev.PermissionRequest | None:

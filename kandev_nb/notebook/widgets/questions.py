@@ -1,7 +1,7 @@
 """The question card: an `AskUserQuestion` can_use_tool answered with buttons.
 
 Built like the approval card (:mod:`kandev_nb.notebook.widgets.approval`): the controls are
-one anywidget, :class:`QuestionControls` (``assets/questions.js``), and each answer is ONE
+one anywidget, :class:`QuestionControls` (``src/widgets/questions.ts``), and each answer is ONE
 custom message from the browser carrying what was chosen and typed with the click:
 ``{"action": "answer", "answers": {"<question>": "<label>" | ["<label>", ...] | "<typed>"}}``
 or ``{"action": "skip"}``. :meth:`QuestionCard.press` turns it into
@@ -40,9 +40,10 @@ from kandev_nb.agent.questions import (
     answers_input,
     parse_questions,
 )
+from kandev_nb.notebook.page_code import page_file
+from kandev_nb.notebook.widget_messages import QuestionPress, read
 from kandev_nb.notebook.widgets.approval import ApprovalCard
 from kandev_nb.notebook.widgets.cards import WidgetFactory
-from kandev_nb.notebook.widgets.stream import ASSETS
 from kandev_nb.render import html as r
 from kandev_nb.render.questions import answers_html
 
@@ -65,8 +66,8 @@ class QuestionControls(anywidget.AnyWidget):
     every control), `error` (a message under the controls).
     """
 
-    _esm = ASSETS / "questions.js"
-    _css = ASSETS / "questions.css"
+    _esm = page_file("questions.js")  # src/widgets/questions.ts
+    _css = page_file("questions.css")  # style/widgets/questions.css
     questions = traitlets.Unicode("[]").tag(sync=True)
     pending = traitlets.Bool(True).tag(sync=True)
     error = traitlets.Unicode("").tag(sync=True)
@@ -111,8 +112,13 @@ class QuestionCard(ApprovalCard):
         self.approval.on_decided(self._on_decided)
 
     def _on_view_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        if isinstance(content, dict):
-            self.press(str(content.get("action", "")), answers=content.get("answers"))
+        if not isinstance(content, dict):
+            return
+        pressed = read(QuestionPress, content)
+        if pressed is None:  # an unknown action: the card says so
+            self.press(str(content.get("action", "")))
+        else:
+            self.press(pressed.action, answers=pressed.answers)
 
     def press(
         self,

@@ -13,9 +13,10 @@ Why an anywidget with an "append" message (measured by ``python -m kandev_nb.ben
   once); an open fenced code block is appended as plain lines and highlighted once, in an
   idle callback, when it closes; a table is rendered row by row. So an update costs the
   new text, not the answer so far (``benchmarks/bench_browser.py`` measures it in
-  JupyterLab). `marked` and highlight.js are vendored as one ESM file
-  (``assets/kandev_lib.js``, built from ``js/``). That file is shipped ONCE per kernel by
-  the :class:`KandevLib` widget; each text segment carries only a 0.7 KB loader.
+  JupyterLab). `marked` and highlight.js are bundled into one ESM file
+  (``kandev_nb/static/kandev_lib.js``, built from ``src/widgets/kandev_lib.ts``). That file is
+  shipped ONCE per kernel by the :class:`KandevLib` widget; each text segment carries only a
+  0.7 KB loader.
 * The final rendering is exact anyway: when the turn ends, the view is replaced by the
   static rendering of the whole text (markdown-it-py + Pygments), see
   :mod:`kandev_nb.render.static`.
@@ -34,18 +35,20 @@ import asyncio
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import anywidget
 import traitlets
 
+from kandev_nb.notebook.page_code import STATIC, page_file, page_text
+from kandev_nb.notebook.widget_messages import StreamAppend, StreamReset, StreamSync, read
 from kandev_nb.render import theme as _theme
 from kandev_nb.render.reveal import displayable
 
 __all__ = ["ASSETS", "KandevLib", "StreamText", "Throttle", "kandev_lib", "shed_lib"]
 
-ASSETS = Path(__file__).parent / "assets"
+ASSETS = STATIC
+"""The built page code (:data:`kandev_nb.notebook.page_code.STATIC`)."""
 
 
 class KandevLib(anywidget.AnyWidget):
@@ -53,12 +56,12 @@ class KandevLib(anywidget.AnyWidget):
 
     Never displayed: creating its model in the frontend runs its module, which publishes
     ``globalThis.__kandevNb`` for the :class:`StreamText` views, and loads the CSS:
-    ``assets/kandev.css`` and the code/table classes of the HTML builders
+    ``style/widgets/kandev.css`` and the code/table classes of the HTML builders
     (:func:`kandev_nb.render.theme.stylesheet`).
     """
 
-    _esm = ASSETS / "kandev_lib.js"
-    _css = (ASSETS / "kandev.css").read_text(encoding="utf-8") + "\n" + _theme.stylesheet() + "\n"
+    _esm = page_file("kandev_lib.js")  # src/widgets/kandev_lib.ts
+    _css = page_text("kandev.css") + "\n" + _theme.stylesheet() + "\n"
 
 
 _lib: KandevLib | None = None
@@ -93,7 +96,7 @@ class StreamText(anywidget.AnyWidget):
     arrive on another thread than the event loop's.
     """
 
-    _esm = ASSETS / "stream_text.js"
+    _esm = page_file("stream_text.js")  # src/widgets/stream_text.ts
     mode = traitlets.Unicode("markdown").tag(sync=True)
     lib = traitlets.Unicode("").tag(sync=True)
 
@@ -139,17 +142,18 @@ class StreamText(anywidget.AnyWidget):
             self._pending_len = 0
             self._sent_parts.append(chunk)
             self.updates += 1
-        self.send({"type": "append", "at": at, "text": chunk})
+        self.send(StreamAppend(at=at, text=chunk).model_dump())
         return True
 
     def _on_frontend(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        if not isinstance(content, dict) or content.get("type") != "sync":
+        sync = read(StreamSync, content) if isinstance(content, dict) else None
+        if sync is None:
             return
         with self._lock:
-            if content.get("have") == self._sent:
+            if sync.have == self._sent:
                 return
             sent = "".join(self._sent_parts)
-        self.send({"type": "reset", "text": sent})
+        self.send(StreamReset(text=sent).model_dump())
 
 
 class Throttle:

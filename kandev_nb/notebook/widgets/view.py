@@ -401,7 +401,7 @@ class TurnView:
         `tool_use_id` while it waits (so the proposed action shows once, with the controls
         on it), or goes at the end of the body if there is no such card. The cards of
         finished tools fold, so the waiting card is near what it follows; the browser then
-        scrolls it into view (``assets/approval.js``)."""
+        scrolls it into view (``src/widgets/approval.ts``)."""
         host = self.cards.get(event.tool_use_id or "")
         acard = card_for(event, self.f, attached=host is not None)  # a QuestionCard for AskUserQuestion
         self.approvals[event.request_id] = acard

@@ -8,16 +8,23 @@
 // the Python side pins the anywidget / jupyterlab_widgets ranges this was tested with, and the
 // browser tests guard it (in a Lab with the extension disabled).
 //
-// Messages (widget comm, "msg:custom"):
+// Messages (widget comm, "msg:custom"; the Bridge* models of kandev_nb/notebook/widget_messages.py):
 //   kernel -> tab: {kind: "request", id, view, op, args}   (view null: any view answers)
 //   tab -> kernel: {kind: "hello", view, path, ok, reason?, via: "extension" | "widget manager"}
 //                  {kind: "answer", id, view, ok, result | error, stale?}
+
+import { kandevAnswerActions } from "./answer_actions";
+import { kandevCellLanguage } from "./cell_language";
+import type { BridgeAnswer, BridgeGoodbye, BridgeHello, BridgeRequest, ChipNext } from "./messages";
+
+/** What a tab sends the bridge (kandev_nb/notebook/widget_messages.py FromTab). */
+export type ToKernel = BridgeHello | BridgeAnswer | BridgeGoodbye | ChipNext;
 
 function newViewId() {
   return "view-" + Math.random().toString(36).slice(2, 10) + "-" + Date.now().toString(36);
 }
 
-function cellIndex(nb, id) {
+function cellIndex(nb: any, id: any) {
   const cells = nb.cells;
   for (let i = 0; i < cells.length; i++) {
     if (cells[i].id === id) return i;
@@ -25,7 +32,7 @@ function cellIndex(nb, id) {
   return -1;
 }
 
-function findCell(nb, args) {
+function findCell(nb: any, args: any) {
   if (args.id) {
     const i = cellIndex(nb, args.id);
     if (i < 0) throw new Error("no cell with id " + args.id + " in the notebook (it was deleted?)");
@@ -34,30 +41,30 @@ function findCell(nb, args) {
   throw new Error("the request names no cell id");
 }
 
-function cellJSON(cell, index) {
+function cellJSON(cell: any, index: any) {
   const json = cell.toJSON();
   json.index = index;
   json.id = cell.id;
   return json;
 }
 
-const OPS = {
-  ping(nb) {
+const OPS: Record<string, (nb: any, args: any, context: any) => any> = {
+  ping(nb: any) {
     return { cells: nb.cells.length };
   },
-  read(nb) {
-    return { cells: nb.cells.map((c, i) => cellJSON(c, i)) };
+  read(nb: any) {
+    return { cells: nb.cells.map((c: any, i: any) => cellJSON(c, i)) };
   },
-  cells(nb) {
+  cells(nb: any) {
     // What a call needs to find its cell: no outputs (they can be megabytes of images).
     return {
-      cells: nb.cells.map((c, i) => ({
+      cells: nb.cells.map((c: any, i: any) => ({
         index: i, id: c.id, cell_type: c.cell_type, source: c.getSource(),
         has_outputs: typeof c.getOutputs === "function" ? c.getOutputs().length > 0 : false,
       })),
     };
   },
-  insert(nb, args) {
+  insert(nb: any, args: any) {
     let index = args.index;
     if (Array.isArray(args.after_ids)) {
       index = nb.cells.length;
@@ -71,7 +78,7 @@ const OPS = {
     }
     if (index === undefined || index === null || index > nb.cells.length) index = nb.cells.length;
     if (index < 0) index = 0;
-    const cell = { cell_type: args.cell_type, source: args.source, metadata: {} };
+    const cell: any = { cell_type: args.cell_type, source: args.source, metadata: {} };
     if (args.cell_type === "code") {
       cell.outputs = [];
       cell.execution_count = null;
@@ -79,7 +86,7 @@ const OPS = {
     const made = nb.insertCell(index, cell);
     return { id: made.id, index };
   },
-  edit(nb, args) {
+  edit(nb: any, args: any) {
     const [index, cell] = findCell(nb, args);
     const current = cell.getSource();
     if (args.expected_source !== undefined && args.expected_source !== null && current !== args.expected_source) {
@@ -94,7 +101,7 @@ const OPS = {
     });
     return { index, id: cell.id, old_source: current };
   },
-  delete(nb, args) {
+  delete(nb: any, args: any) {
     const [index, cell] = findCell(nb, args);
     const source = cell.getSource();
     const cellType = cell.cell_type;
@@ -104,13 +111,13 @@ const OPS = {
     nb.deleteCell(index);
     return { index, id: args.id, source, cell_type: cellType };
   },
-  attach(nb, args, context) {
+  attach(nb: any, args: any, context: any) {
     // A reloaded or newly opened tab: the running cell gets the turn's outputs (the live view's
     // widget, later its static rendering). Found by id, else by its source (ids of a notebook
     // saved without ids change on every load).
     let index = cellIndex(nb, args.id);
     if (index < 0 && typeof args.source === "string") {
-      index = nb.cells.findIndex((c) => c.cell_type === "code" && c.getSource() === args.source);
+      index = nb.cells.findIndex((c: any) => c.cell_type === "code" && c.getSource() === args.source);
     }
     if (index < 0) throw new Error("the running cell is not in this tab");
     const cell = nb.cells[index];
@@ -124,7 +131,7 @@ const OPS = {
     if (cellModel && "trusted" in cellModel) cellModel.trusted = true;
     return { index, id: cell.id };
   },
-  set_outputs(nb, args) {
+  set_outputs(nb: any, args: any) {
     const [index, cell] = findCell(nb, args);
     if (cell.cell_type !== "code") throw new Error("cell " + args.id + " is not a code cell");
     nb.transact(() => {
@@ -136,29 +143,29 @@ const OPS = {
 };
 
 // The tab's notebook document ({path, model}): through kandev-nb's JupyterLab extension when it
-// runs (window.__kandevNbLab.documentFor: INotebookTracker's panel of this kernel, documented API),
+// runs ((window as any).__kandevNbLab.documentFor: INotebookTracker's panel of this kernel, documented API),
 // else the widget manager's `context` (not documented API: the fallback where no extension runs).
-function documentOf(manager) {
-  const lab = window.__kandevNbLab;
+function documentOf(manager: any) {
+  const lab = (window as any).__kandevNbLab;
   const kernel = manager && manager.kernel;
   if (lab && typeof lab.documentFor === "function" && kernel && kernel.id) {
     try {
       const doc = lab.documentFor(kernel.id);
-      if (doc && doc.model) return { context: doc, via: "extension" };
+      if (doc && doc.model) return { context: doc, via: "extension" as const };
     } catch (err) {
       console.warn("kandev-nb bridge: the extension gave no document", err);
     }
   }
   const context = manager && manager.context;
-  return { context, via: "widget manager" };
+  return { context, via: "widget manager" as const };
 }
 
-function initialize({ model }) {
+function initialize({ model }: any) {
   const view = newViewId();
   const manager = model.widget_manager;
   const { context, via } = documentOf(manager);
   const shared = context && context.model && context.model.sharedModel;
-  const say = (content) => {
+  const say = (content: ToKernel) => {
     try {
       model.send(content);
     } catch (err) {
@@ -175,7 +182,7 @@ function initialize({ model }) {
       say({ kind: "hello", view, ok: false, reason: "this frontend gives widgets no notebook document" });
     }
   };
-  const onMessage = (msg) => {
+  const onMessage = (msg: BridgeRequest) => {
     if (!msg || msg.kind !== "request") return;
     if (msg.kind === "request" && msg.op === "hello") {
       hello();
@@ -194,15 +201,15 @@ function initialize({ model }) {
     try {
       const result = op(shared, msg.args || {}, context);
       say({ kind: "answer", id: msg.id, view, ok: true, result });
-    } catch (err) {
+    } catch (err: any) {
       say({ kind: "answer", id: msg.id, view, ok: false, error: String((err && err.message) || err) });
     }
   };
   model.on("msg:custom", onMessage);
-  // Insert / Copy on answers, chips in headers (answer_actions.js, loaded before this file).
+  // Insert / Copy on answers, chips in headers (answer_actions.ts).
   const kernel = model.get("kernel");
   const undecorate = shared && kernel ? kandevAnswerActions(shared, OPS, say, kernel) : null;
-  // %%claude bodies highlighted as Markdown (cell_language.js, loaded before this file).
+  // %%claude bodies highlighted as Markdown (cell_language.ts).
   const unhighlight = context && context.model ? kandevCellLanguage(context.model) : null;
   // A reload or a closed tab: say goodbye, so the kernel stops addressing this view at once.
   const goodbye = () => say({ kind: "goodbye", view });

@@ -1,18 +1,18 @@
 // The field editors of an approval card's "Edit" (issue 27 point 6; ../input_editor.py).
-// Loaded before approval.js in the same module. Each field of the tool input gets its own
+// Bundled into approval.ts's module. Each field of the tool input gets its own
 // editor: a monospace code editor for content / new_string / code / source (newlines and
 // tabs kept; Tab inserts a tab), one line for command, JSON only for the fields left.
 // read() builds the edited input object (JSON.stringify then escapes newlines itself).
 
-const KANDEV_CODE_FIELDS = ["content", "new_string", "code", "source"];
-const KANDEV_LANGUAGES = {
+export const KANDEV_CODE_FIELDS = ["content", "new_string", "code", "source"];
+const KANDEV_LANGUAGES: Record<string, string> = {
   py: "Python", ipynb: "Python", js: "JavaScript", mjs: "JavaScript", ts: "TypeScript", tsx: "TypeScript",
   md: "Markdown", json: "JSON", sh: "Shell", bash: "Shell", toml: "TOML", yaml: "YAML", yml: "YAML",
   html: "HTML", css: "CSS", sql: "SQL", rs: "Rust", go: "Go", c: "C", h: "C", cpp: "C++", java: "Java",
   r: "R", txt: "plain text", csv: "CSV",
 };
 
-function kandevLanguage(input, key) {
+function kandevLanguage(input: any, key: any) {
   if (key === "code" || key === "source") {
     if (input.cell_type === "markdown") return "Markdown";
     if (!input.file_path && !input.notebook_path) return "Python";
@@ -23,19 +23,19 @@ function kandevLanguage(input, key) {
   return KANDEV_LANGUAGES[ext] || (ext ? ext : "plain text");
 }
 
-function kandevEditorLabel(text) {
+function kandevEditorLabel(text: any) {
   const label = document.createElement("div");
   label.className = "kandev-edit-label";
   label.textContent = text;
   return label;
 }
 
-function kandevInputEditor(input, onInput) {
+export function kandevInputEditor(input: any, onInput: any) {
   const el = document.createElement("div");
   el.className = "kandev-edit-fields";
-  const editors = {};
-  const rest = {};
-  const keep = (e) => e.stopPropagation(); // JupyterLab's notebook shortcuts stay out of the editors
+  const editors: any = {};
+  const rest: any = {};
+  const keep = (e: any) => e.stopPropagation(); // JupyterLab's notebook shortcuts stay out of the editors
   for (const [key, value] of Object.entries(input)) {
     const multiline = typeof value === "string" && value.includes("\n");
     if (typeof value === "string" && (KANDEV_CODE_FIELDS.includes(key) || (key === "command" && multiline))) {
@@ -86,18 +86,18 @@ function kandevInputEditor(input, onInput) {
     el.append(kandevEditorLabel(Object.keys(editors).length ? "other inputs (JSON)" : "input (JSON)"), json);
   }
   const read = () => {
-    let others = {};
+    let others: any = {};
     if (json) {
       try {
         others = JSON.parse(json.value);
-      } catch (err) {
+      } catch (err: any) {
         throw new Error(`other inputs: not valid JSON: ${err.message}`);
       }
       if (!others || typeof others !== "object" || Array.isArray(others)) {
         throw new Error("other inputs: must be a JSON object");
       }
     }
-    const out = {};
+    const out: any = {};
     for (const key of Object.keys(input)) {
       if (key in editors) out[key] = editors[key].value;
       else if (key in others) out[key] = others[key];

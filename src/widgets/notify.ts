@@ -4,21 +4,23 @@
 // anywidget calls initialize({model}) once per frontend widget manager that creates the model
 // (every open tab of this kernel's notebook, and again after a reload). Model "items" (JSON)
 // lists the waiting approvals: {id, tool, full_tool, summary, cell, notebook, left_s, age_s,
-// question, reminded, complete, digest}. Several managers in one page share one registry (window.__kandevNotify),
+// question, reminded, complete, digest}. Several managers in one page share one registry ((window as any).__kandevNotify),
 // keyed by kernel id, so a notebook open twice shows each approval once.
 //
 // JupyterLab's own notifications (the "apputils:notify" command, JupyterLab >= 4.0) are used when
-// the page exposes the app as window.jupyterapp; their buttons run the command
+// the page exposes the app as (window as any).jupyterapp; their buttons run the command
 // "kandev-nb:answer-approval". Otherwise a toast of our own, drawn with JupyterLab's theme
 // variables, sits in the bottom right corner (class kandev-toast).
 //
-// Messages (widget comm): tab -> kernel {kind: "answer", id, action: "allow" | "deny", reason?, digest?};
+// Messages (widget comm; ToastAnswer, ToastAnswered in kandev_nb/notebook/widget_messages.py): tab -> kernel {kind: "answer", id, action: "allow" | "deny", reason?, digest?};
 // kernel -> tab {kind: "answered", id, ok, error?}.
 //
 // A notification shows one line of the request (item.summary). It offers Allow only when the
 // kernel says that line is the whole payload (item.complete; issue 32, point 3), and then never
 // cuts it; otherwise it offers Show (the card, which shows it whole) and Deny. An Allow sends
 // the line's digest back, and the kernel refuses one for a line that was only a summary.
+
+import type { ToastAnswer, ToastAnswered } from "./messages";
 
 const COMMAND = "kandev-nb:answer-approval";
 const TITLE_MARK = /^\(\d+\) ⏳ /;
@@ -52,27 +54,27 @@ const STYLE = `
 `;
 
 function registry() {
-  if (!window.__kandevNotify) {
-    window.__kandevNotify = { kernels: new Map(), toasts: new Map(), title: null, timer: null };
+  if (!(window as any).__kandevNotify) {
+    (window as any).__kandevNotify = { kernels: new Map(), toasts: new Map(), title: null, timer: null };
   }
-  return window.__kandevNotify;
+  return (window as any).__kandevNotify;
 }
 
-function fmtLeft(seconds) {
+function fmtLeft(seconds: any) {
   const s = Math.max(0, Math.ceil(seconds));
   return s >= 60 ? `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}` : `${s} s`;
 }
 
-function basename(path) {
+function basename(path: any) {
   return path ? String(path).split("/").pop() : "";
 }
 
 function labApp() {
-  const app = window.jupyterapp;
+  const app = (window as any).jupyterapp;
   return app && app.commands && app.commands.hasCommand("apputils:notify") ? app : null;
 }
 
-function allItems(reg) {
+function allItems(reg: any) {
   const out = [];
   for (const [key, entry] of reg.kernels) for (const item of entry.items) out.push({ key, entry, item });
   return out;
@@ -80,7 +82,7 @@ function allItems(reg) {
 
 // ---- what a notification says ------------------------------------------------------------
 
-function leftText(item, received) {
+function leftText(item: any, received: any) {
   const age = item.age_s + (Date.now() - received) / 1000;
   if (item.left_s === null || item.left_s === undefined) {
     return `waiting ${fmtLeft(age)}; the cell waits for your answer`;
@@ -88,7 +90,7 @@ function leftText(item, received) {
   return `${fmtLeft(item.left_s - (Date.now() - received) / 1000)} left, then it is denied`;
 }
 
-function headText(item) {
+function headText(item: any) {
   const where = [basename(item.notebook) || "this notebook", item.cell !== null ? `In [${item.cell}]` : null]
     .filter(Boolean)
     .join(" · ");
@@ -98,25 +100,25 @@ function headText(item) {
 
 // ---- the page title and the tab badge --------------------------------------------------------
 
-function applyTitle(reg) {
+function applyTitle(reg: any) {
   const count = allItems(reg).length;
   const bare = document.title.replace(TITLE_MARK, "");
   const wanted = count ? `(${count}) ⏳ ${bare}` : bare;
   if (document.title !== wanted) document.title = wanted;
 }
 
-function applyBadges(reg) {
+function applyBadges(reg: any) {
   const counts = new Map();
   for (const { item } of allItems(reg)) {
     const name = basename(item.notebook);
     if (name) counts.set(name, (counts.get(name) || 0) + 1);
   }
-  for (const tab of document.querySelectorAll(".lm-TabBar-tab")) {
-    const label = tab.querySelector(".lm-TabBar-tabLabel");
-    const n = label ? counts.get(label.textContent.trim()) : undefined;
+  for (const tab of document.querySelectorAll<HTMLElement>(".lm-TabBar-tab")) {
+    const label = tab.querySelector<HTMLElement>(".lm-TabBar-tabLabel");
+    const n = label ? counts.get((label.textContent || "").trim()) : undefined;
     if (n) {
       if (tab.dataset.kandevWaiting !== String(n)) tab.dataset.kandevWaiting = String(n);
-      if (label.dataset.kandevWaiting !== String(n)) label.dataset.kandevWaiting = String(n);
+      if (label!.dataset.kandevWaiting !== String(n)) label!.dataset.kandevWaiting = String(n);
       tab.title = tab.title.includes("approval") ? tab.title : `${n} approval(s) waiting\n${tab.title}`;
     } else if (tab.dataset.kandevWaiting) {
       delete tab.dataset.kandevWaiting;
@@ -128,31 +130,31 @@ function applyBadges(reg) {
 
 // ---- Show: the card in its notebook ------------------------------------------------------------
 
-function findCard(item) {
+function findCard(item: any): HTMLElement | null {
   const exact = document.querySelector(`.kandev-approval-controls[data-request-id="${CSS_escape(item.id)}"]`);
-  if (exact) return exact.closest(".kandev-approval") || exact;
+  if (exact) return (exact.closest(".kandev-approval") || exact) as HTMLElement;
   if (item.question) return document.querySelector(".kandev-question-card:not(.kandev-decided)");
   return null;
 }
 
-function CSS_escape(text) {
+function CSS_escape(text: any) {
   return window.CSS && window.CSS.escape ? window.CSS.escape(text) : String(text).replace(/["\\]/g, "\\$&");
 }
 
-function activateTab(item) {
+function activateTab(item: any) {
   const name = basename(item.notebook);
   if (!name) return;
-  for (const tab of document.querySelectorAll(".lm-DockPanel-tabBar .lm-TabBar-tab")) {
-    const label = tab.querySelector(".lm-TabBar-tabLabel");
-    if (!label || label.textContent.trim() !== name || tab.classList.contains("lm-mod-current")) continue;
-    const app = window.jupyterapp;
+  for (const tab of document.querySelectorAll<HTMLElement>(".lm-DockPanel-tabBar .lm-TabBar-tab")) {
+    const label = tab.querySelector<HTMLElement>(".lm-TabBar-tabLabel");
+    if (!label || (label.textContent || "").trim() !== name || tab.classList.contains("lm-mod-current")) continue;
+    const app = (window as any).jupyterapp;
     if (app && app.shell && tab.dataset.id) app.shell.activateById(tab.dataset.id);
     else tab.dispatchEvent(new PointerEvent("pointerdown", { bubbles: true, button: 0 }));
     return;
   }
 }
 
-function show(item) {
+function show(item: any) {
   activateTab(item);
   const card = findCard(item);
   if (!card) return false;
@@ -164,14 +166,14 @@ function show(item) {
 
 // ---- JupyterLab's notifications ------------------------------------------------------------------
 
-function allowable(item) {
+function allowable(item: any) {
   return !item.question && item.complete === true; // the line shown is the whole payload
 }
 
 const PARTIAL = "Only a summary of the request is shown here: Show opens its card, which shows all of it, to allow it.";
 
-function labActions(key, item) {
-  const args = (action) => ({ key, id: item.id, action });
+function labActions(key: any, item: any) {
+  const args = (action: any) => ({ key, id: item.id, action });
   const actions = [];
   if (allowable(item)) actions.push({ label: "Allow", commandId: COMMAND, args: args("allow"), displayType: "accent" });
   actions.push({ label: item.question ? "Skip" : "Deny", commandId: COMMAND, args: args("deny"), displayType: "warn" });
@@ -179,11 +181,11 @@ function labActions(key, item) {
   return actions;
 }
 
-function ensureCommand(app) {
+function ensureCommand(app: any) {
   if (app.commands.hasCommand(COMMAND)) return;
   app.commands.addCommand(COMMAND, {
     label: "Answer a kandev-nb approval",
-    execute: (args) => answer(registry(), args.key, args.id, args.action),
+    execute: (args: any) => answer(registry(), args.key, args.id, args.action),
   });
 }
 
@@ -201,7 +203,7 @@ function toastBox() {
   return box;
 }
 
-function domToast(reg, key, item) {
+function domToast(reg: any, key: any, item: any) {
   const el = document.createElement("div");
   el.className = "kandev-toast";
   el.dataset.requestId = item.id;
@@ -219,7 +221,7 @@ function domToast(reg, key, item) {
   note.className = "kandev-toast-note";
   const row = document.createElement("div");
   row.className = "kandev-toast-buttons";
-  const mk = (label, cls, action) => {
+  const mk = (label: any, cls: any, action: any) => {
     const b = document.createElement("button");
     b.textContent = label;
     b.className = cls;
@@ -235,7 +237,7 @@ function domToast(reg, key, item) {
 
 // ---- one toast per waiting approval --------------------------------------------------------------
 
-function shortLeft(item, received) {
+function shortLeft(item: any, received: any) {
   const gone = (Date.now() - received) / 1000;
   if (item.left_s === null || item.left_s === undefined) return `waiting ${fmtLeft(item.age_s + gone)}`;
   return `${fmtLeft(item.left_s - gone)} left`;
@@ -244,7 +246,7 @@ function shortLeft(item, received) {
 // JupyterLab cuts a toast's message at 140 characters: the time left before the summary, whose
 // end (a file's name) is kept. A line that is the whole payload (Allow is offered) is never cut:
 // the head is, from its start.
-function message(item, received) {
+function message(item: any, received: any) {
   let head = `⏳ ${headText(item)} (${shortLeft(item, received)}) — `;
   if (allowable(item) && head.length + item.summary.length > 138) {
     const keep = Math.max(0, 138 - item.summary.length - 1);
@@ -256,7 +258,7 @@ function message(item, received) {
   return head + what;
 }
 
-function draw(reg) {
+function draw(reg: any) {
   const app = labApp();
   const live = new Set();
   reg.handled = handledKeys(reg);
@@ -280,12 +282,12 @@ function draw(reg) {
             type: item.reminded ? "error" : "warning",
             options: { autoClose: false, actions: labActions(key, item), data: { kandev: item.id } },
           })
-          .then((id) => {
+          .then((id: any) => {
             toast.lab = id;
             if (!reg.toasts.has(tid)) dropToast(toast);
             else if (toast.sent !== headText(toast.item)) updateLab(app, toast, toast.item, toast.received);
           })
-          .catch((err) => console.warn("kandev-nb: JupyterLab notification failed", err));
+          .catch((err: any) => console.warn("kandev-nb: JupyterLab notification failed", err));
       } else {
         toast.dom = domToast(reg, key, item);
         toast.dom.el.classList.toggle("kandev-reminded", !!item.reminded);
@@ -313,15 +315,15 @@ function draw(reg) {
   applyBadges(reg);
 }
 
-function dropToast(toast) {
+function dropToast(toast: any) {
   if (toast.dom) toast.dom.el.remove();
-  const app = window.jupyterapp;
+  const app = (window as any).jupyterapp;
   if (toast.lab && app && app.commands) {
     app.commands.execute("apputils:dismiss-notification", { id: toast.lab }).catch(() => {});
   }
 }
 
-function updateLab(app, toast, item, received) {
+function updateLab(app: any, toast: any, item: any, received: any) {
   toast.sent = headText(item);
   app.commands
     .execute("apputils:update-notification", {
@@ -334,10 +336,10 @@ function updateLab(app, toast, item, received) {
     .catch(() => {});
 }
 
-// kandev-nb's JupyterLab extension (src/index.ts) sets window.__kandevNbLab: for a kernel whose
+// kandev-nb's JupyterLab extension (src/index.ts) sets (window as any).__kandevNbLab: for a kernel whose
 // channel it holds, its notifications (JupyterLab's own) and Claude panel replace these toasts.
-function extensionHandles(key) {
-  const lab = window.__kandevNbLab;
+function extensionHandles(key: any) {
+  const lab = (window as any).__kandevNbLab;
   try {
     return !!(lab && typeof lab.handles === "function" && lab.handles(key));
   } catch (e) {
@@ -345,11 +347,11 @@ function extensionHandles(key) {
   }
 }
 
-function handledKeys(reg) {
+function handledKeys(reg: any) {
   return [...reg.kernels.keys()].filter(extensionHandles).join(",");
 }
 
-function tick(reg) {
+function tick(reg: any) {
   if (handledKeys(reg) !== reg.handled) draw(reg); // the extension took a kernel over, or let it go
   reg.ticks = (reg.ticks || 0) + 1;
   const app = reg.ticks % 5 === 0 ? labApp() : null; // JupyterLab's toast: its time left every 5 s
@@ -361,10 +363,10 @@ function tick(reg) {
   applyBadges(reg);
 }
 
-function answer(reg, key, id, action) {
+function answer(reg: any, key: any, id: any, action: any) {
   const entry = reg.kernels.get(key);
   const toast = reg.toasts.get(`${key}:${id}`);
-  const item = entry && entry.items.find((i) => i.id === id);
+  const item = entry && entry.items.find((i: any) => i.id === id);
   if (!entry || !item) return;
   if (action === "show") {
     if (!show(item) && toast && toast.dom) {
@@ -377,7 +379,7 @@ function answer(reg, key, id, action) {
   entry.send({ kind: "answer", id, action, reason: "", digest: item.digest || null });
 }
 
-function initialize({ model }) {
+function initialize({ model }: any) {
   const reg = registry();
   if (!document.getElementById("kandev-notify-style")) {
     const style = document.createElement("style");
@@ -388,7 +390,7 @@ function initialize({ model }) {
   const manager = model.widget_manager;
   const kernel = manager && manager.kernel;
   const key = kernel && kernel.id ? kernel.id : "kernel-" + Math.random().toString(36).slice(2, 10);
-  const entry = { items: [], received: Date.now(), send: (c) => model.send(c) };
+  const entry = { items: [], received: Date.now(), send: (c: ToastAnswer) => model.send(c) };
   reg.kernels.set(key, entry);
   const load = () => {
     try {
@@ -399,7 +401,7 @@ function initialize({ model }) {
     entry.received = Date.now();
     draw(reg);
   };
-  const onMessage = (msg) => {
+  const onMessage = (msg: ToastAnswered) => {
     if (!msg || msg.kind !== "answered") return;
     const toast = reg.toasts.get(`${key}:${msg.id}`);
     if (!msg.ok && toast && toast.dom) {
@@ -408,7 +410,7 @@ function initialize({ model }) {
     }
   };
   // a restart or shutdown of the kernel ends its turns: its toasts, badge and title count go at once
-  const onStatus = (_kernel, status) => {
+  const onStatus = (_kernel: any, status: any) => {
     if (status === "restarting" || status === "autorestarting" || status === "dead") {
       entry.items = [];
       draw(reg);

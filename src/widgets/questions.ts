@@ -9,14 +9,16 @@
 // options toggle and "Submit" sends all answers. An "Other" text box per question: its text, when
 // not empty, is that question's answer.
 
-function el(tag, cls, text) {
+import type { QuestionPress } from "./messages";
+
+function el(tag: any, cls: any, text?: any) {
   const e = document.createElement(tag);
   if (cls) e.className = cls;
   if (text !== undefined) e.textContent = text;
   return e;
 }
 
-function button(label, cls, title) {
+function button(label: any, cls: any, title: any) {
   const b = el("button", `jupyter-widgets jupyter-button widget-button ${cls}`);
   b.textContent = label;
   if (title) b.title = title;
@@ -24,7 +26,7 @@ function button(label, cls, title) {
 }
 
 export default {
-  render({ model, el: root }) {
+  render({ model, el: root }: any) {
     root.classList.add("kandev-question-controls");
     let questions = [];
     try {
@@ -33,23 +35,23 @@ export default {
       questions = [];
     }
     const chosen = questions.map(() => new Set());
-    const others = [];
-    const controls = [];
+    const others: any = [];
+    const controls: any = [];
     const single = questions.length === 1 && !questions[0].multiSelect;
-    const send = (content) => {
+    const send = (content: QuestionPress) => {
       if (!model.get("pending")) return;
       model.send(content);
     };
     const collect = () => {
-      const answers = {};
-      questions.forEach((q, i) => {
+      const answers: any = {};
+      questions.forEach((q: any, i: any) => {
         const typed = others[i].value.trim();
-        const labels = q.options.map((o) => o.label).filter((l) => chosen[i].has(l));
+        const labels = q.options.map((o: any) => o.label).filter((l: any) => chosen[i].has(l));
         answers[q.question] = typed || (q.multiSelect ? labels : labels[0] || "");
       });
       return answers;
     };
-    questions.forEach((q, i) => {
+    questions.forEach((q: any, i: any) => {
       const box = el("div", "kandev-question");
       const head = el("div", "kandev-question-head");
       if (q.header) head.append(el("span", "kandev-question-chip", q.header));
@@ -59,8 +61,8 @@ export default {
       const row = el("div", "kandev-question-options");
       const preview = el("div", "kandev-question-preview");
       preview.style.display = "none";
-      const buttons = [];
-      q.options.forEach((o) => {
+      const buttons: any = [];
+      q.options.forEach((o: any) => {
         const b = button("", "kandev-question-option", o.description || o.label);
         b.dataset.label = o.label;
         b.append(el("div", "kandev-option-label", o.label));
@@ -75,7 +77,7 @@ export default {
           if (single) return send({ action: "answer", answers: { [q.question]: o.label } });
           if (!q.multiSelect) {
             chosen[i].clear();
-            buttons.forEach((x) => x.classList.remove("kandev-chosen", "mod-active"));
+            buttons.forEach((x: any) => x.classList.remove("kandev-chosen", "mod-active"));
           }
           if (chosen[i].has(o.label)) {
             chosen[i].delete(o.label);
@@ -93,7 +95,7 @@ export default {
       const other = el("input", "kandev-question-other widget-input");
       other.type = "text";
       other.placeholder = single ? "Other: type an answer, Enter sends it" : "Other (this text becomes the answer)";
-      other.addEventListener("keydown", (e) => {
+      other.addEventListener("keydown", (e: any) => {
         e.stopPropagation(); // keep JupyterLab's notebook shortcuts out of the text box
         if (e.key === "Enter" && !e.isComposing) {
           e.preventDefault();

@@ -1,5 +1,5 @@
 // Answers become notebook content, and the turn header's chips (issue 27 points 4 and 9).
-// Loaded before bridge.js in the bridge's module (kandev_nb/notebook/answers.py): it runs in
+// Bundled into the bridge's module (bridge.ts; kandev_nb/notebook/answers.py): it runs in
 // every tab whose widget manager made the bridge, and uses the bridge's own OPS.insert on the
 // tab's notebook (context.model.sharedModel). Where no bridge runs (a saved notebook opened
 // without its kernel, nbconvert, nbviewer, headless runs) nothing adds the buttons: the saved
@@ -22,6 +22,8 @@
 // Chips: a .kandev-run-info with data-kandev-session (live header and saved header) gets a mode
 // chip and a model chip; choosing sends {kind: "next", session, mode | model} to the kernel,
 // which applies it to the session's next turn (answers.py) and answers with "next-set".
+
+import type { ChipNext } from "./messages";
 
 const KANDEV_MODES = ["supervised", "plan", "acceptEdits", "autonomous"]; // kandev_nb.agent.permissions.MODES
 const KANDEV_MODELS = ["sonnet", "opus", "haiku"];
@@ -51,7 +53,7 @@ function kandevStyle() {
   document.head.append(style);
 }
 
-function kandevButton(label, cls, title) {
+function kandevButton(label: any, cls: any, title: any) {
   const b = document.createElement("button");
   b.type = "button";
   b.className = `kandev-answer-action ${cls}`;
@@ -60,7 +62,7 @@ function kandevButton(label, cls, title) {
   return b;
 }
 
-function kandevCopy(text) {
+function kandevCopy(text: any) {
   if (navigator.clipboard && window.isSecureContext) return navigator.clipboard.writeText(text);
   const area = document.createElement("textarea");
   area.value = text;
@@ -75,7 +77,7 @@ function kandevCopy(text) {
   return Promise.resolve();
 }
 
-function kandevFindTurn(shared, token) {
+function kandevFindTurn(shared: any, token: any) {
   for (const cell of shared.cells) {
     if (cell.cell_type !== "code" || typeof cell.getOutputs !== "function") continue;
     for (const out of cell.getOutputs()) {
@@ -86,7 +88,7 @@ function kandevFindTurn(shared, token) {
   return null;
 }
 
-const KANDEV_CELL_MAGIC = { bash: "%%bash", sh: "%%bash", shell: "%%bash", zsh: "%%bash", console: "%%bash",
+const KANDEV_CELL_MAGIC: Record<string, string> = { bash: "%%bash", sh: "%%bash", shell: "%%bash", zsh: "%%bash", console: "%%bash",
   html: "%%html", javascript: "%%javascript", js: "%%javascript" };
 
 // render/reveal.py's HIDDEN: the invisible and direction-changing characters.
@@ -96,7 +98,7 @@ const KANDEV_HIDDEN = new RegExp(
   "gu",
 );
 
-function kandevCodeOf(pre) {
+function kandevCodeOf(pre: any) {
   // The block's code without its hidden characters: {code, removed: [code names]}.
   const clone = pre.cloneNode(true);
   const removed = [];
@@ -104,38 +106,38 @@ function kandevCodeOf(pre) {
     removed.push(mark.textContent.replace(/[<>]/g, ""));
     mark.remove();
   }
-  const text = clone.textContent.replace(KANDEV_HIDDEN, (ch) => {
+  const text = clone.textContent.replace(KANDEV_HIDDEN, (ch: any) => {
     removed.push("U+" + ch.codePointAt(0).toString(16).toUpperCase().padStart(4, "0"));
     return "";
   });
   return { code: text.replace(/\n$/, ""), removed };
 }
 
-function kandevRemovedNote(removed) {
+function kandevRemovedNote(removed: any) {
   if (!removed.length) return "";
   const kinds = [...new Set(removed)].slice(0, 8).join(", ");
   const n = removed.length;
   return `Without ${n} invisible or direction-changing character${n === 1 ? "" : "s"} (${kinds}): removed from the code.`;
 }
 
-function kandevFenceLanguage(pre) {
+function kandevFenceLanguage(pre: any) {
   // The block's own fence language: the data-lang attribute the renderers (Python's saved
   // HTML, the live Markdown renderer) put on its <pre>; "" when there is none.
   return (pre.getAttribute("data-lang") || "").trim().toLowerCase();
 }
 
-function kandevCodeCell(pre, code) {
+function kandevCodeCell(pre: any, code: any) {
   // A shell (or HTML, JavaScript) block becomes a cell that runs it: %%bash, %%html, %%javascript.
   const magic = KANDEV_CELL_MAGIC[kandevFenceLanguage(pre)];
   return magic ? `${magic}\n${code}` : code;
 }
 
-function kandevDecorateHost(host, shared, ops) {
+function kandevDecorateHost(host: any, shared: any, ops: any) {
   const token = host.dataset.kandevTurn;
   if (!token || host.dataset.kandevActions === "1" || !kandevFindTurn(shared, token)) return;
   host.dataset.kandevActions = "1"; // one set of buttons, even with two views of the notebook
-  let last = null; // the cell inserted last: the next one goes after it
-  const insert = (cellType, source, button) => {
+  let last: any = null; // the cell inserted last: the next one goes after it
+  const insert = (cellType: any, source: any, button: any) => {
     const found = kandevFindTurn(shared, token);
     if (!found) {
       button.textContent = "The cell is gone";
@@ -176,7 +178,7 @@ function kandevDecorateHost(host, shared, ops) {
   }
   // A turn with no answer text (a --schema turn that answered through StructuredOutput only):
   // nothing to insert, no button (answers.markdown_cell_text gives "").
-  if (!kandevFindTurn(shared, token).answer.trim()) return;
+  if (!kandevFindTurn(shared, token)!.answer.trim()) return;
   const bar = document.createElement("div");
   bar.className = "kandev-answer-actions";
   const md = kandevButton("Insert as Markdown cell below", "kandev-insert-markdown",
@@ -189,7 +191,7 @@ function kandevDecorateHost(host, shared, ops) {
   root.append(bar);
 }
 
-function kandevChipMenu(chip, choices, current, pick) {
+function kandevChipMenu(chip: any, choices: any, current: any, pick: any) {
   const open = chip.querySelector(".kandev-chip-menu");
   if (open) return open.remove();
   const menu = document.createElement("span");
@@ -207,11 +209,11 @@ function kandevChipMenu(chip, choices, current, pick) {
   chip.append(menu);
 }
 
-function kandevDecorateChips(info, say) {
+function kandevDecorateChips(info: any, say: (content: ChipNext) => void) {
   if (info.dataset.kandevChips === "1" || !info.dataset.kandevSession) return;
   info.dataset.kandevChips = "1";
   const session = info.dataset.kandevSession;
-  for (const [kind, choices] of [["mode", KANDEV_MODES], ["model", KANDEV_MODELS]]) {
+  for (const [kind, choices] of [["mode", KANDEV_MODES], ["model", KANDEV_MODELS]] as [string, string[]][]) {
     const span = info.querySelector(`.kandev-run-${kind}`);
     if (!span) continue;
     const chip = document.createElement("span");
@@ -230,24 +232,24 @@ function kandevDecorateChips(info, say) {
       }
     });
     chip.addEventListener("click", () =>
-      kandevChipMenu(chip, kind === "model" ? [...choices, "other…"] : choices, span.textContent, (picked) => {
+      kandevChipMenu(chip, kind === "model" ? [...choices, "other…"] : choices, span.textContent, (picked: any) => {
         const choice = picked === "other…" ? (window.prompt("Model name or alias for the next turn") || "").trim() : picked;
         if (!choice) return;
-        say({ kind: "next", session, [kind]: choice });
+        say(kind === "model" ? { kind: "next", session, model: choice } : { kind: "next", session, mode: choice });
         label.textContent = `${span.textContent} → ${choice} next ▾`;
       }));
     span.replaceWith(chip);
   }
 }
 
-function kandevAnswerActions(shared, ops, say, kernel) {
+export function kandevAnswerActions(shared: any, ops: any, say: (content: ChipNext) => void, kernel: any) {
   // Only this kernel's outputs: a finished turn's host carries data-kandev-kernel, a live view's
   // root the class kandev-k-<kernel> (another notebook's kernel has its own bridge).
   const host = `.kandev-answer-host[data-kandev-kernel="${kernel}"]`;
   const live = `.kandev-k-${kernel}`;
   kandevStyle();
   const infos = ".kandev-run-info[data-kandev-session]";
-  const decorate = (root) => {
+  const decorate = (root: any) => {
     // root: the document, or an element the page just added (and what it holds)
     const hosts = [...root.querySelectorAll(`${host}[data-kandev-turn]:not([data-kandev-actions])`)];
     if (root.matches && root.matches(`${host}[data-kandev-turn]:not([data-kandev-actions])`)) hosts.push(root);
@@ -269,7 +271,7 @@ function kandevAnswerActions(shared, ops, say, kernel) {
     queued = true;
     requestAnimationFrame(() => {
       queued = false;
-      const roots = [...added].filter((n) => n.isConnected);
+      const roots = [...added].filter((n: any) => n.isConnected);
       added.clear();
       for (const n of roots) decorate(n);
     });

@@ -3,7 +3,7 @@
 //
 // Loaded ONCE per kernel by the KandevLib anywidget (its _esm); it publishes itself as
 // globalThis.__kandevNb. Per-segment widgets carry only a tiny loader (see
-// ../assets/stream_text.js) that waits for this object, so the ~100 KB of library code is
+// stream_text.ts) that waits for this object, so the ~100 KB of library code is
 // not resent for every text segment of every turn.
 //
 // Safety: raw HTML in the agent's Markdown is shown as text (like markdown-it with
@@ -29,6 +29,7 @@ import sql from "highlight.js/lib/languages/sql";
 import typescript from "highlight.js/lib/languages/typescript";
 import xml from "highlight.js/lib/languages/xml";
 import yaml from "highlight.js/lib/languages/yaml";
+import type { StreamAppend, StreamReset, StreamSync } from "./messages";
 
 const LANGS = { bash, c, cpp, css, diff, go, java, javascript, json, markdown, python, rust, shell, sql, typescript, xml, yaml };
 for (const [name, def] of Object.entries(LANGS)) hljs.registerLanguage(name, def);
@@ -39,18 +40,18 @@ hljs.registerAliases(["ts", "tsx"], { languageName: "typescript" });
 hljs.registerAliases(["html", "svg"], { languageName: "xml" });
 hljs.registerAliases(["yml"], { languageName: "yaml" });
 
-const ESC = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
-export function escapeHtml(s) {
+const ESC: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+export function escapeHtml(s: any) {
   return String(s).replace(/[&<>"']/g, (ch) => ESC[ch]);
 }
 
 const SAFE_URL = /^(https?:|mailto:|#|\/|\.\/|\.\.\/|[^:]*$)/i;
-function safeUrl(href) {
+function safeUrl(href: any) {
   const h = String(href || "").trim();
   return SAFE_URL.test(h) ? h : "";
 }
 
-function highlight(code, lang) {
+function highlight(code: any, lang: any) {
   const name = (lang || "").trim().split(/\s+/)[0].toLowerCase();
   if (name && hljs.getLanguage(name)) {
     try {
@@ -67,7 +68,7 @@ function highlight(code, lang) {
  * language's top-level mode (not inside a string or comment that spans lines), so that the
  * text after it, highlighted on its own, comes out as it would in one piece.
  */
-export function highlightChunk(code, lang) {
+export function highlightChunk(code: any, lang: any) {
   const name = (lang || "").trim().split(/\s+/)[0].toLowerCase();
   const def = name && hljs.getLanguage(name);
   if (def) {
@@ -119,7 +120,7 @@ marked.use({
 });
 
 /** Markdown text -> HTML string (raw HTML escaped, code highlighted). */
-export function renderMarkdown(text) {
+export function renderMarkdown(text: any) {
   return marked.parse(String(text || ""));
 }
 
@@ -132,7 +133,7 @@ const FENCE = /^ {0,3}(`{3,}|~{3,})/;
  * lists, which the final static rendering gets right). Scans from `from` (a known-stable
  * offset, outside any fence).
  */
-export function stableEnd(text, from) {
+export function stableEnd(text: any, from: any) {
   const scan = new StableScan(from);
   return scan.feed(text);
 }
@@ -142,6 +143,10 @@ export function stableEnd(text, from) {
  * complete lines it has not read yet, so an update costs the new text, not the open block.
  */
 export class StableScan {
+  best: any;
+  fence: any;
+  pos: any;
+  prevBlank: any;
   constructor(from = 0) {
     this.pos = from;
     this.fence = null;
@@ -150,7 +155,7 @@ export class StableScan {
   }
 
   /** Read the complete lines of `text` after the last one read; returns the stable end. */
-  feed(text) {
+  feed(text: any) {
     let pos = this.pos;
     while (pos < text.length) {
       const nl = text.indexOf("\n", pos);
@@ -179,10 +184,10 @@ export class StableScan {
 }
 
 const idle = globalThis.requestIdleCallback
-  ? (fn) => globalThis.requestIdleCallback(fn, { timeout: 300 })
-  : (fn) => setTimeout(fn, 0);
+  ? (fn: any) => globalThis.requestIdleCallback(fn, { timeout: 300 })
+  : (fn: any) => setTimeout(fn, 0);
 
-function fragment(html) {
+function fragment(html: any) {
   const t = document.createElement("template");
   t.innerHTML = html;
   return t.content;
@@ -203,7 +208,19 @@ const TABLE_DELIM = /^ {0,3}\|? *:?-+:? *(\| *:?-+:? *)*\|? *$/;
  * the rest is highlighted when the fence closes.
  */
 class OpenCode {
-  static start(tail) {
+  static PIECE = 40;
+  code: any;
+  el: any;
+  end: any;
+  fence: any;
+  lang: any;
+  partial: any;
+  plain: any;
+  plainLines: any;
+  pos: any;
+  scheduled: any;
+  want: any;
+  static start(tail: any) {
     const nl = tail.indexOf("\n");
     if (nl < 0) return null;
     const first = tail.slice(0, nl);
@@ -215,7 +232,7 @@ class OpenCode {
     return new OpenCode(shell, code, m[1], m[2].trim().split(/\s+/)[0], nl + 1);
   }
 
-  constructor(el, code, fence, lang, pos) {
+  constructor(el: any, code: any, fence: any, lang: any, pos: any) {
     this.el = el;
     this.code = code;
     this.fence = fence;
@@ -230,7 +247,7 @@ class OpenCode {
   }
 
   /** Show the new complete lines of `tail` (the block's text so far, and what follows). */
-  update(tail) {
+  update(tail: any) {
     if (this.end !== null) return;
     let pos = this.pos;
     let add = "";
@@ -289,7 +306,6 @@ class OpenCode {
     }
   }
 }
-OpenCode.PIECE = 40;
 
 /**
  * The open block when it is a GFM table: each row is rendered once when its line is
@@ -297,7 +313,14 @@ OpenCode.PIECE = 40;
  * the whole table) and appended; the unfinished last row is re-rendered alone.
  */
 class OpenTable {
-  static start(tail) {
+  body: any;
+  el: any;
+  end: any;
+  failed: any;
+  pending: any;
+  pos: any;
+  prefix: any;
+  static start(tail: any) {
     const a = tail.indexOf("\n");
     const b = a < 0 ? -1 : tail.indexOf("\n", a + 1);
     if (b < 0) return null;
@@ -310,7 +333,7 @@ class OpenTable {
     return new OpenTable(table, prefix, b + 1);
   }
 
-  constructor(el, prefix, pos) {
+  constructor(el: any, prefix: any, pos: any) {
     this.el = el;
     this.prefix = prefix;
     this.pos = pos;
@@ -320,14 +343,14 @@ class OpenTable {
     this.failed = false; // a line this renderer does not follow: re-render the block instead
   }
 
-  _row(line) {
+  _row(line: any) {
     const tr = fragment(renderMarkdown(this.prefix + line + "\n")).querySelector("tbody > tr");
     if (!tr) return null;
     if (!this.body) this.body = this.el.appendChild(document.createElement("tbody"));
     return tr;
   }
 
-  update(tail) {
+  update(tail: any) {
     if (this.end !== null || this.failed) return;
     let pos = this.pos;
     while (pos < tail.length) {
@@ -361,7 +384,18 @@ class OpenTable {
  * row): there an update costs the new text, not the block so far.
  */
 export class StreamRenderer {
-  constructor(el, mode) {
+  done: any;
+  el: any;
+  mode: any;
+  open: any;
+  plain: any;
+  restEl: any;
+  scan: any;
+  stable: any;
+  tail: any;
+  text: any;
+  tried: any;
+  constructor(el: any, mode: any) {
     this.mode = mode || "markdown";
     this.el = el;
     this.text = "";
@@ -375,11 +409,11 @@ export class StreamRenderer {
     el.append(this.done, this.tail);
   }
 
-  _html(s) {
+  _html(s: any) {
     return this.mode === "plain" ? `<pre class="kandev-plain">${escapeHtml(s)}</pre>` : renderMarkdown(s);
   }
 
-  set(text) {
+  set(text: any) {
     this.text = "";
     this.stable = 0;
     this.scan = new StableScan(0);
@@ -391,7 +425,7 @@ export class StreamRenderer {
     this.append(text);
   }
 
-  _finish(end) {
+  _finish(end: any) {
     // The blocks in [stable, end) are final: the open block's DOM is kept as it is, the
     // rest is rendered once.
     let from = this.stable;
@@ -406,7 +440,7 @@ export class StreamRenderer {
     const rest = this.text.slice(from, end);
     if (rest.trim() || from === this.stable) {
       const block = document.createElement("div");
-      block.innerHTML = this._html(rest);
+      block.innerHTML = this._html(rest) as string;
       this.done.append(block);
     }
     this.stable = end;
@@ -436,7 +470,7 @@ export class StreamRenderer {
     this.tail.innerHTML = this._html(tail);
   }
 
-  append(s) {
+  append(s: any) {
     if (!s) return;
     this.text += s;
     if (this.mode !== "markdown") {
@@ -458,8 +492,8 @@ export class StreamRenderer {
 export const RENDER_EVERY_MS = 100;
 
 const frame = globalThis.requestAnimationFrame
-  ? (fn) => globalThis.requestAnimationFrame(fn)
-  : (fn) => setTimeout(fn, 16);
+  ? (fn: any) => globalThis.requestAnimationFrame(fn)
+  : (fn: any) => setTimeout(fn, 16);
 
 /**
  * Mount a StreamText view. Protocol (custom messages, kernel -> view):
@@ -474,13 +508,13 @@ const frame = globalThis.requestAnimationFrame
  * JupyterLab's own stream output (ipykernel sends that every 200 ms), and a hidden tab renders
  * nothing until it is shown.
  */
-export function mount(model, el) {
+export function mount(model: any, el: any) {
   el.classList.add("kandev-md");
   const r = new StreamRenderer(el, model.get("mode"));
   const initial = model.get("value") || "";
   if (initial) r.set(initial);
   let pending = ""; // received, not yet rendered: starts at r.text.length
-  let reset = null; // a "reset" text waiting for the next frame
+  let reset: any = null; // a "reset" text waiting for the next frame
   let scheduled = false;
   let closed = false;
   let last = -Infinity; // performance.now() of the last render
@@ -500,7 +534,7 @@ export function mount(model, el) {
     if (wait <= 0) frame(render);
     else setTimeout(() => frame(render), wait);
   };
-  const onMsg = (msg) => {
+  const onMsg = (msg: StreamAppend | StreamReset) => {
     if (!msg || typeof msg !== "object") return;
     if (msg.type === "reset") {
       reset = msg.text || "";
@@ -511,12 +545,12 @@ export function mount(model, el) {
       const have = (reset !== null ? reset.length : r.text.length) + pending.length;
       if (at === have) pending += msg.text;
       else if (at < have) pending += String(msg.text).slice(have - at);
-      else model.send({ type: "sync", have });
+      else model.send({ type: "sync", have } satisfies StreamSync);
       if (pending) later();
     }
   };
   model.on("msg:custom", onMsg);
-  model.send({ type: "sync", have: r.text.length });
+  model.send({ type: "sync", have: r.text.length } satisfies StreamSync);
   return () => {
     closed = true;
     model.off("msg:custom", onMsg);
@@ -524,11 +558,11 @@ export function mount(model, el) {
 }
 
 export const version = "2";
-globalThis.__kandevNb = { version, mount, renderMarkdown, stableEnd, StableScan, StreamRenderer, escapeHtml, highlightChunk };
+(globalThis as any).__kandevNb = { version, mount, renderMarkdown, stableEnd, StableScan, StreamRenderer, escapeHtml, highlightChunk };
 
 export default {
   initialize() {},
-  render({ el }) {
+  render({ el }: any) {
     el.style.display = "none";
   },
 };

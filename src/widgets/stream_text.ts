@@ -5,7 +5,7 @@
 // invisible or direction-changing character is shown as a <U+2067> mark under a warning line,
 // as a card shows them (render/reveal.py: the same HIDDEN set, classes and wording), while it
 // streams too; a MutationObserver marks each block the renderer (re)draws.
-const L = () => globalThis.__kandevNb;
+const L = () => (globalThis as any).__kandevNb;
 const HIDDEN = new RegExp(
   // render/reveal.py hidden_js_class() (tests/widgets/test_hidden_characters.py checks it)
   "[\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f\\u00ad\\u034f\\u061c\\u115f-\\u1160\\u17b4-\\u17b5\\u180b-\\u180f\\u200b-\\u200f\\u202a-\\u202e\\u2060-\\u206f\\u3164\\ufe00-\\ufe0d\\ufeff\\uffa0\\ufff0-\\ufff8\\u{1bca0}-\\u{1bca3}\\u{1d173}-\\u{1d17a}\\u{e0000}-\\u{e0fff}\\u2028-\\u2029\\ufff9-\\ufffb\\u2800]",
@@ -15,11 +15,11 @@ const MARK_STYLE =
   "background:var(--jp-warn-color3,#fff8c5);color:var(--jp-warn-color0,#7d4e00);" +
   "border:1px solid var(--jp-warn-color1,#9a6700);border-radius:3px;padding:0 1px;font-weight:bold";
 
-function codeName(ch) {
+function codeName(ch: any) {
   return "U+" + ch.codePointAt(0).toString(16).toUpperCase().padStart(4, "0");
 }
 
-function streaming(node) {
+function streaming(node: any) {
   // The text nodes the renderer still writes to (an open code block's last lines: trailing
   // text children of its <code>): left as they are until the block is drawn again.
   if (!node.parentNode || node.parentNode.tagName !== "CODE") return false;
@@ -27,10 +27,10 @@ function streaming(node) {
   return true;
 }
 
-function markBlock(pre) {
+function markBlock(pre: any) {
   const walker = document.createTreeWalker(pre, NodeFilter.SHOW_TEXT);
-  const nodes = [];
-  for (let n = walker.nextNode(); n; n = walker.nextNode()) if (HIDDEN.test(n.data) && !streaming(n)) nodes.push(n);
+  const nodes: any[] = [];
+  for (let n: any = walker.nextNode(); n; n = walker.nextNode()) if (HIDDEN.test(n.data) && !streaming(n)) nodes.push(n);
   for (const node of nodes) {
     const frag = document.createDocumentFragment();
     let plain = "";
@@ -69,22 +69,22 @@ function markBlock(pre) {
   if (warn.textContent !== text) warn.textContent = text;
 }
 
-function watch(el) {
+function watch(el: any) {
   // Marks the code blocks whose content changed, once per animation frame, testing only the
   // text that changed (the block's own text only when it holds a hidden character): an update
   // costs the new text, not the block so far (issue 35).
   const dirty = new Set();
   let queued = false;
-  const blockOf = (node) => {
+  const blockOf = (node: any) => {
     const e = node.nodeType === Node.ELEMENT_NODE ? node : node.parentElement;
     return e && e.closest("pre.kandev-code");
   };
   const flush = () => {
     queued = false;
-    for (const pre of dirty) if (pre.isConnected) markBlock(pre);
+    for (const pre of dirty as Set<any>) if (pre.isConnected) markBlock(pre);
     dirty.clear();
   };
-  const note = (pre) => {
+  const note = (pre: any) => {
     if (!pre || !el.contains(pre)) return;
     dirty.add(pre);
     if (!queued) {
@@ -95,10 +95,10 @@ function watch(el) {
   const observer = new MutationObserver((records) => {
     for (const r of records) {
       if (r.type === "characterData") {
-        if (HIDDEN.test(r.target.data)) note(blockOf(r.target));
+        if (HIDDEN.test((r.target as any).data)) note(blockOf(r.target));
         continue;
       }
-      for (const n of r.addedNodes) {
+      for (const n of r.addedNodes as any) {
         if (n.nodeType === Node.TEXT_NODE) {
           if (HIDDEN.test(n.data)) note(blockOf(n));
         } else if (n.nodeType === Node.ELEMENT_NODE && HIDDEN.test(n.textContent)) {
@@ -114,7 +114,7 @@ function watch(el) {
   return () => observer.disconnect();
 }
 
-async function lib(model) {
+async function lib(model: any) {
   if (L()) return L();
   const id = model.get("lib");
   try { if (id && model.widget_manager) await model.widget_manager.get_model(id); } catch (e) {}
@@ -122,7 +122,7 @@ async function lib(model) {
   return L();
 }
 export default {
-  async render({ model, el }) {
+  async render({ model, el }: any) {
     const k = await lib(model);
     if (!k) {
       el.textContent = "(kandev_nb: renderer not loaded)";

@@ -21,7 +21,10 @@
 // taking the keyboard focus: scrollIntoView({block: "nearest"}) only if it is not visible,
 // and not while the person is typing somewhere else (it waits until they stop).
 
-function button(label, cls, title) {
+import { kandevInputEditor } from "./input_editor";
+import type { ApprovalPress } from "./messages";
+
+function button(label: any, cls: any, title: any) {
   const b = document.createElement("button");
   b.className = `jupyter-widgets jupyter-button widget-button ${cls}`;
   b.textContent = label;
@@ -29,13 +32,13 @@ function button(label, cls, title) {
   return b;
 }
 
-function typingElsewhere(el) {
-  const a = document.activeElement;
+function typingElsewhere(el: any) {
+  const a = document.activeElement as HTMLElement | null;
   if (!a || a === document.body || el.contains(a)) return false;
   return a.isContentEditable || a.tagName === "TEXTAREA" || a.tagName === "INPUT";
 }
 
-function reveal(model, el) {
+function reveal(model: any, el: any) {
   const card = el.closest(".kandev-approval") || el;
   let done = false;
   const attempt = () => {
@@ -56,10 +59,10 @@ function reveal(model, el) {
 // Keyboard answers on the focused card (issue 27): Enter or 1 allows once, 2 the session grant
 // (else the whole tool), Escape or 3 opens the reason box (Enter there denies), as the CLI's
 // 1/2/3. Only when the card itself has the focus, not one of its buttons or text boxes.
-function keys(model, el, { allow, always, whole, reason, plan }) {
+function keys(model: any, el: any, { allow, always, whole, reason, plan }: any) {
   el.dataset.requestId = model.get("request_id") || "";
   let card = el;
-  const onKey = (e) => {
+  const onKey = (e: any) => {
     if (e.target !== card && e.target !== el) return;
     if (!model.get("pending") || e.isComposing || e.ctrlKey || e.metaKey || e.altKey) return;
     let hit = null;
@@ -75,7 +78,7 @@ function keys(model, el, { allow, always, whole, reason, plan }) {
     } else if (!hit.disabled) hit.click();
   };
   // A click on the card (not on a control) focuses it, after JupyterLab's notebook took the focus.
-  const onClick = (e) => {
+  const onClick = (e: any) => {
     if (!model.get("pending") || e.target.closest("button, input, textarea, select, a")) return;
     setTimeout(() => card.focus({ preventScroll: true }), 0);
   };
@@ -97,7 +100,7 @@ function keys(model, el, { allow, always, whole, reason, plan }) {
 }
 
 export default {
-  render({ model, el }) {
+  render({ model, el }: any) {
     el.classList.add("kandev-approval-controls");
     const plan = model.get("plan");
     const row = document.createElement("div");
@@ -116,17 +119,17 @@ export default {
     reason.className = "kandev-deny-reason widget-input";
     reason.placeholder = model.get("placeholder");
     const edit = button("Edit", "kandev-edit", "Edit the tool input, then allow");
-    // The field editors (input_editor.js): built when the kernel sends the input ("input_json").
+    // The field editors (input_editor.ts): built when the kernel sends the input ("input_json").
     const editor = document.createElement("div");
     editor.className = "kandev-edit-box";
     editor.style.display = "none";
-    let fields = null;
-    let previewTimer = null;
+    let fields: any = null;
+    let previewTimer: any = null;
     const edited = () => JSON.stringify(fields.read()); // throws with a message on bad JSON
     const sendEdited = () => {
       try {
         send({ action: "allow_edited", input: edited() });
-      } catch (err) {
+      } catch (err: any) {
         error.textContent = err.message;
       }
     };
@@ -137,7 +140,7 @@ export default {
           const text = edited();
           error.textContent = model.get("error");
           send({ action: "preview", input: text });
-        } catch (err) {
+        } catch (err: any) {
           error.textContent = err.message;
         }
       }, 250);
@@ -153,8 +156,9 @@ export default {
           "Leave plan mode; Claude Code may then edit files without asking"],
          ["Approve, keep asking", "approve_keep_asking", "kandev-approve-keep-asking",
           "Leave plan mode; each edit still asks you"]].map(([label, action, cls, title]) => {
+          const pressed = { action } as ApprovalPress; // approve_accept_edits | approve_keep_asking
           const b = button(label, cls, title);
-          b.addEventListener("click", () => send({ action }));
+          b.addEventListener("click", () => send(pressed));
           return b;
         })
       : [];
@@ -176,7 +180,7 @@ export default {
     } catch (e) {
       offered = [];
     }
-    const saved = offered.map((s) => {
+    const saved = offered.map((s: any) => {
       const b = button(s.label, "kandev-allow-suggestion", "Allow, and let Claude Code save this rule");
       b.dataset.index = String(s.index);
       b.addEventListener("click", () => send({ action: "allow_suggestion", index: s.index }));
@@ -204,7 +208,7 @@ export default {
     const note = document.createElement("div");
     note.className = "kandev-fleet-rule-note";
     const more = button("More ▸", "kandev-fleet-more", "Grants for this row's agent, and Claude Code's suggestions");
-    let previewTimer2 = null;
+    let previewTimer2: any = null;
     const drawFleet = () => {
       const f = fleetOf();
       if (!f) return;
@@ -244,7 +248,7 @@ export default {
     } else if (savedRow.children.length) el.append(savedRow);
     el.append(editor, allowEdited, error);
 
-    const send = (content) => {
+    const send = (content: ApprovalPress) => {
       if (!model.get("pending")) return;
       model.send(content);
     };
@@ -282,7 +286,7 @@ export default {
     let ended = "";
     const manager = model.widget_manager;
     const kernel = manager && manager.kernel;
-    const onStatus = (_kernel, status) => {
+    const onStatus = (_kernel: any, status: any) => {
       if (ended || !model.get("pending")) return;
       if (status === "restarting" || status === "autorestarting") ended = "kernel restarted: this turn ended; nothing was allowed";
       else if (status === "dead") ended = "kernel stopped: this turn ended; nothing was allowed";

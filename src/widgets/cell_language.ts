@@ -1,4 +1,4 @@
-// The %%claude cell body reads as a prompt (issue 27 point 8): loaded before bridge.js in the
+// The %%claude cell body reads as a prompt (issue 27 point 8): bundled into the
 // bridge's module, it gives each code cell whose source starts with %%claude the MIME type
 // JupyterLab uses for Markdown cells ("text/x-ipythongfm"). The cell's CodeMirror editor follows
 // its model's mimeType (per cell), so the body is highlighted as Markdown (fenced code by its
@@ -15,12 +15,12 @@
 const KANDEV_PROMPT_MIME = "text/x-ipythongfm";
 const KANDEV_PROMPT_CELL = /^%%claude(\s|$)/;
 
-function kandevCellLanguage(notebook) {
+export function kandevCellLanguage(notebook: any) {
   if (typeof document !== "undefined" && document.body && document.body.dataset.kandevNbExtension) return null;
   const cells = notebook && notebook.cells;
   if (!cells || typeof cells.get !== "function" || !cells.changed) return null;
   const watched = new Map(); // cell model -> {before, onChange}
-  const apply = (cell, rec) => {
+  const apply = (cell: any, rec: any) => {
     const prompt = KANDEV_PROMPT_CELL.test(cell.sharedModel.getSource());
     if (cell.mimeType !== KANDEV_PROMPT_MIME) rec.before = cell.mimeType;
     if (prompt && cell.mimeType !== KANDEV_PROMPT_MIME) cell.mimeType = KANDEV_PROMPT_MIME;
@@ -30,7 +30,7 @@ function kandevCellLanguage(notebook) {
     for (let i = 0; i < cells.length; i++) {
       const cell = cells.get(i);
       if (!cell || cell.type !== "code" || watched.has(cell) || !cell.mimeTypeChanged) continue;
-      const rec = { before: cell.mimeType };
+      const rec: any = { before: cell.mimeType };
       rec.onChange = () => apply(cell, rec);
       cell.mimeTypeChanged.connect(rec.onChange);
       cell.sharedModel.changed.connect(rec.onChange);

@@ -1,0 +1,1 @@
+"""Build helpers run from the checkout (not part of the installed package)."""
