@@ -71,7 +71,10 @@ def test_the_swap_to_the_static_rendering_keeps_the_text(
         "c.querySelectorAll('.kandev-code-actions').forEach(b => b.remove()); return c; }"
     )
     after = static.first.evaluate(f"el => ({squash})(({strip})(el).textContent)")
-    assert live and after == live, (live[-300:], after[-300:])
+    # the live view renders at most every RENDER_EVERY_MS (issue 35) and is not rendered again as
+    # it goes: at the swap it may be up to that much text behind; the static rendering holds all
+    # of it and the rest, in the same order
+    assert live and after.startswith(live), (live[-300:], after[-300:])
     # the saved rendering comes in parts, laid out only near the screen
     parts = static.first.locator(".kandev-part")
     assert parts.count() > 1
@@ -82,4 +85,5 @@ def test_the_swap_to_the_static_rendering_keeps_the_text(
         "namecountrationote",
         f"(paragraph{body.count('(paragraph') - 1}).",
     ):
-        assert piece in live, piece  # the whole answer: prose, code, table, the last paragraph
+        assert piece in after, piece  # the whole answer: prose, code, table, the last paragraph
+    assert "defstep_1(x,factor=1):" in live  # and it streamed: the live view had got past the code
