@@ -13,6 +13,7 @@ never a downloaded one.
 from __future__ import annotations
 
 import dataclasses
+import http.client
 import json
 import os
 import re
@@ -126,7 +127,9 @@ class LabServer:
             try:
                 self.api("GET", "/api/status", timeout=2)
                 return
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
+            except (urllib.error.URLError, ConnectionError, TimeoutError, http.client.HTTPException):
+                # HTTPException: something that is not an HTTP server answered on the port
+                # (another test's process took it first); Lab then exits and the fixture retries
                 time.sleep(0.25)
         raise RuntimeError(f"jupyter lab did not answer /api/status in {timeout} s:\n{self.log_tail()}")
 
