@@ -25,6 +25,7 @@ the team ledger's PostgreSQL or SQLite database). Anything with the three method
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import unicodedata
@@ -37,11 +38,15 @@ __all__ = [
     "FolderSessionStore",
     "SessionKey",
     "SessionStore",
+    "check_key",
     "config_dir",
+    "is_safe_key",
     "key_for_file",
     "materialize",
     "project_key_for_directory",
 ]
+
+log = logging.getLogger("kandev_nb")
 
 _MAX_SANITIZED = 200
 """Longest project key the CLI keeps whole; a longer one is cut and given a hash suffix."""
@@ -121,10 +126,12 @@ def key_for_file(file_path: str | os.PathLike[str]) -> SessionKey | None:
     rel = list(parts[len(parts) - 1 - parts[::-1].index("projects") + 1 :])
     rel[-1] = rel[-1][: -len(".jsonl")]
     if len(rel) == 2:
-        return SessionKey(rel[0], rel[1])
-    if len(rel) >= 4 and rel[2] == "subagents":
-        return SessionKey(rel[0], rel[1], "/".join(rel[2:]))
-    return None
+        key = SessionKey(rel[0], rel[1])
+    elif len(rel) >= 4 and rel[2] == "subagents":
+        key = SessionKey(rel[0], rel[1], "/".join(rel[2:]))
+    else:
+        return None
+    return key if is_safe_key(key) else None
 
 
 class FolderSessionStore:
@@ -154,10 +161,15 @@ class FolderSessionStore:
         return hash(self.root)
 
     def _path(self, key: SessionKey) -> Path:
-        _check_key(key)
+        check_key(key)
         if key.subpath:
-            return self.root.joinpath(key.project_key, key.session_id, *key.subpath.split("/")).with_suffix(".jsonl")
-        return self.root / key.project_key / f"{key.session_id}.jsonl"
+            path = self.root.joinpath(key.project_key, key.session_id, *key.subpath.split("/")).with_suffix(".jsonl")
+        else:
+            path = self.root / key.project_key / f"{key.session_id}.jsonl"
+        # a link planted in a shared folder never takes a transcript elsewhere
+        if not path.resolve().is_relative_to(self.root.resolve()):
+            raise ValueError(f"{path} leaves the store's folder {self.root} (a symbolic link)")
+        return path
 
     def append(self, key: SessionKey, entries: Sequence[Mapping[str, Any]]) -> None:
         """Append `entries` as JSON lines, in one write (a file per transcript, mode 0600)."""
@@ -167,7 +179,7 @@ class FolderSessionStore:
         self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         data = "".join(json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n" for e in entries)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
         with os.fdopen(fd, "a", encoding="utf-8") as handle:
             handle.write(data)
 
@@ -194,11 +206,16 @@ class FolderSessionStore:
         return sorted(p.parent.name for p in self.root.glob(f"*/{session_id}.jsonl"))
 
 
-def _check_key(key: SessionKey) -> None:
-    """Raise ValueError unless every part of `key` is one folder or file name (no ``..``,
-    no separator): a key read from a store never names a path outside its folder."""
+def is_safe_key(key: SessionKey) -> bool:
+    """Is every part of `key` one folder or file name (no ``..``, no separator, no NUL)? Only
+    such a key is stored or written: it never names a path outside its folder."""
     names = [key.project_key, key.session_id, *(key.subpath.split("/") if key.subpath else ())]
-    if any(not n or n in (".", "..") or "/" in n or "\\" in n or "\0" in n for n in names):
+    return not any(not n or n in (".", "..") or "/" in n or "\\" in n or "\0" in n for n in names)
+
+
+def check_key(key: SessionKey) -> None:
+    """Raise ValueError("not a transcript key: ...") unless :func:`is_safe_key`."""
+    if not is_safe_key(key):
         raise ValueError(f"not a transcript key: {key!r}")
 
 
@@ -216,9 +233,14 @@ def _entries(text: str) -> list[dict[str, Any]]:
 
 def _write_jsonl(path: Path, entries: Sequence[Mapping[str, Any]]) -> None:
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    _write_private(path, "".join(json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n" for e in entries))
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Write `text` to `path`, mode 0600, never through a symbolic link."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.writelines(json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n" for e in entries)
+        handle.write(text)
 
 
 def materialize(
@@ -239,10 +261,13 @@ def materialize(
         The main transcript's path when it was written; None when the CLI has one already,
         `session_id` is not a UUID, or the store has none.
 
+    A subagent transcript the store lists under a key that would leave the session's folder
+    (``..``, a separator) is left out with a warning. A session found under another folder's
+    key is also copied to the store under this folder's key (the CLI goes on writing there, and
+    the next resume from this folder must find the whole conversation).
+
     Raises:
-        OSError: the config folder cannot be written. ValueError: the store lists a subagent
-        transcript whose path would leave the session's folder (``..``, a separator), before
-        anything is written. Whatever the store raises.
+        OSError: the config folder cannot be written. Whatever the store raises.
     """
     from kandev_nb.agent.transcript import find_transcript
 
@@ -259,15 +284,24 @@ def materialize(
             continue
         target = config_dir(env) / "projects" / here
         main = target / f"{session_id}.jsonl"
+        subpaths = []
         for subpath in store.list_subkeys(SessionKey(project_key, session_id)):
-            _check_key(SessionKey(here, session_id, subpath))  # a store's subpath stays under `target`
+            if is_safe_key(SessionKey(here, session_id, subpath)):  # a store's subpath stays under `target`
+                subpaths.append(subpath)
+            else:
+                log.warning("kandev-nb: the session store lists %r, which is not a transcript key: left out", subpath)
+        for subpath in subpaths:
             sub = store.load(SessionKey(project_key, session_id, subpath)) or []
             meta = [e for e in sub if e.get("type") == "agent_metadata"]
             path = target.joinpath(session_id, *subpath.split("/")).with_suffix(".jsonl")
             _write_jsonl(path, [e for e in sub if e.get("type") != "agent_metadata"])
             if meta:
                 sidecar = {k: v for k, v in meta[-1].items() if k != "type"}
-                path.with_name(path.name[: -len(".jsonl")] + ".meta.json").write_text(json.dumps(sidecar))
+                _write_private(path.with_name(path.name[: -len(".jsonl")] + ".meta.json"), json.dumps(sidecar))
+            if project_key != here:  # the store's copy under this folder's key: the next resume finds all of it
+                store.append(SessionKey(here, session_id, subpath), sub)
         _write_jsonl(main, entries)
+        if project_key != here:
+            store.append(SessionKey(here, session_id), entries)
         return main
     return None

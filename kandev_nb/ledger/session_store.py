@@ -19,7 +19,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import URL
 
-from kandev_nb.agent.session_store import SessionKey
+from kandev_nb.agent.session_store import SessionKey, check_key
 from kandev_nb.ledger.engine import mask_url, resolve_url, url_secrets
 from kandev_nb.ledger.rows import session_entries_table as _t
 
@@ -50,7 +50,12 @@ class LedgerSessionStore:
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
-        where = mask_url(resolve_url(self._given)) if self._given is not None else "KANDEV_NB_LEDGER"
+        if self._given is None:
+            return "LedgerSessionStore('KANDEV_NB_LEDGER')"
+        try:
+            where = mask_url(resolve_url(self._given))
+        except Exception:  # noqa: BLE001 - a malformed URL: its text, password masked
+            where = mask_url(str(self._given))
         return f"LedgerSessionStore({where!r})"
 
     def __getstate__(self) -> dict[str, Any]:
@@ -73,7 +78,13 @@ class LedgerSessionStore:
             return self._ledger
 
     def append(self, key: SessionKey, entries: Sequence[Mapping[str, Any]]) -> None:
-        """Store `entries` after the transcript's others (one transaction)."""
+        """Store `entries` after the transcript's others (one transaction).
+
+        Raises:
+            ValueError: `key` would name a path outside its folder when written back
+                (:func:`~kandev_nb.agent.session_store.check_key`).
+        """
+        check_key(key)
         if not entries:
             return
         ledger = self._open()

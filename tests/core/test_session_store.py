@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -154,11 +155,49 @@ class _ListsAnEscape:
         return ["../../../escaped"]
 
 
-def test_a_store_s_subagent_path_never_leaves_the_session_folder(tmp_path: Path) -> None:
-    """materialize() refuses a store's subpath with ``..`` before writing anything (old code
-    wrote ``<config>/escaped.jsonl``, outside ``projects/<key>/<session>/``)."""
+def test_a_store_s_subagent_path_never_leaves_the_session_folder(tmp_path: Path, caplog: Any) -> None:
+    """materialize() leaves out a store's subpath with ``..`` (with a warning) and still
+    resumes the main transcript (old code wrote ``<config>/escaped.jsonl``, outside
+    ``projects/<key>/<session>/``)."""
     sid = "0d7c4c8e-5b8f-4a53-9a3b-6b1f7e0f2a11"
     env = {"CLAUDE_CONFIG_DIR": str(tmp_path / "config"), "HOME": str(tmp_path)}
-    with pytest.raises(ValueError, match="not a transcript key"):
-        materialize(_ListsAnEscape(sid), sid, tmp_path / "project", env)
-    assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
+    main = materialize(_ListsAnEscape(sid), sid, tmp_path / "project", env)
+    assert main is not None and main.is_relative_to(tmp_path / "config" / "projects")
+    assert [p for p in tmp_path.rglob("*") if p.is_file()] == [main]
+    assert "not a transcript key: left out" in caplog.text
+
+
+def test_a_folder_store_follows_no_symbolic_link_out_of_its_folder(tmp_path: Path) -> None:
+    """A link planted in a shared store folder (a project key linked elsewhere, a transcript
+    linked to another file) is refused, and nothing is written through it (old code wrote
+    through both)."""
+    sid = "0d7c4c8e-5b8f-4a53-9a3b-6b1f7e0f2a11"
+    root, outside = tmp_path / "store", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (root / "-linked").symlink_to(outside, target_is_directory=True)
+    store = FolderSessionStore(root)
+    with pytest.raises(ValueError, match="leaves the store's folder"):
+        store.append(SessionKey("-linked", sid), [{"uuid": "u1"}])
+    victim = tmp_path / "precious.txt"
+    victim.write_text("precious\n")
+    (root / "-p").mkdir()
+    (root / "-p" / f"{sid}.jsonl").symlink_to(victim)
+    with pytest.raises(ValueError, match="leaves the store's folder"):
+        store.append(SessionKey("-p", sid), [{"uuid": "u2"}])
+    assert list(outside.iterdir()) == [] and victim.read_text() == "precious\n"
+
+
+def test_a_session_resumed_from_another_folder_s_key_keeps_its_whole_history(tmp_path: Path) -> None:
+    """A session the store holds under another folder's key is copied under this folder's key
+    too, so the next resume from this folder finds the whole conversation (old code: only what
+    the CLI wrote after the first resume)."""
+    sid = "0d7c4c8e-5b8f-4a53-9a3b-6b1f7e0f2a11"
+    store = FolderSessionStore(tmp_path / "store")
+    first = [{"type": "user", "uuid": "t1-user"}, {"type": "assistant", "uuid": "t1-asst"}]
+    store.append(SessionKey(project_key_for_directory(tmp_path / "a"), sid), first)
+    env = {"CLAUDE_CONFIG_DIR": str(tmp_path / "config-b"), "HOME": str(tmp_path)}
+    assert materialize(store, sid, tmp_path / "b", env) is not None
+    here = SessionKey(project_key_for_directory(tmp_path / "b"), sid)
+    store.append(here, [{"type": "user", "uuid": "t2-user"}])  # what the CLI mirrors next
+    assert [e["uuid"] for e in store.load(here) or []] == ["t1-user", "t1-asst", "t2-user"]
