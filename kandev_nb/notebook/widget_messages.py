@@ -65,9 +65,10 @@ _FIELD_ADAPTERS: dict[tuple[type[BaseModel], str], TypeAdapter[Any]] = {}
 class _FromPage(_Message):
     """A message the page sends, read as the kernel always read them: a key it does not know is
     ignored, and an optional field of the wrong type is dropped (its default is used), not the
-    whole message; a required field out of shape still drops the message."""
+    whole message; a required field out of shape still drops the message. Types are strict (no
+    "1" for an int, no 1.0 or True for an id)."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", strict=True)  # "1" is not an index, 1.0 not an id
 
     @model_validator(mode="before")
     @classmethod
@@ -80,7 +81,9 @@ class _FromPage(_Message):
                 continue
             adapter = _FIELD_ADAPTERS.get((cls, name))
             if adapter is None:
-                adapter = _FIELD_ADAPTERS[(cls, name)] = TypeAdapter(cast(Any, field.annotation))
+                adapter = _FIELD_ADAPTERS[(cls, name)] = TypeAdapter(
+                    cast(Any, field.annotation), config=ConfigDict(strict=True)
+                )
             try:
                 adapter.validate_python(kept[name])
             except ValidationError:
@@ -158,7 +161,7 @@ class ToastAnswer(_FromPage):
     """Page -> kernel: a toast's Allow or Deny of the waiting approval `id`; `digest` is that of
     the line the toast showed (an Allow is refused unless it was the whole payload)."""
 
-    kind: Literal["answer"] = "answer"
+    kind: Literal["answer"]  # required: a message of another kind is never read as an answer
     id: str
     action: Literal["allow", "deny"]
     reason: str = ""

@@ -192,7 +192,7 @@ export interface ToastAnswer {
   action: "allow" | "deny";
   digest?: string | null;
   id: string;
-  kind?: "answer";
+  kind: "answer";
   reason?: string;
 }
 /**
