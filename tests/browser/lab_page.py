@@ -39,12 +39,23 @@ def write_notebook(path: Path, *sources: str) -> Path:
 
 
 def open_notebook(page: Any, url: str, timeout_ms: float = 120_000) -> None:
-    """Load ``url`` (a ``/lab/tree/<nb>`` page) and wait for the notebook's kernel to be idle."""
-    page.goto(url)
-    page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=timeout_ms)
-    if page.evaluate("() => !window.jupyterapp.shell.leftCollapsed"):
-        command(page, "application:toggle-left-area")  # more room for the outputs
-    wait_kernel_idle(page, timeout_ms)
+    """Load ``url`` (a ``/lab/tree/<nb>`` page) and wait for the notebook's kernel to be idle.
+
+    If the kernel has not said idle within half of `timeout_ms`, the page is loaded again once,
+    as a person would: Jupyter Server can answer the page's first kernel websocket with a 500
+    ("'NoneType' object has no attribute 'kernel_ws_protocol'", a race of its own while the
+    kernel starts), and that page then never hears from the kernel."""
+    for attempt in (1, 2):
+        page.goto(url)
+        page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=timeout_ms)
+        if page.evaluate("() => !window.jupyterapp.shell.leftCollapsed"):
+            command(page, "application:toggle-left-area")  # more room for the outputs
+        try:
+            wait_kernel_idle(page, timeout_ms / 2 if attempt == 1 else timeout_ms)
+            return
+        except Exception:  # playwright's TimeoutError: load the page again
+            if attempt == 2:
+                raise
 
 
 def wait_kernel_idle(page: Any, timeout_ms: float = 120_000) -> None:
