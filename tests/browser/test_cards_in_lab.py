@@ -27,6 +27,7 @@ OLD = "".join(f"    total_{i} = compute(values[{i}], scale=1.0)\n" for i in rang
 NEW = "".join(f"    total_{i} = compute(values[{i}], scale=2.5)\n" for i in range(360))
 
 _LUMA = """el => {
+  if (!el.isConnected) return null;  // replaced by a newer rendering of its card since it was found
   const pick = (node) => { for (let n = node; n; n = n.parentElement) {
       const c = getComputedStyle(n).backgroundColor;
       if (c && c !== 'rgba(0, 0, 0, 0)' && c !== 'transparent') return c; }
@@ -45,8 +46,17 @@ def _theme(page: Any, name: str) -> None:
 
 
 def _readable(page: Any, locator: Any, dark: bool) -> None:
-    """The block's background follows the theme and its text contrasts with it."""
-    got = locator.first.evaluate(_LUMA)
+    """The block's background follows the theme and its text contrasts with it.
+
+    A live card's HTML can be set again between finding the block and reading its colours (a
+    detached element has no computed colour), so the block is found again until it is read.
+    """
+    for _ in range(20):
+        got = locator.first.evaluate(_LUMA)
+        if got is not None:
+            break
+        page.wait_for_timeout(100)
+    assert got is not None, "the block never stayed on the page long enough to be read"
     assert (got["bg"] < 0.35) if dark else (got["bg"] > 0.75), got
     assert abs(got["bg"] - got["fg"]) > 0.4, got
 
