@@ -30,7 +30,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
     Under pytest-xdist (``--dist loadgroup``) the browser tests go to one worker, which starts
     the one JupyterLab server and Chromium they share, and the cluster tests to one worker too
-    (a LocalCluster of worker processes is heavy enough on 2 cores)."""
+    (a LocalCluster of worker processes is heavy enough on 2 cores).
+
+    A browser or cluster test that fails runs once more (pytest-rerunfailures), as JupyterLab's
+    own Playwright suite retries once on CI: both drive processes with races of their own (Jupyter
+    Server's kernel websocket, Chromium's rendering, a Dask scheduler's heartbeats) on two busy
+    cores. Every rerun is reported in the summary (``R`` and "rerun"), and a test that fails
+    twice fails the run."""
     tests = Path(__file__).parent
     for item in items:
         parts = item.path.relative_to(tests).parts if item.path.is_relative_to(tests) else ()
@@ -41,6 +47,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for group in ("browser", "cluster"):
             if item.get_closest_marker(group) is not None:
                 item.add_marker(pytest.mark.xdist_group(group))
+                if item.get_closest_marker("flaky") is None:
+                    item.add_marker(pytest.mark.flaky(reruns=1, reruns_delay=2))
                 break
 
 
