@@ -14,6 +14,7 @@ const outdir = join(root, "kandev_nb", "static");
 // messages) are bundled into them.
 const MODULES = [
   "bridge",
+  "bridge_stub",
   "notify",
   "approval",
   "questions",

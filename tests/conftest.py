@@ -38,6 +38,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     cores. Every rerun is reported in the summary (``R`` and "rerun"), and a test that fails
     twice fails the run."""
     tests = Path(__file__).parent
+    reruns = config.pluginmanager.hasplugin("rerunfailures")  # off with -p no:rerunfailures
     for item in items:
         parts = item.path.relative_to(tests).parts if item.path.is_relative_to(tests) else ()
         if parts and parts[0] == "browser" or "page" in getattr(item, "fixturenames", ()):
@@ -47,7 +48,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for group in ("browser", "cluster"):
             if item.get_closest_marker(group) is not None:
                 item.add_marker(pytest.mark.xdist_group(group))
-                if item.get_closest_marker("flaky") is None:
+                if reruns and item.get_closest_marker("flaky") is None:
                     item.add_marker(pytest.mark.flaky(reruns=1, reruns_delay=2))
                 break
 

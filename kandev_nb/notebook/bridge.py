@@ -11,6 +11,12 @@ with an id of its own; the kernel sends requests (``read``, ``insert``, ``edit``
 answer while the `%%claude` cell blocks (ipykernel >= 7.4 delivers comm messages during a
 top-level await). A reloaded page says hello again and becomes the view in use.
 
+The model starts with a few lines of page code (``bridge_stub.ts``) that only say "present";
+the kernel answers by setting `_esm` to the whole bridge, which anywidget loads in its place.
+So a headless run saves the stub in its widget state, not the bridge, and :func:`page_shown`
+tells a turn whether any page shows this kernel's widgets (a live view) or none does (its
+static rendering only, :class:`~kandev_nb.notebook.widgets.view.StaticView`).
+
 No view (nbclient, papermill, `jupyter execute`, a console): no hello ever arrives, a ping
 gets no answer within :data:`~kandev_nb.kernel_tools._notebook.PING_TIMEOUT_S` (no ping at all
 once the bridge is :data:`QUIET_AFTER_S` old without any hello), and the
@@ -45,15 +51,23 @@ from kandev_nb.notebook.widget_messages import (
     BridgeAnswer,
     BridgeGoodbye,
     BridgeHello,
+    BridgePresent,
     BridgeRequest,
     ChipNext,
     read_from_tab,
 )
 
-__all__ = ["NotebookBridge", "bridge", "ensure_bridge", "open_notebook_guard", "tab_path"]
+__all__ = ["NotebookBridge", "bridge", "ensure_bridge", "open_notebook_guard", "page_shown", "tab_path"]
 
 log = logging.getLogger("kandev_nb")
 
+BRIDGE_ESM = page_text("bridge.js")
+"""The whole bridge's page code (``src/widgets/bridge.ts`` with ``answer_actions.ts`` and
+``cell_language.ts``), sent once a page said it is there."""
+QUEUED_GRACE_S = 0.2
+"""How long :meth:`NotebookBridge.page_shown` lets messages queued while cells ran arrive."""
+LOAD_S = 10.0
+"""How long a view that a page loads (it said "present") may take to say hello."""
 QUIET_AFTER_S = 5.0
 """A bridge that no view said hello to this long after it was made answers "no view" at once
 (a tab says hello as soon as it gets the widget; one opened later says hello by itself)."""
@@ -73,8 +87,8 @@ class NotebookBridge(anywidget.AnyWidget):
         round_trips_ms: the duration of each answered request (ms), for the benchmark.
     """
 
-    # src/widgets/bridge.ts, bundled with answer_actions.ts (issue 27 points 4, 9) and cell_language.ts (point 8)
-    _esm = page_text("bridge.js")
+    # src/widgets/bridge_stub.ts, until a page says it is there: then BRIDGE_ESM
+    _esm = page_text("bridge_stub.js")
     kernel = traitlets.Unicode("").tag(sync=True)
     """This kernel's token (:data:`kandev_nb.notebook.answers.KERNEL_TOKEN`): the tab decorates only
     the outputs that carry it."""
@@ -92,6 +106,9 @@ class NotebookBridge(anywidget.AnyWidget):
         self._ids = itertools.count(1)
         self._created = time.monotonic()
         self._forgot = False  # a view stopped answering: it might still be there, so ping
+        self.present = False
+        """A page holds this model (its first page code said "present", or a view said hello)."""
+        self._said_hello = False  # any hello, with a notebook document or not
         self._answers: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Future[dict[str, Any]]]] = {}
         self._hello_waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[str]]] = []
         self.on_msg(self._on_msg)
@@ -100,7 +117,13 @@ class NotebookBridge(anywidget.AnyWidget):
         if not isinstance(content, dict):
             return
         message = read_from_tab(content)
-        if isinstance(message, BridgeHello):
+        if isinstance(message, BridgePresent | BridgeHello):
+            self.present = True
+        if isinstance(message, BridgePresent):
+            if self._esm != BRIDGE_ESM:
+                self._esm = BRIDGE_ESM  # anywidget loads it in place of the stub; each view says hello
+        elif isinstance(message, BridgeHello):
+            self._said_hello = True
             view = message.view
             if not message.ok:
                 log.debug("kandev-nb bridge: view %s has no notebook: %s", view, message.reason)
@@ -175,8 +198,11 @@ class NotebookBridge(anywidget.AnyWidget):
         chosen = self._chosen()
         if chosen is not None:
             return chosen
-        if not self.views and not self._forgot and time.monotonic() - self._created > QUIET_AFTER_S:
+        loading = self.present and not self._said_hello  # a page loads the whole bridge: it will say hello
+        if not self.views and not self._forgot and not loading and time.monotonic() - self._created > QUIET_AFTER_S:
             return None  # never a hello, long after the widget was made: no frontend (nbclient, console)
+        if loading:
+            timeout_s = max(timeout_s, LOAD_S)
         loop = asyncio.get_running_loop()
         future: asyncio.Future[str] = loop.create_future()
         self._hello_waiters.append((loop, future))
@@ -187,6 +213,19 @@ class NotebookBridge(anywidget.AnyWidget):
             return None
         finally:
             self._hello_waiters = [(lp, f) for lp, f in self._hello_waiters if f is not future]
+
+    async def page_shown(self) -> bool:
+        """True when a page shows this kernel's widgets (JupyterLab, Notebook 7, VS Code,
+        Colab: its widget manager ran the bridge's page code, :attr:`present`); False for
+        nbclient, papermill, ``jupyter execute``, a console. Waits :data:`QUEUED_GRACE_S` s for
+        messages that arrived while cells ran, and a bridge made moments ago (a Run All right
+        after ``%load_ext``) up to :data:`~kandev_nb.kernel_tools._notebook.PING_TIMEOUT_S` s."""
+        now = time.monotonic()
+        young = now - self._created < QUIET_AFTER_S
+        deadline = now + (min(PING_TIMEOUT_S, self._created + QUIET_AFTER_S - now) if young else QUEUED_GRACE_S)
+        while not self.present and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        return self.present
 
     async def request(
         self, op: str, args: dict[str, Any], *, timeout_s: float = 10.0, view: str | None = None
@@ -247,6 +286,13 @@ def tab_path() -> str | None:
     server's root (:meth:`NotebookBridge.tab_path`); None without a bridge or a tab that said
     hello. What the notifications and kandev-nb's JupyterLab panel name the notebook by."""
     return _bridge.tab_path() if _bridge is not None else None
+
+
+async def page_shown() -> bool:
+    """:meth:`NotebookBridge.page_shown` of the kernel's bridge (made here if needed); False
+    outside an ipykernel."""
+    b = ensure_bridge()
+    return b is not None and await b.page_shown()
 
 
 def ensure_bridge() -> NotebookBridge | None:

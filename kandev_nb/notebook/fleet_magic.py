@@ -37,6 +37,7 @@ from IPython.core.magic_arguments import argument
 
 from kandev_nb.agent.config import SessionConfig
 from kandev_nb.fleet import FleetError, build_fleet
+from kandev_nb.notebook.bridge import page_shown
 from kandev_nb.notebook.state import current
 from kandev_nb.policy.enforce import LabelledPolicy
 
@@ -195,12 +196,14 @@ async def run_fleet(
     cell = fleet.cell = ledger_hooks.cell_number(ip)  # now: IPython may advance its counter meanwhile
     blocking = await background_turns.blocking_reason() if background else None
     board = None
-    if show if show is not None else getattr(ip, "kernel", None) is not None:
+    kernel = getattr(ip, "kernel", None) is not None
+    live = show if show is not None else kernel and await page_shown()  # headless: the static board only
+    if live:
         from kandev_nb.notebook.fleet_board import FleetBoard
 
         board = FleetBoard(fleet)
         board.display()
-    run = partial(_run_shown, fleet, board, on_result)
+    run = partial(_run_shown, fleet, board, on_result, static=show is None and kernel and not live)
     if not background:
         return await run()
     if blocking is None:  # a task of this cell: the board and -o VAR's line go to its output
@@ -208,14 +211,24 @@ async def run_fleet(
     return background_turns.ended_fleet(fleet, cell, await run())
 
 
-async def _run_shown(fleet: Any, board: Any, on_result: Callable[[pd.DataFrame], None] | None) -> pd.DataFrame:
-    """Run `fleet`; its board (if any) becomes the static board at the end; `on_result` gets the frame."""
+async def _run_shown(
+    fleet: Any, board: Any, on_result: Callable[[pd.DataFrame], None] | None, static: bool = False
+) -> pd.DataFrame:
+    """Run `fleet`; its board (if any) becomes the static board at the end, which is shown
+    then with `static` (no page showed widgets); `on_result` gets the frame."""
     result = None
     try:
         result = await fleet.run()
     finally:
         if board is not None:
             board.finish(result)
+        elif static:
+            from IPython.display import display
+
+            from kandev_nb.notebook.fleet_board import board_html, progress_text
+
+            bundle = {"text/html": board_html(fleet, result), "text/plain": progress_text(fleet)}
+            display(bundle, raw=True)  # type: ignore[no-untyped-call, unused-ignore]  # typed from IPython 9
     if on_result is not None:
         on_result(result)
     return result

@@ -44,7 +44,7 @@ from kandev_nb.notebook import (
     turn_numbers,
 )
 from kandev_nb.notebook.attachments import AttachmentError
-from kandev_nb.notebook.bridge import ensure_bridge, open_notebook_guard
+from kandev_nb.notebook.bridge import ensure_bridge, open_notebook_guard, page_shown
 from kandev_nb.notebook.cell_prompt import cell_origin, notebook_path, notebook_policy, prompt_and_policy
 from kandev_nb.notebook.cell_text import PromptError, clean_help, did_you_mean, interpolate
 from kandev_nb.notebook.fleet_magic import fleet_arguments, run_over
@@ -409,11 +409,13 @@ async def _run_turn(
         # Shown like IPython's own option errors: one line, no traceback, the cell fails.
         raise UsageError(f"%%claude: {exc}") from None
 
-    view = None if args.quiet else _live_view(prompt, session)
+    shown = await page_shown()  # a page shows widgets: the live view; headless: the static rendering only
+    view = None if args.quiet else _live_view(prompt, session, shown)
     reattach = _watch_reloads(view, line, body)
     kernel_tools.follow_cell(session)
     state = current()
-    timeout = await notify.turn_timeout(args.approval_timeout, state.settings.approval_timeout)  # wait and remind
+    attached = await notify.interactive() if shown else False  # a tab: cards wait and remind
+    timeout = await notify.turn_timeout(args.approval_timeout, state.settings.approval_timeout, attached)
     try:
         if state.sessions.get(session.name) is not session:
             if replaced is not None and replaced.session_id == session.config.resume:
@@ -497,7 +499,7 @@ def _watch_reloads(view: Any, line: str, body: str) -> Any:
     """Create the notebook bridge if needed; while the turn runs, a tab that says hello anew
     gets the live view back (:class:`~kandev_nb.notebook.reattach.Reattach`), or None."""
     bridge = ensure_bridge()
-    if bridge is None or view is None:
+    if bridge is None or view is None or not view.live:
         return None
     from IPython.core.getipython import get_ipython
 
@@ -516,19 +518,22 @@ def _watch_reloads(view: Any, line: str, body: str) -> Any:
     )
 
 
-def _live_view(prompt: str, session: Session) -> Any:
-    """A displayed :class:`~kandev_nb.notebook.widgets.TurnView` whose Stop button interrupts `session`."""
-    from kandev_nb.notebook.widgets import TurnView
+def _live_view(prompt: str, session: Session, shown: bool) -> Any:
+    """A displayed :class:`~kandev_nb.notebook.widgets.TurnView` whose Stop button interrupts
+    `session`; where no page shows widgets (not `shown`): a :class:`~kandev_nb.notebook.widgets.view.StaticView`."""
+    from kandev_nb.notebook.widgets.view import StaticView, TurnView
 
-    state = current()
-    settings = state.settings
+    settings = current().settings
+    scope = ledger_hooks.budget_label(settings) if settings.budget_usd else None
+    if not shown:
+        return StaticView(settings.budget_usd, scope, _spent())
     view = TurnView(
         prompt,
         session_name=session.name,
         budget_usd=settings.budget_usd,
         spent_before_usd=_spent(),
         on_stop=lambda: _interrupt_soon(session),
-        budget_scope=ledger_hooks.budget_label(settings) if settings.budget_usd else None,
+        budget_scope=scope,
         mode=session.config.mode,
         model=session.model or session.config.model,
         number=turn_numbers.next_number(session),  # this turn's, as %claude_undo --turn takes it

@@ -197,12 +197,13 @@ async def interactive() -> bool:
     return bool(b.views) or await b.find_view() is not None
 
 
-async def turn_timeout(cell_timeout: float | None, setting: float | None) -> float | None:
+async def turn_timeout(cell_timeout: float | None, setting: float | None, attached: bool | None = None) -> float | None:
     """The approval timeout of a `%%claude` turn, and the notifier's reminder for it.
 
     Args:
         cell_timeout: the cell's ``--approval-timeout`` in seconds (None: not given).
         setting: the notebook's `approval_timeout` setting in seconds (None: forever).
+        attached: :func:`interactive`'s answer when the caller has it (None: asked here).
 
     Returns:
         `cell_timeout` when given (it denies, as asked); else, when Lab's settings say
@@ -217,7 +218,8 @@ async def turn_timeout(cell_timeout: float | None, setting: float | None) -> flo
     deny_after = lab is not None and lab.unansweredCard == "deny-after"
     if cell_timeout is None and deny_after and "approval_timeout" not in current().configured:
         cell_timeout = float(lab.denyAfterSeconds)
-    attached = await interactive()
+    if attached is None:
+        attached = await interactive()
     # headless (nbclient, papermill): no page shows toasts, and a widget would only be saved
     note = ensure_notifier() if attached else notifier()
     if cell_timeout is not None or not attached:

@@ -9,7 +9,8 @@ compares). The kernel builds what it sends from these models and reads what the 
 through them (:func:`read`): a message out of shape is dropped with a warning in the log.
 
 - the notebook bridge (:mod:`kandev_nb.notebook.bridge`, ``bridge.ts``): kernel -> tab
-  :class:`BridgeRequest`; tab -> kernel :class:`BridgeHello`, :class:`BridgeAnswer`,
+  :class:`BridgeRequest`; tab -> kernel :class:`BridgePresent` (``bridge_stub.ts``),
+  :class:`BridgeHello`, :class:`BridgeAnswer`,
   :class:`BridgeGoodbye` and a header chip's :class:`ChipNext` (``answer_actions.ts``);
 - the approval toasts (:mod:`kandev_nb.notebook.notify`, ``notify.ts``): :class:`ToastAnswer`,
   answered by :class:`ToastAnswered`;
@@ -35,6 +36,7 @@ __all__ = [
     "BridgeAnswer",
     "BridgeGoodbye",
     "BridgeHello",
+    "BridgePresent",
     "BridgeRequest",
     "ChipNext",
     "FromTab",
@@ -107,6 +109,13 @@ class BridgeRequest(_Message):
     args: dict[str, Any] = {}
 
 
+class BridgePresent(_FromPage):
+    """Tab -> kernel: a page holds the bridge's model (the one message of its first page code,
+    ``bridge_stub.ts``); the kernel answers by sending the whole bridge as the widget's `_esm`."""
+
+    kind: Literal["present"] = "present"
+
+
 class BridgeHello(_FromPage):
     """Tab -> kernel: a view of the notebook (one per open tab of it) is there. `ok` False: this
     frontend gives widgets no notebook document (`reason`). `path`: the notebook's path from the
@@ -150,7 +159,7 @@ class ChipNext(_FromPage):
     model: str | None = None
 
 
-FromTab = Annotated[BridgeHello | BridgeAnswer | BridgeGoodbye | ChipNext, Field(discriminator="kind")]
+FromTab = Annotated[BridgePresent | BridgeHello | BridgeAnswer | BridgeGoodbye | ChipNext, Field(discriminator="kind")]
 """What a tab sends the bridge."""
 
 
@@ -260,7 +269,7 @@ class TurnPress(_FromPage):
 
 
 M = TypeVar("M", bound=BaseModel)
-FromTabMessage = BridgeHello | BridgeAnswer | BridgeGoodbye | ChipNext
+FromTabMessage = BridgePresent | BridgeHello | BridgeAnswer | BridgeGoodbye | ChipNext
 _ADAPTERS: dict[Any, TypeAdapter[Any]] = {}
 
 
@@ -289,6 +298,7 @@ def read_from_tab(data: object) -> FromTabMessage | None:
 
 TO_PAGE: list[type[BaseModel]] = [BridgeRequest, ToastAnswered, StreamAppend, StreamReset]
 FROM_PAGE: list[type[BaseModel]] = [
+    BridgePresent,
     BridgeHello,
     BridgeAnswer,
     BridgeGoodbye,

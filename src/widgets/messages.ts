@@ -8,6 +8,7 @@ export interface KandevNbWidgetMessages {
   BridgeAnswer?: BridgeAnswer;
   BridgeGoodbye?: BridgeGoodbye;
   BridgeHello?: BridgeHello;
+  BridgePresent?: BridgePresent;
   BridgeRequest?: BridgeRequest;
   ChipNext?: ChipNext;
   QuestionPress?: QuestionPress;
@@ -91,6 +92,16 @@ export interface BridgeHello {
   reason?: string | null;
   via?: ("extension" | "widget manager") | null;
   view: string;
+}
+/**
+ * Tab -> kernel: a page holds the bridge's model (the one message of its first page code,
+ * ``bridge_stub.ts``); the kernel answers by sending the whole bridge as the widget's `_esm`.
+ *
+ * This interface was referenced by `KandevNbWidgetMessages`'s JSON-Schema
+ * via the `definition` "BridgePresent".
+ */
+export interface BridgePresent {
+  kind?: "present";
 }
 /**
  * Kernel -> tab: act on the tab's notebook. `view` None: every view answers (``op``

@@ -10,6 +10,11 @@ custom messages, never as state: ``{"type": "append", "at": N, "text": s}`` and
 browser's view does (``src/widgets/kandev_lib.ts``: an append at the current length
 is added, one that overlaps adds only its new part, one past a gap asks for a ``sync``), so
 ``KernelHarness.live_texts()`` is what a person watching the cell saw.
+
+Like a page's widget manager, the harness runs the notebook bridge's first page code
+(``src/widgets/bridge_stub.ts``): it says "present" when the bridge's model opens, so the kernel
+knows a page shows its widgets and a turn gets its live view. It never says hello (it holds no
+notebook document), as before. ``KernelHarness(..., page=False)`` plays no page (nbclient).
 """
 
 from __future__ import annotations
@@ -85,7 +90,8 @@ class CellRun:
 class KernelHarness:
     """Start a python3 kernel with `env`, run cells, read widgets, click buttons."""
 
-    def __init__(self, env: dict[str, str], cwd: str) -> None:
+    def __init__(self, env: dict[str, str], cwd: str, *, page: bool = True) -> None:
+        self.page = page
         self.km = KernelManager(kernel_name="python3")
         self.km.start_kernel(env=env, cwd=cwd)
         self.kc = self.km.client()
@@ -112,6 +118,8 @@ class KernelHarness:
         if kind == "comm_open":
             model = WidgetModel(content["comm_id"], dict(content.get("data", {}).get("state", {})))
             self.widgets[content["comm_id"]] = model
+            if self.page and str(model.state.get("_anywidget_id", "")).endswith(".NotebookBridge"):
+                self.send_custom(model, {"kind": "present"})  # what bridge_stub.ts sends
         elif kind == "comm_msg":
             model = self.widgets.get(content["comm_id"])
             data = content.get("data", {})

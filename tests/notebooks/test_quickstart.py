@@ -54,13 +54,17 @@ def test_quickstart_runs_offline_with_jupyter_execute(tmp_path: Path) -> None:
     assert runs["session_id"].nunique() == 1  # one conversation across the cells
     assert (runs["cost_usd"] > 0).all()
 
-    # what a headless run saves: the turns' static renderings, not their widgets' page code
-    # (nbclient keeps every widget state it saw, closed or not: 366 KB here before issue 37)
+    # what a headless run saves: the turns' static renderings and no widget but the bridge's
+    # first page code (bridge_stub.ts, a few lines): no page ever said it was there (issue 37;
+    # nbclient keeps every widget state it saw, closed or not: 366 KB here before issue 37)
     executed = copy / "quickstart-run.ipynb"
     states = json.loads(executed.read_text())["metadata"].get("widgets", {})
-    codes = [
-        (len(v["state"].get("_esm", "")), str(v["state"].get("_anywidget_id")))
-        for v in states.get("application/vnd.jupyter.widget-state+json", {}).get("state", {}).values()
-    ]
-    assert max(codes, default=(0, ""))[0] < 30_000, sorted(codes, reverse=True)[:3]  # the bridge's is the largest
-    assert executed.stat().st_size < 160_000, executed.stat().st_size
+    models = states.get("application/vnd.jupyter.widget-state+json", {}).get("state", {}).values()
+    kinds = sorted((m["model_name"], str(m["state"].get("_anywidget_id"))) for m in models)
+    assert kinds == [("AnyModel", "kandev_nb.notebook.bridge.NotebookBridge"), ("LayoutModel", "None")], kinds
+    assert all(len(m["state"].get("_esm", "")) < 1_000 for m in models)  # the stub, not the bridge
+    turns = [c for c in json.loads(executed.read_text())["cells"] if "".join(c["source"]).startswith("%%claude")]
+    assert len(turns) == 3
+    for cell in turns:  # each turn's static rendering, as a cell output of its own
+        assert [list(o.get("data", {})) for o in cell["outputs"]] == [["text/html", "text/markdown", "text/plain"]]
+    assert executed.stat().st_size < 40_000, executed.stat().st_size

@@ -42,11 +42,14 @@ from kandev_nb.render import static
 from kandev_nb.render.card_view import tool_label
 from kandev_nb.render.theme import NO_MATH
 
-__all__ = ["TurnView"]
+__all__ = ["StaticView", "TurnView"]
 
 
 class TurnView:
     """The live widgets of one turn, then its static rendering.
+
+    Made only where a page shows widgets (a tab said hello to the notebook bridge); elsewhere
+    the turn gets a :class:`StaticView`.
 
     Args:
         prompt: the prompt text (shown in the header of the static rendering).
@@ -71,6 +74,9 @@ class TurnView:
         text_updates: number of "append" messages sent for streamed text; deltas: text and
             reasoning events received.
     """
+
+    live = True
+    """Widgets in a tab: a tab reloaded while the turn runs gets them back (:mod:`kandev_nb.notebook.reattach`)."""
 
     def __init__(
         self,
@@ -460,10 +466,7 @@ class TurnView:
         """
         if turn is None:
             turn = self.turn
-        if self.budget_usd and turn.stats is not None:
-            turn.meta["budget_usd"] = self.budget_usd
-            turn.meta["budget_scope"] = self.budget_scope
-            turn.meta["spent_usd"] = self.spent_before_usd + turn.stats.cost_usd
+        _mark_budget(turn, self.budget_usd, self.budget_scope, self.spent_before_usd)
         bundle = static.mime_bundle(turn)
         if self.finished:
             return bundle
@@ -500,6 +503,49 @@ class TurnView:
 
     def _ipython_display_(self) -> None:
         self.display()
+
+
+class StaticView:
+    """A turn's output where no page shows widgets (``jupyter execute``, nbclient, papermill, a
+    console: no tab said hello to the notebook bridge): nothing while the turn runs, then the
+    static rendering :meth:`TurnView.finish` leaves, as a plain display output. A headless run
+    so saves no widget state (issue 37: the executed notebook within 20% of the one Lab saves).
+
+    Args: as :class:`TurnView`'s `budget_usd`, `budget_scope` and `spent_before_usd` (USD).
+    """
+
+    live = False
+    """No widgets: nothing for a reloaded tab to get back (:mod:`kandev_nb.notebook.reattach`)."""
+
+    def __init__(self, budget_usd: float | None, budget_scope: str | None, spent_before_usd: float) -> None:
+        self.budget_usd, self.budget_scope, self.spent_before_usd = budget_usd, budget_scope, spent_before_usd
+        self.finished = False
+
+    def handle(self, event: ev.AgentEvent) -> None:
+        """Take one AgentEvent and show nothing (the turn records it)."""
+
+    def finish(self, turn: Turn) -> dict[str, Any]:
+        """Display `turn`'s static rendering once; returns its MIME bundle."""
+        from IPython.display import display
+
+        _mark_budget(turn, self.budget_usd, self.budget_scope, self.spent_before_usd)
+        bundle = static.mime_bundle(turn)
+        if not self.finished:
+            self.finished = True
+            display(bundle, raw=True)  # type: ignore[no-untyped-call, unused-ignore]  # typed from IPython 9
+        return bundle
+
+    def close(self) -> None:
+        """Nothing to free."""
+        self.finished = True
+
+
+def _mark_budget(turn: Turn, budget_usd: float | None, scope: str | None, spent_before_usd: float) -> None:
+    """The footer's "$x of $budget" figures on `turn.meta` (USD), when a budget is set."""
+    if budget_usd and turn.stats is not None:
+        turn.meta["budget_usd"] = budget_usd
+        turn.meta["budget_scope"] = scope
+        turn.meta["spent_usd"] = spent_before_usd + turn.stats.cost_usd
 
 
 def _headless() -> bool:
