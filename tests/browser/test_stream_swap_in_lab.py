@@ -75,6 +75,10 @@ def test_the_swap_to_the_static_rendering_keeps_the_text(
     # it goes: at the swap it may be up to that much text behind; the static rendering holds all
     # of it and the rest, in the same order
     assert live and after.startswith(live), (live[-300:], after[-300:])
+    # kandev-nb's own renderer draws the finished turn (src/mime.ts: no MathJax pass), and the
+    # saved notebook keeps the text/html for other frontends
+    assert cell.locator(".jp-OutputArea-output.kandev-rendered-turn").count() == 1
+    assert cell.locator(".jp-OutputArea-output.kandev-rendered-turn .kandev-static").count() == 1
     # the saved rendering comes in parts, laid out only near the screen
     parts = static.first.locator(".kandev-part")
     assert parts.count() > 1

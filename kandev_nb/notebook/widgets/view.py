@@ -42,7 +42,12 @@ from kandev_nb.render import static
 from kandev_nb.render.card_view import tool_label
 from kandev_nb.render.theme import NO_MATH
 
-__all__ = ["StaticView", "TurnView"]
+__all__ = ["TURN_MIME", "StaticView", "TurnView"]
+
+TURN_MIME = "application/vnd.kandev-nb.turn+json"
+"""Added (``{"version": 1}``) to the bundle a turn's live view becomes in a tab: kandev-nb's
+JupyterLab extension (``src/mime.ts``) ranks it ahead of text/html and draws that text/html
+without a MathJax pass (issue 35); other frontends ignore it."""
 
 
 class TurnView:
@@ -471,6 +476,7 @@ class TurnView:
         if self.finished:
             return bundle
         bundle, metadata = answers.mark(bundle, turn)  # Insert / Copy buttons in a live tab (issue 27 point 4)
+        bundle = {**bundle, TURN_MIME: {"version": 1}}  # the extension draws it (src/mime.ts)
         self.throttle.flush_now()
         self.throttle.cancel()
         self.finished = True
