@@ -12,6 +12,7 @@ from kandev_nb.agent import tools as t
 from kandev_nb.notebook.widgets import TurnView
 from kandev_nb.notebook.widgets.recording import Recorder
 from kandev_nb.notebook.widgets.stream import StreamText
+from kandev_nb.notebook.widgets.view import TURN_MIME
 from tests.widgets.conftest import Clock
 from tests.widgets.test_static import plain
 from tests.widgets.widget_events import call, complete, result
@@ -284,9 +285,10 @@ def test_finish_closes_every_widget_and_returns_the_static_bundle(rec: Recorder,
     closed = {m.comm_id for m in rec.messages if m.kind == "close"}
     from kandev_nb.notebook.widgets.stream import kandev_lib
 
-    assert opened - closed <= {kandev_lib().model_id}  # only the per-kernel library stays
+    lib = kandev_lib()  # only the per-kernel library stays, and its layout (made with it, in
+    assert opened - closed <= {lib.model_id, lib.layout.model_id}  # this test when it runs first)
     assert v.root is None and not v.cards
-    assert set(bundle) == {"text/html", "text/markdown", "text/plain"}
+    assert set(bundle) == {"text/html", "text/markdown", "text/plain", TURN_MIME}  # src/mime.ts draws it in Lab
     assert '<h4 class="kandev-heading jp-toc-ignore tocSkip kandev-h1">Title</h4>' in bundle["text/html"]
     assert "# Title" in bundle["text/markdown"]
     v.handle(ev.MessageChunk(text="late"))  # ignored after finish
