@@ -328,6 +328,10 @@ async def _real_in(
     from kandev_nb.testing import scripted_env
     from kandev_nb.wire.cli import LaunchOptions, build_argv, child_env
 
+    async def page_shown() -> bool:
+        return True  # this shell plays a tab that shows widgets: the turn gets its live TurnView
+
+    magic.page_shown = page_shown  # type: ignore[attr-defined]  # (no page says "present" here)
     raw: RawCLI | None = None
     session: Session | None = None
     try:
