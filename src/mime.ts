@@ -39,7 +39,8 @@ export class TurnRenderer extends Widget implements IRenderMime.IRenderer {
     const source = model.data['text/html'];
     await renderHTML({
       host: this.node,
-      source: typeof source === 'string' ? source : '',
+      // A saved notebook may hold the HTML as a list of lines (nbformat's multiline string).
+      source: Array.isArray(source) ? source.join('') : typeof source === 'string' ? source : '',
       trusted: model.trusted,
       sanitizer: this.options.sanitizer,
       resolver: this.options.resolver,

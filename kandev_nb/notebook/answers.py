@@ -31,6 +31,7 @@ import secrets
 from typing import TYPE_CHECKING, Any
 
 from kandev_nb.agent.permissions import MODES
+from kandev_nb.render import static
 from kandev_nb.render.mdsafe import escape_math
 
 if TYPE_CHECKING:
@@ -40,12 +41,14 @@ if TYPE_CHECKING:
 __all__ = [
     "KERNEL_TOKEN",
     "MODELS",
+    "TURN_MIME",
     "choose_next",
     "install",
     "kernel_class",
     "mark",
     "markdown_cell_text",
     "next_model",
+    "tab_bundle",
     "take_next",
 ]
 
@@ -56,6 +59,11 @@ KERNEL_TOKEN = secrets.token_hex(8)
 
 MODELS = ("sonnet", "opus", "haiku")
 """The model chip's choices (the CLI's model aliases), as in ``src/widgets/answer_actions.ts``."""
+
+TURN_MIME = "application/vnd.kandev-nb.turn+json"
+"""The MIME type that marks a finished turn's bundle (``{"version": 1}``): kandev-nb's JupyterLab
+extension (``src/mime.ts``, ranked ahead of text/html) draws the bundle's text/html with Lab's
+own renderer without a MathJax pass (issue 35); other frontends ignore it."""
 
 _MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\-\[\]]{0,99}$")
 _next_models: dict[str, str] = {}
@@ -91,6 +99,20 @@ def mark(bundle: dict[str, Any], turn: Turn) -> tuple[dict[str, Any], dict[str, 
     return {**bundle, "text/html": host + bundle["text/html"] + "</div>"}, {
         "kandev": {"turn": token, "answer": markdown_cell_text(turn)}
     }
+
+
+def tab_bundle(turn: Turn) -> tuple[dict[str, Any], dict[str, Any]]:
+    """What a finished turn's output holds in a tab: :func:`kandev_nb.render.static.mime_bundle`
+    of `turn`, :func:`mark`-ed for the tab's buttons, with :data:`TURN_MIME` added; and its
+    display metadata. The live view's ``finish`` and a card's Undo (which redraws the turn's
+    cards as "undone") both put this in the cell.
+
+    Returns:
+        ``(bundle, metadata)``: text/html, text/markdown, text/plain and :data:`TURN_MIME`;
+        metadata as :func:`mark` gives it.
+    """
+    bundle, metadata = mark(static.mime_bundle(turn), turn)
+    return {**bundle, TURN_MIME: {"version": 1}}, metadata
 
 
 def markdown_cell_text(turn: Turn) -> str:

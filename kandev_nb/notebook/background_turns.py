@@ -205,8 +205,9 @@ async def blocking_reason() -> str | None:
 
     Returns:
         "no frontend" when no notebook tab is attached (nbclient, papermill, `jupyter
-        execute`, a console: the notebook bridge never got a hello, and a ping gets no answer
-        within 1.5 s), "cells queued" when execute requests wait behind this cell (Run All).
+        execute`, a console: the notebook bridge never got a hello, and none came when asked:
+        :meth:`~kandev_nb.notebook.bridge.NotebookBridge.find_view`), "cells queued" when execute
+        requests wait behind this cell (Run All).
     """
     from kandev_nb.notebook.bridge import ensure_bridge
 

@@ -15,7 +15,7 @@ The model starts with a few lines of page code (``bridge_stub.ts``) that only sa
 the kernel answers by setting `_esm` to the whole bridge, which anywidget loads in its place.
 So a headless run saves the stub in its widget state, not the bridge, and :func:`page_shown`
 tells a turn whether any page shows this kernel's widgets (a live view) or none does (its
-static rendering only, :class:`~kandev_nb.notebook.widgets.view.StaticView`).
+static rendering only, :class:`~kandev_nb.notebook.widgets.static_view.StaticView`).
 
 No view (nbclient, papermill, `jupyter execute`, a console): no hello ever arrives, a ping
 gets no answer within :data:`~kandev_nb.kernel_tools._notebook.PING_TIMEOUT_S` (no ping at all
@@ -108,6 +108,7 @@ class NotebookBridge(anywidget.AnyWidget):
         self._forgot = False  # a view stopped answering: it might still be there, so ping
         self.present = False
         """A page holds this model (its first page code said "present", or a view said hello)."""
+        self._present_at: float | None = None  # when the first "present" came (monotonic s)
         self._said_hello = False  # any hello, with a notebook document or not
         self._answers: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Future[dict[str, Any]]]] = {}
         self._hello_waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[str]]] = []
@@ -119,6 +120,8 @@ class NotebookBridge(anywidget.AnyWidget):
         message = read_from_tab(content)
         if isinstance(message, BridgePresent | BridgeHello):
             self.present = True
+            if self._present_at is None:
+                self._present_at = time.monotonic()
         if isinstance(message, BridgePresent):
             if self._esm != BRIDGE_ESM:
                 self._esm = BRIDGE_ESM  # anywidget loads it in place of the stub; each view says hello
@@ -191,6 +194,8 @@ class NotebookBridge(anywidget.AnyWidget):
     async def find_view(self, timeout_s: float = PING_TIMEOUT_S) -> str | None:
         """The view in use; without one, ask every view to say hello and wait `timeout_s` s
         (not when no view ever said hello and the bridge is older than :data:`QUIET_AFTER_S`).
+        A page that said "present" but no hello yet loads the whole bridge: it is waited for
+        until :data:`LOAD_S` s after its "present", never longer.
 
         Returns:
             A view id, or None when no view answered in time.
@@ -198,11 +203,11 @@ class NotebookBridge(anywidget.AnyWidget):
         chosen = self._chosen()
         if chosen is not None:
             return chosen
-        loading = self.present and not self._said_hello  # a page loads the whole bridge: it will say hello
-        if not self.views and not self._forgot and not loading and time.monotonic() - self._created > QUIET_AFTER_S:
+        now = time.monotonic()
+        load_left = LOAD_S - (now - self._present_at) if self._present_at is not None and not self._said_hello else 0.0
+        if not self.views and not self._forgot and load_left <= 0 and now - self._created > QUIET_AFTER_S:
             return None  # never a hello, long after the widget was made: no frontend (nbclient, console)
-        if loading:
-            timeout_s = max(timeout_s, LOAD_S)
+        timeout_s = max(timeout_s, load_left)
         loop = asyncio.get_running_loop()
         future: asyncio.Future[str] = loop.create_future()
         self._hello_waiters.append((loop, future))
@@ -214,18 +219,19 @@ class NotebookBridge(anywidget.AnyWidget):
         finally:
             self._hello_waiters = [(lp, f) for lp, f in self._hello_waiters if f is not future]
 
-    async def page_shown(self) -> bool:
+    async def page_shown(self, other_page: Callable[[], bool] = lambda: False) -> bool:
         """True when a page shows this kernel's widgets (JupyterLab, Notebook 7, VS Code,
-        Colab: its widget manager ran the bridge's page code, :attr:`present`); False for
-        nbclient, papermill, ``jupyter execute``, a console. Waits :data:`QUEUED_GRACE_S` s for
-        messages that arrived while cells ran, and a bridge made moments ago (a Run All right
-        after ``%load_ext``) up to :data:`~kandev_nb.kernel_tools._notebook.PING_TIMEOUT_S` s."""
-        now = time.monotonic()
-        young = now - self._created < QUIET_AFTER_S
-        deadline = now + (min(PING_TIMEOUT_S, self._created + QUIET_AFTER_S - now) if young else QUEUED_GRACE_S)
-        while not self.present and time.monotonic() < deadline:
+        Colab: its widget manager ran the bridge's page code, :attr:`present`) or `other_page()`
+        says one is there; False for nbclient, papermill, ``jupyter execute``, a console.
+
+        Waits :data:`QUEUED_GRACE_S` s for messages that arrived while cells ran, and for a
+        bridge made moments ago (a Run All right after ``%load_ext``, a busy page that has not
+        run the stub yet) until it is :data:`QUIET_AFTER_S` s old: a headless run's first turn
+        so waits up to that long once, and a tab is not taken for a headless run."""
+        deadline = max(time.monotonic() + QUEUED_GRACE_S, self._created + QUIET_AFTER_S)
+        while not (self.present or other_page()) and time.monotonic() < deadline:
             await asyncio.sleep(0.02)
-        return self.present
+        return self.present or other_page()
 
     async def request(
         self, op: str, args: dict[str, Any], *, timeout_s: float = 10.0, view: str | None = None
@@ -289,10 +295,19 @@ def tab_path() -> str | None:
 
 
 async def page_shown() -> bool:
-    """:meth:`NotebookBridge.page_shown` of the kernel's bridge (made here if needed); False
-    outside an ipykernel."""
+    """:meth:`NotebookBridge.page_shown` of the kernel's bridge (made here if needed), where a
+    JupyterLab page connected to this kernel through kandev-nb's extension
+    (:mod:`kandev_nb.notebook.lab_channel`) counts as a page too; False outside an ipykernel."""
     b = ensure_bridge()
-    return b is not None and await b.page_shown()
+    return b is not None and await b.page_shown(_lab_page)
+
+
+def _lab_page() -> bool:
+    """A page of kandev-nb's JupyterLab extension holds a channel to this kernel."""
+    from kandev_nb.notebook.lab_channel import channel
+
+    lab = channel()
+    return lab is not None and bool(lab.comms)
 
 
 def ensure_bridge() -> NotebookBridge | None:

@@ -27,6 +27,7 @@ sent and a cost estimate from the ledger (:class:`~kandev_nb.fleet.estimate.Flee
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 from collections.abc import Callable
 from functools import partial
@@ -42,6 +43,8 @@ from kandev_nb.notebook.state import current
 from kandev_nb.policy.enforce import LabelledPolicy
 
 __all__ = ["fleet_arguments", "run_fleet", "run_over"]
+
+log = logging.getLogger("kandev_nb")
 
 
 def fleet_arguments(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -223,15 +226,24 @@ async def _run_shown(
         if board is not None:
             board.finish(result)
         elif static:
-            from IPython.display import display
-
-            from kandev_nb.notebook.fleet_board import board_html, progress_text
-
-            bundle = {"text/html": board_html(fleet, result), "text/plain": progress_text(fleet)}
-            display(bundle, raw=True)  # type: ignore[no-untyped-call, unused-ignore]  # typed from IPython 9
+            _show_static_board(fleet, result)
     if on_result is not None:
         on_result(result)
     return result
+
+
+def _show_static_board(fleet: Any, result: pd.DataFrame | None) -> None:
+    """Display the fleet's final board as a plain output (no page showed widgets). It runs
+    while the fleet's own error may be on its way: a failure here is logged, never raised over it."""
+    from IPython.display import display
+
+    from kandev_nb.notebook.fleet_board import board_html, progress_text
+
+    try:
+        bundle = {"text/html": board_html(fleet, result), "text/plain": progress_text(fleet)}
+        display(bundle, raw=True)  # type: ignore[no-untyped-call, unused-ignore]  # typed from IPython 9
+    except Exception:
+        log.exception("kandev-nb could not show the fleet's final board")
 
 
 def _tool_list(text: str | None) -> list[str] | None:

@@ -520,26 +520,23 @@ def _watch_reloads(view: Any, line: str, body: str) -> Any:
 
 def _live_view(prompt: str, session: Session, shown: bool) -> Any:
     """A displayed :class:`~kandev_nb.notebook.widgets.TurnView` whose Stop button interrupts
-    `session`; where no page shows widgets (not `shown`): a :class:`~kandev_nb.notebook.widgets.view.StaticView`."""
-    from kandev_nb.notebook.widgets.view import StaticView, TurnView
+    `session`; where no page shows widgets (not `shown`): a :class:`~kandev_nb.notebook.widgets.static_view.StaticView`
+    (which makes the live view should a page say "present" during the turn)."""
+    from kandev_nb.notebook.widgets.static_view import StaticView
+    from kandev_nb.notebook.widgets.view import TurnView
 
     settings = current().settings
     scope = ledger_hooks.budget_label(settings) if settings.budget_usd else None
-    if not shown:
-        return StaticView(settings.budget_usd, scope, _spent())
-    view = TurnView(
-        prompt,
-        session_name=session.name,
-        budget_usd=settings.budget_usd,
-        spent_before_usd=_spent(),
-        on_stop=lambda: _interrupt_soon(session),
-        budget_scope=scope,
-        mode=session.config.mode,
-        model=session.model or session.config.model,
-        number=turn_numbers.next_number(session),  # this turn's, as %claude_undo --turn takes it
-    )
-    view.display()
-    return view
+    spent, number = _spent(), turn_numbers.next_number(session)  # this turn's, as %claude_undo --turn takes it
+
+    def live() -> TurnView:
+        view = TurnView(prompt, session_name=session.name, budget_usd=settings.budget_usd, spent_before_usd=spent,
+                        on_stop=lambda: _interrupt_soon(session), budget_scope=scope, mode=session.config.mode,
+                        model=session.model or session.config.model, number=number)  # fmt: skip
+        view.display()
+        return view
+
+    return live() if shown else StaticView(settings.budget_usd, scope, spent, live_later=live)
 
 
 def _source(line: str, body: str) -> str:

@@ -185,10 +185,12 @@ def ensure_notifier() -> ApprovalNotifier | None:
 
 
 async def interactive() -> bool:
-    """True when a tab is attached: a view said hello to the notebook bridge (JupyterLab,
-    Notebook 7); False for nbclient, papermill, a console. A bridge made moments ago (a Run All
-    right after ``%load_ext``) is asked for a hello first, for at most
-    :data:`~kandev_nb.kernel_tools._notebook.PING_TIMEOUT_S` s (:meth:`NotebookBridge.find_view`)."""
+    """True when a tab is attached: a view with a notebook document said hello to the notebook
+    bridge (JupyterLab, Notebook 7); False for nbclient, papermill, a console, and pages that
+    show widgets without a notebook (VS Code, Colab). Without a hello yet, the views are asked
+    for one (:meth:`NotebookBridge.find_view`: at most
+    :data:`~kandev_nb.kernel_tools._notebook.PING_TIMEOUT_S` s, or until
+    :data:`~kandev_nb.notebook.bridge.LOAD_S` s after a page said "present")."""
     from kandev_nb.notebook.bridge import bridge
 
     b = bridge()

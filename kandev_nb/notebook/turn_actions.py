@@ -175,9 +175,10 @@ class TurnActions(anywidget.AnyWidget):
         note_undone(turns, index, list(report.files))
         self.undone = True
         if self.handle is not None:  # the saved cards say "undone" too
-            from kandev_nb.render import static
+            from kandev_nb.notebook.answers import tab_bundle
 
-            self.handle.update(static.mime_bundle(self.turn), raw=True)
+            bundle, metadata = tab_bundle(self.turn)
+            self.handle.update(bundle, metadata=metadata, raw=True)
         kept = [f"{path}: your version kept in {copy}" for path, copy in report.copies.items() if copy]
         self.message = (
             f"↩ Undid the file changes of turn {index + 1}: "

@@ -13,8 +13,10 @@ is added, one that overlaps adds only its new part, one past a gap asks for a ``
 
 Like a page's widget manager, the harness runs the notebook bridge's first page code
 (``src/widgets/bridge_stub.ts``): it says "present" when the bridge's model opens, so the kernel
-knows a page shows its widgets and a turn gets its live view. It never says hello (it holds no
-notebook document), as before. ``KernelHarness(..., page=False)`` plays no page (nbclient).
+knows a page shows its widgets and a turn gets its live view. When the kernel then sends the
+whole bridge (``_esm``), the harness answers as that bridge does in a frontend that gives widgets
+no notebook document (VS Code, Colab): ``hello`` with ``ok: false``, at load and whenever the
+kernel asks for a hello. ``KernelHarness(..., page=False)`` plays no page (nbclient).
 """
 
 from __future__ import annotations
@@ -108,6 +110,17 @@ class KernelHarness:
 
     # -- iopub --------------------------------------------------------------------------
 
+    @staticmethod
+    def _is_bridge(model: WidgetModel) -> bool:
+        return str(model.state.get("_anywidget_id", "")).endswith(".NotebookBridge")
+
+    def _no_document(self, model: WidgetModel) -> None:
+        """What src/widgets/bridge.ts says where the frontend gives widgets no notebook."""
+        reason = "this frontend gives widgets no notebook document"
+        self.send_custom(
+            model, {"kind": "hello", "view": f"harness-{model.comm_id[:8]}", "ok": False, "reason": reason}
+        )
+
     def _pump(self, timeout: float = 0.1) -> None:
         try:
             msg = self.kc.get_iopub_msg(timeout=timeout)
@@ -118,13 +131,23 @@ class KernelHarness:
         if kind == "comm_open":
             model = WidgetModel(content["comm_id"], dict(content.get("data", {}).get("state", {})))
             self.widgets[content["comm_id"]] = model
-            if self.page and str(model.state.get("_anywidget_id", "")).endswith(".NotebookBridge"):
+            if self.page and self._is_bridge(model):
                 self.send_custom(model, {"kind": "present"})  # what bridge_stub.ts sends
         elif kind == "comm_msg":
             model = self.widgets.get(content["comm_id"])
             data = content.get("data", {})
             if model is not None and data.get("method") in ("update", "echo_update"):
                 model.state.update(data.get("state", {}))
+                if self.page and "_esm" in data.get("state", {}) and self._is_bridge(model):
+                    self._no_document(model)  # the whole bridge loaded
+            elif (
+                model is not None
+                and self.page
+                and self._is_bridge(model)
+                and data.get("method") == "custom"
+                and (data.get("content") or {}).get("op") == "hello"
+            ):
+                self._no_document(model)  # the kernel asks every view to say hello
             elif model is not None and data.get("method") == "custom":
                 have = model.on_custom(data.get("content"))
                 if have is not None:  # what the browser's view does after a gap

@@ -33,28 +33,26 @@ import ipywidgets as w
 from kandev_nb.agent import events as ev
 from kandev_nb.agent.turn import Turn
 from kandev_nb.notebook import answers
+from kandev_nb.notebook.answers import TURN_MIME
 from kandev_nb.notebook.widgets.approval import ApprovalCard, fmt_left
 from kandev_nb.notebook.widgets.cards import TodoCard, ToolCard, WidgetFactory
 from kandev_nb.notebook.widgets.questions import card_for
+from kandev_nb.notebook.widgets.static_view import StaticView, mark_budget
 from kandev_nb.notebook.widgets.stream import StreamText, Throttle, shed_lib
 from kandev_nb.render import html as r
 from kandev_nb.render import static
 from kandev_nb.render.card_view import tool_label
 from kandev_nb.render.theme import NO_MATH
 
-__all__ = ["TURN_MIME", "StaticView", "TurnView"]
-
-TURN_MIME = "application/vnd.kandev-nb.turn+json"
-"""Added (``{"version": 1}``) to the bundle a turn's live view becomes in a tab: kandev-nb's
-JupyterLab extension (``src/mime.ts``) ranks it ahead of text/html and draws that text/html
-without a MathJax pass (issue 35); other frontends ignore it."""
+__all__ = ["TURN_MIME", "StaticView", "TurnView"]  # StaticView: widgets/static_view.py
 
 
 class TurnView:
     """The live widgets of one turn, then its static rendering.
 
-    Made only where a page shows widgets (a tab said hello to the notebook bridge); elsewhere
-    the turn gets a :class:`StaticView`.
+    Made only where a page shows widgets (its widget manager ran the notebook bridge's first page
+    code, which says "present": :func:`kandev_nb.notebook.bridge.page_shown`); elsewhere the turn
+    gets a :class:`StaticView`.
 
     Args:
         prompt: the prompt text (shown in the header of the static rendering).
@@ -471,12 +469,11 @@ class TurnView:
         """
         if turn is None:
             turn = self.turn
-        _mark_budget(turn, self.budget_usd, self.budget_scope, self.spent_before_usd)
+        mark_budget(turn, self.budget_usd, self.budget_scope, self.spent_before_usd)
         bundle = static.mime_bundle(turn)
         if self.finished:
             return bundle
-        bundle, metadata = answers.mark(bundle, turn)  # Insert / Copy buttons in a live tab (issue 27 point 4)
-        bundle = {**bundle, TURN_MIME: {"version": 1}}  # the extension draws it (src/mime.ts)
+        bundle, metadata = answers.tab_bundle(turn)  # Insert / Copy buttons; src/mime.ts draws it
         self.throttle.flush_now()
         self.throttle.cancel()
         self.finished = True
@@ -509,49 +506,6 @@ class TurnView:
 
     def _ipython_display_(self) -> None:
         self.display()
-
-
-class StaticView:
-    """A turn's output where no page shows widgets (``jupyter execute``, nbclient, papermill, a
-    console: no tab said hello to the notebook bridge): nothing while the turn runs, then the
-    static rendering :meth:`TurnView.finish` leaves, as a plain display output. A headless run
-    so saves no widget state (issue 37: the executed notebook within 20% of the one Lab saves).
-
-    Args: as :class:`TurnView`'s `budget_usd`, `budget_scope` and `spent_before_usd` (USD).
-    """
-
-    live = False
-    """No widgets: nothing for a reloaded tab to get back (:mod:`kandev_nb.notebook.reattach`)."""
-
-    def __init__(self, budget_usd: float | None, budget_scope: str | None, spent_before_usd: float) -> None:
-        self.budget_usd, self.budget_scope, self.spent_before_usd = budget_usd, budget_scope, spent_before_usd
-        self.finished = False
-
-    def handle(self, event: ev.AgentEvent) -> None:
-        """Take one AgentEvent and show nothing (the turn records it)."""
-
-    def finish(self, turn: Turn) -> dict[str, Any]:
-        """Display `turn`'s static rendering once; returns its MIME bundle."""
-        from IPython.display import display
-
-        _mark_budget(turn, self.budget_usd, self.budget_scope, self.spent_before_usd)
-        bundle = static.mime_bundle(turn)
-        if not self.finished:
-            self.finished = True
-            display(bundle, raw=True)  # type: ignore[no-untyped-call, unused-ignore]  # typed from IPython 9
-        return bundle
-
-    def close(self) -> None:
-        """Nothing to free."""
-        self.finished = True
-
-
-def _mark_budget(turn: Turn, budget_usd: float | None, scope: str | None, spent_before_usd: float) -> None:
-    """The footer's "$x of $budget" figures on `turn.meta` (USD), when a budget is set."""
-    if budget_usd and turn.stats is not None:
-        turn.meta["budget_usd"] = budget_usd
-        turn.meta["budget_scope"] = scope
-        turn.meta["spent_usd"] = spent_before_usd + turn.stats.cost_usd
 
 
 def _headless() -> bool:
