@@ -28,7 +28,7 @@ def _saved(text: str) -> str:
 
 def test_a_long_answer_has_no_inline_style_per_token_or_cell() -> None:
     page = _saved(answer("mix"))  # 112 KB: 1,500 code lines, a 200-row table, 300 paragraphs
-    assert page.count('class="kt-') > 5000  # the code is coloured ...
+    assert page.count('class="kt-') > 3500  # the code is coloured ...
     assert page.count("style=") < 30  # ... without a style per token (6,607 inline styles before)
     styles = re.findall(r"<style[^>]*>(.*?)</style>", page, re.DOTALL)
     assert len(styles) == 1
@@ -37,6 +37,18 @@ def test_a_long_answer_has_no_inline_style_per_token_or_cell() -> None:
     assert ".kt-k{color:var(--jp-mirror-editor-keyword-color," in styles[0]
     assert '<td class="kandev-al-right">' in page and "text-align:right" not in page.replace(styles[0], "")
     assert ".kandev-part{content-visibility:auto}" in styles[0]
+
+
+def test_the_saved_code_colours_what_the_live_view_colours() -> None:
+    """highlight.js (the live view) leaves symbolic operators uncoloured; so does the saved
+    rendering (they were purple spans: 2,100 of the mix's 6,000, each one more tag for
+    JupyterLab's table of contents to sanitize, and a colour change at the swap)."""
+    page = _saved("```python\nif x and not y:\n    total = total * 2 + 1\n```")
+    assert '<span class="kt-m">2</span>' in page and '<span class="kt-m">1</span>' in page
+    assert '<span class="kt-k">and</span>' in page and '<span class="kt-k">not</span>' in page  # words: keywords
+    assert "total = total * 2 + 1" in re.sub(r"<[^>]+>", "", page)
+    for op in ("=", "*", "+"):
+        assert f">{op}</span>" not in page, op
 
 
 def test_a_short_answer_in_prose_has_no_style_element() -> None:
