@@ -19,6 +19,7 @@ it (measured on CLI 2.1.332). The same `agent_id` is on the subagent's wire mess
 
 from __future__ import annotations
 
+import glob
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -75,7 +76,8 @@ class SubagentInfo:
 def _session_folders(session_id: str, env: Mapping[str, str] | None) -> list[Path]:
     if not session_id or "/" in session_id or session_id in (".", ".."):
         return []
-    return sorted(p for p in (config_dir(env) / "projects").glob(f"*/{session_id}") if p.is_dir())
+    # a literal name, never a pattern: "*" must not list every session's subagents
+    return sorted(p for p in (config_dir(env) / "projects").glob(f"*/{glob.escape(session_id)}") if p.is_dir())
 
 
 def _local_files(session_id: str, env: Mapping[str, str] | None) -> dict[str, Path]:

@@ -12,6 +12,7 @@ reads that line, so a resumed process's first per-turn delta is taken from what 
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 from collections.abc import Mapping
@@ -67,7 +68,7 @@ def find_transcript(env: Mapping[str, str], session_id: str) -> Path | None:
     """The transcript file of `session_id` (``<config>/projects/*/<session_id>.jsonl``) for a
     CLI run with the environment `env` over ``os.environ``; None if the CLI wrote none."""
     for root in _roots(env):
-        found = next(root.glob(f"projects/*/{session_id}.jsonl"), None)
+        found = next(root.glob(f"projects/*/{glob.escape(session_id)}.jsonl"), None)  # literal, not a pattern
         if found is not None:
             return found
     return None

@@ -56,6 +56,9 @@ async def test_a_sessions_subagents_and_their_messages_are_read_from_its_transcr
 
     assert list_subagents(turn.session_id, env=claude_env) == [agent_id]
     assert list_subagents(turn.session_id) == []  # another HOME: this machine's own CLI has none
+    for pattern in ("*", "?" + turn.session_id[1:], "[" + turn.session_id[0] + "]" + turn.session_id[1:]):
+        assert list_subagents(pattern, env=claude_env) == []  # an id is a name, never a glob pattern
+        assert get_subagent_messages(pattern, agent_id, env=claude_env) == []
     info = subagent_info(turn.session_id, agent_id, env=claude_env)
     assert info is not None and info.tool_use_id == agent_call and info.agent_type == "general-purpose"
     assert info.description == "Read the notes"
