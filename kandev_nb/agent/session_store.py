@@ -150,9 +150,16 @@ class FolderSessionStore:
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root).expanduser()
+        self._held: dict[Path, tuple[int, set[str]]] = {}  # file -> (its size, the uuids it holds)
 
     def __repr__(self) -> str:
         return f"FolderSessionStore({str(self.root)!r})"
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"root": self.root}  # a worker reads the files itself
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.root, self._held = state["root"], {}
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, FolderSessionStore) and other.root == self.root
@@ -172,16 +179,42 @@ class FolderSessionStore:
         return path
 
     def append(self, key: SessionKey, entries: Sequence[Mapping[str, Any]]) -> None:
-        """Append `entries` as JSON lines, in one write (a file per transcript, mode 0600)."""
+        """Append `entries` as JSON lines, in one write (a file per transcript, mode 0600). An
+        entry whose ``uuid`` the file already holds is skipped (a retried batch), as
+        :class:`~kandev_nb.ledger.session_store.LedgerSessionStore` does; entries without one
+        are always added."""
         if not entries:
             return
         path = self._path(key)
         self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        data = "".join(json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n" for e in entries)
+        held = self._uuids(path)
+        fresh = []
+        for entry in entries:
+            uuid = entry.get("uuid")
+            if isinstance(uuid, str):
+                if uuid in held:
+                    continue
+                held.add(uuid)
+            fresh.append(entry)
+        data = "".join(json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n" for e in fresh)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
         with os.fdopen(fd, "a", encoding="utf-8") as handle:
             handle.write(data)
+            handle.flush()
+            self._held[path] = (os.fstat(fd).st_size, held)
+
+    def _uuids(self, path: Path) -> set[str]:
+        """The uuids `path` holds: remembered from this store's last append to it, read again
+        when the file's size says another writer appended since."""
+        try:
+            size = path.stat().st_size
+        except FileNotFoundError:
+            return set()
+        cached = self._held.get(path)
+        if cached is not None and cached[0] == size:
+            return cached[1]
+        return {e["uuid"] for e in _entries(path.read_text(encoding="utf-8")) if isinstance(e.get("uuid"), str)}
 
     def load(self, key: SessionKey) -> list[dict[str, Any]] | None:
         """The file's entries (unreadable lines skipped); None when there is no file."""

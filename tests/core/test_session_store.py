@@ -10,6 +10,7 @@ subagent's transcript comes under ``<sid>/subagents/agent-<id>.jsonl`` with its 
 from __future__ import annotations
 
 import json
+import pickle
 import shutil
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,21 @@ def test_folder_store_keys_and_layout(tmp_path: Path) -> None:
     assert key_for_file(f"/h/.claude/projects/-p/{sid}/subagents/agent-a1.jsonl") == sub
     assert key_for_file("/h/.claude/settings.json") is None
     assert project_key_for_directory("/tmp") == "-tmp"
+
+
+def test_a_retried_batch_adds_no_line_twice_to_a_folder_store(tmp_path: Path) -> None:
+    """As the ledger's store: an entry whose uuid the transcript holds is skipped (the CLI
+    retries a batch whose answer it did not get); entries without a uuid are always added."""
+    store = FolderSessionStore(tmp_path / "store")
+    key = SessionKey("-p", "0d7c4c8e-5b8f-4a53-9a3b-6b1f7e0f2a11")
+    batch = [{"type": "user", "uuid": "u1"}, {"type": "assistant", "uuid": "u2"}, {"type": "summary"}]
+    store.append(key, batch)
+    store.append(key, batch)  # the retry
+    other = pickle.loads(pickle.dumps(store))  # another process (a Dask worker) that appends too
+    other.append(key, [{"type": "user", "uuid": "u2"}, {"type": "user", "uuid": "u3"}])
+    store.append(key, [{"type": "user", "uuid": "u3"}, {"type": "user", "uuid": "u4"}])  # it sees u3 on disk
+    entries = store.load(key) or []
+    assert [e.get("uuid") for e in entries] == ["u1", "u2", None, None, "u3", "u4"]
 
 
 async def test_a_session_resumes_on_another_machine_from_the_store(
