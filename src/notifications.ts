@@ -83,17 +83,40 @@ export function message(item: Waiting, entry: IKernelEntry): string {
   return head + what;
 }
 
+/**
+ * The one notification of a fleet's waiting rows: "⏳ fleet.ipynb · In [2] · fleet triage:
+ * 3 rows wait for you (the oldest waiting 0:12)". It shows no row whole, so it offers Show (the
+ * Claude panel, at the oldest row), never Allow or Deny.
+ */
+export function fleetMessage(rows: Waiting[], entry: IKernelEntry): string {
+  const fleet = entry.state?.fleets.find(f => f.id === rows[0]?.fleet);
+  const where = [
+    basename(entry.state?.notebook ?? entry.path) || 'a notebook',
+    fleet?.cell !== null && fleet?.cell !== undefined ? `In [${fleet.cell}]` : null,
+    fleet ? `fleet ${fleet.name ?? '(unnamed)'}` : 'a fleet'
+  ]
+    .filter(Boolean)
+    .join(' · ');
+  const oldest = Math.max(...rows.map(row => waited(row, entry)));
+  const reminded = rows.some(row => row.reminded) ? 'Still waiting — ' : '';
+  const count = rows.length === 1 ? '1 row waits' : `${rows.length} rows wait`;
+  return `⏳ ${reminded}${where}: ${count} for you (the oldest waiting ${clock(oldest)})`;
+}
+
 interface IShown {
   id: string;
   kernel: string;
   key: string;
   /** What it shows now (its last words when it is retired). */
   text: string;
+  /** A fleet's notification: how many of its rows wait. */
+  rows?: number;
 }
 
 /**
- * Keeps one JupyterLab notification per waiting approval of `channels`, updated every 5 s
- * (the time it waited) and retired ({@link retire}) when the approval is answered or its kernel ends.
+ * Keeps one JupyterLab notification per waiting approval of `channels`, and one per fleet for
+ * its waiting rows (a thousand-row fleet raises one, not hundreds), updated every 5 s (the
+ * time it waited) and retired ({@link retire}) when the approval is answered or its kernel ends.
  */
 export class ApprovalNotifications {
   constructor(
@@ -128,10 +151,20 @@ export class ApprovalNotifications {
     const live = new Set<string>();
     if (this.enabled()) {
       for (const entry of this.channels.entries()) {
+        const fleets = new Map<string, Waiting[]>();
         for (const item of entry.state?.waiting ?? []) {
+          if (item.fleet) {
+            fleets.set(item.fleet, [...(fleets.get(item.fleet) ?? []), item]);
+            continue;
+          }
           const key = `${entry.id}:${item.id}`;
           live.add(key);
           this.upsert(key, entry, item, tick);
+        }
+        for (const [fleet, rows] of fleets) {
+          const key = `${entry.id}:fleet:${fleet}`;
+          live.add(key);
+          this.upsertFleet(key, entry, rows, tick);
         }
       }
     }
@@ -165,6 +198,40 @@ export class ApprovalNotifications {
     } else if (tick) {
       Notification.update({ id: shown.id, message: text, type: item.reminded ? 'error' : 'warning', ...options });
       shown.text = text;
+    }
+  }
+
+  private upsertFleet(key: string, entry: IKernelEntry, rows: Waiting[], tick: boolean): void {
+    const text = fleetMessage(rows, entry);
+    const reminded = rows.some(row => row.reminded);
+    const version = `fleet:${reminded}`;
+    const type = reminded ? 'error' : 'warning';
+    const options = {
+      autoClose: false as const,
+      actions: [
+        {
+          label: 'Show',
+          caption: 'Each row waits in the Claude panel, shown whole',
+          callback: (event: MouseEvent) => {
+            event.preventDefault();
+            this.show(entry.id, rows[0].id);
+          },
+          displayType: 'link' as const
+        }
+      ]
+    };
+    const shown = this.shown.get(key);
+    if (!shown) {
+      const id = Notification.emit(text, type, options);
+      this.shown.set(key, { id, kernel: entry.id, key: version, text, rows: rows.length });
+    } else if (shown.key !== version) {
+      // a reminder: a new notification, in front
+      retire(shown.id, shown.text);
+      shown.id = Notification.emit(text, type, options);
+      Object.assign(shown, { key: version, text, rows: rows.length });
+    } else if (tick || shown.rows !== rows.length) {
+      Notification.update({ id: shown.id, message: text, type, ...options });
+      Object.assign(shown, { text, rows: rows.length });
     }
   }
 

@@ -10,7 +10,8 @@ The notebooks' kernels run the real Claude Code CLI against this test's scripted
 - A short Bash command's notification offers Allow, which answers it.
 - Kernel > Restart while an approval waits: the card says the turn ended and nothing was
   allowed; the notification, the panel entry, the tab badge and the title count go within 2 s.
-- A fleet runs: Accel Shift A opens the panel, which shows the fleet's rows by status and each
+- A fleet runs: one Lab notification says how many of its rows wait (Show, no Allow: it shows no
+  row whole). Accel Shift A opens the panel, which shows the fleet's rows by status and each
   waiting row's approval; a row's Allow there runs its Bash call, Stop all there stops the rest.
 
 Screenshots: ``panel-*.png`` in artifacts/screenshots/.
@@ -217,6 +218,14 @@ def test_the_panel_shows_a_fleet_answers_a_row_and_stops_it(
     expect(fleet.locator(".kandev-panel-fleet-waiting")).to_have_text("3 rows waiting for you")
     rows = panel.locator(".kandev-panel-approval")
     expect(rows).to_have_count(3)
+    # one Lab notification for the fleet's waiting rows, not one per row; it shows no row
+    # whole, so it offers Show, never Allow
+    toast = page.locator(LAB_TOAST, has_text="fleet lab")
+    expect(toast).to_have_count(1, timeout=30_000)
+    expect(toast).to_contain_text("fleet.ipynb · In [2] · fleet lab: 3 rows wait for you (the oldest waiting ")
+    expect(toast.get_by_role("button", name="Allow")).to_have_count(0)
+    expect(toast.get_by_role("button", name="Show")).to_have_count(1)
+    expect(page.locator(LAB_TOAST, has_text="Claude wants to use")).to_have_count(0)
     second = rows.filter(has_text="row 2 of 3")
     expect(second.locator(".kandev-panel-head")).to_contain_text("fleet.ipynb · In [2] · fleet lab · row 2 of 3 · Bash")
     expect(second.locator(".kandev-panel-whole")).to_contain_text("touch out-2.txt")
@@ -224,12 +233,14 @@ def test_the_panel_shows_a_fleet_answers_a_row_and_stops_it(
     assert _wait_file(claude_workdir / "out-2.txt") == ""
     expect(counts).to_have_text("1 done · 2 waiting of 3", timeout=60_000)
     expect(rows).to_have_count(2)
+    expect(toast).to_contain_text("fleet lab: 2 rows wait for you", timeout=10_000)  # the same notification
     page.wait_for_timeout(800)
     page.screenshot(path=str(screenshots / "claude-panel-fleet.png"))
 
     fleet.locator(".kandev-panel-fleet-stop").click()  # as the board's Stop all
     expect(fleet).to_have_count(0, timeout=60_000)  # it ended
     expect(rows).to_have_count(0)
+    expect(toast).to_have_count(0, timeout=10_000)
     board = _cells(page).nth(1).locator(".jp-OutputArea")
     expect(board).to_contain_text("stopped: stopped by you (Stop all)", timeout=30_000)
     expect(board).to_contain_text("1 done · 2 stopped of 3")
