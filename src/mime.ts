@@ -18,7 +18,7 @@ import { renderHTML } from '@jupyterlab/rendermime';
 import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Widget } from '@lumino/widgets';
 
-/** The marker the kernel adds (kandev_nb.notebook.widgets.view.TURN_MIME). */
+/** The marker the kernel adds (kandev_nb.notebook.answers.TURN_MIME). */
 export const TURN_MIME = 'application/vnd.kandev-nb.turn+json';
 
 /** Ahead of text/html (50), behind the widget view (0). */

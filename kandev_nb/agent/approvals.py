@@ -136,6 +136,11 @@ class ApprovalBroker(UnaskedCalls):
         """Use `policy` (if not None) and `timeout` (if `has_timeout`) for this turn only."""
         self.turn_policy, self.turn_timeout, self.turn_has_timeout = policy, timeout, has_timeout
 
+    def set_turn_timeout(self, timeout: float | None) -> None:
+        """This turn's approvals asked from now on wait `timeout` seconds (None: until answered);
+        one already waiting keeps the timeout its request carried."""
+        self.turn_timeout, self.turn_has_timeout = timeout, True
+
     def end_turn(self) -> None:
         """Back to the session's policy and timeout."""
         self.turn_policy, self.turn_timeout, self.turn_has_timeout = None, None, False

@@ -70,7 +70,8 @@ LOAD_S = 10.0
 """How long a view that a page loads (it said "present") may take to say hello."""
 QUIET_AFTER_S = 5.0
 """A bridge that no view said hello to this long after it was made answers "no view" at once
-(a tab says hello as soon as it gets the widget; one opened later says hello by itself)."""
+(a tab says hello as soon as it gets the widget; one opened later says hello by itself), and
+:meth:`NotebookBridge.page_shown` waits for a page's "present" until the bridge is this old."""
 
 
 class NotebookBridge(anywidget.AnyWidget):
@@ -82,6 +83,8 @@ class NotebookBridge(anywidget.AnyWidget):
         client: the kernel client id (the execute request's header `session`) of the tab whose
             cell runs the turn (:meth:`select_client`); its view is used when it said hello.
         on_hello: callbacks ``(view_id, hello)`` run when a view says hello (re-attach).
+        on_present: callbacks run (with no argument, on the comm's thread) when a page first says
+            it is there (its "present", or a hello): a headless turn's view becomes live.
         handlers: callbacks by message `kind` for the tab's other messages (``"next"``: a
             header chip chose the next turn's mode or model, :mod:`kandev_nb.notebook.answers`).
         round_trips_ms: the duration of each answered request (ms), for the benchmark.
@@ -101,6 +104,7 @@ class NotebookBridge(anywidget.AnyWidget):
         self.current_view: str | None = None
         self.client: str | None = None
         self.on_hello: list[Callable[[str, dict[str, Any]], None]] = []
+        self.on_present: list[Callable[[], None]] = []
         self.round_trips_ms: list[float] = []
         self.handlers: dict[str, Callable[[dict[str, Any]], None]] = {}
         self._ids = itertools.count(1)
@@ -118,10 +122,14 @@ class NotebookBridge(anywidget.AnyWidget):
         if not isinstance(content, dict):
             return
         message = read_from_tab(content)
-        if isinstance(message, BridgePresent | BridgeHello):
+        if isinstance(message, BridgePresent | BridgeHello) and not self.present:
             self.present = True
-            if self._present_at is None:
-                self._present_at = time.monotonic()
+            self._present_at = time.monotonic()
+            for on_present in list(self.on_present):
+                try:
+                    on_present()
+                except Exception:  # a broken callback must not break the bridge
+                    log.exception("kandev-nb bridge: present callback failed")
         if isinstance(message, BridgePresent):
             if self._esm != BRIDGE_ESM:
                 self._esm = BRIDGE_ESM  # anywidget loads it in place of the stub; each view says hello

@@ -223,25 +223,26 @@ async def _run_shown(
     try:
         result = await fleet.run()
     finally:
-        if board is not None:
-            board.finish(result)
-        elif static:
-            _show_static_board(fleet, result)
+        _show_final_board(fleet, board, result, static)
     if on_result is not None:
         on_result(result)
     return result
 
 
-def _show_static_board(fleet: Any, result: pd.DataFrame | None) -> None:
-    """Display the fleet's final board as a plain output (no page showed widgets). It runs
-    while the fleet's own error may be on its way: a failure here is logged, never raised over it."""
+def _show_final_board(fleet: Any, board: Any, result: pd.DataFrame | None, static: bool) -> None:
+    """The live `board` becomes the fleet's final board; without one, with `static` (no page
+    showed widgets), the final board is displayed as a plain output. It runs while the fleet's
+    own error may be on its way: a failure here is logged, never raised over it."""
     from IPython.display import display
 
     from kandev_nb.notebook.fleet_board import board_html, progress_text
 
     try:
-        bundle = {"text/html": board_html(fleet, result), "text/plain": progress_text(fleet)}
-        display(bundle, raw=True)  # type: ignore[no-untyped-call, unused-ignore]  # typed from IPython 9
+        if board is not None:
+            board.finish(result)
+        elif static:
+            bundle = {"text/html": board_html(fleet, result), "text/plain": progress_text(fleet)}
+            display(bundle, raw=True)  # type: ignore[no-untyped-call, unused-ignore]  # typed from IPython 9
     except Exception:
         log.exception("kandev-nb could not show the fleet's final board")
 

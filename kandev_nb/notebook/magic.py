@@ -44,9 +44,10 @@ from kandev_nb.notebook import (
     turn_numbers,
 )
 from kandev_nb.notebook.attachments import AttachmentError
-from kandev_nb.notebook.bridge import ensure_bridge, open_notebook_guard, page_shown
+from kandev_nb.notebook.bridge import open_notebook_guard, page_shown
 from kandev_nb.notebook.cell_prompt import cell_origin, notebook_path, notebook_policy, prompt_and_policy
 from kandev_nb.notebook.cell_text import PromptError, clean_help, did_you_mean, interpolate
+from kandev_nb.notebook.cell_view import spent_usd, turn_view, watch_reloads
 from kandev_nb.notebook.fleet_magic import fleet_arguments, run_over
 from kandev_nb.notebook.state import NotebookSettings, configure, current, last_turn
 from kandev_nb.wire.cli import CLINotFoundError
@@ -410,8 +411,8 @@ async def _run_turn(
         raise UsageError(f"%%claude: {exc}") from None
 
     shown = await page_shown()  # a page shows widgets: the live view; headless: the static rendering only
-    view = None if args.quiet else _live_view(prompt, session, shown)
-    reattach = _watch_reloads(view, line, body)
+    view = None if args.quiet else turn_view(prompt, session, shown, _source(line, body), args.approval_timeout)
+    reattach = watch_reloads(view, _source(line, body))
     kernel_tools.follow_cell(session)
     state = current()
     attached = await notify.interactive() if shown else False  # a tab: cards wait and remind
@@ -447,7 +448,7 @@ async def _run_turn(
     turn_numbers.mark(session, turn, cell_number)  # "turn 3" in the header; %claude_undo --cell
     if view is not None:
         bundle = view.finish(turn)  # the cell output becomes the turn's static rendering
-        if reattach is not None:  # and so in a tab reloaded meanwhile
+        if (reattach := reattach or getattr(view, "reattach", None)) is not None:  # and in a tab reloaded meanwhile
             await reattach.finish(bundle, cell_number)
     else:
         from IPython.display import display
@@ -495,73 +496,15 @@ async def _switch_mode(args: argparse.Namespace) -> None:
         await live.set_mode(mode, allow_root_bypass=True if args.i_am_sandboxed else None)
 
 
-def _watch_reloads(view: Any, line: str, body: str) -> Any:
-    """Create the notebook bridge if needed; while the turn runs, a tab that says hello anew
-    gets the live view back (:class:`~kandev_nb.notebook.reattach.Reattach`), or None."""
-    bridge = ensure_bridge()
-    if bridge is None or view is None or not view.live:
-        return None
-    from IPython.core.getipython import get_ipython
-
-    from kandev_nb.notebook.reattach import Reattach
-
-    kernel = getattr(get_ipython(), "kernel", None)  # type: ignore[no-untyped-call, unused-ignore]  # typed from IPython 9
-    try:
-        parent = kernel.get_parent("shell") if kernel is not None else {}
-    except Exception:  # noqa: BLE001 - an older kernel: match the cell by its source only
-        parent = {}
-    cell_id = (parent.get("metadata") or {}).get("cellId") if isinstance(parent, dict) else None
-    client = (parent.get("header") or {}).get("session") if isinstance(parent, dict) else None
-    source = "%%claude" + (f" {line}" if line else "") + "\n" + body
-    return Reattach(
-        bridge, view, cell_id if isinstance(cell_id, str) else None, source, client if isinstance(client, str) else None
-    )
-
-
-def _live_view(prompt: str, session: Session, shown: bool) -> Any:
-    """A displayed :class:`~kandev_nb.notebook.widgets.TurnView` whose Stop button interrupts
-    `session`; where no page shows widgets (not `shown`): a :class:`~kandev_nb.notebook.widgets.static_view.StaticView`
-    (which makes the live view should a page say "present" during the turn)."""
-    from kandev_nb.notebook.widgets.static_view import StaticView
-    from kandev_nb.notebook.widgets.view import TurnView
-
-    settings = current().settings
-    scope = ledger_hooks.budget_label(settings) if settings.budget_usd else None
-    spent, number = _spent(), turn_numbers.next_number(session)  # this turn's, as %claude_undo --turn takes it
-
-    def live() -> TurnView:
-        view = TurnView(prompt, session_name=session.name, budget_usd=settings.budget_usd, spent_before_usd=spent,
-                        on_stop=lambda: _interrupt_soon(session), budget_scope=scope, mode=session.config.mode,
-                        model=session.model or session.config.model, number=number)  # fmt: skip
-        view.display()
-        return view
-
-    return live() if shown else StaticView(settings.budget_usd, scope, spent, live_later=live)
-
-
 def _source(line: str, body: str) -> str:
     return "%%claude" + (f" {line}" if line else "") + "\n" + body
-
-
-def _interrupt_soon(session: Session) -> None:
-    loop = asyncio.get_event_loop()
-    loop.call_soon_threadsafe(lambda: loop.create_task(session.interrupt()))
-
-
-def _spent() -> float:
-    """USD spent in the budget's scope and period (:func:`ledger_hooks.spent`; read from the ledger)."""
-    from IPython.core.getipython import get_ipython
-
-    ip = get_ipython()
-    state = current()
-    return ledger_hooks.spent(state.settings, state.turns, notebook_path(ip.user_ns if ip is not None else {}))
 
 
 def _check_budget() -> None:
     """Refuse a turn once the budget of its scope is spent (raises RuntimeError naming scope, period, spend)."""
     settings = current().settings
     if settings.budget_usd is not None:
-        ledger_hooks.check_budget(settings, _spent())
+        ledger_hooks.check_budget(settings, spent_usd())
 
 
 def claude_cell(line: str, cell: str) -> None:

@@ -218,8 +218,9 @@ class _Bar(widgets.VBox):  # type: ignore[misc]
 
 
 def show(session: Any, turn: Any, view: Any, source: str = "") -> TurnActions | None:
-    """Display the :class:`TurnActions` of `turn` under its live `view` (a finished
-    :class:`~kandev_nb.notebook.widgets.TurnView`; None with ``--quiet``: no buttons), when a
+    """Display the :class:`TurnActions` of `turn` under its `view` (a finished
+    :class:`~kandev_nb.notebook.widgets.TurnView`, or a StaticView, which has a display handle
+    only if it became live; None with ``--quiet``: no buttons), when a
     notebook tab said hello to the bridge: a headless run (nbclient, papermill) saves no
     buttons that would read "model not found" once reopened. Returns it, or None (no view, no
     tab, or the widget could not be made: logged)."""

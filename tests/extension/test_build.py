@@ -120,7 +120,7 @@ def test_the_build_output_is_ignored_and_the_lock_is_committed() -> None:
 def test_the_turn_renderer_is_a_mime_extension_of_the_kernels_mime_type() -> None:
     """The finished turn's MIME type (issue 35) is spelled once on each side, the same, and the
     built extension declares the renderer as JupyterLab's mimeExtension."""
-    from kandev_nb.notebook.widgets.view import TURN_MIME
+    from kandev_nb.notebook.answers import TURN_MIME
 
     source = (REPO / "src" / "mime.ts").read_text()
     assert f"export const TURN_MIME = '{TURN_MIME}';" in source

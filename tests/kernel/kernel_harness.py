@@ -111,7 +111,8 @@ class KernelHarness:
     # -- iopub --------------------------------------------------------------------------
 
     @staticmethod
-    def _is_bridge(model: WidgetModel) -> bool:
+    def is_bridge(model: WidgetModel) -> bool:
+        """Is `model` the notebook bridge (``kandev_nb.notebook.bridge.NotebookBridge``)?"""
         return str(model.state.get("_anywidget_id", "")).endswith(".NotebookBridge")
 
     def _no_document(self, model: WidgetModel) -> None:
@@ -131,19 +132,19 @@ class KernelHarness:
         if kind == "comm_open":
             model = WidgetModel(content["comm_id"], dict(content.get("data", {}).get("state", {})))
             self.widgets[content["comm_id"]] = model
-            if self.page and self._is_bridge(model):
+            if self.page and self.is_bridge(model):
                 self.send_custom(model, {"kind": "present"})  # what bridge_stub.ts sends
         elif kind == "comm_msg":
             model = self.widgets.get(content["comm_id"])
             data = content.get("data", {})
             if model is not None and data.get("method") in ("update", "echo_update"):
                 model.state.update(data.get("state", {}))
-                if self.page and "_esm" in data.get("state", {}) and self._is_bridge(model):
+                if self.page and "_esm" in data.get("state", {}) and self.is_bridge(model):
                     self._no_document(model)  # the whole bridge loaded
             elif (
                 model is not None
                 and self.page
-                and self._is_bridge(model)
+                and self.is_bridge(model)
                 and data.get("method") == "custom"
                 and (data.get("content") or {}).get("op") == "hello"
             ):

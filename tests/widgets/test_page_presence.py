@@ -5,6 +5,7 @@ messages as its page code sends them (``src/widgets/bridge_stub.ts``, ``bridge.t
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import time
 from typing import Any
 
@@ -103,7 +104,9 @@ async def test_a_hello_without_a_notebook_ends_the_loading_wait() -> None:
 class _Recorder:
     """A stand-in live view that records what it was shown (the real TurnView needs a kernel)."""
 
-    def __init__(self) -> None:
+    def __init__(self, cell: str) -> None:
+        self.cell = cell
+        self._handle = f"display of {cell}"  # a TurnView's DisplayHandle: Undo redraws through it
         self.events: list[ev.AgentEvent] = []
         self.finished_with: Any = None
 
@@ -118,36 +121,60 @@ class _Recorder:
         pass
 
 
-def test_a_static_view_becomes_live_when_a_page_says_present_during_the_turn(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+async def test_a_static_view_becomes_live_as_soon_as_a_page_says_present(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No later event is needed (an approval waiting sends none), and the live view is made in
+    the context of the cell that made the view (its output goes to that cell), not in the
+    context the page's message arrived in."""
     b = NotebookBridge()
     monkeypatch.setattr(bridge_module, "_bridge", b)
     made: list[_Recorder] = []
+    cell: contextvars.ContextVar[str] = contextvars.ContextVar("cell", default="none")
 
     def live_later() -> Any:
-        made.append(_Recorder())
+        made.append(_Recorder(cell.get()))
         return made[-1]
 
-    view = StaticView(None, None, 0.0, live_later=live_later)
-    first, second, third = (ev.MessageChunk(text=t) for t in ("a", "b", "c"))
+    cell.set("In [2]")
+    view = StaticView(None, None, 0.0)
+    view.watch(live_later)
+    first, second = ev.MessageChunk(text="a"), ev.MessageChunk(text="b")
     view.handle(first)
-    assert made == []  # headless so far: nothing shown
-    say(b, PRESENT)
+    assert made == [] and not view.live  # headless so far: nothing shown
+    contextvars.Context().run(say, b, PRESENT)  # the comm message, in a context of its own
+    await asyncio.sleep(0.01)
+    assert len(made) == 1 and view.live
+    assert made[0].cell == "In [2]"
+    assert view._handle == "display of In [2]"  # Undo (turn_actions.show) reaches the live view's output
+    assert made[0].events == [first]  # what came before, replayed
     view.handle(second)
-    view.handle(third)
-    assert len(made) == 1
-    assert made[0].events == [first, second, third]  # what came before, replayed, then the rest
+    assert made[0].events == [first, second]
     assert view.finish("the turn") == {"text/plain": "live"}  # type: ignore[arg-type]
     assert made[0].finished_with == "the turn"
+    assert b.on_present == []  # it stopped watching
 
 
-def test_a_static_view_without_a_page_stays_static(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_page_already_present_makes_the_view_live_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    b = NotebookBridge()
+    monkeypatch.setattr(bridge_module, "_bridge", b)
+    say(b, PRESENT)
+    made: list[_Recorder] = []
+    view = StaticView(None, None, 0.0)
+    view.watch(lambda: made.append(_Recorder("")) or made[-1])  # type: ignore[func-returns-value]
+    await asyncio.sleep(0.01)
+    assert len(made) == 1
+
+
+async def test_a_static_view_without_a_page_stays_static(monkeypatch: pytest.MonkeyPatch) -> None:
     b = NotebookBridge()
     monkeypatch.setattr(bridge_module, "_bridge", b)
     made: list[Any] = []
-    view = StaticView(None, None, 0.0, live_later=lambda: made.append(1))  # type: ignore[arg-type, func-returns-value]
+    view = StaticView(None, None, 0.0)
+    view.watch(lambda: made.append(1))  # type: ignore[arg-type, func-returns-value]
     for text in ("a", "b"):
         view.handle(ev.MessageChunk(text=text))
-    assert made == []
-    assert view.upgraded is None
+    await asyncio.sleep(0.01)
+    assert made == [] and view.upgraded is None
+    view.close()
+    say(b, PRESENT)  # after the turn: nothing is made
+    await asyncio.sleep(0.01)
+    assert made == [] and b.on_present == []

@@ -9,10 +9,10 @@ import pytest
 
 from kandev_nb.agent import events as ev
 from kandev_nb.agent import tools as t
+from kandev_nb.notebook.answers import TURN_MIME
 from kandev_nb.notebook.widgets import TurnView
 from kandev_nb.notebook.widgets.recording import Recorder
 from kandev_nb.notebook.widgets.stream import StreamText
-from kandev_nb.notebook.widgets.view import TURN_MIME
 from tests.widgets.conftest import Clock
 from tests.widgets.test_static import plain
 from tests.widgets.widget_events import call, complete, result

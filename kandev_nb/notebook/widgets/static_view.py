@@ -7,6 +7,9 @@ papermill, a console).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import contextvars
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -24,54 +27,91 @@ class StaticView:
     """A turn's output where no page shows widgets (``jupyter execute``, nbclient, papermill, a
     console: no page said "present" to the notebook bridge): nothing while the turn runs, then the
     static rendering :meth:`TurnView.finish` leaves, as a plain display output. A headless run
-    so saves no widget state (issue 37: the executed notebook within 20% of the one Lab saves).
+    so saves no widget of its own (issue 37: the executed notebook within 20% of the one Lab saves).
 
     Should a page say "present" after all while the turn runs (a busy tab that ran the bridge's
-    first page code late), the turn gets its live view then: `live_later` makes it, it is shown
-    every event so far and gets every later one, so a tab's turn never waits for an approval
-    with no card to answer it.
+    first page code late), the turn gets its live view at once (:meth:`watch`): it is shown every
+    event so far and gets every later one, so a tab's turn never waits for an approval with no
+    card to answer it.
 
-    Args: as :class:`TurnView`'s `budget_usd`, `budget_scope` and `spent_before_usd` (USD);
-        `live_later`: makes and displays the turn's :class:`TurnView` (None: never).
+    Args: as :class:`TurnView`'s `budget_usd`, `budget_scope` and `spent_before_usd` (USD).
+
+    Attributes:
+        upgraded: the live view made when a page said "present" during the turn, else None.
+        reattach: what gives a reloaded tab the upgraded view back (set by the `live_later`
+            of :meth:`watch`), else None.
     """
 
-    live = False
-    """No widgets: nothing for a reloaded tab to get back (:mod:`kandev_nb.notebook.reattach`)."""
-
-    def __init__(
-        self,
-        budget_usd: float | None,
-        budget_scope: str | None,
-        spent_before_usd: float,
-        live_later: Callable[[], TurnView] | None = None,
-    ) -> None:
+    def __init__(self, budget_usd: float | None, budget_scope: str | None, spent_before_usd: float) -> None:
         self.budget_usd, self.budget_scope, self.spent_before_usd = budget_usd, budget_scope, spent_before_usd
         self.finished = False
-        self.live_later = live_later
         self.upgraded: TurnView | None = None
-        """The live view made once a page said "present" during the turn, else None."""
+        self.reattach: Any = None
+        self._live_later: Callable[[], TurnView] | None = None
         self._seen: list[ev.AgentEvent] = []
+        self._watching: Any = None  # the bridge whose on_present calls us
+
+    @property
+    def live(self) -> bool:
+        """Widgets a reloaded tab could get back: only once the turn got its live view."""
+        return self.upgraded is not None
+
+    @property
+    def _handle(self) -> Any:
+        """The live view's display handle (Undo redraws the turn through it), else None."""
+        return getattr(self.upgraded, "_handle", None)
+
+    def watch(self, live_later: Callable[[], TurnView]) -> None:
+        """Make the live view with `live_later` (it displays it) as soon as a page says "present"
+        to the notebook bridge, in the context of the cell that made this view (so its output
+        goes to that cell): at once if one already has. Call it in the cell, on the kernel's loop."""
+        from kandev_nb.notebook.bridge import bridge
+
+        b = bridge()
+        if b is None:
+            return
+        self._live_later = live_later
+        loop, context = asyncio.get_running_loop(), contextvars.copy_context()
+
+        def present() -> None:
+            loop.call_soon_threadsafe(self._upgrade, context=context)
+
+        self._watching = (b, present)
+        b.on_present.append(present)
+        if b.present:
+            present()
+
+    def _upgrade(self) -> None:
+        self._unwatch()
+        if self.finished or self.upgraded is not None or self._live_later is None:
+            return
+        self.upgraded = self._live_later()
+        seen, self._seen = self._seen, []
+        for past in seen:
+            self.upgraded.handle(past)
+
+    def _unwatch(self) -> None:
+        if self._watching is not None:
+            b, present = self._watching
+            self._watching = None
+            with contextlib.suppress(ValueError):
+                b.on_present.remove(present)
 
     def handle(self, event: ev.AgentEvent) -> None:
-        """Take one AgentEvent: show nothing (the turn records it), unless a page has said
-        "present" since the turn began (then the live view shows it, see the class)."""
+        """Take one AgentEvent: the live view's once there is one (see the class); until then it
+        is kept for it (when :meth:`watch` waits for a page), and shows nothing."""
         if self.upgraded is not None:
             self.upgraded.handle(event)
-            return
-        if self.live_later is None or self.finished:
-            return
-        self._seen.append(event)
-        if _page_present():
-            self.upgraded = self.live_later()
-            seen, self._seen = self._seen, []
-            for past in seen:
-                self.upgraded.handle(past)
+        elif self._watching is not None and not self.finished:
+            self._seen.append(event)
 
     def finish(self, turn: Turn) -> dict[str, Any]:
         """Display `turn`'s static rendering once; returns its MIME bundle (the live view's
         :meth:`TurnView.finish` when the turn got one)."""
         from IPython.display import display
 
+        self._unwatch()
+        self._seen = []
         if self.upgraded is not None:
             return self.upgraded.finish(turn)
         mark_budget(turn, self.budget_usd, self.budget_scope, self.spent_before_usd)
@@ -84,6 +124,7 @@ class StaticView:
     def close(self) -> None:
         """Close the live view if the turn got one; nothing else to free."""
         self.finished = True
+        self._unwatch()
         self._seen = []
         if self.upgraded is not None:
             self.upgraded.close()
@@ -95,11 +136,3 @@ def mark_budget(turn: Turn, budget_usd: float | None, scope: str | None, spent_b
         turn.meta["budget_usd"] = budget_usd
         turn.meta["budget_scope"] = scope
         turn.meta["spent_usd"] = spent_before_usd + turn.stats.cost_usd
-
-
-def _page_present() -> bool:
-    """A page has said "present" to the notebook bridge (:attr:`NotebookBridge.present`)."""
-    from kandev_nb.notebook.bridge import bridge
-
-    b = bridge()
-    return b is not None and b.present

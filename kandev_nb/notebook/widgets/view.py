@@ -50,9 +50,10 @@ __all__ = ["TURN_MIME", "StaticView", "TurnView"]  # StaticView: widgets/static_
 class TurnView:
     """The live widgets of one turn, then its static rendering.
 
-    Made only where a page shows widgets (its widget manager ran the notebook bridge's first page
-    code, which says "present": :func:`kandev_nb.notebook.bridge.page_shown`); elsewhere the turn
-    gets a :class:`StaticView`.
+    Made where a page shows widgets (its widget manager ran the notebook bridge's first page
+    code, which says "present": :func:`kandev_nb.notebook.bridge.page_shown`), at the start of the
+    turn or when a page says "present" during it; elsewhere the turn gets a :class:`StaticView`
+    (:mod:`kandev_nb.notebook.cell_view`).
 
     Args:
         prompt: the prompt text (shown in the header of the static rendering).
@@ -470,9 +471,8 @@ class TurnView:
         if turn is None:
             turn = self.turn
         mark_budget(turn, self.budget_usd, self.budget_scope, self.spent_before_usd)
-        bundle = static.mime_bundle(turn)
         if self.finished:
-            return bundle
+            return static.mime_bundle(turn)
         bundle, metadata = answers.tab_bundle(turn)  # Insert / Copy buttons; src/mime.ts draws it
         self.throttle.flush_now()
         self.throttle.cancel()
