@@ -81,11 +81,13 @@ async def _as_a_tab(session: Session, cell_timeout: float | None) -> None:
     """The rest of this turn's approvals wait as a tab's do (unless the cell gave
     ``--approval-timeout``): :func:`~kandev_nb.notebook.notify.turn_timeout` asked again now
     that a page is there, and its notifier started."""
-    if cell_timeout is not None:
+    if cell_timeout is not None or not session.turns:
         return
-    attached = await notify.interactive()
+    turn = session.turns[-1]  # this turn (its events made the live view)
+    attached = await notify.interactive()  # up to LOAD_S while the page loads the whole bridge
     timeout = await notify.turn_timeout(None, current().settings.approval_timeout, attached)
-    session.broker.set_turn_timeout(timeout)
+    if session.turns and session.turns[-1] is turn and not turn.done:  # never the next turn's
+        session.broker.set_turn_timeout(timeout)
 
 
 def _log_failure(task: asyncio.Future[None]) -> None:
