@@ -206,6 +206,7 @@ export class ApprovalNotifications {
     const reminded = rows.some(row => row.reminded);
     const version = `fleet:${reminded}`;
     const type = reminded ? 'error' : 'warning';
+    const fleet = rows[0].fleet;
     const options = {
       autoClose: false as const,
       actions: [
@@ -214,7 +215,9 @@ export class ApprovalNotifications {
           caption: 'Each row waits in the Claude panel, shown whole',
           callback: (event: MouseEvent) => {
             event.preventDefault();
-            this.show(entry.id, rows[0].id);
+            // the fleet's oldest row waiting now (one answered since the last draw is gone)
+            const now = this.channels.entries().find(e => e.id === entry.id)?.state?.waiting ?? [];
+            this.show(entry.id, (now.find(item => item.fleet === fleet) ?? rows[0]).id);
           },
           displayType: 'link' as const
         }
@@ -224,14 +227,14 @@ export class ApprovalNotifications {
     if (!shown) {
       const id = Notification.emit(text, type, options);
       this.shown.set(key, { id, kernel: entry.id, key: version, text, rows: rows.length });
-    } else if (shown.key !== version) {
-      // a reminder: a new notification, in front
+    } else if (shown.key !== version && reminded) {
+      // a reminder: a new notification, in front (the reminded row answered: updated in place)
       retire(shown.id, shown.text);
       shown.id = Notification.emit(text, type, options);
       Object.assign(shown, { key: version, text, rows: rows.length });
-    } else if (tick || shown.rows !== rows.length) {
+    } else if (tick || shown.rows !== rows.length || shown.key !== version) {
       Notification.update({ id: shown.id, message: text, type, ...options });
-      Object.assign(shown, { text, rows: rows.length });
+      Object.assign(shown, { key: version, text, rows: rows.length });
     }
   }
 

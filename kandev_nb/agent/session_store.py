@@ -150,7 +150,7 @@ class FolderSessionStore:
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root).expanduser()
-        self._held: dict[Path, tuple[int, set[str]]] = {}  # file -> (its size, the uuids it holds)
+        self._held: dict[Path, tuple[tuple[int, int, int], set[str]]] = {}  # file -> (its identity, its uuids)
 
     def __repr__(self) -> str:
         return f"FolderSessionStore({str(self.root)!r})"
@@ -189,30 +189,33 @@ class FolderSessionStore:
         self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         held = self._uuids(path)
-        fresh = []
+        fresh, added = [], set()
         for entry in entries:
             uuid = entry.get("uuid")
             if isinstance(uuid, str):
-                if uuid in held:
+                if uuid in held or uuid in added:
                     continue
-                held.add(uuid)
+                added.add(uuid)
             fresh.append(entry)
+        if not fresh:
+            return
         data = "".join(json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n" for e in fresh)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
         with os.fdopen(fd, "a", encoding="utf-8") as handle:
             handle.write(data)
             handle.flush()
-            self._held[path] = (os.fstat(fd).st_size, held)
+            self._held[path] = (_identity(os.fstat(fd)), held | added)  # only once written
 
     def _uuids(self, path: Path) -> set[str]:
         """The uuids `path` holds: remembered from this store's last append to it, read again
-        when the file's size says another writer appended since."""
+        when the file is not the one this store last wrote (another writer appended, or
+        replaced it). The caller must not change the set."""
         try:
-            size = path.stat().st_size
+            identity = _identity(path.stat())
         except FileNotFoundError:
             return set()
         cached = self._held.get(path)
-        if cached is not None and cached[0] == size:
+        if cached is not None and cached[0] == identity:
             return cached[1]
         return {e["uuid"] for e in _entries(path.read_text(encoding="utf-8")) if isinstance(e.get("uuid"), str)}
 
@@ -237,6 +240,11 @@ class FolderSessionStore:
         if not _UUID.match(session_id) or not self.root.is_dir():
             return []
         return sorted(p.parent.name for p in self.root.glob(f"*/{session_id}.jsonl"))
+
+
+def _identity(st: os.stat_result) -> tuple[int, int, int]:
+    """A file as this store last saw it: inode, size, modification time (ns)."""
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def is_safe_key(key: SessionKey) -> bool:

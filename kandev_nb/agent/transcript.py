@@ -67,6 +67,8 @@ def _roots(env: Mapping[str, str]) -> set[Path]:
 def find_transcript(env: Mapping[str, str], session_id: str) -> Path | None:
     """The transcript file of `session_id` (``<config>/projects/*/<session_id>.jsonl``) for a
     CLI run with the environment `env` over ``os.environ``; None if the CLI wrote none."""
+    if not session_id or "/" in session_id or "\\" in session_id or session_id in (".", ".."):
+        return None  # a file name, never a path
     for root in _roots(env):
         found = next(root.glob(f"projects/*/{glob.escape(session_id)}.jsonl"), None)  # literal, not a pattern
         if found is not None:

@@ -64,33 +64,50 @@ def turn_view(prompt: str, session: Session, shown: bool, source: str, cell_time
     if shown:
         return live()
     static = StaticView(settings.budget_usd, scope, spent)
+    index = len(session.turns)  # where Session.run will put this cell's turn
 
     def upgrade() -> TurnView:
         """Run in the cell's context (its output): the live view, and a tab's approval timing."""
         view = live()
         static.reattach = watch_reloads(view, source)
-        task = asyncio.ensure_future(_as_a_tab(session, cell_timeout))
-        task.add_done_callback(_log_failure)
+        task = asyncio.ensure_future(_as_a_tab(session, index, static, cell_timeout))
+        _tasks.add(task)
+        task.add_done_callback(_done)
         return view
 
     static.watch(upgrade)
     return static
 
 
-async def _as_a_tab(session: Session, cell_timeout: float | None) -> None:
+async def _as_a_tab(session: Session, index: int, view: StaticView, cell_timeout: float | None) -> None:
     """The rest of this turn's approvals wait as a tab's do (unless the cell gave
     ``--approval-timeout``): :func:`~kandev_nb.notebook.notify.turn_timeout` asked again now
-    that a page is there, and its notifier started."""
-    if cell_timeout is not None or not session.turns:
+    that a page is there, and its notifier started. The turn is ``session.turns[index]``: a
+    page may say "present" while the CLI still starts, before the turn has begun; the new
+    timeout is given to that turn only while it runs, never to another."""
+    if cell_timeout is not None:
         return
-    turn = session.turns[-1]  # this turn (its events made the live view)
+    while len(session.turns) <= index:  # not begun yet (Session.run appends it after begin_turn)
+        if view.finished:
+            return
+        await asyncio.sleep(0.01)  # the CLI's start: a second or two; its first request comes later
+    turn = session.turns[index]
+
+    def running() -> bool:
+        return not view.finished and not turn.done and session.turns[-1] is turn
+
     attached = await notify.interactive()  # up to LOAD_S while the page loads the whole bridge
-    timeout = await notify.turn_timeout(None, current().settings.approval_timeout, attached)
-    if session.turns and session.turns[-1] is turn and not turn.done:  # never the next turn's
-        session.broker.set_turn_timeout(timeout)
+    if running():
+        timeout = await notify.turn_timeout(None, current().settings.approval_timeout, attached)
+        if running():
+            session.broker.set_turn_timeout(timeout)
 
 
-def _log_failure(task: asyncio.Future[None]) -> None:
+_tasks: set[asyncio.Future[None]] = set()  # running _as_a_tab tasks (the loop keeps only weak references)
+
+
+def _done(task: asyncio.Future[None]) -> None:
+    _tasks.discard(task)
     if not task.cancelled() and task.exception() is not None:
         log.warning("kandev-nb: the turn's approvals keep their headless timeout", exc_info=task.exception())
 

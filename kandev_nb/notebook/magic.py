@@ -411,12 +411,12 @@ async def _run_turn(
         raise UsageError(f"%%claude: {exc}") from None
 
     shown = await page_shown()  # a page shows widgets: the live view; headless: the static rendering only
-    view = None if args.quiet else turn_view(prompt, session, shown, _source(line, body), args.approval_timeout)
-    reattach = watch_reloads(view, _source(line, body))
-    kernel_tools.follow_cell(session)
     state = current()
     attached = await notify.interactive() if shown else False  # a tab: cards wait and remind
     timeout = await notify.turn_timeout(args.approval_timeout, state.settings.approval_timeout, attached)
+    view = None if args.quiet else turn_view(prompt, session, shown, _source(line, body), args.approval_timeout)
+    reattach = watch_reloads(view, _source(line, body))
+    kernel_tools.follow_cell(session)
     try:
         if state.sessions.get(session.name) is not session:
             if replaced is not None and replaced.session_id == session.config.resume:
@@ -445,6 +445,10 @@ async def _run_turn(
         if view is not None:
             view.close()
         raise UsageError(f"%%claude: {exc}") from None
+    except BaseException:
+        if view is not None and not view.live:
+            view.close()  # a headless view stops waiting for a page (a live one keeps what it showed)
+        raise
     turn_numbers.mark(session, turn, cell_number)  # "turn 3" in the header; %claude_undo --cell
     if view is not None:
         bundle = view.finish(turn)  # the cell output becomes the turn's static rendering

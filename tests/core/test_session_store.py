@@ -9,7 +9,9 @@ subagent's transcript comes under ``<sid>/subagents/agent-<id>.jsonl`` with its 
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import pickle
 import shutil
 from pathlib import Path
@@ -71,6 +73,39 @@ def test_a_retried_batch_adds_no_line_twice_to_a_folder_store(tmp_path: Path) ->
     store.append(key, [{"type": "user", "uuid": "u3"}, {"type": "user", "uuid": "u4"}])  # it sees u3 on disk
     entries = store.load(key) or []
     assert [e.get("uuid") for e in entries] == ["u1", "u2", None, None, "u3", "u4"]
+
+
+def test_a_batch_whose_write_failed_is_written_by_its_retry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A refused append (a full disk) remembers nothing: the mirror's retry writes the batch."""
+    store = FolderSessionStore(tmp_path / "store")
+    key = SessionKey("-p", "0d7c4c8e-5b8f-4a53-9a3b-6b1f7e0f2a11")
+    store.append(key, [{"type": "user", "uuid": "a"}])
+    real_open = os.open
+
+    def full(*args: Any, **kwargs: Any) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "open", full)
+    with pytest.raises(OSError):
+        store.append(key, [{"type": "user", "uuid": "b"}])
+    monkeypatch.setattr(os, "open", real_open)
+    store.append(key, [{"type": "user", "uuid": "b"}])
+    with pytest.raises(TypeError):
+        store.append(key, [{"type": "user", "uuid": "c", "bad": object()}])
+    store.append(key, [{"type": "user", "uuid": "c"}])
+    assert [e["uuid"] for e in store.load(key) or []] == ["a", "b", "c"]
+
+
+def test_a_transcript_replaced_by_another_writer_is_read_again(tmp_path: Path) -> None:
+    store = FolderSessionStore(tmp_path / "store")
+    key = SessionKey("-p", "0d7c4c8e-5b8f-4a53-9a3b-6b1f7e0f2a11")
+    store.append(key, [{"type": "user", "uuid": "u1"}])
+    path = tmp_path / "store" / "-p" / f"{key.session_id}.jsonl"
+    replacement = tmp_path / "other.jsonl"
+    replacement.write_text(path.read_text().replace("u1", "x1"))  # the same size, another file
+    os.replace(replacement, path)
+    store.append(key, [{"type": "user", "uuid": "u1"}, {"type": "user", "uuid": "x1"}])
+    assert [e["uuid"] for e in store.load(key) or []] == ["x1", "u1"]
 
 
 async def test_a_session_resumes_on_another_machine_from_the_store(

@@ -17,6 +17,7 @@ import pytest
 from kandev_nb.agent import events as ev
 from kandev_nb.agent.session import Session
 from kandev_nb.agent.subagents import get_subagent_messages, list_subagents, subagent_info
+from kandev_nb.agent.transcript import find_transcript
 from kandev_nb.testing import Reply, ScriptedModelServer, text, tool_use
 from kandev_nb.wire.protocol import WireMessage
 
@@ -59,6 +60,9 @@ async def test_a_sessions_subagents_and_their_messages_are_read_from_its_transcr
     for pattern in ("*", "?" + turn.session_id[1:], "[" + turn.session_id[0] + "]" + turn.session_id[1:]):
         assert list_subagents(pattern, env=claude_env) == []  # an id is a name, never a glob pattern
         assert get_subagent_messages(pattern, agent_id, env=claude_env) == []
+    project = find_transcript(claude_env, turn.session_id)
+    assert project is not None  # the session's own transcript; no path that climbs out of projects/:
+    assert find_transcript(claude_env, f"../{project.parent.name}/{turn.session_id}") is None
     info = subagent_info(turn.session_id, agent_id, env=claude_env)
     assert info is not None and info.tool_use_id == agent_call and info.agent_type == "general-purpose"
     assert info.description == "Read the notes"

@@ -11,10 +11,12 @@ timeout); the turn's static rendering lands in the cell's own output.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from kandev_nb.notebook.bridge import QUIET_AFTER_S
@@ -82,3 +84,47 @@ def _next_approval(kernel: KernelHarness, answered: WidgetModel, timeout: float 
             return fresh[-1]
         kernel.pump_for(0.1)
     raise TimeoutError("no second approval card")
+
+
+def test_a_page_that_says_present_while_the_cli_starts_gives_the_turn_a_tabs_timeout(
+    scripted_model: ScriptedModelServer, claude_env: dict[str, str], claude_workdir: Path, ledger_path: Path
+) -> None:
+    """ "present" and the tab's hello come while the CLI still starts, before the turn has begun
+    (Session.run's begin_turn would have overwritten a timeout set then): the turn's approval
+    still waits as a tab's do."""
+    target = claude_workdir / "early.txt"
+    scripted_model.push(Reply(tool_use("Write", {"file_path": str(target), "content": "x\n"})), Reply(text("Done.")))
+    env = {**os.environ, "KANDEV_NB_LEDGER": str(ledger_path), "KANDEV_NB_SPOOL": str(ledger_path.parent / "spool")}
+    kernel = KernelHarness(env=env, cwd=str(claude_workdir), page=False)
+    try:
+        kernel.execute(setup_code(claude_env, claude_workdir, approval_timeout=90))
+        kernel_pid = kernel.eval("__import__('os').getpid()")
+        time.sleep(QUIET_AFTER_S + 0.5)
+        run = kernel.start("%%claude\nWrite early.txt")
+        _wait_for_cli(kernel_pid)  # the turn went headless and its CLI starts: the turn has not begun
+        assert not scripted_model.main_requests
+        bridge = next(w for w in kernel.widgets.values() if kernel.is_bridge(w))
+        kernel.page = True
+        kernel.send_custom(bridge, {"kind": "present"})
+        kernel.send_custom(bridge, {"kind": "hello", "view": "tab-1", "ok": True, "path": "early.ipynb"})
+        controls = kernel.wait_for_approval(timeout=60)
+        kernel.pump_for(1.5)
+        assert "No approval timeout: the cell waits until you answer." in kernel.widget_texts()
+        kernel.answer(controls, "allow")
+        kernel.wait(run)
+        assert run.status == "ok", run.error
+        assert target.read_text() == "x\n"
+    finally:
+        kernel.close()
+
+
+def _wait_for_cli(kernel_pid: int, timeout: float = 60) -> None:
+    """Until the kernel has started a Claude Code CLI process (Session.start spawns it)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        for child in psutil.Process(kernel_pid).children(recursive=True):
+            with contextlib.suppress(psutil.Error):
+                if any("claude" in part for part in child.cmdline()):
+                    return
+        time.sleep(0.02)
+    raise TimeoutError("the kernel started no CLI")
